@@ -168,6 +168,10 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
+    # Architectures built so far, by head and switches: a handful per family in any build.
+    _built: dict[tuple[Head, tuple[tuple[str, bool], ...]], Architecture] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)
@@ -177,8 +181,16 @@ class Family:
         return decide(self.switches, config)
 
     def architecture(self, config: Mapping[str, Any], head: Head) -> Architecture:
-        """What the transformers class registers for this config and head."""
-        return self.build(self.decide(config), head)
+        """What the transformers class registers for this config and head.
+
+        A builder reads only the switches and the head, so cards that agree on both share one
+        Architecture object: built once, and what is derived from it can be cached with it.
+        """
+        on = self.decide(config)
+        key = (head, tuple(sorted(on.items())))
+        if key not in self._built:
+            self._built[key] = self.build(on, head)
+        return self._built[key]
 
     def symbol_values(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Every symbol's number; an optional symbol left null (or a derived one that cannot be computed) has none."""

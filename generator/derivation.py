@@ -8,12 +8,13 @@ inventory, so the derivation is a view of the table, never a second count.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.architecture import Block, Module, Param
 from generator.expr import Add, Expr, Mul, Num, Paren, Var, dim_expr, grouped_expr, poly_expr, shape_expr, substitute
-from generator.inventory import Inventory
+from generator.inventory import Inventory, Tensor, TiedTensor
 from generator.poly import Poly, product, total
 
 
@@ -48,7 +49,8 @@ class BlockForm:
     subtotal_expression: Expr | None  # L(...) for a repeated block, else None
 
 
-def step_form(module: Module, order: Sequence[str]) -> StepForm:
+@functools.cache
+def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
     """A module's count in symbols: the sum of its tensors' shape products, times its repeat."""
     shapes = [p.shape for p in module.params if isinstance(p, Param)]
     terms = tuple(shape_expr(shape, order) for shape in shapes)
@@ -60,7 +62,8 @@ def step_form(module: Module, order: Sequence[str]) -> StepForm:
     return StepForm(module, formula, symbolic)
 
 
-def block_form(block: Block, order: Sequence[str]) -> BlockForm:
+@functools.cache
+def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:
     """A block's steps, its per-instance formula and, when it repeats, its subtotal in symbols."""
     steps = tuple(step_form(module, order) for module in block.modules)
     formula = total(s.formula for s in steps)
@@ -116,21 +119,22 @@ def derive(inventory: Inventory) -> Derivation:
     order = tuple(s.name for s in inventory.card.family.symbols)
     values = inventory.values
     forms = tuple(block_form(block, order) for block in inventory.architecture.blocks)
-    blocks = tuple(_derive_block(inventory, form) for form in forms)
+    blocks = tuple(_derive_block(inventory, b, f) for b, f in zip(inventory.architecture.blocks, forms, strict=True))
     formula = total(b.formula * b.block.copies() for b in blocks)
     closed = closed_form(forms, order)
     return Derivation(blocks, formula, closed, substitute(closed, values), inventory.total)
 
 
-def _derive_block(inventory: Inventory, form: BlockForm) -> BlockDerivation:
+def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockDerivation:
+    """One block of this card: ``form`` is cached by value, so the inventory's own block and
+    modules (which its tensors point to) are taken from ``block``, never from ``form``."""
     values = inventory.values
-    block = form.block
     first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
+    shown = [e for e in inventory.entries if e.block is block and e.index == first]
     steps = []
-    for step in form.steps:
-        module = step.module
-        tensors = [t for t in inventory.tensors if t.module is module and t.index == first]
-        tied = [t for t in inventory.tied if t.module is module and t.index == first]
+    for module, step in zip(block.modules, form.steps, strict=True):
+        tensors = [t for t in shown if t.module is module and isinstance(t, Tensor)]
+        tied = [t for t in shown if t.module is module and isinstance(t, TiedTensor)]
         steps.append(
             Step(
                 label=module.label,

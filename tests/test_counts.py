@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import pytest
 
 from conftest import ALL_CARD_PATHS, card_by_id, count_card
 from generator.architecture import Kind
-from generator.derivation import derive
+from generator.derivation import block_form, derive
 from generator.expr import to_text
 from generator.inventory import count_parameters
 
@@ -94,6 +95,30 @@ def test_derivation_is_a_view_of_the_inventory(path) -> None:  # type: ignore[no
             assert step.formula.evaluate(inventory.values) == step.value
     assert sum(inventory.count_of(kind=kind) for kind in Kind) == inventory.total
     assert len({t.name for t in inventory.entries}) == len(inventory.entries)
+
+
+def test_derivation_reads_its_own_tensors_when_an_equal_block_was_derived_first() -> None:
+    # Derivation forms are cached by value: another card's equal, but distinct, block may fill
+    # the cache first. The steps must still add up this inventory's tensors.
+    inventory = count_parameters(card_by_id("bert-base-uncased-pretraining"))
+    order = tuple(s.name for s in inventory.card.family.symbols)
+    for block in inventory.architecture.blocks:
+        twin = copy.deepcopy(block)
+        assert twin == block and twin is not block
+        block_form(twin, order)
+    derivation = derive(inventory)
+    embeddings = derivation.blocks[0]
+    assert embeddings.block is inventory.architecture.blocks[0]
+    assert [(s.label, s.value) for s in embeddings.steps] == [
+        ("token embeddings", 30_522 * 768),
+        ("position embeddings", 512 * 768),
+        ("segment embeddings", 2 * 768),
+        ("embedding LayerNorm", 2 * 768),
+    ]
+    for block in derivation.blocks:
+        for step in block.steps:
+            assert step.value == step.formula.evaluate(inventory.values)
+            assert step.names or step.tied
 
 
 @pytest.mark.parametrize("heads", [1, 2, 3, 4, 6, 8, 12, 16, 24, 48, 768])
