@@ -66,7 +66,7 @@ def expr_json(expr: Expr) -> JSON:
     return {"paren": expr_json(expr.inner)}
 
 
-def block_json(block: Block, order: Sequence[str]) -> JSON:
+def block_json(block: Block, order: tuple[str, ...]) -> JSON:
     """One block's derivation in symbols, with its tensors named as in named_parameters()."""
     form = block_form(block, order)
     steps = []
@@ -215,7 +215,7 @@ def slot_switches(family: Family, key: str) -> list[str]:
 
 def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int]) -> JSON:
     names = [s.name for s in family.switches]
-    order = [s.name for s in family.symbols]
+    order = tuple(s.name for s in family.symbols)
     baseline = family.build(_Fixed(names, {}), head)
     keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
     sequences = [[b.key for b in baseline.blocks]]
@@ -239,19 +239,24 @@ def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int])
 
 
 def _block_index(
-    architecture: Architecture, key: str, order: Sequence[str], blocks: list[JSON], index: dict[str, int]
+    architecture: Architecture, key: str, order: tuple[str, ...], blocks: list[JSON], index: dict[str, int]
 ) -> int | None:
     found = [b for b in architecture.blocks if b.key == key]
     if not found:
         return None
     if len(found) > 1:
         raise ValueError(f"{architecture.class_name}: two blocks are keyed {key!r}")
-    data = block_json(found[0], order)
-    text = json.dumps(data, sort_keys=True)
+    text = _block_text(found[0], order)
     if text not in index:
         index[text] = len(blocks)
-        blocks.append(data)
+        blocks.append(json.loads(text))
     return index[text]
+
+
+@cache
+def _block_text(block: Block, order: tuple[str, ...]) -> str:
+    """A block's JSON as text: blocks of equal declarations (most switch settings) are written once."""
+    return json.dumps(block_json(block, order), sort_keys=True)
 
 
 def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
