@@ -7,8 +7,9 @@ filters registered here and nowhere else.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 from typing import ClassVar
@@ -21,6 +22,7 @@ from markupsafe import Markup
 from generator import exports, formats
 from generator.architecture import Kind
 from generator.expr import to_mathml, to_text
+from generator.inventory import Tensor, TiedTensor
 from generator.site import SITE_TITLE, TEMPLATES, Page, SiteOptions, discover_files, discover_pages
 from generator.views import COMPARED_SYMBOLS, Model, rounded
 
@@ -43,7 +45,8 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         percent=lambda x: f"{100 * x:.1f}%",
         math=lambda e: Markup(to_mathml(e)),
         mathtext=to_text,
-        shape=lambda s: "[" + ", ".join(f"{d:,}" for d in s) + "]",
+        shape=shape_text,
+        tensor_rows=tensor_rows,
         markdown=render_markdown,
         slug=slug,
         sentence=lambda text: text[:1].upper() + text[1:],
@@ -52,6 +55,39 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS)
     return env
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    """A tensor's shape as the tables print it: [30,522, 768]."""
+    return "[" + ", ".join(f"{d:,}" for d in shape) + "]"
+
+
+def tensor_rows(entries: Iterable[Tensor | TiedTensor]) -> Markup:
+    """The rows of a tensor table: name with its permalink, shape, count and role.
+
+    The one piece of page markup written in Python rather than in a template: a model page
+    has hundreds of these rows, and a macro call for each made up a third of the build.
+    """
+    rows = []
+    for entry in entries:
+        name = escape(entry.name)
+        head = (
+            f'<th scope="row"><code>{name}</code> '
+            f'<a class="permalink" href="#t-{name}" aria-label="Link to {name}">#</a></th>'
+        )
+        role = escape(entry.role)
+        if isinstance(entry, TiedTensor):
+            target = escape(entry.tied_to)
+            rows.append(
+                f'<tr class="tied" id="t-{name}">{head}<td colspan="2">tied to <a href="#t-{target}">'
+                f"<code>{target}</code></a>, counted there</td><td>{role}</td></tr>\n"
+            )
+        else:
+            rows.append(
+                f'<tr id="t-{name}">{head}<td class="shape">{shape_text(entry.shape)}</td>'
+                f'<td class="n">{entry.count:,}</td><td>{role}</td></tr>\n'
+            )
+    return Markup("".join(rows))
 
 
 def bibtex_text(text: str) -> str:
@@ -85,8 +121,9 @@ class _NoRawHtml(markdown.Extension):
         md.inlinePatterns.deregister("html")
 
 
+@functools.lru_cache(maxsize=256)
 def render_markdown(text: str) -> Markup:
-    """Markdown from a card, rendered and then sanitized.
+    """Markdown from a card, rendered and then sanitized (once per text: a family's notes recur on every page).
 
     Raw HTML is already shown as text, but Markdown itself writes whatever URL a link gives
     (``[x](javascript:...)``). nh3 (the Rust ammonia sanitizer) then keeps only the elements and
