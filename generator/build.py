@@ -1,4 +1,9 @@
-"""The whole build, top to bottom: cards -> inventories -> derivations -> pages -> site."""
+"""The whole build, top to bottom: cards -> each model's page -> pages about all models -> site.
+
+Each card is counted, derived and written on its own (in parallel, see parallel.py), and only
+its summary is kept; the pages about many models are made from the summaries. Everything is
+written into a staging directory that replaces the site only when the build succeeds.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.card import load_cards
-from generator.output import check_output_dir, write_site
+from generator.output import check_output_dir, staged_site
+from generator.parallel import available_jobs, map_cards
 from generator.progress import Progress
-from generator.render import TEMPLATES, SiteOptions, render_site
-from generator.search import index_site, model_record, page_records
-from generator.views import build_model
+from generator.render import TEMPLATES, Renderer, SiteOptions
+from generator.search import model_record, page_record, search_index
+from generator.views import Figures, Summary, build_model
 
 PROJECT_ROOT = TEMPLATES.parent
 
@@ -26,7 +32,11 @@ class BuildResult:
 
 
 def build(
-    models_dir: Path, out_dir: Path, options: SiteOptions | None = None, progress: Progress | None = None
+    models_dir: Path,
+    out_dir: Path,
+    options: SiteOptions | None = None,
+    progress: Progress | None = None,
+    jobs: int | None = None,
 ) -> BuildResult:
     """Build the site from a directory of cards; raise InputError, touching nothing, on bad input."""
     options = options or SiteOptions()
@@ -37,29 +47,33 @@ def build(
     cards = load_cards(models_dir, on_card=progress.advance)
     progress.finish(f"{len(cards):,} cards")
 
-    progress.start("counting")
-    models = []
-    for number, card in enumerate(cards, 1):
-        models.append(build_model(card))
-        progress.advance(number, len(cards))
-    progress.finish(f"{sum(len(m.inventory.entries) for m in models):,} tensors")
+    renderer = Renderer(options)
+    with staged_site(out_dir) as staging, search_index(options.search) as index:
 
-    progress.start("rendering")
-    files = render_site(models, options, on_page=progress.advance)
-    progress.finish(f"{len(files):,} files")
+        def one_model(number: int) -> Figures:
+            model = build_model(cards[number])
+            for path, content in renderer.model_files(model).items():
+                staging.write(path, content)
+            if index is not None:
+                index.add(model_record(model))
+            return model.figures()
 
-    sizes: list[int] = []
+        progress.start("model pages")
+        figures = map_cards(one_model, len(cards), jobs or available_jobs(), progress.advance)
+        summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, figures, strict=True)]
+        progress.finish(f"{len(summaries):,} models")
 
-    def finish(staging: Path) -> None:
-        if options.search:
-            progress.finish(f"{sum(len(c) for c in files.values()) / 1e6:.1f} MB")
+        progress.start("other pages")
+        for path, content in renderer.site_files(summaries):
+            staging.write(path, content)
+            if index is not None and (record := page_record(path, content)) is not None:
+                index.add(record)
+        progress.finish()
+
+        if index is not None:
             progress.start("search index")
-            index_site(staging, [model_record(model) for model in models] + page_records(files))
+            index.write(staging.path)
+            progress.finish()
         # Measured here, before the swap: once swapped in, another build may replace the site.
-        sizes.extend(path.stat().st_size for path in staging.rglob("*") if path.is_file())
-
-    progress.start("writing")
-    write_site(out_dir, files, finish=finish)
-    progress.finish()
-    pages = sum(1 for name in files if name.endswith(".html"))
-    return BuildResult(len(cards), pages, len(sizes), sum(sizes))
+        files, pages, size = staging.measure()
+    return BuildResult(len(cards), pages, files, size)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from generator.build import build
 from generator.importer import import_config
+from generator.parallel import available_jobs
 from generator.problems import InputError, display_path
 from generator.progress import Progress
 from generator.render import SiteOptions
@@ -44,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
         "links, the sitemap and Open Graph tags (links inside the site stay relative)",
     )
     build_cmd.add_argument("--no-search", action="store_true", help="skip the Pagefind search index")
+    build_cmd.add_argument(
+        "-j",
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help=f"processes that write model pages at once (default: the processors available, here {available_jobs()})",
+    )
     talk = build_cmd.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     talk.add_argument("-v", "--verbose", action="store_true", help="print each stage of the build with its time")
@@ -75,6 +83,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     import_cmd.add_argument("--force", action="store_true", help="overwrite an existing card")
     return parser
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 up, found {text!r}")
+    return int(text)
 
 
 def _report(error: InputError, what: str) -> int:
@@ -111,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
         options = SiteOptions.from_environment(args.base_url, search=not args.no_search)
-        result = build(args.models, args.out, options, progress)
+        result = build(args.models, args.out, options, progress, args.jobs)
     except InputError as error:
         progress.abandon()
         return _report(error, f"{display_path(args.out)}/ was left unchanged")

@@ -16,7 +16,7 @@ from generator.expr import Add, Expr, Mul, Num, Paren, Var, grouped_expr, poly_e
 from generator.inventory import Inventory, Tensor, instances
 from generator.parts import PART_TITLES, part_subtotals, shares
 from generator.poly import Poly, product
-from generator.views import Model
+from generator.views import Details, Model, Summary
 
 
 @dataclass(frozen=True)
@@ -202,9 +202,9 @@ class Diff:
         return sum(row.copies for row in rows)
 
 
-def available_pairs(models: Iterable[Model]) -> tuple[tuple[Pair, Model, Model], ...]:
+def available_pairs(models: Iterable[Summary]) -> tuple[tuple[Pair, Model, Model], ...]:
     """The declared pairs whose two cards are in this build, with their models."""
-    by_id = {model.id: model for model in models}
+    by_id = Details(models)
     return tuple((p, by_id[p.a], by_id[p.b]) for p in PAIRS if p.a in by_id and p.b in by_id)
 
 
@@ -475,6 +475,6 @@ def _sharing(model: Model) -> list[Sharing]:
     ]
 
 
-def diffs(models: Iterable[Model]) -> tuple[Diff, ...]:
+def diffs(models: Iterable[Summary]) -> tuple[Diff, ...]:
     """Every declared comparison this build can make."""
     return tuple(compare(pair, a, b) for pair, a, b in available_pairs(models))

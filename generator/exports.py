@@ -27,15 +27,19 @@ def to_json(inventory: Inventory) -> str:
     return dump_json(data)
 
 
+# One encoder for every item: json.dumps with options builds a new encoder on each call.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def dump_json(data: dict[str, Any]) -> str:
     """JSON with one key per line and one list item per line: small, diffable, greppable."""
     lines = []
     for key, value in data.items():
         if isinstance(value, list) and value:
-            items = ",\n".join(f"  {json.dumps(item, ensure_ascii=False)}" for item in value)
+            items = ",\n".join(f"  {_encode(item)}" for item in value)
             lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
         else:
-            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+            lines.append(f" {json.dumps(key)}: {_encode(value)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 

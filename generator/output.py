@@ -14,7 +14,7 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from generator.problems import InputError, Location, Problem
@@ -66,40 +66,57 @@ def _exclusive(directory: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def write_site(out: Path, files: dict[str, bytes], finish: Callable[[Path], None] | None = None) -> None:
-    """Write every file under a temporary directory, let ``finish`` add to it, then swap it in."""
+class Staging:
+    """A site being written: a fresh directory beside the target, invisible to readers until the swap."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, relative: str, content: bytes) -> None:
+        path = self.path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+    def measure(self) -> tuple[int, int, int]:
+        """What is staged so far: files, HTML pages and bytes."""
+        files = [path for path in self.path.rglob("*") if path.is_file() and path.name != MARKER]
+        pages = sum(1 for path in files if path.suffix == ".html")
+        return len(files), pages, sum(path.stat().st_size for path in files)
+
+
+@contextlib.contextmanager
+def staged_site(out: Path) -> Iterator[Staging]:
+    """Write a site into a staging directory, then swap it in for ``out`` if the block ends normally.
+
+    The staging directory sits beside ``out`` (so the swap is two renames on one file system)
+    and is removed, leaving ``out`` untouched, if anything in the block raises. The lock on
+    ``out``'s parent is held from start to swap: concurrent builds take turns.
+    """
     given, out = out, out.resolve()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with _exclusive(out.parent):
             _check_replaceable(out)  # again: another build may have run since the first check
-            _write_and_swap(out, files, finish)
+            staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+            try:
+                yield Staging(staging)
+                _swap(staging, out)
+            finally:
+                if staging.exists():
+                    shutil.rmtree(staging)
     except OSError as exc:
         where = f" ({exc.filename})" if exc.filename else ""
         message = f"cannot write the site: {exc.strerror or exc}{where}"
         raise InputError([Problem(Location(given), "--out", message)]) from None
 
 
-def _write_and_swap(out: Path, files: dict[str, bytes], finish: Callable[[Path], None] | None) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
-    try:
-        for relative, content in sorted(files.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-        (staging / MARKER).write_text(
-            "Built by the BERT Parameter Atlas generator; safe to delete.\n", encoding="utf-8"
-        )
-        if finish is not None:
-            finish(staging)
-        staging.chmod(0o755)
-        if out.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            out.replace(retired / out.name)
-            staging.replace(out)
-            shutil.rmtree(retired)
-        else:
-            staging.replace(out)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+def _swap(staging: Path, out: Path) -> None:
+    (staging / MARKER).write_text("Built by the BERT Parameter Atlas generator; safe to delete.\n", encoding="utf-8")
+    staging.chmod(0o755)
+    if out.exists():
+        retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        out.replace(retired / out.name)
+        staging.replace(out)
+        shutil.rmtree(retired)
+    else:
+        staging.replace(out)

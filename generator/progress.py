@@ -33,6 +33,9 @@ class Progress:
 
     def start(self, stage: str) -> None:
         self._stage, self._started, self._shown = stage, time.perf_counter(), 0.0
+        if self.live:
+            self.stream.write(f"\r\033[K{stage}…")
+            self.stream.flush()
 
     def advance(self, done: int, total: int) -> None:
         """Note that ``done`` of ``total`` items of the current stage are finished."""

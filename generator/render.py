@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from pathlib import Path
 from typing import ClassVar
@@ -21,12 +21,12 @@ from markupsafe import Markup
 
 from generator import exports, formats
 from generator.architecture import Kind
-from generator.expr import to_mathml, to_text
+from generator.expr import Expr, to_mathml, to_text
 from generator.inventory import Tensor, TiedTensor
 from generator.site import SITE_TITLE, TEMPLATES, Page, SiteOptions, discover_files, discover_pages
-from generator.views import COMPARED_SYMBOLS, Model, rounded
+from generator.views import COMPARED_SYMBOLS, Model, Summary, rounded
 
-__all__ = ["TEMPLATES", "Page", "SiteOptions", "render_site"]
+__all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
 
 def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
@@ -43,7 +43,7 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         num=lambda n: "—" if n is None else f"{n:,}",
         rounded=rounded,
         percent=lambda x: f"{100 * x:.1f}%",
-        math=lambda e: Markup(to_mathml(e)),
+        formula=formula,
         mathtext=to_text,
         shape=shape_text,
         tensor_rows=tensor_rows,
@@ -55,6 +55,12 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS)
     return env
+
+
+@functools.lru_cache(maxsize=4096)
+def formula(expr: Expr) -> Markup:
+    """A formula as the pages show it: MathML in a span (written once per formula: most recur on many pages)."""
+    return Markup(f'<span class="math">{to_mathml(expr)}</span>')
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -142,8 +148,20 @@ def render_markdown(text: str) -> Markup:
     return Markup(clean)
 
 
-def pages(models: list[Model]) -> list[Page]:
-    """Every HTML page of the site."""
+def model_page(model: Model) -> Page:
+    """A model's own page: the derivation and every tensor."""
+    return Page(
+        f"models/{model.id}/index.html",
+        "model.html",
+        f"{model.card.title}: {model.total:,} parameters · {SITE_TITLE}",
+        f"{model.card.title} ({model.class_name}) has {model.total:,} parameters: "
+        "the worked derivation and every tensor with its shape and count.",
+        {"model": model},
+    )
+
+
+def pages(models: Sequence[Summary]) -> list[Page]:
+    """Every page about many models (every page but the models' own)."""
     result = [
         Page(
             "index.html",
@@ -159,27 +177,14 @@ def pages(models: list[Model]) -> list[Page]:
             "Every model side by side: configuration, parameters per component, totals and embedding share.",
             {"models": models},
         ),
-    ]
-    for model in models:
-        result.append(
-            Page(
-                f"models/{model.id}/index.html",
-                "model.html",
-                f"{model.card.title}: {model.total:,} parameters · {SITE_TITLE}",
-                f"{model.card.title} ({model.inventory.class_name}) has {model.total:,} parameters: "
-                "the worked derivation and every tensor with its shape and count.",
-                {"model": model},
-            )
-        )
-    result.append(
         Page(
             "search/index.html",
             "search.html",
             f"Search · {SITE_TITLE}",
             "Search every model page of the BERT Parameter Atlas.",
             {"models": models},
-        )
-    )
+        ),
+    ]
     for provider in discover_pages():
         result.extend(provider(models))
     guides = [page for page in result if page.guide]
@@ -187,44 +192,51 @@ def pages(models: list[Model]) -> list[Page]:
     return result
 
 
-def render_site(
-    models: list[Model],
-    options: SiteOptions,
-    templates: Path = TEMPLATES,
-    on_page: Callable[[int, int], None] | None = None,
-) -> dict[str, bytes]:
-    """Render every page, export and asset into memory, keyed by path in the site."""
-    env = environment(templates)
-    files: dict[str, bytes] = {}
-    site_pages = pages(models)
-    for number, page in enumerate(site_pages, 1):
-        template = env.get_template(page.template)
-        html = template.render(page=page, root=page.root, options=options, **page.context)
-        files[page.path] = html.encode("utf-8")
-        if on_page is not None:
-            on_page(number, len(site_pages))
-    files["404.html"] = env.get_template("404.html").render(options=options).encode("utf-8")
-    files["sitemap.xml"] = sitemap(site_pages, options).encode("utf-8")
-    files["robots.txt"] = robots(options).encode("utf-8")
-    for model in models:
-        files[f"models/{model.id}.json"] = exports.to_json(model.inventory).encode("utf-8")
-        files[f"models/{model.id}.csv"] = exports.to_csv(model.inventory).encode("utf-8")
-    for provider in discover_files():
-        files.update(provider(models))
-    for asset in sorted((templates / "static").rglob("*")):
-        if asset.is_file():
-            files[f"static/{asset.relative_to(templates / 'static').as_posix()}"] = asset.read_bytes()
-    return files
+class Renderer:
+    """The template environment and the build's options: turns pages and models into files."""
+
+    def __init__(self, options: SiteOptions, templates: Path = TEMPLATES) -> None:
+        self.options = options
+        self.templates = templates
+        self.env = environment(templates)
+        self.env.get_template("model.html")  # compiled once here, before any worker process starts
+
+    def render(self, page: Page) -> bytes:
+        template = self.env.get_template(page.template)
+        return template.render(page=page, root=page.root, options=self.options, **page.context).encode("utf-8")
+
+    def model_files(self, model: Model) -> dict[str, bytes]:
+        """A model's page and its tensors as JSON and CSV."""
+        return {
+            f"models/{model.id}/index.html": self.render(model_page(model)),
+            f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
+            f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
+        }
+
+    def site_files(self, models: Sequence[Summary]) -> Iterator[tuple[str, bytes]]:
+        """Every other file, one at a time: pages about many models, 404, sitemap, robots, data, assets."""
+        site_pages = pages(models)
+        for page in site_pages:
+            yield page.path, self.render(page)
+        yield "404.html", self.env.get_template("404.html").render(options=self.options).encode("utf-8")
+        urls = [page.url for page in site_pages if page.template != "search.html"]
+        urls += [f"models/{model.id}/" for model in models]
+        yield "sitemap.xml", sitemap(urls, self.options).encode("utf-8")
+        yield "robots.txt", robots(self.options).encode("utf-8")
+        for provider in discover_files():
+            yield from provider(models).items()
+        for asset in sorted((self.templates / "static").rglob("*")):
+            if asset.is_file():
+                yield f"static/{asset.relative_to(self.templates / 'static').as_posix()}", asset.read_bytes()
 
 
-def sitemap(site_pages: list[Page], options: SiteOptions) -> str:
-    """sitemap.xml; its addresses are absolute only when a base URL is given (the protocol wants them)."""
+def sitemap(urls: list[str], options: SiteOptions) -> str:
+    """sitemap.xml, pages about many models first, then each model's.
+
+    Its addresses are absolute only when a base URL is given (the protocol wants them).
+    """
     lastmod = f"<lastmod>{options.date.isoformat()}</lastmod>" if options.date else ""
-    entries = "".join(
-        f"  <url><loc>{escape(options.absolute(page.url))}</loc>{lastmod}</url>\n"
-        for page in site_pages
-        if page.template != "search.html"
-    )
+    entries = "".join(f"  <url><loc>{escape(options.absolute(url))}</loc>{lastmod}</url>\n" for url in urls)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'

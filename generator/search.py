@@ -11,9 +11,11 @@ folder with the published pages' paths, and writes its bundle into the staged si
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -32,19 +34,36 @@ class SearchRecord:
     html: str | None = None  # index these pages from their HTML instead
 
 
-def index_site(site: Path, records: list[SearchRecord]) -> None:
-    """Write the search index for a staged site into its ``pagefind/`` folder."""
+class SearchIndex:
+    """The pages Pagefind will index, written to a scratch folder as the build makes them."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+
+    def add(self, record: SearchRecord) -> None:
+        page = self.scratch / record.url / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(record.html if record.html is not None else _stub(record), encoding="utf-8")
+
+    def write(self, site: Path) -> None:
+        """Index what was added and write the bundle into the staged site's ``pagefind/`` folder."""
+        command = [sys.executable, "-m", "pagefind", "--site", str(self.scratch)]
+        command += ["--output-path", str(site / "pagefind"), "--silent"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            detail = (result.stderr or result.stdout).strip().splitlines()
+            message = f"the search index could not be built: {detail[-1] if detail else 'pagefind failed'}"
+            raise InputError([Problem(Location(site), "search", message)])
+
+
+@contextlib.contextmanager
+def search_index(enabled: bool) -> Iterator[SearchIndex | None]:
+    """A search index to add pages to, with its scratch folder removed afterwards; None when search is off."""
+    if not enabled:
+        yield None
+        return
     with tempfile.TemporaryDirectory(prefix="bert-atlas-search-") as scratch:
-        for record in records:
-            page = Path(scratch) / record.url / "index.html"
-            page.parent.mkdir(parents=True, exist_ok=True)
-            page.write_text(record.html if record.html is not None else _stub(record), encoding="utf-8")
-        command = [sys.executable, "-m", "pagefind", "--site", scratch, "--output-path", str(site / "pagefind")]
-        result = subprocess.run([*command, "--silent"], capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        detail = (result.stderr or result.stdout).strip().splitlines()
-        message = f"the search index could not be built: {detail[-1] if detail else 'pagefind failed'}"
-        raise InputError([Problem(Location(site), "search", message)])
+        yield SearchIndex(Path(scratch))
 
 
 def _stub(record: SearchRecord) -> str:
@@ -72,13 +91,8 @@ def model_record(model: Model) -> SearchRecord:
     return SearchRecord(f"models/{card.id}/", card.title, "\n".join(w for w in words if w))
 
 
-def page_records(files: dict[str, bytes]) -> list[SearchRecord]:
-    """Every other page, from its HTML; model pages, search and 404 are left out."""
-    records = []
-    for path, content in sorted(files.items()):
-        if not path.endswith(".html") or path in ("search/index.html", "404.html"):
-            continue
-        if path.startswith("models/"):
-            continue
-        records.append(SearchRecord(path.removesuffix("index.html"), "", html=content.decode("utf-8")))
-    return records
+def page_record(path: str, content: bytes) -> SearchRecord | None:
+    """A page other than a model's, indexed from its HTML; search, 404 and non-pages are left out."""
+    if not path.endswith(".html") or path in ("search/index.html", "404.html") or path.startswith("models/"):
+        return None
+    return SearchRecord(path.removesuffix("index.html"), "", html=content.decode("utf-8"))

@@ -11,13 +11,13 @@ import datetime
 import importlib
 import os
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from generator.views import Model
+    from generator.views import Summary
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 SITE_TITLE = "BERT Parameter Atlas"
@@ -67,7 +67,7 @@ class Page:
         return self.path.removesuffix("index.html")
 
 
-def discover_files() -> list[Callable[[list[Model]], dict[str, bytes]]]:
+def discover_files() -> list[Callable[[Sequence[Summary]], dict[str, bytes]]]:
     """The optional ``files`` function of each module in generator/pages/: data a page loads (JSON, ...)."""
     from generator import pages as package
 
@@ -79,7 +79,7 @@ def discover_files() -> list[Callable[[list[Model]], dict[str, bytes]]]:
     return providers
 
 
-def discover_pages() -> list[Callable[[list[Model]], list[Page]]]:
+def discover_pages() -> list[Callable[[Sequence[Summary]], list[Page]]]:
     """The ``pages`` function of every module in generator/pages/, in module-name order."""
     from generator import pages as package
 

@@ -6,17 +6,19 @@ inventory (a sum over its tensors), never computed again from the config.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
 from functools import cached_property
 
 from generator import calculator
-from generator.architecture import Block, Kind, Symbol
+from generator.architecture import Architecture, Block, Kind, Part, Symbol
 from generator.card import Card
 from generator.checkpoint_names import TfName, has_tf_names, tf_name
 from generator.claims import ClaimCheck, check_claims
 from generator.derivation import Derivation, derive
 from generator.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.memory import Memory, memory_of
+from generator.parts import part_subtotals
 
 # Symbols every family uses in the same sense, in the order the index and comparison show them.
 COMPARED_SYMBOLS = (
@@ -44,22 +46,93 @@ class TableGroup:
 
 
 @dataclass(frozen=True)
-class Model:
-    """One card, counted and derived, with the figures every page needs."""
+class Figures:
+    """A summary's numbers without its card: what a worker process sends back to the build."""
+
+    total: int
+    subtotals: dict[Kind, int]
+    parts: dict[Part, int]
+    symbols: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What pages about many models need of each: its card and its totals, a few hundred bytes.
+
+    A build keeps one of these per card; the per-tensor detail (``Model``) of a card lives
+    only while its own page is written, so memory does not grow with the tensors of every
+    card. A page that needs the detail of a few named cards asks ``model()`` for it.
+    """
 
     card: Card
-    inventory: Inventory
-    derivation: Derivation
-    groups: tuple[TableGroup, ...]
+    architecture: Architecture
+    values: dict[str, int]
+    total: int
     subtotals: dict[Kind, int]
+    parts: dict[Part, int]
+    symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
+
+    @staticmethod
+    def of(card: Card, figures: Figures) -> Summary:
+        """A card's summary from the figures its model gave (the rest is read off the card again)."""
+        symbols = tuple(s for s in card.family.symbols if s.name in figures.symbols)
+        architecture = card.family.architecture(card.config, card.head)
+        return Summary(
+            card, architecture, card.symbol_values(), figures.total, figures.subtotals, figures.parts, symbols
+        )
 
     @property
     def id(self) -> str:
         return self.card.id
 
     @property
-    def total(self) -> int:
-        return self.inventory.total
+    def class_name(self) -> str:
+        return self.architecture.class_name
+
+    @property
+    def memory(self) -> Memory:
+        """The parameters' bytes at fp32, fp16/bf16 and int8, and for training with Adam."""
+        return memory_of(self.total)
+
+    @property
+    def embedding_share(self) -> float:
+        return self.subtotals[Kind.EMBEDDINGS] / self.total
+
+    def symbol_value(self, name: str) -> int | None:
+        """The card's number for a symbol, or None when this model's count does not use it."""
+        symbol = next((s for s in self.symbols if s.name == name), None)
+        return None if symbol is None else self.values.get(name)
+
+    @property
+    def calculator_query(self) -> str:
+        """The calculator's query string that reproduces this card (calculator/?family=...&head=...)."""
+        return calculator.query(self.card.family, self.card.head, self.card.config)
+
+    def config_value(self, key: str) -> object:
+        return self.card.config.get(key)
+
+    def model(self) -> Model:
+        """The card counted and derived again, tensor by tensor."""
+        return build_model(self.card)
+
+
+@dataclass(frozen=True)
+class Model(Summary):
+    """One card, counted and derived: every tensor, every step, and the figures of its summary."""
+
+    inventory: Inventory
+    derivation: Derivation
+    groups: tuple[TableGroup, ...]
+
+    def model(self) -> Model:
+        return self
+
+    def summary(self) -> Summary:
+        """The same card without its tensors and derivation."""
+        return Summary(*(getattr(self, f.name) for f in fields(Summary)))
+
+    def figures(self) -> Figures:
+        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols))
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
@@ -75,35 +148,24 @@ class Model:
         """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
         return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
 
-    @property
-    def memory(self) -> Memory:
-        """The parameters' bytes at fp32, fp16/bf16 and int8, and for training with Adam."""
-        return memory_of(self.total)
 
-    @property
-    def embedding_share(self) -> float:
-        return self.subtotals[Kind.EMBEDDINGS] / self.total
+class Details(Mapping[str, Model]):
+    """Models by id, each counted again when first asked for: for pages about a few named cards."""
 
-    @property
-    def symbols(self) -> tuple[Symbol, ...]:
-        """The family's symbols this model's derivation uses, the head count included."""
-        used = self.derivation.formula.symbols()
-        used |= {s.split.heads_symbol for b in self.derivation.blocks for s in b.steps if s.split}
-        used |= {b.block.applied for b in self.derivation.blocks if b.block.applied}
-        return tuple(s for s in self.card.family.symbols if s.name in used)
+    def __init__(self, models: Iterable[Summary]) -> None:
+        self._summaries = {m.id: m for m in models}
+        self._models: dict[str, Model] = {}
 
-    def symbol_value(self, name: str) -> int | None:
-        """The card's number for a symbol, or None when this model's count does not use it."""
-        symbol = next((s for s in self.symbols if s.name == name), None)
-        return None if symbol is None else self.inventory.values.get(name)
+    def __getitem__(self, card_id: str) -> Model:
+        if card_id not in self._models:
+            self._models[card_id] = self._summaries[card_id].model()
+        return self._models[card_id]
 
-    @property
-    def calculator_query(self) -> str:
-        """The calculator's query string that reproduces this card (calculator/?family=...&head=...)."""
-        return calculator.query(self.card.family, self.card.head, self.card.config)
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._summaries)
 
-    def config_value(self, key: str) -> object:
-        return self.card.config.get(key)
+    def __len__(self) -> int:
+        return len(self._summaries)
 
 
 def build_model(card: Card) -> Model:
@@ -112,7 +174,25 @@ def build_model(card: Card) -> Model:
     derivation = derive(inventory)
     groups = tuple(_group(inventory, block) for block in inventory.architecture.blocks)
     subtotals = {kind: inventory.count_of(kind=kind) for kind in Kind}
-    return Model(card, inventory, derivation, groups, subtotals)
+    return Model(
+        card,
+        inventory.architecture,
+        inventory.values,
+        inventory.total,
+        subtotals,
+        part_subtotals(inventory),
+        _used_symbols(card, derivation),
+        inventory,
+        derivation,
+        groups,
+    )
+
+
+def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
+    used = derivation.formula.symbols()
+    used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
+    used |= {b.block.applied for b in derivation.blocks if b.block.applied}
+    return tuple(s for s in card.family.symbols if s.name in used)
 
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:

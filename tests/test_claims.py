@@ -192,19 +192,17 @@ def test_matched_variants_and_differences() -> None:
 
 
 def test_model_page_shows_each_claim_explained() -> None:
-    from generator.render import SiteOptions, render_site
+    from generator.render import Renderer, SiteOptions
 
-    files = render_site(
-        [BY_ID["bert-base-chinese"], BY_ID["deberta-v3-xsmall"], BY_ID["bert-base-uncased"]], SiteOptions(search=False)
-    )
-    chinese = files["models/bert-base-chinese/index.html"].decode()
+    renderer = Renderer(SiteOptions(search=False))
+    chinese = renderer.model_files(BY_ID["bert-base-chinese"])["models/bert-base-chinese/index.html"].decode()
     assert "<strong>110M</strong>" in chinese
     assert "Exact count of the model 102,267,648; the figure is 7,732,352 (7.6%) higher." in chinese
     assert (
         "<strong>A different vocabulary:</strong> counted with a vocabulary of 30,522 instead of this card's "
         "21,128, the model holds 109,482,240, which is 110M to the nearest 10M."
     ) in chinese
-    xsmall = files["models/deberta-v3-xsmall/index.html"].decode()
+    xsmall = renderer.model_files(BY_ID["deberta-v3-xsmall"])["models/deberta-v3-xsmall/index.html"].decode()
     assert (
         "<em>48M embedding</em>: Exact count of the embeddings 49,191,168; the figure is 1,191,168 (2.4%) lower."
         in xsmall
@@ -214,7 +212,7 @@ def test_model_page_shows_each_claim_explained() -> None:
         in xsmall
     )
     assert "<strong>Note:</strong> The backbone figure matches" in xsmall
-    base = files["models/bert-base-uncased/index.html"].decode()
+    base = renderer.model_files(BY_ID["bert-base-uncased"])["models/bert-base-uncased/index.html"].decode()
     assert "<strong>Rounding:</strong> the model holds 109,482,240, which is 110M to the nearest 10M." in base
     assert "<strong>Exact:</strong> the model holds 109,482,240: exactly the figure." in base
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import MODELS
 from generator.progress import Progress
 
-STAGES = ["reading cards", "counting", "rendering", "writing", "search index"]
+STAGES = ["reading cards", "model pages", "other pages", "search index"]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -37,7 +37,7 @@ def test_quiet_prints_nothing(tmp_path: Path) -> None:
 def test_verbose_names_every_stage_with_its_time(tmp_path: Path) -> None:
     result = run("--out", str(tmp_path / "site"), "--verbose", cwd=tmp_path)
     lines = result.stderr.splitlines()
-    assert [line.split(":")[0] for line in lines] == STAGES[:4]
+    assert [line.split(":")[0] for line in lines] == STAGES[:3]
     cards = len(list(MODELS.glob("*.yaml")))
     assert lines[0].startswith(f"reading cards: {cards} cards in ") and lines[0].endswith(" s")
 
@@ -75,7 +75,7 @@ def test_a_terminal_sees_a_live_line(tmp_path: Path) -> None:
     text = seen.decode("utf-8")
     cards = len(list(MODELS.glob("*.yaml")))
     assert f"\r\x1b[Kreading cards: {cards}/{cards}" in text
-    assert "\r\x1b[Kcounting: " in text and "\r\x1b[Krendering: " in text
+    assert f"\r\x1b[Kmodel pages: {cards}/{cards}" in text and "\r\x1b[Kother pages" in text
     assert text.endswith("\r\x1b[K")  # the live line is cleared before the summary
 
 

@@ -12,10 +12,11 @@ import re
 import pytest
 
 from conftest import MODELS
+from generator.build import build
 from generator.card import load_cards
 from generator.checkpoint_names import Layout, tf_name
 from generator.pages import errata, exercises
-from generator.render import SiteOptions, render_site
+from generator.render import SiteOptions
 from generator.views import build_model
 
 MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
@@ -25,9 +26,10 @@ EXERCISES = {x.id: x for x in exercises.pages(MODEL_LIST)[0].context["exercises"
 
 
 @pytest.fixture(scope="module")
-def files() -> dict[str, str]:
-    rendered = render_site(MODEL_LIST, SiteOptions(search=False))
-    return {path: data.decode("utf-8") for path, data in rendered.items() if path.endswith(".html")}
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    site = tmp_path_factory.mktemp("teaching") / "site"
+    build(MODELS, site, SiteOptions(search=False))
+    return {path.relative_to(site).as_posix(): path.read_text("utf-8") for path in site.rglob("*.html")}
 
 
 def text_of(html: str) -> str:

@@ -10,12 +10,13 @@ script, ``calculator/<family>.js``, for a site opened from ``file://``, where pa
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.calculator import export_text, family_export
 from generator.families import FAMILIES
 from generator.site import SITE_TITLE, Page
-from generator.views import Model
+from generator.views import Summary
 
 # The family the calculator opens with when its address names none.
 FIRST_FAMILY = "bert"
@@ -28,13 +29,13 @@ class FamilyEntry:
     name: str
     title: str
     heads: tuple[str, ...]
-    models: tuple[Model, ...]
+    models: tuple[Summary, ...]
     # Values for inputs whose default is missing (the 2017 Transformer has no default vocabulary):
     # those of the family's first catalog model, as JSON text for the script to read.
     preset: str
 
 
-def _entries(models: list[Model]) -> tuple[FamilyEntry, ...]:
+def _entries(models: Sequence[Summary]) -> tuple[FamilyEntry, ...]:
     entries = []
     for name, family in sorted(FAMILIES.items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower())):
         own = tuple(m for m in models if m.card.family is family)
@@ -53,7 +54,7 @@ def _entries(models: list[Model]) -> tuple[FamilyEntry, ...]:
     return tuple(entries)
 
 
-def pages(models: list[Model]) -> list[Page]:
+def pages(models: Sequence[Summary]) -> list[Page]:
     return [
         Page(
             "calculator/index.html",
@@ -67,7 +68,7 @@ def pages(models: list[Model]) -> list[Page]:
     ]
 
 
-def files(models: list[Model]) -> dict[str, bytes]:
+def files(models: Sequence[Summary]) -> dict[str, bytes]:
     """Each family's document, as JSON to fetch and as a script for file:// pages."""
     out: dict[str, bytes] = {}
     for name in sorted(FAMILIES):

@@ -7,6 +7,7 @@ into rows, draws the two SVG charts with ``generator.charts`` and writes their d
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -16,9 +17,9 @@ from generator.architecture import Kind, Part
 from generator.charts import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.formats import permille, times
-from generator.parts import PART_TITLES, Share, part_subtotals, shares
+from generator.parts import PART_TITLES, Share, shares
 from generator.site import SITE_TITLE, Page
-from generator.views import Model
+from generator.views import Summary
 
 # Each part's pattern in the share chart; the key is also the part's CSS class suffix.
 PATTERN_OF = {
@@ -50,7 +51,7 @@ MATH: dict[str, Expr] = {
 class ShareRow:
     """One model's bar: its parts and their shares."""
 
-    model: Model
+    model: Summary
     shares: tuple[Share, ...]
 
 
@@ -58,7 +59,7 @@ class ShareRow:
 class RuleRow:
     """One model against the rule of thumb: L, H, the rule's figure, and how far the counts are from it."""
 
-    model: Model
+    model: Summary
     layers: int
     hidden: int
     total: int
@@ -100,7 +101,7 @@ class RuleRow:
 
     @property
     def embedding_permille(self) -> int:
-        return next(s.permille for s in shares(part_subtotals(self.model.inventory)) if s.part is Part.EMBEDDINGS)
+        return next(s.permille for s in shares(self.model.parts) if s.part is Part.EMBEDDINGS)
 
     @property
     def reason(self) -> str:
@@ -112,23 +113,23 @@ class RuleRow:
         return "encoder"
 
 
-def share_rows(models: list[Model]) -> tuple[ShareRow, ...]:
+def share_rows(models: Sequence[Summary]) -> tuple[ShareRow, ...]:
     """Every model, families together in the order they first appear, smallest first within a family."""
     families = list(dict.fromkeys(m.card.family.name for m in models))
     ordered = sorted(models, key=lambda m: (families.index(m.card.family.name), m.total, m.id))
-    return tuple(ShareRow(m, shares(part_subtotals(m.inventory))) for m in ordered)
+    return tuple(ShareRow(m, shares(m.parts)) for m in ordered)
 
 
-def rule_rows(models: list[Model]) -> tuple[RuleRow, ...]:
+def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
     """Every model whose count uses both L and H, by L·H² and then total."""
     rows = []
     for m in models:
         layers, hidden = m.symbol_value("L"), m.symbol_value("H")
         if layers is None or hidden is None:
             continue
-        parts = part_subtotals(m.inventory)
-        shared = [b for b in m.inventory.architecture.blocks if b.applied and b.kind is Kind.ENCODER]
-        stored = sum(b.copies().evaluate(m.inventory.values) for b in shared) if shared else layers
+        parts = m.parts
+        shared = [b for b in m.architecture.blocks if b.applied and b.kind is Kind.ENCODER]
+        stored = sum(b.copies().evaluate(m.values) for b in shared) if shared else layers
         rows.append(
             RuleRow(
                 model=m,
@@ -176,7 +177,7 @@ def _rule_description(rows: tuple[RuleRow, ...]) -> str:
     )
 
 
-def pages(models: list[Model]) -> list[Page]:
+def pages(models: Sequence[Summary]) -> list[Page]:
     if not models:
         return []
     bars = share_rows(models)

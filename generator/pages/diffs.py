@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from generator.comparison import diffs
 from generator.site import SITE_TITLE, Page
-from generator.views import Model
+from generator.views import Summary
 
 INDEX = "diffs/index.html"
 
@@ -13,7 +15,7 @@ def diff_path(slug: str) -> str:
     return f"diffs/{slug}/index.html"
 
 
-def pages(models: list[Model]) -> list[Page]:
+def pages(models: Sequence[Summary]) -> list[Page]:
     if not models:
         return []
     compared = diffs(models)

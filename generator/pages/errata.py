@@ -20,7 +20,7 @@ from generator.figures import parse_figure
 from generator.inventory import count_parameters
 from generator.poly import Poly
 from generator.site import SITE_TITLE, Page
-from generator.views import Model
+from generator.views import Details, Model, Summary
 
 V, P, T, H, I, L, A = (Poly.symbol(s) for s in "VPTHILA")
 ORDER = ("V", "U", "P", "T", "H", "I", "L", "A")
@@ -92,9 +92,9 @@ class Erratum:
         return tuple(r for r in self.rows if r.difference and not r.subtotal)
 
 
-def pages(models: list[Model]) -> list[Page]:
+def pages(models: Sequence[Summary]) -> list[Page]:
     """The errata page, with every erratum whose card is in the catalog."""
-    by_id = {m.id: m for m in models}
+    by_id = Details(models)
     errata = []
     for build, needs in BUILDERS:
         if all(n in by_id for n in needs):

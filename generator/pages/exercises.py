@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from generator.architecture import Kind
 from generator.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.poly import Poly
 from generator.site import SITE_TITLE, Page
-from generator.views import Model
+from generator.views import Details, Model, Summary
 
 ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")
 
@@ -56,8 +57,8 @@ class Exercise:
     compare: tuple[Step, ...] = ()  # beside another card (the released vocabulary)
 
 
-def pages(models: list[Model]) -> list[Page]:
-    by_id = {m.id: m for m in models}
+def pages(models: Sequence[Summary]) -> list[Page]:
+    by_id = Details(models)
     exercises = [build(by_id[need], by_id) for build, need in BUILDERS if need in by_id]
     if not exercises:
         return []
@@ -92,7 +93,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
 
 
-def vocabulary(model: Model, by_id: dict[str, Model]) -> Exercise:
+def vocabulary(model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
     compare: tuple[Step, ...] = ()
     released = by_id.get("bert-base-uncased")
@@ -130,7 +131,7 @@ def vocabulary(model: Model, by_id: dict[str, Model]) -> Exercise:
     )
 
 
-def forty_k(model: Model, by_id: dict[str, Model]) -> Exercise:
+def forty_k(model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
     heads, width = values["A"], values["H"]
     head_size = width // heads
@@ -163,7 +164,7 @@ def forty_k(model: Model, by_id: dict[str, Model]) -> Exercise:
     )
 
 
-def classifier(model: Model, by_id: dict[str, Model]) -> Exercise:
+def classifier(model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
     labels = values["C"]
     head = model.subtotals[Kind.HEAD]
@@ -234,7 +235,7 @@ def keras_layers(model: Model) -> tuple[tuple[KerasLayer, ...], int]:
     return tuple(layers), repeat
 
 
-def keras_bert(model: Model, by_id: dict[str, Model]) -> Exercise:
+def keras_bert(model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
     layers, repeat = keras_layers(model)
     attention = next(k for k in layers if k.layer == "Encoder-1-MultiHeadSelfAttention")
