@@ -173,6 +173,10 @@ class Family:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
+    def __reduce__(self) -> tuple[Callable[[str], Family], tuple[str]]:
+        """Pickled as its name: a card a worker process read comes back with the build's own family."""
+        return (_registered_family, (self.name,))
+
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)
 
@@ -200,6 +204,12 @@ class Family:
             if found is not None:
                 values[symbol.name] = int(found)
         return values
+
+
+def _registered_family(name: str) -> Family:
+    from generator.families import FAMILIES  # the families import this module
+
+    return FAMILIES[name]
 
 
 def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:

@@ -43,8 +43,9 @@ def build(
     progress = progress or Progress()
     check_output_dir(out_dir, protected=[models_dir, Path.cwd(), PROJECT_ROOT])
 
+    jobs = jobs or available_jobs()
     progress.start("reading cards")
-    cards = load_cards(models_dir, on_card=progress.advance)
+    cards = load_cards(models_dir, progress.advance, jobs)
     progress.finish(f"{len(cards):,} cards")
 
     renderer = Renderer(options)
@@ -59,7 +60,7 @@ def build(
             return model.figures()
 
         progress.start("model pages")
-        figures = map_cards(one_model, len(cards), jobs or available_jobs(), progress.advance)
+        figures = map_cards(one_model, len(cards), jobs, progress.advance)
         summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, figures, strict=True)]
         progress.finish(f"{len(summaries):,} models")
 

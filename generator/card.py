@@ -13,6 +13,7 @@ from generator.architecture import Family, Head
 from generator.config import resolve_config
 from generator.families import FAMILIES
 from generator.figures import FigurePart, parse_figure
+from generator.parallel import map_cards
 from generator.problems import InputError, Location, Problem, describe, display_path, shown_key
 from generator.yamlsource import Document, load_document
 
@@ -75,10 +76,11 @@ class Card:
         return self.family.symbol_values(self.config)
 
 
-def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = None) -> list[Card]:
+def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = None, jobs: int = 1) -> list[Card]:
     """Read and validate every card in a directory; raise InputError listing every problem.
 
-    ``on_card(done, total)`` is told after each card, for progress on long builds.
+    ``on_card(done, total)`` is told after each card, for progress on long builds; ``jobs``
+    processes read cards at once (see parallel.py).
     """
     if not models_dir.is_dir():
         raise InputError(
@@ -89,19 +91,25 @@ def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = No
         raise InputError(
             [Problem(Location(models_dir), "", "expected model cards (*.yaml) in this directory, found none")]
         )
+    paths = sorted(paths)
     cards: list[Card] = []
     problems: list[Problem] = []
-    for number, path in enumerate(sorted(paths), 1):
-        try:
-            cards.append(load_card(path))
-        except InputError as error:
-            problems.extend(error.problems)
-        if on_card is not None:
-            on_card(number, len(paths))
+    for result in map_cards(lambda number: _card_or_problems(paths[number]), len(paths), jobs, on_card):
+        if isinstance(result, Card):
+            cards.append(result)
+        else:
+            problems.extend(result)
     problems.extend(_duplicate_ids(cards))
     if problems:
         raise InputError(problems)
     return sorted(cards, key=lambda card: natural_key(card.id))
+
+
+def _card_or_problems(path: Path) -> Card | list[Problem]:
+    try:
+        return load_card(path)
+    except InputError as error:
+        return error.problems
 
 
 def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:

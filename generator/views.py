@@ -7,7 +7,7 @@ inventory (a sum over its tensors), never computed again from the config.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cached_property
 
 from generator import calculator
@@ -126,10 +126,6 @@ class Model(Summary):
 
     def model(self) -> Model:
         return self
-
-    def summary(self) -> Summary:
-        """The same card without its tensors and derivation."""
-        return Summary(*(getattr(self, f.name) for f in fields(Summary)))
 
     def figures(self) -> Figures:
         return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols))

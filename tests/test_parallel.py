@@ -1,0 +1,125 @@
+"""Cards are written by worker processes and only their summaries kept: none of it shows in the site.
+
+The site is the same whatever the number of jobs; an error in a worker stops the build and
+leaves the previous site as it was; a summary says what its model says; and the pages about
+many models count again only the few cards they name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import MODELS
+from generator import build as build_module
+from generator.build import build
+from generator.card import Card, load_cards
+from generator.comparison import PAIRS
+from generator.pages import errata, exercises
+from generator.parallel import map_cards
+from generator.render import Renderer, SiteOptions
+from generator.views import Details, Model, Summary, build_model
+
+CARDS = load_cards(MODELS)
+NO_SEARCH = SiteOptions(search=False)
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def square(number: int) -> int:
+    return number * number
+
+
+@pytest.mark.parametrize("jobs", [1, 2, 3])
+def test_map_cards_keeps_the_order_and_reports_each_result(jobs: int) -> None:
+    told: list[tuple[int, int]] = []
+    assert map_cards(square, 50, jobs, lambda done, total: told.append((done, total))) == [n * n for n in range(50)]
+    assert told == [(n, 50) for n in range(1, 51)]
+
+
+def test_an_error_in_a_worker_is_raised_in_the_build() -> None:
+    def fail_at_seventeen(number: int) -> int:
+        if number == 17:
+            raise ValueError("card 17 went wrong")
+        return number
+
+    with pytest.raises(ValueError, match="card 17 went wrong"):
+        map_cards(fail_at_seventeen, 40, 2)
+
+
+def test_the_number_of_jobs_does_not_change_the_site(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert build(MODELS, one, NO_SEARCH, jobs=1).cards == len(CARDS)
+    build(MODELS, two, NO_SEARCH, jobs=2)
+    first, second = snapshot(one), snapshot(two)
+    assert len(first) > 3 * len(CARDS) and first == second
+
+
+def test_a_card_that_fails_in_a_worker_leaves_the_previous_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "site"
+    build(MODELS, out, NO_SEARCH, jobs=2)
+    before = snapshot(out)
+
+    def broken(card: Card) -> Model:
+        if card.id == "roberta-base":
+            raise RuntimeError("a bug while counting roberta-base")
+        return build_model(card)
+
+    monkeypatch.setattr(build_module, "build_model", broken)  # forked workers inherit the patch
+    with pytest.raises(RuntimeError, match="roberta-base"):
+        build(MODELS, out, NO_SEARCH, jobs=2)
+    assert snapshot(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]  # no staging directory left behind
+
+
+@pytest.mark.parametrize("card", CARDS, ids=lambda c: c.id)
+def test_a_summary_says_what_its_model_says(card: Card) -> None:
+    model = build_model(card)
+    summary = Summary.of(card, model.figures())
+    assert summary.architecture is model.architecture is model.inventory.architecture
+    assert (summary.total, summary.values) == (model.inventory.total, model.inventory.values)
+    assert summary.subtotals == model.subtotals and sum(summary.subtotals.values()) == model.total
+    assert summary.parts == model.parts and sum(summary.parts.values()) == model.total
+    assert summary.symbols == model.symbols and summary.symbols
+    assert [summary.symbol_value(s.name) for s in summary.symbols] == [
+        model.symbol_value(s.name) for s in model.symbols
+    ]
+
+
+def test_pages_about_many_models_count_again_only_the_cards_they_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    named = {p.a for p in PAIRS} | {p.b for p in PAIRS} | {"bert-base-uncased"}
+    named |= {need for _, need in exercises.BUILDERS} | {n for _, needs in errata.BUILDERS for n in needs}
+    counted: list[str] = []
+
+    def model(self: Summary) -> Model:
+        counted.append(self.id)
+        return build_model(self.card)
+
+    monkeypatch.setattr(Summary, "model", model)
+    summaries = [Summary.of(card, build_model(card).figures()) for card in CARDS]
+    files = dict(Renderer(NO_SEARCH).site_files(summaries))
+    assert "errata/index.html" in files and "exercises/index.html" in files
+    assert counted and set(counted) <= named
+    # at most once for each page kind that names it (diffs, errata, exercises), never once per page
+    assert max(Counter(counted).values()) <= 3
+    assert len(set(counted)) < len(CARDS) // 2
+
+
+def test_details_count_a_card_when_first_asked_and_keep_it() -> None:
+    summaries = [Summary.of(card, build_model(card).figures()) for card in CARDS[:5]]
+    details = Details(summaries)
+    assert list(details) == [c.id for c in CARDS[:5]] and len(details) == 5
+    first = details[CARDS[0].id]
+    assert first is details[CARDS[0].id] and first.inventory.total == summaries[0].total
+    assert details.get("no-such-card") is None
