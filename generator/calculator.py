@@ -122,8 +122,10 @@ def rule_groups(family: Family) -> list[tuple[Rule, ...]]:
     return groups
 
 
-def _inputs(family: Family) -> list[JSON]:
+@cache
+def inputs(name: str) -> list[JSON]:
     """Every key the count or a rule reads: sizes first, in the symbols' order, then the rest."""
+    family = FAMILIES[name]
     schema = load_schema(family)
     defaults = {**schema.defaults, "num_labels": schema.default_num_labels}
     read: list[str] = []
@@ -301,7 +303,7 @@ def family_export(name: str) -> JSON:
             }
             for s in family.symbols
         ],
-        "inputs": _inputs(family),
+        "inputs": inputs(family.name),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "blocks": blocks,
@@ -323,7 +325,7 @@ def encode(kind: str, value: object) -> str:
 def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
     """The calculator's query string for a config: family, head, and every input that is not its default."""
     pairs = [("family", family.name), ("head", head.value)]
-    for item in family_export(family.name)["inputs"]:
+    for item in inputs(family.name):
         key, default = item["key"], item["default"]
         value = config.get(key)
         if type(value) is not type(default) or value != default:

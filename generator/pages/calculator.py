@@ -13,7 +13,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generator.calculator import export_text, family_export
+from generator.calculator import export_text
+from generator.calculator import inputs as calculator_inputs
 from generator.families import FAMILIES
 from generator.site import SITE_TITLE, Page
 from generator.views import Summary
@@ -39,7 +40,7 @@ def _entries(models: Sequence[Summary]) -> tuple[FamilyEntry, ...]:
     entries = []
     for name, family in sorted(FAMILIES.items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower())):
         own = tuple(m for m in models if m.card.family is family)
-        inputs = family_export(name)["inputs"]
+        inputs = calculator_inputs(name)
         missing = [i["key"] for i in inputs if i["default"] is None and not i["optional"]]
         preset = {key: own[0].card.config.get(key) for key in missing} if own else {}
         entries.append(
