@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
+
+import pagefind_bin  # type: ignore[import-untyped]  # the package ships no type information
 
 from generator.problems import InputError, Location, Problem
 from generator.views import Model, rounded
@@ -51,7 +52,8 @@ class SearchIndex:
 
     def write(self, site: Path) -> None:
         """Index what was added and write the bundle into the staged site's ``pagefind/`` folder."""
-        command = [sys.executable, "-m", "pagefind", "--site", str(self.scratch)]
+        # The binary itself: ``python -m pagefind`` would start an interpreter first just to find it.
+        command = [str(pagefind_bin.get_executable()), "--site", str(self.scratch)]
         command += ["--output-path", str(site / "pagefind"), "--silent"]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
