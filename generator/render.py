@@ -6,10 +6,10 @@ filters registered here and nowhere else.
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from pathlib import Path
 from typing import ClassVar
@@ -29,10 +29,27 @@ from generator.views import COMPARED_SYMBOLS, Model, Summary, rounded
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
 
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept in ``templates/__pycache__/`` between builds, as Python keeps its
+    modules' bytecode: a template is compiled again only when its source changes. Where that
+    folder cannot be written, templates are simply compiled on every build."""
+
+    def __init__(self, templates: Path) -> None:
+        folder = templates / "__pycache__"
+        with contextlib.suppress(OSError):
+            folder.mkdir(exist_ok=True)
+        super().__init__(str(folder))
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
 def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
     """The one template environment: autoescape on, undefined names are errors."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
+        bytecode_cache=_CompiledTemplates(templates),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -127,6 +144,10 @@ class _NoRawHtml(markdown.Extension):
         md.inlinePatterns.deregister("html")
 
 
+# One converter, reset between texts: building one takes longer than converting a card's notes.
+_MARKDOWN = markdown.Markdown(extensions=[_NoRawHtml()], output_format="html")
+
+
 @functools.lru_cache(maxsize=256)
 def render_markdown(text: str) -> Markup:
     """Markdown from a card, rendered and then sanitized (once per text: a family's notes recur on every page).
@@ -136,7 +157,7 @@ def render_markdown(text: str) -> Markup:
     attributes of plain Markdown, and only http(s) and relative URLs: no script, event handler,
     style, frame, form, ``javascript:`` or ``data:`` URL can reach a page.
     """
-    html = markdown.markdown(text, extensions=[_NoRawHtml()], output_format="html")
+    html = _MARKDOWN.reset().convert(text)
     clean = nh3.clean(
         html,
         tags=_NoRawHtml.TAGS,
@@ -164,13 +185,6 @@ def pages(models: Sequence[Summary]) -> list[Page]:
     """Every page about many models (every page but the models' own)."""
     result = [
         Page(
-            "index.html",
-            "index.html",
-            SITE_TITLE,
-            f"Exact parameter counts, tensor by tensor, for {len(models)} BERT-family models.",
-            {"models": models},
-        ),
-        Page(
             "compare/index.html",
             "compare.html",
             f"Compare all models · {SITE_TITLE}",
@@ -187,9 +201,14 @@ def pages(models: Sequence[Summary]) -> list[Page]:
     ]
     for provider in discover_pages():
         result.extend(provider(models))
-    guides = [page for page in result if page.guide]
-    result[0] = dataclasses.replace(result[0], context={**result[0].context, "guides": guides})
-    return result
+    home = Page(
+        "index.html",
+        "index.html",
+        SITE_TITLE,
+        f"Exact parameter counts, tensor by tensor, for {len(models)} BERT-family models.",
+        {"models": models, "guides": [page for page in result if page.guide]},
+    )
+    return [home, *result]
 
 
 class Renderer:
@@ -199,11 +218,21 @@ class Renderer:
         self.options = options
         self.templates = templates
         self.env = environment(templates)
-        self.env.get_template("model.html")  # compiled once here, before any worker process starts
+        # Compiled once here, before any worker process starts: model.html and what it pulls in.
+        for name in (
+            "model.html",
+            "base.html",
+            "_macros.html",
+            "_claims.html",
+            "_memory.html",
+            "_checkpoint_names.html",
+        ):
+            self.env.get_template(name)
 
     def render(self, page: Page) -> bytes:
         template = self.env.get_template(page.template)
-        return template.render(page=page, root=page.root, options=self.options, **page.context).encode("utf-8")
+        context = page.context() if callable(page.context) else page.context
+        return template.render(page=page, root=page.root, options=self.options, **context).encode("utf-8")
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
@@ -213,21 +242,35 @@ class Renderer:
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
 
-    def site_files(self, models: Sequence[Summary]) -> Iterator[tuple[str, bytes]]:
-        """Every other file, one at a time: pages about many models, 404, sitemap, robots, data, assets."""
+    def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
+        """Every other file, as independent pieces of work (a build runs them in parallel):
+        each page about many models, 404 with sitemap and robots, each data provider, the assets."""
         site_pages = pages(models)
-        for page in site_pages:
-            yield page.path, self.render(page)
-        yield "404.html", self.env.get_template("404.html").render(options=self.options).encode("utf-8")
+        work: list[Callable[[], dict[str, bytes]]] = [functools.partial(self._page_file, page) for page in site_pages]
         urls = [page.url for page in site_pages if page.template != "search.html"]
         urls += [f"models/{model.id}/" for model in models]
-        yield "sitemap.xml", sitemap(urls, self.options).encode("utf-8")
-        yield "robots.txt", robots(self.options).encode("utf-8")
-        for provider in discover_files():
-            yield from provider(models).items()
-        for asset in sorted((self.templates / "static").rglob("*")):
-            if asset.is_file():
-                yield f"static/{asset.relative_to(self.templates / 'static').as_posix()}", asset.read_bytes()
+        work.append(functools.partial(self._site_files, urls))
+        work += [functools.partial(provider, models) for provider in discover_files()]
+        work.append(self._assets)
+        return work
+
+    def _page_file(self, page: Page) -> dict[str, bytes]:
+        return {page.path: self.render(page)}
+
+    def _site_files(self, urls: list[str]) -> dict[str, bytes]:
+        return {
+            "404.html": self.env.get_template("404.html").render(options=self.options).encode("utf-8"),
+            "sitemap.xml": sitemap(urls, self.options).encode("utf-8"),
+            "robots.txt": robots(self.options).encode("utf-8"),
+        }
+
+    def _assets(self) -> dict[str, bytes]:
+        static = self.templates / "static"
+        return {
+            f"static/{asset.relative_to(static).as_posix()}": asset.read_bytes()
+            for asset in sorted(static.rglob("*"))
+            if asset.is_file()
+        }
 
 
 def sitemap(urls: list[str], options: SiteOptions) -> str:
