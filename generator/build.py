@@ -7,12 +7,14 @@ written into a staging directory that replaces the site only when the build succ
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator.card import load_cards
 from generator.output import check_output_dir, staged_site
-from generator.parallel import available_jobs, map_cards
+from generator.parallel import available_jobs, map_parallel
 from generator.progress import Progress
 from generator.render import TEMPLATES, Renderer, SiteOptions
 from generator.search import model_record, page_record, search_index
@@ -59,16 +61,20 @@ def build(
                 index.add(model_record(model))
             return model.figures()
 
+        def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> None:
+            for path, content in work[number]().items():
+                staging.write(path, content)
+                if index is not None and (record := page_record(path, content)) is not None:
+                    index.add(record)
+
         progress.start("model pages")
-        figures = map_cards(one_model, len(cards), jobs, progress.advance)
+        figures = map_parallel(one_model, len(cards), jobs, progress.advance)
         summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, figures, strict=True)]
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")
-        for path, content in renderer.site_files(summaries):
-            staging.write(path, content)
-            if index is not None and (record := page_record(path, content)) is not None:
-                index.add(record)
+        other = renderer.site_files(summaries)
+        map_parallel(functools.partial(write, other), len(other), jobs, progress.advance)
         progress.finish()
 
         if index is not None:

@@ -13,7 +13,7 @@ from generator.architecture import Family, Head
 from generator.config import resolve_config
 from generator.families import FAMILIES
 from generator.figures import FigurePart, parse_figure
-from generator.parallel import map_cards
+from generator.parallel import map_parallel
 from generator.problems import InputError, Location, Problem, describe, display_path, shown_key
 from generator.yamlsource import Document, load_document
 
@@ -94,7 +94,7 @@ def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = No
     paths = sorted(paths)
     cards: list[Card] = []
     problems: list[Problem] = []
-    for result in map_cards(lambda number: _card_or_problems(paths[number]), len(paths), jobs, on_card):
+    for result in map_parallel(lambda number: _card_or_problems(paths[number]), len(paths), jobs, on_card):
         if isinstance(result, Card):
             cards.append(result)
         else:

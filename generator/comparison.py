@@ -16,7 +16,7 @@ from generator.expr import Add, Expr, Mul, Num, Paren, Var, grouped_expr, poly_e
 from generator.inventory import Inventory, Tensor, instances
 from generator.parts import PART_TITLES, part_subtotals, shares
 from generator.poly import Poly, product
-from generator.views import Details, Model, Summary
+from generator.views import Model, Summary
 
 
 @dataclass(frozen=True)
@@ -202,10 +202,27 @@ class Diff:
         return sum(row.copies for row in rows)
 
 
-def available_pairs(models: Iterable[Summary]) -> tuple[tuple[Pair, Model, Model], ...]:
-    """The declared pairs whose two cards are in this build, with their models."""
-    by_id = Details(models)
-    return tuple((p, by_id[p.a], by_id[p.b]) for p in PAIRS if p.a in by_id and p.b in by_id)
+@dataclass(frozen=True)
+class Pairing:
+    """A declared pair whose two cards are in the build: what the list of comparisons shows."""
+
+    pair: Pair
+    a: Summary
+    b: Summary
+
+    @property
+    def difference(self) -> int:
+        return self.b.total - self.a.total
+
+    def compare(self) -> Diff:
+        """The whole comparison, from both models counted again."""
+        return compare(self.pair, self.a.model(), self.b.model())
+
+
+def available_pairs(models: Iterable[Summary]) -> tuple[Pairing, ...]:
+    """The declared pairs whose two cards are in this build, with their summaries."""
+    by_id = {model.id: model for model in models}
+    return tuple(Pairing(p, by_id[p.a], by_id[p.b]) for p in PAIRS if p.a in by_id and p.b in by_id)
 
 
 def compare(pair: Pair, a: Model, b: Model) -> Diff:
@@ -477,4 +494,4 @@ def _sharing(model: Model) -> list[Sharing]:
 
 def diffs(models: Iterable[Summary]) -> tuple[Diff, ...]:
     """Every declared comparison this build can make."""
-    return tuple(compare(pair, a, b) for pair, a, b in available_pairs(models))
+    return tuple(pairing.compare() for pairing in available_pairs(models))

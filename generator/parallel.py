@@ -1,10 +1,11 @@
-"""Spread the per-card work of a build over processes.
+"""Spread the independent work of a build over processes.
 
-Cards are independent: each is counted, derived and written on its own, and that is most of
-a build. ``map_cards`` runs that work over a pool of forked processes, which inherit the
-cards, the compiled templates and the staging directory from the build instead of being
-sent them; only each card's small result comes back. Where ``fork`` does not exist, with
-one job, or with few cards, the work runs in the build's own process, the same way.
+Cards are independent: each is read, counted, derived and written on its own, and that is
+most of a build; so are the pages about many models once every card is summarized.
+``map_parallel`` runs such work over a pool of forked processes, which inherit the cards,
+the compiled templates and the staging directory from the build instead of being sent them;
+only each task's small result comes back. Where ``fork`` does not exist, with one job, or
+with few tasks, the work runs in the build's own process, the same way.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# Below this many cards a pool costs more than it saves (forking, and results sent back).
-MIN_CARDS_PER_JOB = 8
+# Below this many tasks a job costs more than it saves (forking, and results sent back).
+MIN_TASKS_PER_JOB = 8
 
 # The work of the pool being run: set just before the pool forks, so that its processes inherit it.
 _work: Callable[[int], Any] | None = None
@@ -30,7 +31,7 @@ def available_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def map_cards(
+def map_parallel(
     work: Callable[[int], T], count: int, jobs: int, on_done: Callable[[int, int], None] | None = None
 ) -> list[T]:
     """``work(i)`` for every i below ``count``, in order, over up to ``jobs`` processes.
@@ -39,7 +40,7 @@ def map_cards(
     work stops the map and is raised here.
     """
     global _work
-    jobs = min(jobs, count // MIN_CARDS_PER_JOB)
+    jobs = min(jobs, count // MIN_TASKS_PER_JOB)
     if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [_reported(work(i), i + 1, count, on_done) for i in range(count)]
     _work = work

@@ -53,7 +53,9 @@ class Page:
     template: str
     title: str
     description: str
-    context: Mapping[str, Any] = field(default_factory=dict)
+    # What the template is given; a page whose context is costly to gather gives a function
+    # instead, called where the page is rendered (in a worker process, see parallel.py).
+    context: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
     guide: str | None = None  # a one-line summary: the index lists the page under "Learn"
 
     @property

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
-from generator.comparison import diffs
+from generator.comparison import Diff, Pairing, available_pairs
 from generator.site import SITE_TITLE, Page
 from generator.views import Summary
 
@@ -18,7 +19,7 @@ def diff_path(slug: str) -> str:
 def pages(models: Sequence[Summary]) -> list[Page]:
     if not models:
         return []
-    compared = diffs(models)
+    pairings = available_pairs(models)
     result = [
         Page(
             INDEX,
@@ -26,20 +27,24 @@ def pages(models: Sequence[Summary]) -> list[Page]:
             f"Model against model · {SITE_TITLE}",
             "Pairs of models compared: configs side by side, parameters by part, and the tensors added, "
             "removed or reshaped.",
-            {"diffs": compared},
+            {"diffs": pairings},
             guide="pairs of models side by side (base to large, BERT to RoBERTa, ALBERT, DistilBERT, ELECTRA, ...): "
             "what changes, tensor by tensor, and where the difference comes from",
         )
     ]
-    for diff in compared:
-        a, b = diff.a.card.title, diff.b.card.title
+    for pairing in pairings:
+        a, b = pairing.a.card.title, pairing.b.card.title
         result.append(
             Page(
-                diff_path(diff.pair.slug),
+                diff_path(pairing.pair.slug),
                 "diff.html",
                 f"{a} → {b} · {SITE_TITLE}",
-                f"{a} ({diff.a.total:,} parameters) against {b} ({diff.b.total:,}): configs, parts and tensors.",
-                {"diff": diff},
+                f"{a} ({pairing.a.total:,} parameters) against {b} ({pairing.b.total:,}): configs, parts and tensors.",
+                functools.partial(_context, pairing),  # compared where the page is rendered
             )
         )
     return result
+
+
+def _context(pairing: Pairing) -> dict[str, Diff]:
+    return {"diff": pairing.compare()}
