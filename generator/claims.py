@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from generator.architecture import Head, Kind
 from generator.card import Card, Claim
 from generator.figures import FigurePart, Scope
-from generator.inventory import Inventory, count_parameters
+from generator.inventory import Inventory, Totals, count_totals
 
 
 class Variant(enum.Enum):
@@ -129,16 +129,16 @@ class ClaimCheck:
 
 def check_claims(card: Card, inventory: Inventory) -> tuple[ClaimCheck, ...]:
     """Reconcile every claim of a card with the counts of its inventory."""
-    counted: dict[tuple[Head, int | None], Inventory] = {(card.head, None): inventory}
+    counted: dict[tuple[Head, int | None], Inventory | Totals] = {(card.head, None): inventory}
 
-    def inventory_for(head: Head, vocab: int | None) -> Inventory:
+    def inventory_for(head: Head, vocab: int | None) -> Inventory | Totals:
         if (head, vocab) not in counted:
             config = dict(card.config)
             if vocab is not None:
                 symbol = card.family.symbol_for("vocab_size")
                 assert symbol is not None
                 config[symbol.key] = vocab
-            counted[(head, vocab)] = count_parameters(dataclasses.replace(card, head=head, config=config))
+            counted[(head, vocab)] = count_totals(dataclasses.replace(card, head=head, config=config))
         return counted[(head, vocab)]
 
     checks = []
@@ -156,7 +156,7 @@ def check_claims(card: Card, inventory: Inventory) -> tuple[ClaimCheck, ...]:
     return tuple(checks)
 
 
-def scoped(inventory: Inventory, scope: Scope) -> int:
+def scoped(inventory: Inventory | Totals, scope: Scope) -> int:
     """What a scope counts in one inventory."""
     embeddings = inventory.count_of(kind=Kind.EMBEDDINGS)
     if scope is Scope.TOTAL:
@@ -189,7 +189,7 @@ def _first_fit(part: FigurePart, candidates: Iterator[Candidate]) -> tuple[Candi
     return None
 
 
-def _candidates(card: Card, scope: Scope, inventory_for: Callable[[Head], Inventory]) -> Iterator[Candidate]:
+def _candidates(card: Card, scope: Scope, inventory_for: Callable[[Head], Inventory | Totals]) -> Iterator[Candidate]:
     """The counts a number of this scope could stand for, the likeliest first."""
     own = inventory_for(card.head)
     pooler, heads = own.count_of(kind=Kind.POOLER), own.count_of(kind=Kind.HEAD)

@@ -80,19 +80,65 @@ class Inventory:
         """Add up the tensors of one kind of component, or of one block."""
         if block is None:
             return self._sums[kind]
-        return sum(t.count for t in self.tensors if (kind is None or t.block.kind is kind) and t.block.key == block)
+        return sum(
+            e.count
+            for b in self.architecture.blocks
+            if b.key == block and (kind is None or b.kind is kind)
+            for e in self.of_block(b)
+            if isinstance(e, Tensor)
+        )
+
+    def of_block(self, block: Block) -> tuple[Tensor | TiedTensor, ...]:
+        """The entries of one of this inventory's blocks, every copy, in order."""
+        return self._by_block.get(id(block), ())
+
+    @cached_property
+    def _by_block(self) -> dict[int, tuple[Tensor | TiedTensor, ...]]:
+        # A block's entries are listed together; its identity keys them (blocks are compared by value).
+        return {id(block): tuple(group) for block, group in itertools.groupby(self.entries, key=lambda e: e.block)}
 
     @cached_property
     def _sums(self) -> dict[Kind | None, int]:
         """The count of each kind of component (and, under None, of everything), added up once."""
         sums: dict[Kind | None, int] = dict.fromkeys([None, *Kind], 0)
-        for t in self.tensors:
-            sums[t.block.kind] += t.count
+        for block, tensors in itertools.groupby(self.tensors, key=lambda t: t.block):  # a block's tensors are together
+            sums[block.kind] += sum(t.count for t in tensors)
         sums[None] = self.total
         return sums
 
     def tensor(self, name: str) -> Tensor:
         return next(t for t in self.tensors if t.name == name)
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What a card would count by kind of component, without its tensors: for what-if counts
+    (another head, another vocabulary) that need the sums alone."""
+
+    class_name: str
+    by_kind: dict[Kind, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_kind.values())
+
+    def count_of(self, *, kind: Kind) -> int:
+        return self.by_kind[kind]
+
+
+def count_totals(card: Card) -> Totals:
+    """A card's counts by kind: each block's declared tensors, evaluated as for the inventory, times its copies.
+
+    The same declarations and the same evaluation as ``count_parameters``, added up instead of
+    listed; tests hold the two equal for every card and head.
+    """
+    architecture = card.family.architecture(card.config, card.head)
+    values = card.symbol_values()
+    by_kind = dict.fromkeys(Kind, 0)
+    for block in architecture.blocks:
+        one = sum(count for *_, count, _ in _evaluated(block, values))
+        by_kind[block.kind] += one * len(instances(block, values))
+    return Totals(architecture.class_name, by_kind)
 
 
 def instances(block: Block, values: Mapping[str, int]) -> list[tuple[int, ...]]:

@@ -11,7 +11,7 @@ from conftest import ALL_CARD_PATHS, card_by_id, count_card
 from generator.architecture import Kind
 from generator.derivation import block_form, derive
 from generator.expr import to_text
-from generator.inventory import count_parameters
+from generator.inventory import count_parameters, count_totals
 
 
 @pytest.mark.parametrize(
@@ -95,6 +95,17 @@ def test_derivation_is_a_view_of_the_inventory(path) -> None:  # type: ignore[no
             assert step.formula.evaluate(inventory.values) == step.value
     assert sum(inventory.count_of(kind=kind) for kind in Kind) == inventory.total
     assert len({t.name for t in inventory.entries}) == len(inventory.entries)
+
+
+@pytest.mark.parametrize("path", ALL_CARD_PATHS, ids=lambda p: p.stem)
+def test_totals_without_tensors_are_the_inventory_added_up(path) -> None:  # type: ignore[no-untyped-def]
+    card = count_card(path).card
+    for head in card.family.heads:  # the claims count other heads this way
+        other = dataclasses.replace(card, head=head)
+        inventory, totals = count_parameters(other), count_totals(other)
+        assert totals.class_name == inventory.class_name
+        assert totals.by_kind == {kind: inventory.count_of(kind=kind) for kind in Kind}
+        assert totals.total == inventory.total > 0
 
 
 def test_derivation_reads_its_own_tensors_when_an_equal_block_was_derived_first() -> None:
