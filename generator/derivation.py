@@ -130,7 +130,7 @@ def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockD
     modules (which its tensors point to) are taken from ``block``, never from ``form``."""
     values = inventory.values
     first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
-    shown = [e for e in inventory.entries if e.block is block and e.index == first]
+    shown = [e for e in inventory.of_block(block) if e.index == first]
     steps = []
     for module, step in zip(block.modules, form.steps, strict=True):
         tensors = [t for t in shown if t.module is module and isinstance(t, Tensor)]

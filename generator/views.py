@@ -192,7 +192,7 @@ def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
 
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:
-    all_entries = tuple(e for e in inventory.entries if e.block is block)
+    all_entries = inventory.of_block(block)
     first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
     shown = tuple(e for e in all_entries if e.index == first)
     rest = tuple(e for e in all_entries if e.index != first)
