@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from generator.inventory import Inventory, TiedTensor
+from generator.inventory import Inventory, Tensor, TiedTensor
 
 
 def to_json(inventory: Inventory) -> str:
@@ -18,25 +18,35 @@ def to_json(inventory: Inventory) -> str:
         "head": inventory.card.head.value,
         "class": inventory.class_name,
         "total": inventory.total,
-        "tensors": [
-            {"name": t.name, "shape": list(t.shape), "count": t.count, "component": t.component}
-            for t in inventory.tensors
-        ],
-        "tied": [{"name": t.name, "tied_to": t.tied_to} for t in inventory.tied],
+        "tensors": [_tensor_json(t) for t in inventory.tensors],
+        "tied": [_encode({"name": t.name, "tied_to": t.tied_to}) for t in inventory.tied],
     }
     return dump_json(data)
 
 
-# One encoder for every item: json.dumps with options builds a new encoder on each call.
+# One encoder for every value: json.dumps with options builds a new encoder on each call.
 _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 
+def _tensor_json(tensor: Tensor) -> str:
+    """One tensor's object, written as the encoder writes it but without building a dict first
+    (a card has hundreds of tensors): {"name": ..., "shape": [...], "count": ..., "component": ...}."""
+    shape = ", ".join(map(str, tensor.shape))
+    return (
+        f'{{"name": {_encode(tensor.name)}, "shape": [{shape}], "count": {tensor.count}, '
+        f'"component": {_encode(tensor.component)}}}'
+    )
+
+
 def dump_json(data: dict[str, Any]) -> str:
-    """JSON with one key per line and one list item per line: small, diffable, greppable."""
+    """JSON with one key per line and one list item per line: small, diffable, greppable.
+
+    List items are already JSON text.
+    """
     lines = []
     for key, value in data.items():
         if isinstance(value, list) and value:
-            items = ",\n".join(f"  {_encode(item)}" for item in value)
+            items = ",\n".join(f"  {item}" for item in value)
             lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
         else:
             lines.append(f" {json.dumps(key)}: {_encode(value)}")
