@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import re
 from collections.abc import Callable, Iterable, Sequence
-from html import escape
 from pathlib import Path
 from typing import ClassVar
 
 import jinja2
 import markdown
 import nh3
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from generator import exports, formats
 from generator.architecture import Kind
@@ -57,9 +57,10 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        num=lambda n: "—" if n is None else f"{n:,}",
+        # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
+        num=lambda n: Markup("—" if n is None else f"{n:,}"),
         rounded=rounded,
-        percent=lambda x: f"{100 * x:.1f}%",
+        percent=lambda x: Markup(f"{100 * x:.1f}%"),
         formula=formula,
         mathtext=to_text,
         shape=shape_text,
@@ -70,7 +71,7 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
-    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS)
+    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, permalink=permalink)
     return env
 
 
@@ -78,6 +79,14 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
 def formula(expr: Expr) -> Markup:
     """A formula as the pages show it: MathML in a span (written once per formula: most recur on many pages)."""
     return Markup(f'<span class="math">{to_mathml(expr)}</span>')
+
+
+# A visible link to an element's own address, named for screen readers; both values escaped.
+PERMALINK = '<a class="permalink" href="#{anchor}" aria-label="Link to {label}">#</a>'
+
+
+def permalink(anchor: str, label: str) -> Markup:
+    return Markup(PERMALINK.format(anchor=escape(anchor), label=escape(label)))
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -93,14 +102,11 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor]) -> Markup:
     """
     rows = []
     for entry in entries:
-        name = escape(entry.name)
-        head = (
-            f'<th scope="row"><code>{name}</code> '
-            f'<a class="permalink" href="#t-{name}" aria-label="Link to {name}">#</a></th>'
-        )
-        role = escape(entry.role)
+        name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
+        head = f'<th scope="row"><code>{name}</code> {PERMALINK.format(anchor="t-" + name, label=name)}</th>'
+        role = html.escape(entry.role)
         if isinstance(entry, TiedTensor):
-            target = escape(entry.tied_to)
+            target = html.escape(entry.tied_to)
             rows.append(
                 f'<tr class="tied" id="t-{name}">{head}<td colspan="2">tied to <a href="#t-{target}">'
                 f"<code>{target}</code></a>, counted there</td><td>{role}</td></tr>\n"
@@ -157,9 +163,9 @@ def render_markdown(text: str) -> Markup:
     attributes of plain Markdown, and only http(s) and relative URLs: no script, event handler,
     style, frame, form, ``javascript:`` or ``data:`` URL can reach a page.
     """
-    html = _MARKDOWN.reset().convert(text)
+    converted = _MARKDOWN.reset().convert(text)
     clean = nh3.clean(
-        html,
+        converted,
         tags=_NoRawHtml.TAGS,
         attributes=_NoRawHtml.ATTRIBUTES,
         url_schemes=_NoRawHtml.URL_SCHEMES,
