@@ -4,14 +4,27 @@ Run from the project root (so ``generator`` is the project's own), with the buil
 
     python bench/profile_build.py build --models DIR --out DIR [--no-search]
 
-Prints one JSON object: ``stages`` (each stage of ``generator.build.build``: seconds under cProfile
-and the resident memory right after it), ``own`` (the functions with the most time of their own) and
-``project`` (the project's functions and templates by cumulative time).
+A build normally reads cards and writes pages in worker processes (``--jobs``, see
+``generator/parallel.py``), where this process's profiler would see none of it; so ``--jobs 1`` is
+added unless the arguments name a number of jobs, and the whole build runs here, card by card.
+
+The stages are the functions the build calls, wrapped (see ``STAGES``): reading the cards
+(``load_cards``), counting and deriving each model (``build_model``), each model's page, JSON and
+CSV (``Renderer.model_files``), the pages about many models, data files and assets (``site_files``
+and each piece of work it returns), writing files into the staging directory (``Staging.write``),
+the search records (``SearchIndex.add``) and Pagefind (``SearchIndex.write``). The per-model stages
+alternate card by card; each adds up the time of all its calls.
+
+Prints one JSON object: ``seconds`` (the whole build under cProfile), ``rss_end_mib``, ``stages``
+(per stage: ``seconds``, ``calls`` and ``rss_after_mib``, the resident memory right after its last
+call), ``own`` (the functions with the most time of their own) and ``project`` (the project's
+functions and templates by cumulative time).
 """
 
 from __future__ import annotations
 
 import cProfile
+import functools
 import json
 import os
 import pstats
@@ -24,34 +37,80 @@ from typing import Any
 sys.path.insert(0, str(Path.cwd()))  # the project under test, not whichever one is installed
 
 import generator.build
+import generator.output
+import generator.render
+import generator.search
 from generator.cli import main
 
-STAGES = ("load_cards", "build_model", "render_site", "write_site", "index_site")
+# (stage, owner, attribute): the function or method wrapped to time that stage. None of them calls
+# another, so no time is counted twice.
+STAGES: tuple[tuple[str, Any, str], ...] = (
+    ("read cards (load_cards)", generator.build, "load_cards"),
+    ("count (build_model)", generator.build, "build_model"),
+    ("model files (Renderer.model_files)", generator.render.Renderer, "model_files"),
+    ("write files (Staging.write)", generator.output.Staging, "write"),
+    ("search records (SearchIndex.add)", generator.search.SearchIndex, "add"),
+    ("other pages (Renderer.site_files)", generator.render.Renderer, "site_files"),
+    ("search index (SearchIndex.write)", generator.search.SearchIndex, "write"),
+)
+OTHER_PAGES = "other pages (Renderer.site_files)"
+
+
+# Read after every call of every stage, so kept open: one system call (``posix.pread``) a reading.
+_STATM = os.open("/proc/self/statm", os.O_RDONLY)
+_PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def rss_mib() -> float:
     """Resident memory now (not the peak): what the objects still alive take."""
-    pages = int(Path("/proc/self/statm").read_text(encoding="utf-8").split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return int(os.pread(_STATM, 200, 0).split()[1]) * _PAGE_MIB
+
+
+def timed(record: dict[str, dict[str, float]], stage: str, original: Callable[..., Any]) -> Callable[..., Any]:
+    """``original``, adding up its time under ``stage`` and noting the memory after each call."""
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        result = original(*args, **kwargs)
+        entry = record.setdefault(stage, {"seconds": 0.0, "calls": 0})
+        entry["seconds"] += time.perf_counter() - started
+        entry["calls"] += 1
+        entry["rss_after_mib"] = rss_mib()
+        return result
+
+    return wrapper
 
 
 def instrument(record: dict[str, dict[str, float]]) -> None:
-    """Wrap each stage the build calls by name, adding up its time and noting the memory after it."""
-    for name in STAGES:
-        original = getattr(generator.build, name, None)
+    """Wrap each stage's function; ``site_files``' work is run later by the build, so wrap that too."""
+    for stage, owner, name in STAGES:
+        original = getattr(owner, name, None)
         if original is None:
+            print(f"profile_build: {owner.__name__}.{name} not found; stage {stage!r} left out", file=sys.stderr)
             continue
+        wrapped = timed(record, stage, original)
+        if stage == OTHER_PAGES:
+            wrapped = _timing_work(record, wrapped)
+        setattr(owner, name, wrapped)
 
-        def wrapper(*args: Any, _name: str = name, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            result = _original(*args, **kwargs)
-            entry = record.setdefault(_name, {"seconds": 0.0, "calls": 0})
-            entry["seconds"] += time.perf_counter() - started
-            entry["calls"] += 1
-            entry["rss_after_mib"] = rss_mib()
-            return result
 
-        setattr(generator.build, name, wrapper)
+def _timing_work(record: dict[str, dict[str, float]], site_files: Callable[..., Any]) -> Callable[..., Any]:
+    """``site_files`` returning its pieces of work each timed as the same stage."""
+
+    @functools.wraps(site_files)
+    def wrapper(*args: Any, **kwargs: Any) -> list[Callable[[], Any]]:
+        return [timed(record, OTHER_PAGES, work) for work in site_files(*args, **kwargs)]
+
+    return wrapper
+
+
+def with_one_job(argv: list[str]) -> list[str]:
+    """The build's arguments with ``--jobs 1`` added, unless they already name a number of jobs."""
+    if argv[:1] != ["build"]:
+        return argv
+    named = any(arg in ("-j", "--jobs") or arg.startswith(("--jobs=", "-j")) for arg in argv[1:])
+    return argv if named else [*argv, "--jobs", "1"]
 
 
 def function_rows(stats: pstats.Stats, key: int, keep: Callable[[str], bool], limit: int) -> list[dict[str, Any]]:
@@ -70,24 +129,26 @@ def function_rows(stats: pstats.Stats, key: int, keep: Callable[[str], bool], li
 def run() -> int:
     record: dict[str, dict[str, float]] = {}
     instrument(record)
+    argv = with_one_job(sys.argv[1:])
     profiler = cProfile.Profile()
     started = time.perf_counter()
     profiler.enable()
-    status = main(sys.argv[1:])
+    status = main(argv)
     profiler.disable()
     elapsed = time.perf_counter() - started
     if status != 0:
         return status
-    if "index_site" in record and "write_site" in record:  # write_site calls index_site before the swap
-        record["write_site"]["seconds"] -= record["index_site"]["seconds"]
     stats = pstats.Stats(profiler)
     root = str(Path.cwd())
+    here = str(Path(__file__).resolve())
     result = {
         "seconds": elapsed,
         "rss_end_mib": rss_mib(),
         "stages": record,
-        "own": function_rows(stats, 0, lambda f: True, 15),
-        "project": function_rows(stats, 1, lambda f: f.startswith(root) and ("generator" in f or "templates" in f), 15),
+        "own": function_rows(stats, 0, lambda f: f != here, 15),
+        "project": function_rows(
+            stats, 1, lambda f: f.startswith(root) and ("generator" in f or "templates" in f) and f != here, 15
+        ),
     }
     print(json.dumps(result))
     return 0
