@@ -4,14 +4,16 @@ Cards are independent: each is read, counted, derived and written on its own, an
 most of a build; so are the pages about many models once every card is summarized.
 ``map_parallel`` runs such work over a pool of forked processes, which inherit the cards,
 the compiled templates and the staging directory from the build instead of being sent them;
-only each task's small result comes back. Where ``fork`` does not exist, with one job, or
-with few tasks, the work runs in the build's own process, the same way.
+only each task's small result comes back. Forking is safe on Linux; on macOS system
+libraries may not survive it, and Windows has none: there, with one job, or with few tasks,
+the work runs in the build's own process, the same way.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -41,7 +43,7 @@ def map_parallel(
     """
     global _work
     jobs = min(jobs, count // MIN_TASKS_PER_JOB)
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or not sys.platform.startswith("linux"):
         return [_reported(work(i), i + 1, count, on_done) for i in range(count)]
     _work = work
     try:

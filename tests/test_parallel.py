@@ -8,6 +8,9 @@ many models count again only the few cards they name.
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -44,6 +47,19 @@ def test_map_parallel_keeps_the_order_and_reports_each_result(jobs: int) -> None
     told: list[tuple[int, int]] = []
     assert map_parallel(square, 50, jobs, lambda done, total: told.append((done, total))) == [n * n for n in range(50)]
     assert told == [(n, 50) for n in range(1, 51)]
+
+
+def worker_pid(number: int) -> int:
+    time.sleep(0.01)  # long enough that one worker cannot take every task
+    return os.getpid()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
+def test_with_two_jobs_the_work_runs_in_two_other_processes() -> None:
+    pids = set(map_parallel(worker_pid, 40, 2))
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert set(map_parallel(worker_pid, 40, 1)) == {os.getpid()}
+    assert set(map_parallel(worker_pid, 15, 2)) == {os.getpid()}  # under 8 tasks a job: not worth a pool
 
 
 def test_an_error_in_a_worker_is_raised_in_the_build() -> None:
