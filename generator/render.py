@@ -101,21 +101,24 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor]) -> Markup:
     has hundreds of these rows, and a macro call for each made up a third of the build.
     """
     rows = []
+    cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     for entry in entries:
         name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
         head = f'<th scope="row"><code>{name}</code> {PERMALINK.format(anchor="t-" + name, label=name)}</th>'
-        role = html.escape(entry.role)
         if isinstance(entry, TiedTensor):
             target = html.escape(entry.tied_to)
             rows.append(
                 f'<tr class="tied" id="t-{name}">{head}<td colspan="2">tied to <a href="#t-{target}">'
-                f"<code>{target}</code></a>, counted there</td><td>{role}</td></tr>\n"
+                f"<code>{target}</code></a>, counted there</td><td>{html.escape(entry.role)}</td></tr>\n"
             )
-        else:
-            rows.append(
-                f'<tr id="t-{name}">{head}<td class="shape">{shape_text(entry.shape)}</td>'
-                f'<td class="n">{entry.count:,}</td><td>{role}</td></tr>\n'
+            continue
+        key = (entry.shape, entry.count, entry.role)
+        if key not in cells:
+            cells[key] = (
+                f'<td class="shape">{shape_text(entry.shape)}</td><td class="n">{entry.count:,}</td>'
+                f"<td>{html.escape(entry.role)}</td></tr>\n"
             )
+        rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
     return Markup("".join(rows))
 
 
