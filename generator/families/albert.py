@@ -21,11 +21,10 @@ from generator.architecture import (
     Param,
     Part,
     Symbol,
-    embedding,
     layer_norm,
     linear,
 )
-from generator.families.common import classifier_head, mlm_decoder, padding_in_vocabulary, tied
+from generator.families.common import bert_embeddings, classifier_head, mlm_decoder, padding_in_vocabulary, tied
 from generator.poly import Poly
 from generator.switches import Rule, div, mod, mul, ne
 
@@ -47,18 +46,7 @@ SYMBOLS = (
 
 
 def _embeddings(prefix: str) -> tuple[Block, ...]:
-    tables = Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, E),
-            embedding("position_embeddings", "position embeddings", P, E),
-            embedding("token_type_embeddings", "segment embeddings", T, E),
-            layer_norm("LayerNorm", "embedding LayerNorm", E),
-        ),
-    )
+    tables = bert_embeddings(prefix, E)
     # AlbertTransformer registers the projection before its layer groups; it always exists,
     # even when E equals H.
     projection = Block(

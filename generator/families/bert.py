@@ -19,12 +19,12 @@ from generator.architecture import (
     Module,
     Param,
     Symbol,
-    embedding,
     layer_norm,
     linear,
 )
 from generator.families.common import (
     CROSS_ATTENTION,
+    bert_embeddings,
     bert_encoder_layer,
     classifier_head,
     cross_attention_needs_decoder,
@@ -51,18 +51,7 @@ SYMBOLS = (
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Block, ...]:
-    embeddings = Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, H),
-            embedding("position_embeddings", "position embeddings", P, H),
-            embedding("token_type_embeddings", "segment embeddings", T, H),
-            layer_norm("LayerNorm", "embedding LayerNorm", H),
-        ),
-    )
+    embeddings = bert_embeddings(prefix, H)
     blocks: tuple[Block, ...] = (embeddings, bert_encoder_layer(on, prefix))
     if pooler:
         blocks += (

@@ -1,19 +1,36 @@
-"""Pieces several families share: the BERT encoder layer and the rules transformers enforces.
+"""Pieces several families share: BERT's embeddings and encoder layer, and transformers' rules.
 
 BERT, RoBERTa, XLM-RoBERTa and ELECTRA register exactly the same encoder layer (their modeling
-files copy BertLayer); DeBERTa and ModernBERT check their head counts with BERT's words. They
-are written once here. This module declares no family.
+files copy BertLayer); BERT, ALBERT and ELECTRA the same embeddings, each at its own width;
+DeBERTa and ModernBERT check their head counts with BERT's words. They are written once here.
+This module declares no family.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.architecture import Block, Kind, Module, Part, Tie, layer_norm, linear
+from generator.architecture import Block, Kind, Module, Part, Tie, embedding, layer_norm, linear
 from generator.poly import Poly
 from generator.switches import Rule, Switch, ge, is_whole, lt, mod, ne, neg, truthy
 
-H, I, C = Poly.symbol("H"), Poly.symbol("I"), Poly.symbol("C")
+V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
+
+
+def bert_embeddings(prefix: str, width: Poly) -> Block:
+    """BertEmbeddings: token, position and segment tables ``width`` wide, then a LayerNorm."""
+    return Block(
+        "embeddings",
+        "embeddings",
+        Kind.EMBEDDINGS,
+        f"{prefix}embeddings.",
+        (
+            embedding("word_embeddings", "token embeddings", V, width),
+            embedding("position_embeddings", "position embeddings", P, width),
+            embedding("token_type_embeddings", "segment embeddings", T, width),
+            layer_norm("LayerNorm", "embedding LayerNorm", width),
+        ),
+    )
 
 
 def bert_attention(path: str) -> tuple[Module, ...]:

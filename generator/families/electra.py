@@ -22,12 +22,12 @@ from generator.architecture import (
     Part,
     Symbol,
     Tie,
-    embedding,
     layer_norm,
     linear,
 )
 from generator.families.common import (
     CROSS_ATTENTION,
+    bert_embeddings,
     bert_encoder_layer,
     cross_attention_needs_decoder,
     heads_divide_hidden,
@@ -53,20 +53,7 @@ SYMBOLS = (
 
 
 def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (
-        Block(
-            "embeddings",
-            "embeddings",
-            Kind.EMBEDDINGS,
-            f"{prefix}embeddings.",
-            (
-                embedding("word_embeddings", "token embeddings", V, E),
-                embedding("position_embeddings", "position embeddings", P, E),
-                embedding("token_type_embeddings", "segment embeddings", T, E),
-                layer_norm("LayerNorm", "embedding LayerNorm", E),
-            ),
-        ),
-    )
+    blocks: tuple[Block, ...] = (bert_embeddings(prefix, E),)
     if on["projected"]:
         blocks += (
             Block(
