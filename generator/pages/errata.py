@@ -595,7 +595,7 @@ def layernorm_half(model: Model) -> Erratum:
 
 
 def mean_and_variance(model: Model) -> Erratum:
-    """LayerNorm's parameters called mean and variance (two numbers per LayerNorm)."""
+    """A LayerNorm taken as two numbers: a mean and a variance, or a scaling and an offset."""
     norms = 2 * L + 1  # two per layer and the embedding LayerNorm; checked against the steps below
     exact_layer = _steps(model, "layer", "attention LayerNorm", "output LayerNorm")
     exact_embedding = _steps(model, "embeddings", "embedding LayerNorm")
@@ -619,9 +619,9 @@ def mean_and_variance(model: Model) -> Erratum:
     )
     return Erratum(
         "mean-and-variance",
-        "LayerNorm's parameters called mean and variance",
-        "A LayerNorm has two learnable parameters: a mean and a variance, say the interview notes, "
-        "so it can be ignored; a scaling and an offset, says a worked solution.",
+        "A LayerNorm taken as two numbers",
+        "A LayerNorm has two learnable parameters, so it can be ignored: a mean and a variance, say "
+        "interview notes; a scaling and an offset, says a worked solution.",
         "The mean and the variance are computed from each token's vector every time the layer "
         "runs; nothing about them is stored. What a LayerNorm learns is a scale γ and a shift β, "
         "one entry per hidden unit each: 2H numbers, stored as weight and bias. The worked "
