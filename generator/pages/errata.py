@@ -123,6 +123,7 @@ class Erratum:
     printed: str | None = None  # the figure as the source prints it, from the card's claims
     variants: tuple[Variant, ...] = ()
     see_also: tuple[Link, ...] = ()
+    method: str = "Published method, recomputed"  # what their_total is, as the verdict names it
 
     @property
     def printed_value(self) -> int | None:
@@ -925,6 +926,7 @@ def tied_twice(model: Model) -> Erratum:
         tuple(rows),
         listed,
         _printed(model, "issue 656"),
+        method="The listing's rows, added up",
     )
 
 
