@@ -178,7 +178,7 @@ def test_interview_notes_attention_block() -> None:
             count_of("bert-base-uncased", "encoder.layer.0.attention.self.") - qkv_weights,
         ),
         "Attention output W_O": (0, count_of("bert-base-uncased", "encoder.layer.0.attention.output.dense.")),
-        "Attention block (one layer)": (147_456, count_of("bert-base-uncased", *ATTENTION)),
+        "Attention block (one layer)": (3 * 768 * 768 // 12, count_of("bert-base-uncased", *ATTENTION)),
     }
     assert qkv_weights == 3 * 768**2 == 1_769_472
     assert count_of("bert-base-uncased", *ATTENTION) == 4 * 768**2 + 4 * 768 == 2_362_368
