@@ -109,6 +109,11 @@ def has_tf_names(card: Card) -> bool:
     return card.family.name == "bert"
 
 
+def tf_names_hypothetical(card: Card) -> bool:
+    """Whether no checkpoint holds these names: an exercise model (``exercise-*``, pages/exercises.py) was never trained."""
+    return card.id.startswith("exercise-")
+
+
 def tf_name(card: Card, name: str, *, tied: bool = False) -> TfName | None:
     """The TensorFlow variable behind a PyTorch tensor name, or None (not a BERT card, or no original).
 

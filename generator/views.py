@@ -13,7 +13,7 @@ from functools import cached_property
 from generator import calculator
 from generator.architecture import Architecture, Block, Kind, Part, Symbol
 from generator.card import Card
-from generator.checkpoint_names import TfName, has_tf_names, tf_name
+from generator.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.claims import ClaimCheck, check_claims
 from generator.derivation import Derivation, derive
 from generator.inventory import Inventory, Tensor, TiedTensor, count_parameters
@@ -139,6 +139,11 @@ class Model(Summary):
     def tf_names(self) -> bool:
         """Whether the tensor tables can show google-research/bert checkpoint names (BERT cards)."""
         return has_tf_names(self.card)
+
+    @property
+    def tf_names_hypothetical(self) -> bool:
+        """Whether the checkpoint names are what Google's code would write, for a model never trained."""
+        return tf_names_hypothetical(self.card)
 
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
         """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
