@@ -53,6 +53,7 @@ class Figures:
     subtotals: dict[Kind, int]
     parts: dict[Part, int]
     symbols: tuple[str, ...]
+    trainable: int
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Summary:
     subtotals: dict[Kind, int]
     parts: dict[Part, int]
     symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
+    trainable: int  # the parameters an optimizer updates (the total less frozen tables)
 
     @staticmethod
     def of(card: Card, figures: Figures) -> Summary:
@@ -78,7 +80,14 @@ class Summary:
         symbols = tuple(s for s in card.family.symbols if s.name in figures.symbols)
         architecture = card.family.architecture(card.config, card.head)
         return Summary(
-            card, architecture, card.symbol_values(), figures.total, figures.subtotals, figures.parts, symbols
+            card,
+            architecture,
+            card.symbol_values(),
+            figures.total,
+            figures.subtotals,
+            figures.parts,
+            symbols,
+            figures.trainable,
         )
 
     @property
@@ -92,7 +101,7 @@ class Summary:
     @property
     def memory(self) -> Memory:
         """The parameters' bytes at fp32, fp16/bf16 and int8, and for training with Adam."""
-        return memory_of(self.total)
+        return memory_of(self.total, self.trainable)
 
     @property
     def embedding_share(self) -> float:
@@ -128,7 +137,7 @@ class Model(Summary):
         return self
 
     def figures(self) -> Figures:
-        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols))
+        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols), self.trainable)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
@@ -183,6 +192,7 @@ def build_model(card: Card) -> Model:
         subtotals,
         part_subtotals(inventory),
         _used_symbols(card, derivation),
+        inventory.trainable,
         inventory,
         derivation,
         groups,
