@@ -110,7 +110,7 @@ def has_tf_names(card: Card) -> bool:
 
 
 def tf_names_hypothetical(card: Card) -> bool:
-    """Whether no checkpoint holds these names: an exercise model (``exercise-*``, pages/exercises.py) never trained."""
+    """Whether no checkpoint holds these names: an exercise model (``exercise-*``) was never trained."""
     return card.id.startswith("exercise-")
 
 

@@ -59,7 +59,7 @@ def import_config(source: Path, card_id: str, head: str | None, models_dir: Path
     config = _parse_json(source, text)
     keys = key_locations(source, text)
     model_type = config.get("model_type")
-    if model_type not in FAMILIES:
+    if not isinstance(model_type, str) or model_type not in FAMILIES:
         supported = ", ".join(sorted(FAMILIES))
         message = f"expected a model_type this site counts ({supported}), found {describe(model_type)}"
         raise InputError([Problem(keys.get("model_type", Location(source)), "model_type", message)])

@@ -9,13 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import REFERENCE, reference_for
+from generator.build import build
 from generator.card import load_card
 from generator.families import FAMILIES
 from generator.importer import import_config, key_locations
 from generator.inventory import count_parameters
 from generator.problems import InputError, Location
+from generator.render import SiteOptions
 
 CONFIG_JSON = sorted((REFERENCE / "config-json").glob("*.json"))
 # Real config.json files of fine-tuned classifiers from public repositories (see their README.md);
@@ -273,3 +277,46 @@ def test_key_locations_finds_top_level_keys_only() -> None:
         "c": Location(Path("f.json"), 3, 3),
         "e": Location(Path("f.json"), 4, 2),
     }
+
+
+def test_imported_fine_tuned_cards_build_into_pages_with_the_reference_totals(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    for source in FINE_TUNED:
+        import_config(source, source.stem, None, models)
+    build(models, tmp_path / "site", SiteOptions(search=False))
+    for source in FINE_TUNED:
+        page = (tmp_path / "site" / "models" / source.stem / "index.html").read_text(encoding="utf-8")
+        assert f"{fine_tuned_reference(source)['total']:,} parameters" in page
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+KEYS = st.sampled_from(
+    ["architectures", "num_labels", "id2label", "hidden_size", "num_hidden_layers", "vocab_size", "model_type"]
+)
+CLASSES = st.sampled_from(
+    ["BertModel", "BertForMaskedLM", "BertForPreTraining", "BertForSequenceClassification", "BertForQA", ""]
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    changes=st.dictionaries(KEYS, JSON_VALUES | st.lists(CLASSES, max_size=2), max_size=3),
+    head=st.none() | st.sampled_from(["base", "pretraining", "masked-lm", "sequence-classification", "mlm"]),
+)
+def test_any_config_json_gives_a_card_or_located_problems(
+    changes: dict[str, Any], head: str | None, tmp_path: Path
+) -> None:
+    config = json.loads((REFERENCE / "config-json" / "test-bert-classifier-5.json").read_text(encoding="utf-8"))
+    source = tmp_path / "config.json"
+    source.write_text(json.dumps(config | changes, indent=2), encoding="utf-8")
+    try:
+        result = import_config(source, "any", head, tmp_path / "models", force=True)
+    except InputError as error:
+        for problem in error.problems:
+            assert problem.location.path == source  # the user's file, never the scratch card
+        return
+    assert count_parameters(load_card(result.path)).total > 0
