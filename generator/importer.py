@@ -96,7 +96,7 @@ def import_config(source: Path, card_id: str, head: str | None, models_dir: Path
 def choose_head(
     source: Path, config: dict[str, Any], keys: dict[str, Location], family: Family, asked: str | None
 ) -> HeadChoice:
-    """The head from ``--head``, else from ``architectures``; raise InputError when neither gives one."""
+    """The head from ``--head``, else from ``architectures``; raise InputError when it cannot be counted."""
     where = keys.get("architectures", Location(source))
     named = _architecture(source, config, where)
     inferred = _head_of(named)
@@ -140,7 +140,8 @@ def _architecture(source: Path, config: dict[str, Any], where: Location) -> str 
 
 
 def _head_of(class_name: str | None) -> Head | None:
-    if class_name is None:
+    """The head a transformers class name stands for, or None for a head this site does not count."""
+    if class_name is None or "Head" in class_name:  # BertLMHeadModel is a causal-LM head, not BertModel
         return None
     return next((head for suffix, head in HEAD_SUFFIXES if class_name.endswith(suffix)), None)
 

@@ -208,6 +208,13 @@ def test_model_class_and_no_architectures_mean_base(tmp_path: Path) -> None:
     assert (result.head.head.value, result.head.reason) == ("base", "the file has no architectures")
 
 
+@pytest.mark.parametrize("named", ["BertLMHeadModel", "BertForNextSentencePrediction"])
+def test_a_head_class_is_never_taken_for_the_base_model(named: str, tmp_path: Path) -> None:
+    result = import_config(write_config(tmp_path, architectures=[named]), "lm", None, tmp_path / "models")
+    assert result.head.head.value == "base"
+    assert result.head.warning is not None and f"{named} is a head this site does not count" in result.head.warning
+
+
 def test_a_head_the_site_does_not_count_falls_back_to_base_with_a_warning(tmp_path: Path) -> None:
     source = write_config(tmp_path, architectures=["BertForTokenClassification"])
     result = import_config(source, "tokens", None, tmp_path / "models")
