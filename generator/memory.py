@@ -18,8 +18,8 @@ TRAINING_STATE = (
     ("fp16 gradients", 2, False),
     ("fp32 master weights", 4, False),
     # Kingma & Ba 2015, Algorithm 1: m is a running mean of the gradients, v of their squares.
-    ("fp32 first moment (running mean of the gradients)", 4, False),
-    ("fp32 second moment (running mean of the squared gradients, uncentred: not a variance)", 4, False),
+    ("fp32 first moment", 4, False),
+    ("fp32 second moment", 4, False),
 )
 
 

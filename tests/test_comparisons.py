@@ -303,7 +303,11 @@ def test_memory_page_says_what_the_bytes_assume(site: Path) -> None:
     assert f"16 × {reference['trainable']:,} + 2 × {frozen:,} = {training:,} bytes" in page
     bert = (site / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
     assert "That assumes every parameter is trained" in bert and "are frozen" not in bert
-    assert "uncentred: not a variance" in bert and "Adam's variance" not in bert
+    assert (
+        "the second is a running mean of their squares, uncentred (no mean is subtracted), so it is not a variance"
+        in bert
+    )
+    assert "Adam's variance" not in bert
 
 
 def test_half_precision_figures_on_the_memory_section(site: Path) -> None:

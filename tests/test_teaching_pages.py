@@ -302,3 +302,5 @@ def test_optimizer_slots_belong_to_training_checkpoints_only(files: dict[str, st
     assert "Only a checkpoint written during training (by <code>run_pretraining.py</code> or" in page
     assert "<code>…/adam_m</code>, <code>…/adam_v</code>) and <code>global_step</code>" in page
     assert "Checkpoints also carry optimizer slots" not in page
+    # transformers 5 has no load_tf_weights_in_bert (the reference venv's 5.23 defines none).
+    assert "converted by these rules (up to transformers 4; version 5 no longer reads TensorFlow checkpoints)" in page
