@@ -105,9 +105,9 @@ def _import(args: argparse.Namespace) -> int:
         result = import_config(args.config, args.card_id, args.head, args.models, force=args.force)
     except InputError as error:
         return _report(error, "no card was written")
-    if result.head.warning:
-        print(f"warning: {result.head.warning}", file=sys.stderr)
-    print(f"head: {result.head.head.value} ({result.head.reason})")
+    if result.choice.warning:
+        print(f"warning: {result.choice.warning}", file=sys.stderr)
+    print(f"head: {result.choice.head.value} ({result.choice.reason})")
     if result.dropped:
         print(
             f"warning: left out {len(result.dropped)} key(s) that {args.config} carries but the config class "

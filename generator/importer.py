@@ -47,7 +47,7 @@ class Imported:
 
     path: Path
     dropped: tuple[str, ...]
-    head: HeadChoice
+    choice: HeadChoice
 
 
 def import_config(source: Path, card_id: str, head: str | None, models_dir: Path, *, force: bool = False) -> Imported:

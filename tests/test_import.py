@@ -168,8 +168,8 @@ def test_inferred_head_counts_the_class_architectures_names(source: Path, tmp_pa
     named = json.loads(source.read_text(encoding="utf-8"))["architectures"][0]
     result = import_config(source, "inferred", None, tmp_path)
     assert count_parameters(load_card(result.path)).class_name == named
-    assert result.head.reason == f"architectures names {named}"
-    assert result.head.warning is None
+    assert result.choice.reason == f"architectures names {named}"
+    assert result.choice.warning is None
 
 
 def line_of(source: Path, key: str) -> int:
@@ -190,7 +190,7 @@ def test_explicit_head_wins_with_a_warning(tmp_path: Path) -> None:
     source = write_config(tmp_path)  # architectures: BertForMaskedLM
     result = import_config(source, "mine", "pretraining", tmp_path / "models")
     assert load_card(result.path).head.value == "pretraining"
-    assert result.head.warning == (
+    assert result.choice.warning == (
         f"{source}:{line_of(source, 'architectures')}:3: architectures: names BertForMaskedLM, the masked-lm head; "
         "the card counts the pretraining head, as --head asks"
     )
@@ -198,28 +198,28 @@ def test_explicit_head_wins_with_a_warning(tmp_path: Path) -> None:
 
 def test_explicit_head_that_agrees_gives_no_warning(tmp_path: Path) -> None:
     result = import_config(write_config(tmp_path), "mine", "masked-lm", tmp_path / "models")
-    assert result.head.warning is None
+    assert result.choice.warning is None
 
 
 def test_model_class_and_no_architectures_mean_base(tmp_path: Path) -> None:
     result = import_config(write_config(tmp_path, architectures=["BertModel"]), "a", None, tmp_path / "m")
-    assert (result.head.head.value, result.head.reason) == ("base", "architectures names BertModel")
+    assert (result.choice.head.value, result.choice.reason) == ("base", "architectures names BertModel")
     result = import_config(write_config(tmp_path, architectures=[]), "b", None, tmp_path / "m")
-    assert (result.head.head.value, result.head.reason) == ("base", "the file has no architectures")
+    assert (result.choice.head.value, result.choice.reason) == ("base", "the file has no architectures")
 
 
 @pytest.mark.parametrize("named", ["BertLMHeadModel", "BertForNextSentencePrediction"])
 def test_a_head_class_is_never_taken_for_the_base_model(named: str, tmp_path: Path) -> None:
     result = import_config(write_config(tmp_path, architectures=[named]), "lm", None, tmp_path / "models")
-    assert result.head.head.value == "base"
-    assert result.head.warning is not None and f"{named} is a head this site does not count" in result.head.warning
+    assert result.choice.head.value == "base"
+    assert result.choice.warning is not None and f"{named} is a head this site does not count" in result.choice.warning
 
 
 def test_a_head_the_site_does_not_count_falls_back_to_base_with_a_warning(tmp_path: Path) -> None:
     source = write_config(tmp_path, architectures=["BertForTokenClassification"])
     result = import_config(source, "tokens", None, tmp_path / "models")
     assert load_card(result.path).head.value == "base"
-    assert result.head.warning == (
+    assert result.choice.warning == (
         f"{source}:{line_of(source, 'architectures')}:3: architectures: BertForTokenClassification is a head "
         "this site does not count; the card counts the bert encoder it sits on (base); pass --head to count "
         "another head (base, pretraining, masked-lm, sequence-classification)"
@@ -229,7 +229,7 @@ def test_a_head_the_site_does_not_count_falls_back_to_base_with_a_warning(tmp_pa
 def test_num_labels_wins_over_the_default_and_is_said(tmp_path: Path) -> None:
     source = write_config(tmp_path, architectures=["BertForSequenceClassification"], num_labels=7, id2label=None)
     result = import_config(source, "seven", None, tmp_path / "models")
-    assert result.head.reason == "architectures names BertForSequenceClassification; num_labels is 7"
+    assert result.choice.reason == "architectures names BertForSequenceClassification; num_labels is 7"
     # BERT-Base's classifier: 768 x 7 weights and 7 biases over BertModel's 109,482,240.
     assert count_parameters(load_card(result.path)).total == 109_482_240 + 768 * 7 + 7
 
