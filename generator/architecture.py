@@ -63,6 +63,9 @@ class Param:
     shape: tuple[Poly, ...]
     role: str
     part: Part | None = None  # only when it differs from its module's (a norm inside a stacked FFN)
+    # A parameter nothing trains (requires_grad False): stored and counted, but it has no gradient
+    # and no optimizer state (the 2017 Transformer's sinusoid tables).
+    frozen: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,6 +247,8 @@ def layer_norm(path: str, label: str, dim: Poly) -> Module:
     return Module(path, label, (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")), part=Part.NORMS)
 
 
-def embedding(path: str, label: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS) -> Module:
+def embedding(
+    path: str, label: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS, frozen: bool = False
+) -> Module:
     """nn.Embedding: one row of size dim per id."""
-    return Module(path, label, (Param("weight", (rows, dim), "table"),), part=part)
+    return Module(path, label, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part)

@@ -5,8 +5,8 @@ scope: ``bert/encoder/layer_3/attention/self/query/kernel``. A dense layer's ``k
 stored [in, out], where PyTorch's ``weight`` is [out, in]; LayerNorm's scale and shift are
 ``gamma`` and ``beta``; the masked-LM output layer has no weight of its own (it multiplies by
 the word embeddings) and only a bias, ``cls/predictions/output_bias`` [V]; the next-sentence
-layer's ``output_weights`` is already [2, H]. transformers' ``load_tf_weights_in_bert`` applies
-exactly these rules (kernel and gamma become weight, transposing only kernels; beta and
+layer's ``output_weights`` is already [2, H]. transformers' ``load_tf_weights_in_bert`` (transformers 4;
+version 5 removed it) applied exactly these rules (kernel and gamma become weight, transposing only kernels; beta and
 output_bias become bias; output_weights becomes weight as it is).
 
 The mapping is declared below as rules over PyTorch names; nothing here counts.
@@ -107,6 +107,11 @@ class TfName:
 def has_tf_names(card: Card) -> bool:
     """Only BERT cards come from google-research/bert checkpoints."""
     return card.family.name == "bert"
+
+
+def tf_names_hypothetical(card: Card) -> bool:
+    """Whether no checkpoint holds these names: an exercise model (``exercise-*``) was never trained."""
+    return card.id.startswith("exercise-")
 
 
 def tf_name(card: Card, name: str, *, tied: bool = False) -> TfName | None:

@@ -67,16 +67,17 @@ def _parser() -> argparse.ArgumentParser:
     import_cmd = commands.add_parser(
         "import",
         help="write a model card from a transformers config.json",
-        description="Write models/<ID>.yaml from a transformers config.json; its model_type picks the family. "
-        "Keys the family's config class does not know are left out and listed.",
+        description="Write models/<ID>.yaml from a transformers config.json; its model_type picks the family "
+        "and, without --head, the class its architectures names picks the head (ForSequenceClassification, "
+        "ForMaskedLM, ForPreTraining; Model or none: base). Keys the family's config class does not know "
+        "are left out and listed.",
     )
     import_cmd.add_argument("config", type=Path, metavar="CONFIG.json", help="a transformers config.json")
     import_cmd.add_argument("--id", required=True, dest="card_id", metavar="NAME", help="the card's id and file name")
     import_cmd.add_argument(
         "--head",
-        default="base",
         metavar="HEAD",
-        help="base (default), pretraining, masked-lm or sequence-classification",
+        help="base, pretraining, masked-lm or sequence-classification (default: what architectures names)",
     )
     import_cmd.add_argument(
         "--models", type=Path, default=Path("models"), metavar="DIR", help="where to write the card (default: models/)"
@@ -104,6 +105,9 @@ def _import(args: argparse.Namespace) -> int:
         result = import_config(args.config, args.card_id, args.head, args.models, force=args.force)
     except InputError as error:
         return _report(error, "no card was written")
+    if result.choice.warning:
+        print(f"warning: {result.choice.warning}", file=sys.stderr)
+    print(f"head: {result.choice.head.value} ({result.choice.reason})")
     if result.dropped:
         print(
             f"warning: left out {len(result.dropped)} key(s) that {args.config} carries but the config class "

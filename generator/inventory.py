@@ -31,6 +31,7 @@ class Tensor:
     module: Module
     index: tuple[int, ...]  # which instance of a repeated block; () when not repeated
     part: Part | None = None  # embeddings, attention, feed-forward, norms, pooler or heads (see Part)
+    trainable: bool = True  # False for a parameter nothing trains (requires_grad False)
 
     @property
     def formula(self) -> Poly:
@@ -75,6 +76,11 @@ class Inventory:
     @cached_property
     def total(self) -> int:
         return sum(t.count for t in self.tensors)
+
+    @cached_property
+    def trainable(self) -> int:
+        """The parameters an optimizer updates: the total less the frozen ones."""
+        return sum(t.count for t in self.tensors if t.trainable)
 
     def count_of(self, *, kind: Kind | None = None, block: str | None = None) -> int:
         """Add up the tensors of one kind of component, or of one block."""
@@ -173,7 +179,19 @@ def count_parameters(card: Card) -> Inventory:
                     entries.append(TiedTensor(name, param.tied_to, param.role, component, block, module, index))
                 else:
                     entries.append(
-                        Tensor(name, shape, count, component, param.shape, param.role, block, module, index, part)
+                        Tensor(
+                            name,
+                            shape,
+                            count,
+                            component,
+                            param.shape,
+                            param.role,
+                            block,
+                            module,
+                            index,
+                            part,
+                            trainable=not param.frozen,
+                        )
                     )
     return Inventory(card, architecture, tuple(entries), values)
 

@@ -13,7 +13,7 @@ from functools import cached_property
 from generator import calculator
 from generator.architecture import Architecture, Block, Kind, Part, Symbol
 from generator.card import Card
-from generator.checkpoint_names import TfName, has_tf_names, tf_name
+from generator.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.claims import ClaimCheck, check_claims
 from generator.derivation import Derivation, derive
 from generator.inventory import Inventory, Tensor, TiedTensor, count_parameters
@@ -53,6 +53,7 @@ class Figures:
     subtotals: dict[Kind, int]
     parts: dict[Part, int]
     symbols: tuple[str, ...]
+    trainable: int
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class Summary:
     subtotals: dict[Kind, int]
     parts: dict[Part, int]
     symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
+    trainable: int  # the parameters an optimizer updates (the total less frozen tables)
 
     @staticmethod
     def of(card: Card, figures: Figures) -> Summary:
@@ -78,7 +80,14 @@ class Summary:
         symbols = tuple(s for s in card.family.symbols if s.name in figures.symbols)
         architecture = card.family.architecture(card.config, card.head)
         return Summary(
-            card, architecture, card.symbol_values(), figures.total, figures.subtotals, figures.parts, symbols
+            card,
+            architecture,
+            card.symbol_values(),
+            figures.total,
+            figures.subtotals,
+            figures.parts,
+            symbols,
+            figures.trainable,
         )
 
     @property
@@ -92,7 +101,7 @@ class Summary:
     @property
     def memory(self) -> Memory:
         """The parameters' bytes at fp32, fp16/bf16 and int8, and for training with Adam."""
-        return memory_of(self.total)
+        return memory_of(self.total, self.trainable)
 
     @property
     def embedding_share(self) -> float:
@@ -128,7 +137,7 @@ class Model(Summary):
         return self
 
     def figures(self) -> Figures:
-        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols))
+        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols), self.trainable)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
@@ -139,6 +148,11 @@ class Model(Summary):
     def tf_names(self) -> bool:
         """Whether the tensor tables can show google-research/bert checkpoint names (BERT cards)."""
         return has_tf_names(self.card)
+
+    @property
+    def tf_names_hypothetical(self) -> bool:
+        """Whether the checkpoint names are what Google's code would write, for a model never trained."""
+        return tf_names_hypothetical(self.card)
 
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
         """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
@@ -178,6 +192,7 @@ def build_model(card: Card) -> Model:
         subtotals,
         part_subtotals(inventory),
         _used_symbols(card, derivation),
+        inventory.trainable,
         inventory,
         derivation,
         groups,

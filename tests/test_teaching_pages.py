@@ -297,3 +297,22 @@ def test_only_bert_cards_have_tf_names(files: dict[str, str]) -> None:
     assert "<code>bert/encoder/layer_0/intermediate/dense/kernel</code>" in row.group(1)
     assert "[768, 3,072]" in row.group(1) and "[3,072, 768]" in row.group(1) and "transposed: [in, out]" in row.group(1)
     assert "none of its own: reuses <code>bert/embeddings/word_embeddings</code>" in html
+
+
+def test_exercise_models_label_their_checkpoint_names_hypothetical(files: dict[str, str]) -> None:
+    exercise = files["models/exercise-topic-classifier-5/index.html"]
+    assert 'id="tf-names"' in exercise  # the anchor stays for every BERT card
+    assert "Checkpoint names (hypothetical)" in exercise and "No checkpoint of this model exists." in exercise
+    assert "TensorFlow variables they would be converted from" in exercise
+    real = files["models/bert-base-uncased/index.html"]
+    assert "Original checkpoint names" in real and "hypothetical" not in text_of(real).lower()
+    assert "TensorFlow variables they were converted from" in real
+
+
+def test_optimizer_slots_belong_to_training_checkpoints_only(files: dict[str, str]) -> None:
+    page = files["models/bert-base-uncased/index.html"]
+    assert "Only a checkpoint written during training (by <code>run_pretraining.py</code> or" in page
+    assert "<code>…/adam_m</code>, <code>…/adam_v</code>) and <code>global_step</code>" in page
+    assert "Checkpoints also carry optimizer slots" not in page
+    # transformers 5 has no load_tf_weights_in_bert (the reference venv's 5.23 defines none).
+    assert "converted by these rules (up to transformers 4; version 5 no longer reads TensorFlow checkpoints)" in page

@@ -8,6 +8,9 @@ Run with the `reference` extra installed (torch and transformers), normally thro
   shapes, counts, the tied tensors and the total.
 * ``tests/reference/config-json/<id>.json``: the ``config.json`` that transformers writes for
   that card's config, to test ``python -m generator import`` on real files.
+* ``tests/reference/fine-tuned/<name>.json``: for each real ``config.json`` of a fine-tuned model
+  in ``tests/fine-tuned-configs/``, the class its ``architectures`` names, built from that file,
+  the head transformers' Auto classes map that class to, and its inventory.
 * ``generator/families/transformers/<family>.json``: for each family, the keys its
   transformers config class accepts and their defaults, so that a card can leave keys out
   and the generator can tell an unknown key from an ignored one without importing torch.
@@ -45,6 +48,7 @@ AUTO_CLASSES = {
     "masked-lm": AutoModelForMaskedLM,
     "sequence-classification": AutoModelForSequenceClassification,
 }
+FINE_TUNED = ROOT / "tests" / "fine-tuned-configs"
 
 
 def build_config(family: str, config: dict[str, Any]) -> PretrainedConfig:
@@ -74,6 +78,29 @@ def inventory(model: torch.nn.Module) -> dict[str, Any]:
     total = sum(t["count"] for t in tensors)
     assert total == sum(p.numel() for p in model.parameters()), "tied parameters were not deduplicated"
     return {"class": type(model).__name__, "total": total, "tensors": tensors, "tied": tied}
+
+
+def fine_tuned_reference(path: Path) -> dict[str, Any]:
+    """Build the class a real config.json's ``architectures`` names, as transformers loads that file."""
+    cfg = AutoConfig.from_pretrained(str(path))
+    class_name = cfg.architectures[0]
+    model_class = getattr(transformers, class_name)
+    with torch.device("meta"):
+        model = model_class(cfg)
+    # The head is the Auto class that maps this config class to the named class, as transformers says.
+    heads = [head for head, auto in AUTO_CLASSES.items() if auto._model_mapping.get(type(cfg), None) is model_class]
+    data = {"source": path.relative_to(ROOT).as_posix(), "head": heads[0], "num_labels": cfg.num_labels}
+    data |= inventory(model)
+    data["versions"] = {"transformers": transformers.__version__, "torch": torch.__version__}
+    return data
+
+
+def write_fine_tuned(out: Path) -> None:
+    """Write a reference file for every config.json in tests/fine-tuned-configs/."""
+    for path in sorted(FINE_TUNED.glob("*.json")):
+        data = fine_tuned_reference(path)
+        write_json(out / "fine-tuned" / path.name, data)
+        print(f"{path.stem}: {data['class']} {data['total']:,}", file=sys.stderr)
 
 
 def config_schema(family: str) -> dict[str, Any]:
@@ -134,7 +161,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schemas", type=Path, default=ROOT / "generator" / "families" / "transformers")
     parser.add_argument("cards", nargs="*", type=Path, help="only these cards (default: all)")
     parser.add_argument("--schemas-only", nargs="+", metavar="FAMILY", help="only rewrite these families' config files")
+    parser.add_argument("--fine-tuned-only", action="store_true", help="only rewrite the fine-tuned config references")
     args = parser.parse_args(argv)
+
+    if args.fine_tuned_only:
+        write_fine_tuned(args.out)
+        return 0
 
     if args.schemas_only:
         for family in args.schemas_only:
@@ -159,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{card_id}: {data['class']} {data['total']:,}", file=sys.stderr)
     for family in sorted(families):
         write_json(args.schemas / f"{family}.json", config_schema(family))
+    if not args.cards:
+        write_fine_tuned(args.out)
     return 0
 
 

@@ -138,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
             model = Transformer(DEFAULTS | card["config"])
         data = {"id": card_id, "family": "transformer", "head": card["head"], **inventory(model)}
         data["class"] = "Transformer"
+        # Models.py freezes the sinusoid tables (requires_grad False): what an optimizer would update.
+        data["trainable"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         data["versions"] = {"torch": torch.__version__, "implementation": "attention-is-all-you-need-pytorch (2018)"}
         write_json(args.out / f"{card_id}.json", data)
         print(f"{card_id}: {data['total']:,}", file=sys.stderr)

@@ -96,7 +96,8 @@ def _feed_forward() -> tuple[Module, ...]:
 
 
 def _tables(side: str, prefix: str, word: Module) -> Block:
-    positions = embedding("position_enc", f"{side} positions (frozen sinusoids)", S + 1, H)
+    # Models.py sets requires_grad False on these tables: listed and counted, never trained.
+    positions = embedding("position_enc", f"{side} positions (frozen sinusoids)", S + 1, H, frozen=True)
     return Block(f"{side}-embeddings", f"{side} embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
 
 
