@@ -173,6 +173,37 @@ def check_claims(card: Card, inventory: Inventory) -> tuple[ClaimCheck, ...]:
     return tuple(checks)
 
 
+@dataclass(frozen=True)
+class ClassCount:
+    """The card's weights as one transformers class builds them, for figures published for another class."""
+
+    class_name: str
+    head: Head
+    total: int
+    pooler: int  # the pooler's share of the total (0 when the class has none)
+    this_card: bool  # the class and config this card counts
+    label: str | None = None  # for a card's `also_counted` entry: how a reader would write it
+    why: str | None = None
+
+    @property
+    def head_words(self) -> str:
+        return HEAD_WORDS[self.head]
+
+
+def count_classes(card: Card, inventory: Inventory) -> tuple[ClassCount, ...]:
+    """The card counted by every head of its family, then by each of its ``also_counted`` entries."""
+    rows = []
+    for head in card.family.heads:
+        counted: Inventory | Totals = inventory if head is card.head else count_totals(dataclasses.replace(card, head=head))
+        pooler = counted.count_of(kind=Kind.POOLER)
+        rows.append(ClassCount(counted.class_name, head, counted.total, pooler, head is card.head))
+    for other in card.also_counted:
+        counted = count_totals(dataclasses.replace(card, head=other.head, config=other.config))
+        pooler = counted.count_of(kind=Kind.POOLER)
+        rows.append(ClassCount(counted.class_name, other.head, counted.total, pooler, False, other.label, other.why))
+    return tuple(rows)
+
+
 def scoped(inventory: Inventory | Totals, scope: Scope) -> int:
     """What a scope counts in one inventory."""
     embeddings = inventory.count_of(kind=Kind.EMBEDDINGS)

@@ -14,7 +14,7 @@ from generator import calculator
 from generator.architecture import Architecture, Block, Kind, Part, Symbol
 from generator.card import Card
 from generator.checkpoint_names import TfName, has_tf_names, tf_name
-from generator.claims import ClaimCheck, check_claims
+from generator.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.derivation import Derivation, derive
 from generator.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.memory import Memory, memory_of
@@ -134,6 +134,11 @@ class Model(Summary):
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
         """Each published figure beside the exact count, with why they differ (see claims.py)."""
         return check_claims(self.card, self.inventory)
+
+    @cached_property
+    def class_counts(self) -> tuple[ClassCount, ...]:
+        """The same weights counted by the family's other classes and the card's other configs."""
+        return count_classes(self.card, self.inventory)
 
     @property
     def tf_names(self) -> bool:
