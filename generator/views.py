@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 from generator import calculator
@@ -95,8 +96,8 @@ class Summary:
         return memory_of(self.total)
 
     @property
-    def embedding_share(self) -> float:
-        return self.subtotals[Kind.EMBEDDINGS] / self.total
+    def embedding_share(self) -> Fraction:
+        return Fraction(self.subtotals[Kind.EMBEDDINGS], self.total)
 
     def symbol_value(self, name: str) -> int | None:
         """The card's number for a symbol, or None when this model's count does not use it."""
