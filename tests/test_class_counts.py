@@ -123,6 +123,24 @@ def test_deberta_v3_base_backbone_figure_is_ambiguous() -> None:
     assert check.claim.explanation is not None and "two ways" in check.claim.explanation
 
 
+def test_tinybert_figure_is_the_model_with_pretraining_heads() -> None:
+    """14.5M is BertForPreTraining to the nearest 0.1M; the bare BertModel of the card is 14.4M."""
+    model = BY_ID["tinybert-general-4l-312d"]
+    by_class = {c["class"]: c["total"] for c in classes_reference("tinybert-general-4l-312d")["classes"]}
+    (part,) = next(c for c in model.claim_checks if c.claim.figure == "14.5M").parts
+    assert part.match is not None and part.match.count == by_class["BertForPreTraining"]
+    assert round(by_class["BertForPreTraining"] / 10**5) == 145 and round(by_class["BertModel"] / 10**5) == 144
+    assert part.exact == by_class["BertModel"] and part.exact_rounded == "14.4M"
+
+
+def test_roberta_figures_fit_the_checkpoints_masked_lm_class_too() -> None:
+    """fairseq's checkpoints have a masked-LM head and no pooler; both classes round to the README's figure."""
+    for card_id, millions in (("roberta-base", 125), ("roberta-large", 355)):
+        by_class = {c["class"]: c["total"] for c in classes_reference(card_id)["classes"]}
+        assert round(by_class["RobertaModel"] / 10**6) == round(by_class["RobertaForMaskedLM"] / 10**6) == millions
+        assert row(BY_ID[card_id], "RobertaForMaskedLM").total == by_class["RobertaForMaskedLM"]
+
+
 @pytest.mark.parametrize(
     ("entry", "expected"),
     [
@@ -146,24 +164,6 @@ def test_deberta_v3_base_backbone_figure_is_ambiguous() -> None:
         ("  - 7\n", "models/card.yaml:5:5: also_counted[0]: expected a mapping with label, head, config, why, found the integer 7"),
     ],
 )
-def test_tinybert_figure_is_the_model_with_pretraining_heads() -> None:
-    """14.5M is BertForPreTraining to the nearest 0.1M; the bare BertModel of the card is 14.4M."""
-    model = BY_ID["tinybert-general-4l-312d"]
-    by_class = {c["class"]: c["total"] for c in classes_reference("tinybert-general-4l-312d")["classes"]}
-    (part,) = next(c for c in model.claim_checks if c.claim.figure == "14.5M").parts
-    assert part.match is not None and part.match.count == by_class["BertForPreTraining"]
-    assert round(by_class["BertForPreTraining"] / 10**5) == 145 and round(by_class["BertModel"] / 10**5) == 144
-    assert part.exact == by_class["BertModel"] and part.exact_rounded == "14.4M"
-
-
-def test_roberta_figures_fit_the_checkpoints_masked_lm_class_too() -> None:
-    """fairseq's checkpoints have a masked-LM head and no pooler; both classes round to the README's figure."""
-    for card_id, millions in (("roberta-base", 125), ("roberta-large", 355)):
-        by_class = {c["class"]: c["total"] for c in classes_reference(card_id)["classes"]}
-        assert round(by_class["RobertaModel"] / 10**6) == round(by_class["RobertaForMaskedLM"] / 10**6) == millions
-        assert row(BY_ID[card_id], "RobertaForMaskedLM").total == by_class["RobertaForMaskedLM"]
-
-
 def test_bad_also_counted_entries_are_located(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, expected: str
 ) -> None:
