@@ -380,41 +380,42 @@ def _also_counted(
     if value is None:
         return ()
     if not isinstance(value, list):
-        problems.append(Problem(doc.where(("also_counted",)), "also_counted", f"expected a list, found {describe(value)}"))
+        message = f"expected a list, found {describe(value)}"
+        problems.append(Problem(doc.where(("also_counted",)), "also_counted", message))
         return ()
     found = []
     for index, item in enumerate(value):
-        label = f"also_counted[{index}]"
+        label, base = f"also_counted[{index}]", ("also_counted", index)
         if not isinstance(item, dict):
             message = f"expected a mapping with {', '.join(OTHER_COUNT_FIELDS)}, found {describe(item)}"
-            problems.append(Problem(doc.where(("also_counted", index)), label, message))
+            problems.append(Problem(doc.where(base), label, message))
             continue
         before = len(problems)
         for name in item:
             if name not in OTHER_COUNT_FIELDS:
                 message = "unknown key" + _did_you_mean(str(name), OTHER_COUNT_FIELDS)
-                problems.append(Problem(doc.where_key(("also_counted", index, name)), f"{label}.{shown_key(name)}", message))
+                problems.append(Problem(doc.where_key((*base, name)), f"{label}.{shown_key(name)}", message))
         texts = {}
         for name in ("label", "why"):
             text = item.get(name)
             if name not in item:
-                problems.append(Problem(doc.where(("also_counted", index)), f"{label}.{name}", "missing; expected text"))
+                problems.append(Problem(doc.where(base), f"{label}.{name}", "missing; expected text"))
             elif not isinstance(text, str) or not text.strip() or "\n" in text.strip():
                 message = f"expected one line of text, found {describe(text)}"
-                problems.append(Problem(doc.where(("also_counted", index, name)), f"{label}.{name}", message))
+                problems.append(Problem(doc.where((*base, name)), f"{label}.{name}", message))
             else:
                 texts[name] = text.strip()
         head_name = item.get("head", doc.data.get("head"))
         choices = [h.value for h in family.heads]
         if head_name not in choices:
             message = f"expected one of {', '.join(choices)}, found {describe(head_name)}"
-            problems.append(Problem(doc.where(("also_counted", index, "head")), f"{label}.head", message))
+            problems.append(Problem(doc.where((*base, "head")), f"{label}.head", message))
         changed = item.get("config") or {}
         if not isinstance(changed, dict):
             message = f"expected a mapping of config.json keys, found {describe(changed)}"
-            problems.append(Problem(doc.where(("also_counted", index, "config")), f"{label}.config", message))
+            problems.append(Problem(doc.where((*base, "config")), f"{label}.config", message))
             continue
-        merged = check_config(family, config, changed, doc, ("also_counted", index, "config"), problems)
+        merged = check_config(family, config, changed, doc, (*base, "config"), problems)
         if len(problems) == before:
             found.append(OtherCount(texts["label"], Head(head_name), merged, changed, texts["why"]))
     return tuple(found)

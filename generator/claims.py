@@ -6,8 +6,9 @@ heads, with another head of the family, without the embeddings, the encoder laye
 when a claim names another vocabulary, all of these again counted with it). The first count
 that equals the figure at the figure's own precision (rounded, or failing that rounded down) is
 the explanation. A figure with trailing zeros ("110M") is read to the nearest unit first, and
-only when no count gives it that way, with the zeros taken as not significant (the nearest 10M). A figure that no count explains must carry its own one-line explanation; the
-test suite fails for a catalog claim that has neither.
+only when no count gives it that way, with the zeros taken as not significant (the nearest 10M).
+A figure that no count explains must carry its own one-line explanation; the test suite fails
+for a catalog claim that has neither.
 """
 
 from __future__ import annotations
@@ -194,7 +195,9 @@ def count_classes(card: Card, inventory: Inventory) -> tuple[ClassCount, ...]:
     """The card counted by every head of its family, then by each of its ``also_counted`` entries."""
     rows = []
     for head in card.family.heads:
-        counted: Inventory | Totals = inventory if head is card.head else count_totals(dataclasses.replace(card, head=head))
+        counted: Inventory | Totals = inventory
+        if head is not card.head:
+            counted = count_totals(dataclasses.replace(card, head=head))
         pooler = counted.count_of(kind=Kind.POOLER)
         rows.append(ClassCount(counted.class_name, head, counted.total, pooler, head is card.head))
     for other in card.also_counted:

@@ -124,9 +124,7 @@ def parse_figure(text: str, counts: str | None = None) -> tuple[FigurePart, ...]
         value, precision, coarser = _number(match["number"], (match["unit"] or "").lower())
         scope = given or named
         number = match["number"] + (match["unit"] or "")
-        parts.append(
-            FigurePart(chunk, number, value, precision, scope or Scope.TOTAL, scope is not None, coarser)
-        )
+        parts.append(FigurePart(chunk, number, value, precision, scope or Scope.TOTAL, scope is not None, coarser))
     return tuple(parts)
 
 

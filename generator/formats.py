@@ -40,7 +40,7 @@ def percent(value: Fraction | float | int, total: int | None = None) -> str:
     335,141,888 is "0.029%"), and one short of the whole that would show 100.0% gets the digits
     it takes to fall short ("99.97%"). Shares rounded this way need not add up to 100.0%.
     """
-    share = Fraction(value, total) if total is not None else Fraction(value)
+    share = Fraction(value) / total if total is not None else Fraction(value)
     hundredths = abs(share) * 100
     decimals = 1
     if 0 < hundredths < Fraction(1, 20):

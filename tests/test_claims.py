@@ -107,12 +107,20 @@ def test_explanations_are_one_line() -> None:
 EXPECTED = {
     ("bert-base-uncased", "110M"): ("with the pre-training heads", (109_482_240,), (110_106_428,)),
     ("bert-base-uncased", "109,482,240"): ("exact", (109_482_240,), (109_482_240,)),
-    ("bert-base-cased", "110M"): ("a different vocabulary; with the pre-training heads", (108_310_272,), (110_106_428,)),
+    ("bert-base-cased", "110M"): (
+        "a different vocabulary; with the pre-training heads",
+        (108_310_272,),
+        (110_106_428,),
+    ),
     ("bert-base-uncased-pretraining", "110M"): ("rounding", (110_106_428,), (110_106_428,)),
     ("bert-large-uncased", "340M"): ("rounding", (335_141_888,), (335_141_888,)),
     ("bert-large-uncased", "335,043,584"): ("not within rounding", (335_141_888,), (None,)),
     ("bert-large-cased", "340M"): ("a different vocabulary; rounding", (333_579_264,), (335_141_888,)),
-    ("bert-base-chinese", "110M"): ("a different vocabulary; with the pre-training heads", (102_267_648,), (110_106_428,)),
+    ("bert-base-chinese", "110M"): (
+        "a different vocabulary; with the pre-training heads",
+        (102_267_648,),
+        (110_106_428,),
+    ),
     ("bert-base-multilingual-cased", "110M"): (
         "a different vocabulary; with the pre-training heads",
         (177_853_440,),

@@ -92,7 +92,10 @@ def test_electra_small_names_the_bare_model_too() -> None:
     (claim,) = model.claim_checks
     assert claim.parts[0].match is not None and claim.parts[0].match.class_name == "ElectraForPreTraining"
     html = page(model)
-    assert '<th scope="row"><code>ElectraModel</code></th><td>No head, the bare encoder</td><td class="n">13,483,008</td>' in html
+    assert (
+        '<th scope="row"><code>ElectraModel</code></th><td>No head, the bare encoder</td><td class="n">13,483,008</td>'
+        in html
+    )
 
 
 def test_minilm_sentence_embeddings_skip_the_pooler() -> None:
@@ -161,7 +164,15 @@ def test_roberta_figures_fit_the_checkpoints_masked_lm_class_too() -> None:
         ),
         ("  - label: x\n", "models/card.yaml:5:5: also_counted[0].why: missing; expected text"),
         ("  - label: x\n    why: y\n    colour: z\n", "models/card.yaml:7:5: also_counted[0].colour: unknown key"),
-        ("  - 7\n", "models/card.yaml:5:5: also_counted[0]: expected a mapping with label, head, config, why, found the integer 7"),
+        (
+            "  - 7\n",
+            "models/card.yaml:5:5: also_counted[0]: expected a mapping with label, head, config, why, found the integer 7",
+        ),
+        ("  pooler\n", "models/card.yaml:5:3: also_counted: expected a list, found the string 'pooler'"),
+        (
+            "  - label: x\n    why: y\n    config: 3\n",
+            "models/card.yaml:7:13: also_counted[0].config: expected a mapping of config.json keys, found the integer 3",
+        ),
     ],
 )
 def test_bad_also_counted_entries_are_located(
