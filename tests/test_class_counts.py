@@ -186,3 +186,19 @@ def test_bad_also_counted_entries_are_located(
     with pytest.raises(InputError) as caught:
         load_cards(tmp_path / "models")
     assert expected in [str(p) for p in caught.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("card_id", "bare", "masked_lm"),
+    [("modernbert-base", 149, 150), ("modernbert-large", 395, 396), ("distilbert-base-uncased", 66, 67)],
+)
+def test_figures_of_the_bare_encoder_not_the_checkpoints_masked_lm_class(
+    card_id: str, bare: int, masked_lm: int
+) -> None:
+    """The published figure is the bare model's count to the nearest million; the checkpoint's class rounds higher."""
+    classes = classes_reference(card_id)["classes"]
+    totals = {c["head"]: c["total"] for c in classes}
+    assert (round(totals["base"] / 10**6), round(totals["masked-lm"] / 10**6)) == (bare, masked_lm)
+    (claim, *_) = BY_ID[card_id].claim_checks
+    assert claim.claim.figure == f"{bare}M" and claim.parts[0].exact == totals["base"]
+    assert f"{masked_lm}M" in BY_ID[card_id].card.notes
