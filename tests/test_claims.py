@@ -360,3 +360,11 @@ def test_a_claim_without_match_or_explanation_is_caught(models_dir: Path) -> Non
     assert isinstance(model, Model)
     (found,) = model.claim_checks
     assert not found.matched and not found.explained and found.parts[0].exact == 109_482_240
+
+
+@pytest.mark.parametrize("size", ["base", "large", "xlarge", "xxlarge"])
+def test_albert_cites_the_paper_first_and_the_transformers_list_as_secondary(size: str) -> None:
+    paper, listed = BY_ID[f"albert-{size}-v2"].card.claims
+    assert paper.source == "Lan et al. 2020, the ALBERT paper (arXiv:1909.11942), Table 1"
+    assert paper.url == "https://arxiv.org/abs/1909.11942"
+    assert listed.source.startswith("Secondary source: transformers documentation") and "not the paper" in listed.source
