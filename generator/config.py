@@ -112,6 +112,10 @@ def check_config(
             message = f"unknown key for {schema.config_class} ({schema.version}); give keys under their own names"
             problems.append(Problem(doc.where_key((*base, key)), f"config.{shown_key(key)}", message))
             continue
+        if key == "id2label":  # the card's own config derives num_labels from it; here it would be ignored
+            message = f"give num_labels instead of id2label here, found {describe(value)}"
+            problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+            continue
         merged[key] = value
     _check_types(family, merged, changed, doc, base, problems)
     return merged

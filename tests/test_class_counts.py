@@ -168,6 +168,10 @@ def test_roberta_figures_fit_the_checkpoints_masked_lm_class_too() -> None:
             "  - 7\n",
             "models/card.yaml:5:5: also_counted[0]: expected a mapping with label, head, config, why, found the integer 7",
         ),
+        (
+            "  - label: x\n    why: y\n    config:\n      id2label: {0: a}\n",
+            "models/card.yaml:8:17: config.id2label: give num_labels instead of id2label here, found a mapping",
+        ),
         ("  pooler\n", "models/card.yaml:5:3: also_counted: expected a list, found the string 'pooler'"),
         (
             "  - label: x\n    why: y\n    config: 3\n",
