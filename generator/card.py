@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.architecture import Family, Head
-from generator.config import resolve_config
+from generator.config import check_config, resolve_config
 from generator.families import FAMILIES
 from generator.figures import FigurePart, parse_figure
 from generator.parallel import map_parallel
@@ -22,7 +22,7 @@ MAX_ID_LENGTH = 100  # the id names a directory and two files; file systems stop
 # Every tensor is listed on the model page; the largest real card has under 1,000. A config with
 # millions of layers is valid to transformers, but its page could not be written or read.
 MAX_TENSORS = 20_000
-TOP_LEVEL_KEYS = ("id", "title", "family", "head", "config", "sources", "claims", "notes")
+TOP_LEVEL_KEYS = ("id", "title", "family", "head", "config", "sources", "claims", "also_counted", "notes")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,21 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class OtherCount:
+    """The same weights counted by another class or config, as a published figure may have been.
+
+    ``label`` names it as a reader would write it (``MobileBertModel(MobileBertConfig())``);
+    ``config`` is the card's config with ``changed`` applied; ``why`` is one line.
+    """
+
+    label: str
+    head: Head
+    config: Mapping[str, Any]
+    changed: Mapping[str, Any]
+    why: str
+
+
+@dataclass(frozen=True)
 class Card:
     """One model: its family, head and fully resolved config."""
 
@@ -66,6 +81,7 @@ class Card:
     notes: str
     path: Path
     id_location: Location
+    also_counted: tuple[OtherCount, ...] = ()
 
     def value(self, symbol: str) -> int:
         """The card's number for a formula symbol."""
@@ -162,6 +178,7 @@ def load_card(path: Path) -> Card:
             )
     sources = _sources(doc, problems)
     claims = _claims(doc, family, problems)
+    also_counted = _also_counted(doc, family, config, problems) if family is not None and config else ()
     notes = _text(doc, "notes", problems, required=False)
     # A value the reader dropped (a forbidden tag, ...) is reported once, not again as missing.
     dropped = {(p.location, p.key) for p in doc.problems}
@@ -173,7 +190,9 @@ def load_card(path: Path) -> Card:
     if problems:
         raise InputError(problems)
     id_location = doc.where(("id",)) if "id" in data else Location(path)
-    return Card(str(card_id), title, family, head, config, given, sources, claims, notes, path, id_location)
+    return Card(
+        str(card_id), title, family, head, config, given, sources, claims, notes, path, id_location, also_counted
+    )
 
 
 def _tensor_limit(family: Family, head: Head, config: Mapping[str, Any], doc: Document) -> list[Problem]:
@@ -348,6 +367,58 @@ def _claims(doc: Document, family: Family | None, problems: list[Problem]) -> tu
             problems.append(Problem(doc.where(where), f"claims[{index}].vocab_size", message))
         claims.append(Claim(figure, str(item.get("source")), item.get("url"), parts, counts, explanation, vocab))
     return tuple(claims)
+
+
+OTHER_COUNT_FIELDS = ("label", "head", "config", "why")
+
+
+def _also_counted(
+    doc: Document, family: Family, config: Mapping[str, Any], problems: list[Problem]
+) -> tuple[OtherCount, ...]:
+    """Read the other classes and configs a card's published figures may count."""
+    value = doc.data.get("also_counted")
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        message = f"expected a list, found {describe(value)}"
+        problems.append(Problem(doc.where(("also_counted",)), "also_counted", message))
+        return ()
+    found = []
+    for index, item in enumerate(value):
+        label, base = f"also_counted[{index}]", ("also_counted", index)
+        if not isinstance(item, dict):
+            message = f"expected a mapping with {', '.join(OTHER_COUNT_FIELDS)}, found {describe(item)}"
+            problems.append(Problem(doc.where(base), label, message))
+            continue
+        before = len(problems)
+        for name in item:
+            if name not in OTHER_COUNT_FIELDS:
+                message = "unknown key" + _did_you_mean(str(name), OTHER_COUNT_FIELDS)
+                problems.append(Problem(doc.where_key((*base, name)), f"{label}.{shown_key(name)}", message))
+        texts = {}
+        for name in ("label", "why"):
+            text = item.get(name)
+            if name not in item:
+                problems.append(Problem(doc.where(base), f"{label}.{name}", "missing; expected text"))
+            elif not isinstance(text, str) or not text.strip() or "\n" in text.strip():
+                message = f"expected one line of text, found {describe(text)}"
+                problems.append(Problem(doc.where((*base, name)), f"{label}.{name}", message))
+            else:
+                texts[name] = text.strip()
+        head_name = item.get("head", doc.data.get("head"))
+        choices = [h.value for h in family.heads]
+        if head_name not in choices:
+            message = f"expected one of {', '.join(choices)}, found {describe(head_name)}"
+            problems.append(Problem(doc.where((*base, "head")), f"{label}.head", message))
+        changed = item.get("config") or {}
+        if not isinstance(changed, dict):
+            message = f"expected a mapping of config.json keys, found {describe(changed)}"
+            problems.append(Problem(doc.where((*base, "config")), f"{label}.config", message))
+            continue
+        merged = check_config(family, config, changed, doc, (*base, "config"), problems)
+        if len(problems) == before:
+            found.append(OtherCount(texts["label"], Head(head_name), merged, changed, texts["why"]))
+    return tuple(found)
 
 
 def _duplicate_ids(cards: list[Card]) -> list[Problem]:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from html import escape
 
+from generator import formats
+
 # The fill pattern of each series, drawn over its color: enough to tell series apart in grey.
 PATTERNS = {
     "solid": "",
@@ -137,7 +139,7 @@ def stacked_bars(
             share = Fraction(value, total)
             x0, w = left + float(offset) * span, float(share) * span
             offset += share
-            tip = f"{row.label}: {s.label} {float(share) * 100:.1f}% ({value:,})"
+            tip = f"{row.label}: {s.label} {formats.percent(share)} ({value:,})"
             out.append(
                 f'<rect x="{_num(x0)}" y="{y}" width="{_num(w)}" height="{bar_height}" '
                 f'fill="url(#{chart_id}-{s.key})" class="segment"><title>{escape(tip)}</title></rect>'

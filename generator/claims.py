@@ -5,8 +5,10 @@ all read from inventories of the same card: the model as counted, without its po
 heads, with another head of the family, without the embeddings, the encoder layers alone (and,
 when a claim names another vocabulary, all of these again counted with it). The first count
 that equals the figure at the figure's own precision (rounded, or failing that rounded down) is
-the explanation. A figure that no count explains must carry its own one-line explanation; the
-test suite fails for a catalog claim that has neither.
+the explanation. A figure with trailing zeros ("110M") is read to the nearest unit first, and
+only when no count gives it that way, with the zeros taken as not significant (the nearest 10M).
+A figure that no count explains must carry its own one-line explanation; the test suite fails
+for a catalog claim that has neither.
 """
 
 from __future__ import annotations
@@ -74,6 +76,22 @@ class PartCheck:
     exact: int  # the card's own count of what the part covers
     match: Candidate | None
     fit: Fit | None
+    precision: int  # the reading of the figure's precision that matched (the finest when none did)
+
+    @property
+    def precision_text(self) -> str:
+        """The precision that matched, in the figure's unit: 1M, 10M, 0.1M."""
+        return self.part.text_of(self.precision)
+
+    @property
+    def coarse(self) -> bool:
+        """Whether the figure matched only once its trailing zeros were taken as not significant."""
+        return self.precision != self.part.precision
+
+    @property
+    def exact_rounded(self) -> str:
+        """The card's own count at the figure's finest precision: 109,482,240 is "109M"."""
+        return self.part.rounded(self.exact, self.part.precision)
 
     @property
     def difference(self) -> int:
@@ -149,11 +167,44 @@ def check_claims(card: Card, inventory: Inventory) -> tuple[ClaimCheck, ...]:
         for part in claim.parts:
             exact = scoped(inventory, part.scope)
             found = _first_fit(part, _candidates(card, part.scope, functools.partial(inventory_for, vocab=vocab)))
-            match, fit = found if found else (None, None)
-            parts.append(PartCheck(part, exact, match, fit))
+            match, fit, precision = found if found else (None, None, part.precision)
+            parts.append(PartCheck(part, exact, match, fit, precision))
         vocabulary = (vocab, int(own_vocab)) if vocab is not None and own_vocab is not None else None
         checks.append(ClaimCheck(claim, tuple(parts), vocabulary))
     return tuple(checks)
+
+
+@dataclass(frozen=True)
+class ClassCount:
+    """The card's weights as one transformers class builds them, for figures published for another class."""
+
+    class_name: str
+    head: Head
+    total: int
+    pooler: int  # the pooler's share of the total (0 when the class has none)
+    this_card: bool  # the class and config this card counts
+    label: str | None = None  # for a card's `also_counted` entry: how a reader would write it
+    why: str | None = None
+
+    @property
+    def head_words(self) -> str:
+        return HEAD_WORDS[self.head]
+
+
+def count_classes(card: Card, inventory: Inventory) -> tuple[ClassCount, ...]:
+    """The card counted by every head of its family, then by each of its ``also_counted`` entries."""
+    rows = []
+    for head in card.family.heads:
+        counted: Inventory | Totals = inventory
+        if head is not card.head:
+            counted = count_totals(dataclasses.replace(card, head=head))
+        pooler = counted.count_of(kind=Kind.POOLER)
+        rows.append(ClassCount(counted.class_name, head, counted.total, pooler, head is card.head))
+    for other in card.also_counted:
+        counted = count_totals(dataclasses.replace(card, head=other.head, config=other.config))
+        pooler = counted.count_of(kind=Kind.POOLER)
+        rows.append(ClassCount(counted.class_name, other.head, counted.total, pooler, False, other.label, other.why))
+    return tuple(rows)
 
 
 def scoped(inventory: Inventory | Totals, scope: Scope) -> int:
@@ -170,22 +221,26 @@ def scoped(inventory: Inventory | Totals, scope: Scope) -> int:
     return inventory.count_of(kind=Kind.HEAD)
 
 
-def fits(count: int, part: FigurePart) -> Fit | None:
-    """Whether a count, written at the part's precision, gives the part's number."""
+def fits(count: int, part: FigurePart, precision: int | None = None) -> Fit | None:
+    """Whether a count, written at a precision (the part's finest by default), gives the part's number."""
     if part.exact:
         return Fit.EXACT if count == part.value else None
-    if part.value - part.precision / 2 <= count < part.value + part.precision / 2:
+    step = precision or part.precision
+    if part.value - step / 2 <= count < part.value + step / 2:
         return Fit.ROUNDED
-    if part.value <= count < part.value + part.precision:
+    if part.value <= count < part.value + step:
         return Fit.ROUNDED_DOWN
     return None
 
 
-def _first_fit(part: FigurePart, candidates: Iterator[Candidate]) -> tuple[Candidate, Fit] | None:
-    for candidate in candidates:
-        fit = fits(candidate.count, part)
-        if fit is not None:
-            return candidate, fit
+def _first_fit(part: FigurePart, candidates: Iterator[Candidate]) -> tuple[Candidate, Fit, int] | None:
+    """The first candidate that gives the figure, trying the finest reading of its precision first."""
+    listed = list(candidates)
+    for precision in part.precisions:
+        for candidate in listed:
+            fit = fits(candidate.count, part, precision)
+            if fit is not None:
+                return candidate, fit, precision
     return None
 
 

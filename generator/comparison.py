@@ -83,8 +83,8 @@ class PartRow:
     title: str
     a: int
     b: int
-    permille_a: int
-    permille_b: int
+    share_a: Fraction
+    share_b: Fraction
     formula_a: Expr
     formula_b: Expr
     symbols: frozenset[str]  # the symbols either formula uses
@@ -278,8 +278,8 @@ def _config_rows(a: Model, b: Model) -> tuple[ConfigRow, ...]:
 
 def _part_rows(a: Model, b: Model) -> tuple[PartRow, ...]:
     sub_a, sub_b = part_subtotals(a.inventory), part_subtotals(b.inventory)
-    shares_a = {s.part: s.permille for s in shares(sub_a)}
-    shares_b = {s.part: s.permille for s in shares(sub_b)}
+    shares_a = {s.part: s.fraction for s in shares(sub_a)}
+    shares_b = {s.part: s.fraction for s in shares(sub_b)}
     rows = []
     for part in Part:
         formula_a, symbols_a = part_expression(a.inventory, part)
@@ -290,8 +290,8 @@ def _part_rows(a: Model, b: Model) -> tuple[PartRow, ...]:
                 title=PART_TITLES[part],
                 a=sub_a[part],
                 b=sub_b[part],
-                permille_a=shares_a[part],
-                permille_b=shares_b[part],
+                share_a=shares_a[part],
+                share_b=shares_b[part],
                 formula_a=formula_a,
                 formula_b=formula_b,
                 symbols=symbols_a | symbols_b,

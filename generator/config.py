@@ -96,6 +96,31 @@ def resolve_config(
     return resolved, frozenset(given)
 
 
+def check_config(
+    family: Family,
+    config: Mapping[str, Any],
+    changed: Mapping[str, Any],
+    doc: Document,
+    base: KeyPath,
+    problems: list[Problem],
+) -> dict[str, Any]:
+    """A resolved config with some keys changed, checked as a card's own config is."""
+    schema = load_schema(family)
+    merged = dict(config)
+    for key, value in changed.items():
+        if not isinstance(key, str) or not schema.known(key) or key in schema.aliases:
+            message = f"unknown key for {schema.config_class} ({schema.version}); give keys under their own names"
+            problems.append(Problem(doc.where_key((*base, key)), f"config.{shown_key(key)}", message))
+            continue
+        if key == "id2label":  # the card's own config derives num_labels from it; here it would be ignored
+            message = f"give num_labels instead of id2label here, found {describe(value)}"
+            problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+            continue
+        merged[key] = value
+    _check_types(family, merged, changed, doc, base, problems)
+    return merged
+
+
 def _apply_aliases(
     given: dict[str, Any], schema: ConfigSchema, doc: Document, base: KeyPath, problems: list[Problem]
 ) -> dict[str, Any]:

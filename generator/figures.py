@@ -1,10 +1,11 @@
 """Published parameter figures ("110M", "14.5M", "10,152,448", "86M backbone + 98M embedding"), parsed.
 
 A figure is one or more parts, each a number at some precision and the part of the model it
-covers. The precision is what the figure's digits can say: "14.5M" is to the nearest 0.1M,
-"110M" to the nearest 10M (a trailing zero before the unit is not a significant digit), and a
-number written out without a unit, "10,152,448", is exact. Reconciling a figure with the count
-(``claims.py``) rounds the count at that precision.
+covers. The precision is what the figure's digits can say: "14.5M" is to the nearest 0.1M and a
+number written out without a unit, "10,152,448", is exact. A trailing zero before the unit may or
+may not be significant: "110M" reads first as 110M to the nearest 1M, and only when no count
+gives that, as two significant figures (the nearest 10M). Reconciling a figure with the count
+(``claims.py``) tries each reading in that order.
 """
 
 from __future__ import annotations
@@ -49,24 +50,44 @@ class FigurePart:
     text: str
     number: str  # the number as written, with its unit: "86M" of "86M backbone"
     value: int
-    precision: int  # 1 for an exact figure, 100_000 for "14.5M", 10_000_000 for "110M"
+    precision: int  # the finest reading: 1 for an exact figure, 100_000 for "14.5M", 1_000_000 for "110M"
     scope: Scope
     stated_scope: bool  # the figure or the card named the scope; otherwise it is taken as the total
+    coarser: tuple[int, ...] = ()  # readings that take trailing zeros as not significant: (10_000_000,) for "110M"
 
     @property
     def exact(self) -> bool:
         return self.precision == 1
 
     @property
+    def precisions(self) -> tuple[int, ...]:
+        """Every reading of the figure's precision, the finest first."""
+        return (self.precision, *self.coarser)
+
+    @property
     def precision_text(self) -> str:
-        """The precision as the figure's own unit would write it: 10M, 0.1M, 1K."""
+        """The finest precision as the figure's own unit would write it: 1M, 0.1M, 1K."""
+        return self.text_of(self.precision)
+
+    def text_of(self, precision: int) -> str:
+        """A precision as the figure's own unit would write it: 10M, 0.1M, 1K."""
+        if precision == 1:
+            return "1"
         for scale, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
-            if self.precision * 1000 >= scale and self.value >= scale:
-                whole, rest = divmod(self.precision, scale)
+            if precision * 1000 >= scale and self.value >= scale:
+                whole, rest = divmod(precision, scale)
                 if rest == 0:
                     return f"{whole}{suffix}"
-                return f"{self.precision / scale:g}{suffix}"
-        return f"{self.precision:,}"
+                return f"{precision / scale:g}{suffix}"
+        return f"{precision:,}"
+
+    def rounded(self, count: int, precision: int) -> str:
+        """A count rounded to the nearest ``precision``, in the figure's unit: 109,482,240 -> "109M"."""
+        for scale, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
+            if precision * 1000 >= scale and self.value >= scale:
+                steps = (2 * count + precision) // (2 * precision)  # half up, as the fits test reads "nearest"
+                return f"{steps * precision / scale:,.{_decimals(precision, scale)}f}{suffix}"
+        return f"{count:,}"
 
 
 def parse_figure(text: str, counts: str | None = None) -> tuple[FigurePart, ...]:
@@ -100,23 +121,31 @@ def parse_figure(text: str, counts: str | None = None) -> tuple[FigurePart, ...]
         named = SCOPE_WORDS[word] if word else None
         if given is not None and named is not None and given is not named:
             raise ValueError(f"counts says {given.value} but the figure says {word!r}")
-        value, precision = _number(match["number"], (match["unit"] or "").lower())
+        value, precision, coarser = _number(match["number"], (match["unit"] or "").lower())
         scope = given or named
         number = match["number"] + (match["unit"] or "")
-        parts.append(FigurePart(chunk, number, value, precision, scope or Scope.TOTAL, scope is not None))
+        parts.append(FigurePart(chunk, number, value, precision, scope or Scope.TOTAL, scope is not None, coarser))
     return tuple(parts)
 
 
-def _number(digits: str, unit: str) -> tuple[int, int]:
-    """The value and the precision of "14.5" with unit "m": 14,500,000 to the nearest 100,000."""
+def _number(digits: str, unit: str) -> tuple[int, int, tuple[int, ...]]:
+    """The value, finest precision and coarser readings of "110" with unit "m": 110M, 1M, (10M,)."""
     scale = UNITS[unit]
     plain = digits.replace(",", "")
     if scale == 1 and "." not in plain:  # every digit written out, as in "10,152,448": an exact count
-        return int(plain), 1
+        return int(plain), 1, ()
     if "." in plain:
         whole, decimals = plain.split(".")
         precision = scale // 10 ** len(decimals) if scale >= 10 ** len(decimals) else 1
-        return int(whole) * scale + int(decimals) * precision, max(precision, 1)
+        return int(whole) * scale + int(decimals) * precision, max(precision, 1), ()
     stripped = plain.rstrip("0")
     zeros = len(plain) - len(stripped) if stripped else 0
-    return int(plain) * scale, 10**zeros * scale
+    return int(plain) * scale, scale, tuple(10**n * scale for n in range(1, zeros + 1))
+
+
+def _decimals(precision: int, scale: int) -> int:
+    """How many decimals write a multiple of ``precision`` in units of ``scale``: 0.1M needs 1."""
+    decimals = 0
+    while precision * 10**decimals < scale:
+        decimals += 1
+    return decimals

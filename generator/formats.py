@@ -32,9 +32,35 @@ def signed(number: int) -> str:
     return "0"
 
 
-def permille(tenths: int) -> str:
-    """Tenths of a percent, as a percentage: 218 -> 21.8%."""
-    return f"{tenths // 10}.{tenths % 10}%"
+def percent(value: Fraction | float | int, total: int | None = None) -> str:
+    """A share as a percentage, rounded on its own: 23.74% -> "23.7%", never "0.0%" for a part that is not zero.
+
+    The one rule for every share and difference on the site: a tenth of a percent, rounded half
+    up; a share that is not zero but under 0.05% gets two significant digits (98,304 of
+    335,141,888 is "0.029%"), and one short of the whole that would show 100.0% gets the digits
+    it takes to fall short ("99.97%"). Shares rounded this way need not add up to 100.0%.
+    """
+    share = Fraction(value) / total if total is not None else Fraction(value)
+    hundredths = abs(share) * 100
+    decimals = 1
+    if 0 < hundredths < Fraction(1, 20):
+        while hundredths * 10**decimals < 10:  # until two digits are significant
+            decimals += 1
+    elif hundredths < 100 <= _round_half_up(hundredths, decimals):
+        while _round_half_up(hundredths, decimals) >= 100:
+            decimals += 1
+    whole, rest = divmod(_steps(hundredths, decimals), 10**decimals)
+    sign = MINUS if share < 0 else ""
+    return f"{sign}{whole}.{rest:0{decimals}d}%"
+
+
+def _steps(value: Fraction, decimals: int) -> int:
+    """``value`` in units of 10^-decimals, rounded half up."""
+    return int(value * 10**decimals + Fraction(1, 2))
+
+
+def _round_half_up(value: Fraction, decimals: int) -> Fraction:
+    return Fraction(_steps(value, decimals), 10**decimals)
 
 
 def times(ratio: Fraction | float) -> str:
@@ -43,4 +69,4 @@ def times(ratio: Fraction | float) -> str:
     return f"{value:.2f}×" if value < 10 else f"{value:.1f}×"
 
 
-FILTERS: dict[str, Callable[..., Any]] = {"binary": binary, "signed": signed, "permille": permille, "times": times}
+FILTERS: dict[str, Callable[..., Any]] = {"binary": binary, "signed": signed, "percent": percent, "times": times}

@@ -50,25 +50,18 @@ def part_formulas(inventory: Inventory) -> dict[Part, Poly]:
 
 @dataclass(frozen=True)
 class Share:
-    """One part's slice of a model: its count, exact fraction, and tenths of a percent for display."""
+    """One part's slice of a model: its count and exact fraction (``formats.percent`` writes it)."""
 
     part: Part
     count: int
     fraction: Fraction
-    permille: int  # rounded so that a model's shares add up to exactly 1000 (100.0%)
 
 
 def shares(subtotals: dict[Part, int]) -> tuple[Share, ...]:
-    """Each part's share of the total; the displayed tenths of a percent add up to 100.0%.
+    """Each part's exact share of the total.
 
-    Largest-remainder rounding: each part gets the floor of its share in tenths of a percent,
-    and the parts with the largest remainders get the tenths left over.
+    Shares are not adjusted to add up to 100%: a table that did so would contradict the chart's
+    own labels (issue 10); each is rounded on its own where it is written.
     """
     total = sum(subtotals.values())
-    exact = {part: Fraction(count * 1000, total) for part, count in subtotals.items()}
-    floors = {part: int(value) for part, value in exact.items()}
-    left = 1000 - sum(floors.values())
-    by_remainder = sorted(subtotals, key=lambda p: (-(exact[p] - floors[p]), list(Part).index(p)))
-    for part in by_remainder[:left]:
-        floors[part] += 1
-    return tuple(Share(part, subtotals[part], Fraction(subtotals[part], total), floors[part]) for part in subtotals)
+    return tuple(Share(part, count, Fraction(count, total)) for part, count in subtotals.items())

@@ -60,7 +60,6 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
         num=lambda n: Markup("—" if n is None else f"{n:,}"),
         rounded=rounded,
-        percent=lambda x: Markup(f"{100 * x:.1f}%"),
         formula=formula,
         mathtext=to_text,
         shape=shape_text,

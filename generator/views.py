@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 
 from generator import calculator
 from generator.architecture import Architecture, Block, Kind, Part, Symbol
 from generator.card import Card
 from generator.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
-from generator.claims import ClaimCheck, check_claims
+from generator.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.derivation import Derivation, derive
 from generator.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.memory import Memory, memory_of
@@ -104,8 +105,8 @@ class Summary:
         return memory_of(self.total, self.trainable)
 
     @property
-    def embedding_share(self) -> float:
-        return self.subtotals[Kind.EMBEDDINGS] / self.total
+    def embedding_share(self) -> Fraction:
+        return Fraction(self.subtotals[Kind.EMBEDDINGS], self.total)
 
     def symbol_value(self, name: str) -> int | None:
         """The card's number for a symbol, or None when this model's count does not use it."""
@@ -143,6 +144,11 @@ class Model(Summary):
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
         """Each published figure beside the exact count, with why they differ (see claims.py)."""
         return check_claims(self.card, self.inventory)
+
+    @cached_property
+    def class_counts(self) -> tuple[ClassCount, ...]:
+        """The same weights counted by the family's other classes and the card's other configs."""
+        return count_classes(self.card, self.inventory)
 
     @property
     def tf_names(self) -> bool:

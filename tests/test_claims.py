@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS
+from conftest import MODELS, reference_for
 from generator.card import load_cards
 from generator.claims import Fit, Variant, fits
 from generator.figures import FigurePart, Scope, parse_figure
@@ -29,7 +29,7 @@ def check(card_id: str, figure: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("text", "values"),
     [
-        ("110M", [(110_000_000, 10_000_000, Scope.TOTAL)]),
+        ("110M", [(110_000_000, 1_000_000, Scope.TOTAL)]),
         ("14.5M", [(14_500_000, 100_000, Scope.TOTAL)]),
         ("25.3M", [(25_300_000, 100_000, Scope.TOTAL)]),
         ("12M", [(12_000_000, 1_000_000, Scope.TOTAL)]),
@@ -44,6 +44,7 @@ def check(card_id: str, figure: str):  # type: ignore[no-untyped-def]
             [(418_000_000, 1_000_000, Scope.TOTAL), (131_000_000, 1_000_000, Scope.EMBEDDINGS)],
         ),
         ("1.07B", [(1_070_000_000, 10_000_000, Scope.TOTAL)]),
+        ("100K", [(100_000, 1_000, Scope.TOTAL)]),
     ],
 )
 def test_parse_figure(text: str, values: list[tuple[int, int, Scope]]) -> None:
@@ -61,16 +62,30 @@ def test_counts_names_the_scope_of_each_number() -> None:
         parse_figure("about a hundred million")
 
 
+def test_trailing_zeros_give_a_finer_reading_first() -> None:
+    (figure,) = parse_figure("110M")
+    assert figure.precisions == (1_000_000, 10_000_000)
+    assert parse_figure("100K")[0].precisions == (1_000, 10_000, 100_000)
+    assert parse_figure("14.5M")[0].precisions == (100_000,)
+    assert parse_figure("10,152,448")[0].precisions == (1,)
+
+
 def test_rounding_is_at_the_figures_precision() -> None:
     (ten,) = parse_figure("110M")
-    assert fits(109_482_240, ten) is Fit.ROUNDED  # 105M <= count < 115M
-    assert fits(102_267_648, ten) is None  # Chinese BERT: 100M at that precision
+    assert fits(109_482_240, ten) is None  # 109M to the nearest 1M: 109.5M <= count < 110.5M fails
+    assert fits(110_106_428, ten) is Fit.ROUNDED
+    assert fits(109_482_240, ten, 10_000_000) is Fit.ROUNDED  # 105M <= count < 115M
+    assert fits(102_267_648, ten, 10_000_000) is None  # Chinese BERT: 100M at that precision
+    assert ten.rounded(109_482_240, 1_000_000) == "109M" and ten.rounded(109_500_000, 1_000_000) == "110M"
+    assert parse_figure("14.5M")[0].rounded(14_350_248, 100_000) == "14.4M"
     (one,) = parse_figure("11M")
     assert fits(11_683_584, one) is Fit.ROUNDED_DOWN  # 12M to the nearest million; 11M only cut down
     (exact,) = parse_figure("10,152,448")
     assert fits(10_152_448, exact) is Fit.EXACT and fits(10_152_449, exact) is None
     assert FigurePart("14.5M", "14.5M", 14_500_000, 100_000, Scope.TOTAL, False).precision_text == "0.1M"
-    assert parse_figure("110M")[0].precision_text == "10M"
+    assert parse_figure("110M")[0].precision_text == "1M"
+    assert parse_figure("110M")[0].text_of(10_000_000) == "10M"
+    assert exact.precision_text == "1"
 
 
 @pytest.mark.parametrize(
@@ -90,16 +105,32 @@ def test_explanations_are_one_line() -> None:
 
 # (card, figure) -> (the reason shown, the card's exact count of what each number covers, the matched count)
 EXPECTED = {
-    ("bert-base-uncased", "110M"): ("rounding", (109_482_240,), (109_482_240,)),
+    ("bert-base-uncased", "110M"): ("with the pre-training heads", (109_482_240,), (110_106_428,)),
     ("bert-base-uncased", "109,482,240"): ("exact", (109_482_240,), (109_482_240,)),
-    ("bert-base-cased", "110M"): ("rounding", (108_310_272,), (108_310_272,)),
+    ("bert-base-cased", "110M"): (
+        "a different vocabulary; with the pre-training heads",
+        (108_310_272,),
+        (110_106_428,),
+    ),
     ("bert-base-uncased-pretraining", "110M"): ("rounding", (110_106_428,), (110_106_428,)),
     ("bert-large-uncased", "340M"): ("rounding", (335_141_888,), (335_141_888,)),
     ("bert-large-uncased", "335,043,584"): ("not within rounding", (335_141_888,), (None,)),
     ("bert-large-cased", "340M"): ("a different vocabulary; rounding", (333_579_264,), (335_141_888,)),
-    ("bert-base-chinese", "110M"): ("a different vocabulary; rounding", (102_267_648,), (109_482_240,)),
-    ("bert-base-multilingual-cased", "110M"): ("a different vocabulary; rounding", (177_853_440,), (109_482_240,)),
-    ("bert-base-multilingual-uncased", "110M"): ("a different vocabulary; rounding", (167_356_416,), (109_482_240,)),
+    ("bert-base-chinese", "110M"): (
+        "a different vocabulary; with the pre-training heads",
+        (102_267_648,),
+        (110_106_428,),
+    ),
+    ("bert-base-multilingual-cased", "110M"): (
+        "a different vocabulary; with the pre-training heads",
+        (177_853_440,),
+        (110_106_428,),
+    ),
+    ("bert-base-multilingual-uncased", "110M"): (
+        "a different vocabulary; with the pre-training heads",
+        (167_356_416,),
+        (110_106_428,),
+    ),
     ("albert-base-v2", "12M"): ("rounding", (11_683_584,), (11_683_584,)),
     ("albert-base-v2", "11M"): ("rounded down", (11_683_584,), (11_683_584,)),
     ("albert-large-v2", "18M"): ("rounding", (17_683_968,), (17_683_968,)),
@@ -140,7 +171,7 @@ EXPECTED = {
     ("distilbert-base-cased", "65M"): ("rounding", (65_190_912,), (65_190_912,)),
     ("distilbert-base-multilingual-cased", "134M"): ("rounded down", (134_734_080,), (134_734_080,)),
     ("electra-small-discriminator", "14M"): ("rounding", (13_549_057,), (13_549_057,)),
-    ("electra-base-discriminator", "110M"): ("rounding", (109_483_009,), (109_483_009,)),
+    ("electra-base-discriminator", "110M"): ("with the masked-LM head", (109_483_009,), (109_514_298,)),
     ("electra-large-discriminator", "335M"): ("rounding", (335_142_913,), (335_142_913,)),
     ("mobilebert-uncased", "25.3M"): ("not within rounding", (24_581_888,), (None,)),
     ("modernbert-base", "149M"): ("rounding", (149_014_272,), (149_014_272,)),
@@ -191,6 +222,41 @@ def test_matched_variants_and_differences() -> None:
     assert base.difference == 517_760 and f"{base.relative:.4f}" == "0.0047"
 
 
+def test_bert_base_110m_is_the_checkpoint_with_its_pretraining_heads() -> None:
+    """Issue 10: 110M is BertForPreTraining to the nearest million; BertModel is 109M, not "110M to the nearest 10M"."""
+    bare, heads = reference_for("bert-base-uncased"), reference_for("bert-base-uncased-pretraining")
+    assert (bare["class"], heads["class"]) == ("BertModel", "BertForPreTraining")
+    assert round(bare["total"] / 10**6) == 109 and round(heads["total"] / 10**6) == 110
+    for card_id in ("bert-base-uncased", "bert-base-uncased-pretraining"):
+        for found in (c for c in BY_ID[card_id].claim_checks if c.claim.figure == "110M"):
+            (part,) = found.parts
+            assert part.match is not None and part.match.count == heads["total"]
+            assert part.match.class_name == heads["class"]
+            assert (part.precision, part.coarse) == (1_000_000, False)
+    (part,) = check("bert-base-uncased", "110M").parts
+    assert (part.exact, part.exact_rounded) == (bare["total"], "109M")
+
+
+def test_bert_base_cased_110m_is_the_uncased_figure_reused() -> None:
+    """Issue 10: 110M is counted with the uncased vocabulary (30,522), not rounded from the cased count."""
+    cased = reference_for("bert-base-cased")
+    own_vocab = cased["tensors"][0]["shape"][0]  # embeddings.word_embeddings.weight is [V, H]
+    assert cased["tensors"][0]["name"] == "embeddings.word_embeddings.weight" and own_vocab == 28_996
+    for found in (c for c in BY_ID["bert-base-cased"].claim_checks if c.claim.figure == "110M"):
+        assert found.vocabulary == (30_522, own_vocab)
+        (part,) = found.parts
+        assert part.exact == cased["total"] and part.exact_rounded == "108M"
+        assert part.match is not None and part.match.count == reference_for("bert-base-uncased-pretraining")["total"]
+
+
+def test_a_figure_matched_only_at_ten_million_says_so() -> None:
+    large = reference_for("bert-large-uncased")["total"]
+    (part,) = check("bert-large-uncased", "340M").parts
+    assert part.exact == large and round(large / 10**6) == 335  # 335M to the nearest million, not 340M
+    assert part.coarse and part.precision_text == "10M"
+    assert part.match is not None and part.match.variant is Variant.AS_COUNTED
+
+
 def test_model_page_shows_each_claim_explained() -> None:
     from generator.render import Renderer, SiteOptions
 
@@ -200,7 +266,8 @@ def test_model_page_shows_each_claim_explained() -> None:
     assert "Exact count of the model 102,267,648; the figure is 7,732,352 (7.6%) higher." in chinese
     assert (
         "<strong>A different vocabulary:</strong> counted with a vocabulary of 30,522 instead of this card's "
-        "21,128, the model holds 109,482,240, which is 110M to the nearest 10M."
+        "21,128, with the pre-training heads (<code>BertForPreTraining</code>), the model holds 110,106,428, which is "
+        "110M to the nearest 1M. This card's own count, 102,267,648, is 102M to the nearest 1M."
     ) in chinese
     xsmall = renderer.model_files(BY_ID["deberta-v3-xsmall"])["models/deberta-v3-xsmall/index.html"].decode()
     assert (
@@ -213,7 +280,17 @@ def test_model_page_shows_each_claim_explained() -> None:
     )
     assert "<strong>Note:</strong> The backbone figure matches" in xsmall
     base = renderer.model_files(BY_ID["bert-base-uncased"])["models/bert-base-uncased/index.html"].decode()
-    assert "<strong>Rounding:</strong> the model holds 109,482,240, which is 110M to the nearest 10M." in base
+    assert (
+        "<strong>Another head:</strong> with the pre-training heads (<code>BertForPreTraining</code>), the model holds "
+        "110,106,428, which is 110M to the nearest 1M. This card's own count, 109,482,240, is 109M to the nearest 1M."
+    ) in base
+    large = renderer.model_files(BY_ID["bert-large-uncased"])["models/bert-large-uncased/index.html"].decode()
+    assert (
+        "<strong>Rounding:</strong> the model holds 335,141,888, which is 340M to the nearest 10M. Read to the nearest "
+        "1M, no count of this model gives 340M: the figure holds only if its trailing zero is not a significant digit."
+    ) in large
+    # 24 missing intermediate biases of 4,096 (the seed's table): 98,304 of 335,141,888, 0.029%, never "0.0%".
+    assert "Exact count of the model 335,141,888; the figure is 98,304 (0.029%) lower." in large
     assert "<strong>Exact:</strong> the model holds 109,482,240: exactly the figure." in base
 
 
@@ -283,3 +360,11 @@ def test_a_claim_without_match_or_explanation_is_caught(models_dir: Path) -> Non
     assert isinstance(model, Model)
     (found,) = model.claim_checks
     assert not found.matched and not found.explained and found.parts[0].exact == 109_482_240
+
+
+@pytest.mark.parametrize("size", ["base", "large", "xlarge", "xxlarge"])
+def test_albert_cites_the_paper_first_and_the_transformers_list_as_secondary(size: str) -> None:
+    paper, listed = BY_ID[f"albert-{size}-v2"].card.claims
+    assert paper.source == "Lan et al. 2020, the ALBERT paper (arXiv:1909.11942), Table 1"
+    assert paper.url == "https://arxiv.org/abs/1909.11942"
+    assert listed.source.startswith("Secondary source: transformers documentation") and "not the paper" in listed.source

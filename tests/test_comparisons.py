@@ -16,7 +16,7 @@ from generator.build import build
 from generator.card import load_cards
 from generator.charts import Point, log_scatter
 from generator.comparison import PAIRS, Diff, compare, diffs
-from generator.formats import binary
+from generator.formats import binary, percent
 from generator.memory import memory_of
 from generator.pages.charts import rule_rows, share_rows
 from generator.parts import part_formulas, part_subtotals, shares
@@ -183,24 +183,58 @@ def test_identical_architectures(models: dict[str, Model]) -> None:
 # Charts ---------------------------------------------------------------------------------------
 
 
-def test_shares_add_up_to_100_percent(models: dict[str, Model]) -> None:
+def test_shares_are_exact_and_add_up_to_one(models: dict[str, Model]) -> None:
     for row in share_rows(list(models.values())):
-        assert sum(s.permille for s in row.shares) == 1000, row.model.id
         assert sum(s.fraction for s in row.shares) == 1, row.model.id
     bert = next(r for r in share_rows(list(models.values())) if r.model.id == "bert-base-uncased")
-    assert [(s.part, s.permille) for s in bert.shares] == [
-        (Part.EMBEDDINGS, 218),  # 21.77%
-        (Part.ATTENTION, 259),  # 25.89%
-        (Part.FEED_FORWARD, 518),  # 51.76%
-        (Part.NORMS, 0),  # 0.04%
-        (Part.POOLER, 5),  # 0.54%
-        (Part.HEADS, 0),
+    h, total = 768, reference_for("bert-base-uncased")["total"]
+    # 25 LayerNorms (one in the embeddings, two in each of 12 layers) of 2H: 38,400, 0.035%, not "0.0%".
+    assert [(s.part, percent(s.fraction)) for s in bert.shares] == [
+        (Part.EMBEDDINGS, "21.8%"),  # 21.77%
+        (Part.ATTENTION, "25.9%"),  # 25.89%
+        (Part.FEED_FORWARD, "51.8%"),  # 51.76%
+        (Part.NORMS, "0.035%"),
+        (Part.POOLER, "0.5%"),  # 0.54%
+        (Part.HEADS, "0.0%"),
     ]
+    assert next(s.fraction for s in bert.shares if s.part is Part.NORMS) == Fraction(25 * 2 * h, total)
 
 
-def test_largest_remainder_rounding() -> None:
+def test_thirds_are_rounded_each_on_its_own() -> None:
     thirds = shares({Part.EMBEDDINGS: 1, Part.ATTENTION: 1, Part.FEED_FORWARD: 1})
-    assert [s.permille for s in thirds] == [334, 333, 333]
+    assert [percent(s.fraction) for s in thirds] == ["33.3%", "33.3%", "33.3%"]  # 99.9%, not nudged to 100.0%
+
+
+@pytest.mark.parametrize(
+    ("value", "total", "expected"),
+    [
+        (98_304, 335_141_888, "0.029%"),  # BERT-Large's missing intermediate biases: 0.0293%
+        (0, 1, "0.0%"),
+        (1, 1, "100.0%"),
+        (2_374, 10_000, "23.7%"),
+        (5, 10_000, "0.1%"),  # 0.05% rounds half up
+        (4, 10_000, "0.040%"),
+        (9_997, 10_000, "99.97%"),  # short of the whole never shows 100.0%
+        (99_999, 100_000, "99.999%"),
+        (-7_732_352, 102_267_648, "\u22127.6%"),
+    ],
+)
+def test_percent_rule(value: int, total: int, expected: str) -> None:
+    assert percent(value, total) == expected
+
+
+def test_albert_large_attention_share_agrees_between_table_and_chart(site: Path) -> None:
+    """Issue 10: the table said 23.8% (nudged to add up) where the chart's label said 23.7% (23.74%)."""
+    h, total = 1024, reference_for("albert-large-v2")["total"]
+    attention = 4 * (h * h + h)  # query, key, value and output, each H × H with an H bias; one stored layer
+    names = [t["name"] for t in reference_for("albert-large-v2")["tensors"]]
+    assert sum(".attention." in n and "LayerNorm" not in n for n in names) == 8
+    assert f"{100 * attention / total:.2f}" == "23.74" and percent(attention, total) == "23.7%"
+    html = (site / "charts" / "index.html").read_text(encoding="utf-8")
+    row = re.search(r'<tr id="share-albert-large-v2">.*?</tr>', html)
+    assert row is not None and f'<td class="n">23.7%<span class="count">{attention:,}</span></td>' in row.group(0)
+    assert f"<title>albert-large-v2: attention 23.7% ({attention:,})</title>" in html
+    assert "23.8%" not in row.group(0)
 
 
 def test_rule_of_thumb_point(models: dict[str, Model]) -> None:
@@ -374,3 +408,27 @@ def test_card_without_pairs_still_builds(tmp_path: Path) -> None:
     build(models_dir, out)
     assert "None of the compared pairs" in (out / "diffs" / "index.html").read_text(encoding="utf-8")
     assert (out / "charts" / "index.html").is_file()
+
+
+def test_charts_sentences_on_order_and_ties_follow_transformers(site: Path) -> None:
+    """Issue 10: RoBERTa's masked-LM class lists the word embeddings first; XLM-RoBERTa's lists the decoder first."""
+    roberta, xlmr = reference_for("test-roberta-masked-lm"), reference_for("test-xlm-roberta-masked-lm")
+    names = [t["name"] for t in roberta["tensors"]]
+    assert names[0] == "roberta.embeddings.word_embeddings.weight" and "lm_head.decoder.weight" not in names
+    assert {"name": "lm_head.decoder.weight", "tied_to": names[0]} in roberta["tied"]
+    xlmr_names = [t["name"] for t in xlmr["tensors"]]
+    first_encoder = next(i for i, n in enumerate(xlmr_names) if n.startswith("roberta."))
+    assert xlmr_names.index("lm_head.decoder.weight") < first_encoder
+    assert "roberta.embeddings.word_embeddings.weight" not in xlmr_names
+    assert {"name": "roberta.embeddings.word_embeddings.weight", "tied_to": "lm_head.decoder.weight"} in xlmr["tied"]
+    for card_id in ("transformer-base", "transformer-big", "transformer-seed-one-layer"):
+        tied = reference_for(card_id)["tied"]
+        assert {"name": "tgt_word_prj.weight", "tied_to": "encoder.src_word_emb.weight"} in tied
+    html = (site / "charts" / "index.html").read_text(encoding="utf-8")
+    assert "first listed as the decoder" not in html
+    assert (
+        "<code>RobertaForMaskedLM</code> lists it first as <code>roberta.embeddings.word_embeddings.weight</code>, "
+        "and <code>lm_head.decoder.weight</code> is the tie; <code>XLMRobertaForMaskedLM</code> registers its head "
+        "first, so there <code>lm_head.decoder.weight</code> comes first and the word embeddings are the tie."
+    ) in html
+    assert "whose output projection <code>tgt_word_prj.weight</code> is the shared token table" in html

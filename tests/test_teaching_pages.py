@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import MODELS
+from conftest import MODELS, reference_for
 from generator.build import build
 from generator.card import load_cards
 from generator.checkpoint_names import Layout, tf_name
@@ -183,7 +183,7 @@ def test_exercise_answers() -> None:
         "vocabulary-30000": (109_081_344, 109_081_344, "BertModel"),
         "forty-k-eight-layers": (88_409_856, 88_409_856, "BertModel"),
         "classifier-5": (3_845, 109_486_085, "BertForSequenceClassification"),
-        "classifier-2": (1_538, 109_483_778, "BertForSequenceClassification"),
+        "classifier-2": (1_538, 177_854_978, "BertForSequenceClassification"),
         "keras-bert": (109_705_010, 109_705_010, "BertForPreTraining"),
     }
 
@@ -196,6 +196,30 @@ def test_exercise_steps() -> None:
     assert forty["encoder layer × 8"] == 56_702_976 and forty["embeddings"] == 31_116_288
     five = [s.count for s in EXERCISES["classifier-5"].steps]
     assert five == [3_845, 109_482_240]
+
+
+def test_language_identifier_sits_on_multilingual_cased_bert() -> None:
+    """Issue 10: English/Hindi needs multilingual cased BERT: 177,853,440 + 1,538 = 177,854,978."""
+    multilingual, exercise = reference_for("bert-base-multilingual-cased"), reference_for("exercise-language-id-2")
+    assert exercise["class"] == "BertForSequenceClassification"
+    assert multilingual["total"] + 768 * 2 + 2 == exercise["total"] == 177_853_440 + 1_538 == 177_854_978
+    two = EXERCISES["classifier-2"]
+    assert [s.count for s in two.steps] == [1_538, multilingual["total"]]
+    assert two.title == "A 2-class language identifier on multilingual cased BERT-Base's [CLS]"
+    assert BY_ID["exercise-language-id-2"].card.config["vocab_size"] == 119_547
+
+
+def test_uncased_accent_stripping_deletes_devanagari_marks() -> None:
+    """The rule of transformers' BasicTokenizer._run_strip_accents: NFD, then drop every mark of category Mn."""
+    import unicodedata
+
+    def strip_accents(text: str) -> str:
+        return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+
+    assert strip_accents("में") == "म"  # the vowel sign E and the anusvara go
+    assert strip_accents("हिन्दी") == "हिनदी"  # the virama goes, joining what it separated
+    assert strip_accents("café") == "cafe"
+    assert '"में" arrives as "म"' in BY_ID["exercise-language-id-2"].card.notes
 
 
 def test_keras_bert_layers_hold_the_same_tensors() -> None:
@@ -214,7 +238,7 @@ def test_exercises_page(files: dict[str, str]) -> None:
     page = text_of(files["exercises/index.html"])
     assert "Parameters: 88,409,856." in page
     assert "Task-specific parameters: 3,845 (the whole model: 109,486,085)." in page
-    assert "Task-specific parameters: 1,538 (the whole model: 109,483,778)." in page
+    assert "Task-specific parameters: 1,538 (the whole model: 177,854,978)." in page
     assert "Difference: (30,522 − 30,000) × H 522 × H 400,896" in page
     assert "All layers, the encoder layers 12 times 109,705,010" in page
     assert 'href="../models/exercise-keras-bert-pretraining/index.html#derivation"' in files["exercises/index.html"]

@@ -11,6 +11,10 @@ Run with the `reference` extra installed (torch and transformers), normally thro
 * ``tests/reference/fine-tuned/<name>.json``: for each real ``config.json`` of a fine-tuned model
   in ``tests/fine-tuned-configs/``, the class its ``architectures`` names, built from that file,
   the head transformers' Auto classes map that class to, and its inventory.
+* ``tests/reference/classes/<id>.json``: for each catalog card with published figures, the
+  total of every Auto class built on the card's config, with the pooler's share, and of each
+  of the card's ``also_counted`` entries (its config with some keys changed): the counts a
+  published figure may stand for.
 * ``generator/families/transformers/<family>.json``: for each family, the keys its
   transformers config class accepts and their defaults, so that a card can leave keys out
   and the generator can tell an unknown key from an ignored one without importing torch.
@@ -141,6 +145,43 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def class_counts(card: dict[str, Any]) -> dict[str, Any]:
+    """Every Auto class's total on a card's config, and each ``also_counted`` entry's."""
+    family, config = card["family"], card.get("config") or {}
+    classes = []
+    for head in AUTO_CLASSES:
+        try:
+            model = build_model(head, build_config(family, config))
+        except ValueError:  # the family has no class for this head (ModernBERT's pre-training)
+            continue
+        classes.append({"head": head, **_class_total(model)})
+    others = []
+    for entry in card.get("also_counted") or []:
+        head = entry.get("head", card["head"])
+        model = build_model(head, build_config(family, {**config, **(entry.get("config") or {})}))
+        others.append({"label": entry["label"], "head": head, **_class_total(model)})
+    return {"id": card["id"], "family": family, "classes": classes, "also_counted": others}
+
+
+def _class_total(model: torch.nn.Module) -> dict[str, Any]:
+    """A model's class, its total, and how much of it sits in modules named ``pooler``."""
+    total = sum(p.numel() for p in model.parameters())
+    pooler = sum(p.numel() for name, p in model.named_parameters() if "pooler" in name.split("."))
+    return {"class": type(model).__name__, "total": total, "pooler": pooler}
+
+
+def write_class_counts(paths: list[Path], out: Path) -> None:
+    """Write ``classes/<id>.json`` for each card that publishes a figure and is a transformers model."""
+    for path in paths:
+        card = yaml.safe_load(path.read_text(encoding="utf-8"))
+        card.setdefault("id", path.stem)
+        if not card.get("claims") or card["family"] == "transformer":  # the 2017 Transformer: transformer_reference.py
+            continue
+        data = class_counts(card)
+        write_json(out / "classes" / f"{card['id']}.json", data)
+        print(f"{card['id']}: {', '.join(c['class'] for c in data['classes'])}", file=sys.stderr)
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write one key per line and one list item per line, so that diffs show tensors."""
     lines = []
@@ -162,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("cards", nargs="*", type=Path, help="only these cards (default: all)")
     parser.add_argument("--schemas-only", nargs="+", metavar="FAMILY", help="only rewrite these families' config files")
     parser.add_argument("--fine-tuned-only", action="store_true", help="only rewrite the fine-tuned config references")
+    parser.add_argument("--classes-only", action="store_true", help="only rewrite classes/<id>.json (catalog cards)")
     args = parser.parse_args(argv)
 
     if args.fine_tuned_only:
@@ -171,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.schemas_only:
         for family in args.schemas_only:
             write_json(args.schemas / f"{family}.json", config_schema(family))
+        return 0
+    catalog = args.cards or sorted((ROOT / "models").glob("*.yaml"))
+    if args.classes_only:
+        write_class_counts(catalog, args.out)
         return 0
     cards = args.cards or sorted(path for folder in args.models for path in folder.glob("*.yaml"))
     families: set[str] = set()
@@ -191,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{card_id}: {data['class']} {data['total']:,}", file=sys.stderr)
     for family in sorted(families):
         write_json(args.schemas / f"{family}.json", config_schema(family))
+    write_class_counts(catalog, args.out)
     if not args.cards:
         write_fine_tuned(args.out)
     return 0

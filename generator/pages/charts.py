@@ -16,7 +16,7 @@ from markupsafe import Markup
 from generator.architecture import Kind, Part
 from generator.charts import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.expr import Add, Expr, Mul, Num, Paren, Pow, Var
-from generator.formats import permille, times
+from generator.formats import percent, times
 from generator.parts import PART_TITLES, Share, shares
 from generator.site import SITE_TITLE, Page
 from generator.views import Summary
@@ -100,8 +100,8 @@ class RuleRow:
         return Fraction(self.feed_forward, 8 * self.lh2)
 
     @property
-    def embedding_permille(self) -> int:
-        return next(s.permille for s in shares(self.model.parts) if s.part is Part.EMBEDDINGS)
+    def embedding_share(self) -> Fraction:
+        return next(s.fraction for s in shares(self.model.parts) if s.part is Part.EMBEDDINGS)
 
     @property
     def reason(self) -> str:
@@ -147,8 +147,8 @@ def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
 
 
 def _share_description(rows: tuple[ShareRow, ...]) -> str:
-    def embedding(row: ShareRow) -> int:
-        return next(s.permille for s in row.shares if s.part is Part.EMBEDDINGS)
+    def embedding(row: ShareRow) -> Fraction:
+        return next(s.fraction for s in row.shares if s.part is Part.EMBEDDINGS)
 
     low = min(rows, key=embedding)
     high = max(rows, key=embedding)
@@ -156,8 +156,8 @@ def _share_description(rows: tuple[ShareRow, ...]) -> str:
     return (
         f"Stacked horizontal bars, one for each of {len(rows)} models, each as long as the model's total and "
         f"split into the shares held by each part: {patterns}. "
-        f"The embeddings' share runs from {permille(embedding(low))} ({low.model.id}) "
-        f"to {permille(embedding(high))} ({high.model.id}). The table after the chart lists every share."
+        f"The embeddings' share runs from {percent(embedding(low))} ({low.model.id}) "
+        f"to {percent(embedding(high))} ({high.model.id}). The table after the chart lists every share."
     )
 
 

@@ -10,6 +10,7 @@ alone, and keras-bert's layers mapped onto transformers' tensors.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -164,19 +165,23 @@ def forty_k(model: Model, by_id: Mapping[str, Model]) -> Exercise:
     )
 
 
-def classifier(model: Model, by_id: Mapping[str, Model]) -> Exercise:
+def classifier(model: Model, by_id: Mapping[str, Model], base: str, encoder: str) -> Exercise:
+    """A classifier on a released encoder (``base``, a card id), which ``encoder`` names in the text."""
     values = model.inventory.values
     labels = values["C"]
     head = model.subtotals[Kind.HEAD]
+    released = by_id.get(base)
+    if released is not None and released.total != model.total - head:
+        raise ValueError(f"{model.id}: the encoder under the classifier is not {base} tensor for tensor")
     steps = (
         _step(model, "classifier", "classifier"),
-        Step("Everything below the classifier (BERT-Base with its pooler)", None, model.total - head, "d-embeddings"),
+        Step(f"Everything below the classifier ({encoder} with its pooler)", None, model.total - head, "d-embeddings"),
     )
     task, kind = ("topics", "topic classifier") if labels > 2 else ("languages", "language identifier")
     return Exercise(
         f"classifier-{labels}",
-        f"A {labels}-class {kind} on BERT-Base's [CLS]",
-        f"Fine-tune BERT-Base to tell {labels} {task} apart from its [CLS] representation. How many "
+        f"A {labels}-class {kind} on {encoder}'s [CLS]",
+        f"Fine-tune {encoder} to tell {labels} {task} apart from its [CLS] representation. How many "
         "task-specific parameters does the classifier add, and how many does the whole model have?",
         "Task-specific parameters",
         head,
@@ -275,7 +280,11 @@ def keras_bert(model: Model, by_id: Mapping[str, Model]) -> Exercise:
 BUILDERS = (
     (vocabulary, "exercise-bert-base-v30000"),
     (forty_k, "exercise-bert-40k-8l-8h"),
-    (classifier, "exercise-topic-classifier-5"),
-    (classifier, "exercise-language-id-2"),
+    (functools.partial(classifier, base="bert-base-uncased", encoder="BERT-Base"), "exercise-topic-classifier-5"),
+    # Hindi needs a vocabulary that covers Devanagari and a cased tokenizer that keeps its marks (issue 10).
+    (
+        functools.partial(classifier, base="bert-base-multilingual-cased", encoder="multilingual cased BERT-Base"),
+        "exercise-language-id-2",
+    ),
     (keras_bert, "exercise-keras-bert-pretraining"),
 )
