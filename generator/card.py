@@ -149,17 +149,9 @@ def load_card(path: Path) -> Card:
     config: dict[str, Any] = {}
     given: frozenset[str] = frozenset()
     if family is not None:
+        # A card without num_labels or id2label gets the config class's default (2), as in
+        # transformers; the model page says so (templates/model.html).
         config, given = resolve_config(family, doc, ("config",), problems)
-        given_config = data.get("config")
-        given_labels = isinstance(given_config, dict) and {"num_labels", "id2label"} & set(given_config)
-        if head is Head.SEQUENCE_CLASSIFICATION and isinstance(given_config, dict | None) and not given_labels:
-            problems.append(
-                Problem(
-                    doc.where(("config",)),
-                    "config.num_labels",
-                    "a sequence-classification card must say num_labels (or id2label)",
-                )
-            )
     sources = _sources(doc, problems)
     claims = _claims(doc, family, problems)
     notes = _text(doc, "notes", problems, required=False)
