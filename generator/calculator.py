@@ -150,6 +150,7 @@ def inputs(name: str) -> list[JSON]:
         *,
         optional: bool = False,
         symbol: str | None = None,
+        minimum: int | None = None,
     ) -> None:
         if key in seen:
             return
@@ -165,13 +166,17 @@ def inputs(name: str) -> list[JSON]:
                 "meaning": meaning,
                 "group": group,
                 "symbol": symbol,
+                "minimum": minimum,  # the smallest size the card check accepts (null: not a size)
             }
         )
 
     for symbol in family.symbols:
         if symbol.value is None:
             kind = SIZE if symbol.size else INT
-            add(symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name)
+            minimum = symbol.minimum if symbol.size else None
+            add(
+                symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name, minimum=minimum
+            )
     for key in switch_keys:
         kind = _kind(family, key, defaults.get(key))
         add(key, kind, ("when true: " if kind == FLAG else "decides: ") + _switch_meaning(family, key), "structure")

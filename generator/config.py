@@ -160,12 +160,16 @@ def _check_types(
             continue
         if symbol.key not in given and symbol.key != "num_labels":
             continue  # a default from the config class
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SIZE:
+        if not isinstance(value, int) or isinstance(value, bool) or not symbol.minimum <= value <= MAX_SIZE:
             where = doc.where((*base, symbol.key))
-            limit = f"a whole number from 1 to {MAX_SIZE:,}"
+            limit = f"a whole number from {symbol.minimum} to {MAX_SIZE:,}"
             found.append(
                 Problem(where, f"config.{symbol.key}", f"expected {limit} ({symbol.meaning}), found {describe(value)}")
             )
+    for key in family.null_refused:
+        if key in given and given[key] is None:
+            message = "expected a whole number or no key at all; transformers reads null as given and cannot build it"
+            found.append(Problem(doc.where((*base, key)), f"config.{key}", message))
     for key in family.flag_keys:
         if key in given and not isinstance(given[key], bool):
             found.append(

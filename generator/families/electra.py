@@ -42,7 +42,7 @@ V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
 SYMBOLS = (
     Symbol("V", "vocab_size", "vocabulary size"),
     Symbol("P", "max_position_embeddings", "position table rows"),
-    Symbol("T", "type_vocab_size", "token types, or segments"),
+    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("E", "embedding_size", "embedding width (projected to H when it differs)"),
     Symbol("H", "hidden_size", "hidden size"),
     Symbol("I", "intermediate_size", "feed-forward size"),

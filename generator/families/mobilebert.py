@@ -46,7 +46,7 @@ V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
 SYMBOLS = (
     Symbol("V", "vocab_size", "vocabulary size"),
     Symbol("P", "max_position_embeddings", "position table rows"),
-    Symbol("T", "type_vocab_size", "token types, or segments"),
+    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)"),
     Symbol("E", "embedding_size", "token embedding width"),
     Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
@@ -315,6 +315,9 @@ FAMILY = Family(
         ),
         Switch("pooler_dense", truthy("classifier_activation"), "the pooler has a dense layer", ("pooler",)),
     ),
+    # PretrainedConfig sets a given true_hidden_size after MobileBertConfig.__post_init__ derives it,
+    # so a null written down reaches MobileBertSelfAttention, which divides it.
+    null_refused=("true_hidden_size",),
     checks=(
         _known_normalization,
         _true_hidden_size_agrees,

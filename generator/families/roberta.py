@@ -46,7 +46,7 @@ V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 SYMBOLS = (
     Symbol("V", "vocab_size", "vocabulary size"),
     Symbol("P", "max_position_embeddings", "position table rows"),
-    Symbol("T", "type_vocab_size", "token types, or segments"),
+    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("H", "hidden_size", "hidden size"),
     Symbol("I", "intermediate_size", "feed-forward size"),
     Symbol("L", "num_hidden_layers", "encoder layers"),

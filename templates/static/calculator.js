@@ -349,8 +349,8 @@
     var digits = trimmed.replace(/[,_\s]/g, "");
     if (!/^-?\d+$/.test(digits)) { return { error: "expected a whole number (" + what + "), found " + JSON.stringify(text) }; }
     var n = BigInt(digits);
-    if (input.kind === "size" && (n < 1n || n > MAX_SIZE)) {
-      return { error: "expected a whole number from 1 to " + MAX_TEXT + " (" + what + "), found " + commas(n) };
+    if (input.kind === "size" && (n < BigInt(input.minimum) || n > MAX_SIZE)) {
+      return { error: "expected a whole number from " + input.minimum + " to " + MAX_TEXT + " (" + what + "), found " + commas(n) };
     }
     return { value: n };
   }
