@@ -280,6 +280,26 @@ def exported_verdict(data: dict[str, Any], config: Mapping[str, Any]) -> list[tu
     return verdicts
 
 
+def inputs_accepted(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
+    """The form's own checks on each value (calculator.js parse): sizes in range, whole numbers, flags."""
+    for item in data["inputs"]:
+        found = config.get(item["key"])
+        if item["kind"] in ("size", "int"):
+            if found is None:
+                if not item["optional"]:
+                    return False
+            elif not whole(found) or (item["kind"] == "size" and not item["minimum"] <= found <= 2**31 - 1):
+                return False
+        elif item["kind"] == "flag" and not isinstance(found, bool):
+            return False
+    return True
+
+
+def calculator_accepts(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
+    """The calculator counts a config: every value passes the form, and no rule refuses it."""
+    return inputs_accepted(data, config) and exported_verdict(data, config) == [None] * len(data["checks"])
+
+
 BREAKS = {
     "hidden_size": lambda v: v + 1,
     "dim": lambda v: v + 1,
