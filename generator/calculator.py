@@ -8,6 +8,7 @@ writes one JSON document that holds everything the count depends on:
   formula symbol stands for;
 * ``switches``: the family's structural decisions as conditions (``switches.py``), and
   ``checks``: the rules transformers enforces, as conditions with message templates;
+* ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
   in the order given, to an index into ``blocks`` (or null: no such block);
@@ -31,6 +32,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.card import NO_PARAMETERS
 from generator.config import load_schema
 from generator.derivation import block_form
 from generator.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
@@ -311,6 +313,7 @@ def family_export(name: str) -> JSON:
         "inputs": inputs(family.name),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
+        "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
         "blocks": blocks,
     }
 

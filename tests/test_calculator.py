@@ -295,9 +295,11 @@ def inputs_accepted(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
     return True
 
 
-def calculator_accepts(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
-    """The calculator counts a config: every value passes the form, and no rule refuses it."""
-    return inputs_accepted(data, config) and exported_verdict(data, config) == [None] * len(data["checks"])
+def calculator_accepts(data: dict[str, Any], head: str, config: Mapping[str, Any]) -> bool:
+    """The calculator counts a config: every value passes the form, no rule refuses it, and the total is not 0."""
+    if not inputs_accepted(data, config) or exported_verdict(data, config) != [None] * len(data["checks"]):
+        return False
+    return evaluate(data, head, config).total > 0
 
 
 BREAKS = {

@@ -105,11 +105,11 @@ def test_the_card_check_the_count_and_the_calculator_agree(
         card = load_card(path)
     except InputError as error:
         resolved = {**_defaults(name), **config}
-        assert not calculator_accepts(data, resolved), [str(p) for p in error.problems]
+        assert not calculator_accepts(data, head, resolved), [str(p) for p in error.problems]
         event(f"refused: {name}")
         return
     event(f"accepted: {name}")
-    assert calculator_accepts(data, card.config), config
+    assert calculator_accepts(data, card.head.value, card.config), config
     assert evaluate(data, head, card.config).total == count_parameters(card).total
 
 

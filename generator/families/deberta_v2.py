@@ -55,16 +55,18 @@ V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQ
 
 SYMBOLS = (
     Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)"),
+    Symbol(
+        "P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)", minimum=0
+    ),
     Symbol("T", "type_vocab_size", "token types, or segments (0 or less: no segment table)", size=False),
-    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True),
+    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
     Symbol(
         "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
     ),
     Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size"),
-    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True),
+    Symbol("H", "hidden_size", "hidden size", minimum=0),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
+    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
     Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
     Symbol(
         "Q",
@@ -72,10 +74,12 @@ SYMBOLS = (
         "input channels of each convolution group (H divided by conv_groups)",
         value=div("hidden_size", "conv_groups"),
     ),
-    Symbol("W", "pooler_hidden_size", "width of the context pooler (left out: the hidden size)", optional=True),
+    Symbol(
+        "W", "pooler_hidden_size", "width of the context pooler (left out: the hidden size)", optional=True, minimum=0
+    ),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 # getattr(config, key, default) in modeling_deberta_v2.py / kwargs in DebertaV2Config.__post_init__.

@@ -45,16 +45,16 @@ V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
 
 SYMBOLS = (
     Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "position table rows"),
+    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
     Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-    Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)"),
-    Symbol("E", "embedding_size", "token embedding width"),
+    Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)", minimum=0),
+    Symbol("E", "embedding_size", "token embedding width", minimum=0),
     Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
-    Symbol("I", "intermediate_size", "feed-forward size"),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
     Symbol("F", "num_feedforward_networks", "feed-forward networks per layer"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 

@@ -598,6 +598,7 @@
         total += one * copies;
         return { block: block, steps: steps, value: one, copies: copies, subtotal: one * copies };
       });
+      if (total === 0n) { return { problems: [{ key: null, text: data.no_parameters }] }; }
       return { config: config, values: values, on: on, className: head.class_name, blocks: derived, total: total };
     } catch (error) {
       return { problems: [{ key: null, text: error.message }] };
