@@ -7,7 +7,8 @@ writes one JSON document that holds everything the count depends on:
   default and meaning; ``symbols``: which key (or which computation, for a derived symbol) each
   formula symbol stands for;
 * ``switches``: the family's structural decisions as conditions (``switches.py``), and
-  ``checks``: the rules transformers enforces, as conditions with message templates;
+  ``checks``: the rules transformers enforces, as conditions with message templates; a rule
+  about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
 * ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
@@ -38,7 +39,7 @@ from generator.derivation import block_form
 from generator.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.families import FAMILIES
 from generator.poly import Poly
-from generator.switches import FirstOf, Rule, Switches
+from generator.switches import HEAD, FirstOf, Rule, Switches
 
 FORMAT = 1
 JSON = Any
@@ -140,7 +141,7 @@ def inputs(name: str) -> list[JSON]:
     rule_keys: list[str] = []
     for rules in rule_groups(family):
         for rule in rules:
-            rule_keys += sorted(rule.fails.reads()) + [k for _, v in rule.values for k in sorted(v.reads())]
+            rule_keys += sorted(rule.fails.reads() - {HEAD}) + [k for _, v in rule.values for k in sorted(v.reads())]
     inputs: list[JSON] = []
     seen: set[str] = set()
 

@@ -155,7 +155,7 @@ def load_card(path: Path) -> Card:
     if family is not None:
         # A card without num_labels or id2label gets the config class's default (2), as in
         # transformers; the model page says so (templates/model.html).
-        config, given = resolve_config(family, doc, ("config",), problems)
+        config, given = resolve_config(family, doc, ("config",), problems, head.value if head else None)
     sources = _sources(doc, problems)
     claims = _claims(doc, family, problems)
     notes = _text(doc, "notes", problems, required=False)

@@ -18,6 +18,7 @@ from typing import Any
 
 from generator.architecture import Family
 from generator.problems import Problem, describe, shown_key
+from generator.switches import HEAD
 from generator.yamlsource import Document, KeyPath
 
 MAX_SIZE = 2**31 - 1  # transformers sizes are int64, but a larger table would not fit any machine
@@ -65,11 +66,12 @@ def _transformers_schema(family: str) -> ConfigSchema:
 
 
 def resolve_config(
-    family: Family, doc: Document, base: KeyPath, problems: list[Problem]
+    family: Family, doc: Document, base: KeyPath, problems: list[Problem], head: str | None = None
 ) -> tuple[dict[str, Any], frozenset[str]]:
     """Merge a card's config over the family defaults, appending a problem for each bad key.
 
     Returns the resolved config and the keys the card gave itself (under their canonical names).
+    The family's rules are checked for ``head`` (a rule about one head's modules holds for it only).
     """
     schema = load_schema(family)
     given = doc.data.get(base[-1]) if isinstance(doc.data, dict) else None
@@ -92,7 +94,7 @@ def resolve_config(
             continue
         resolved[key] = value
     resolved["num_labels"] = _num_labels(given, schema, doc, base, problems)
-    _check_types(family, resolved, given, doc, base, problems)
+    _check_types(family, resolved, given, doc, base, problems, head)
     return resolved, frozenset(given)
 
 
@@ -146,6 +148,7 @@ def _check_types(
     doc: Document,
     base: KeyPath,
     problems: list[Problem],
+    head: str | None,
 ) -> None:
     found: list[Problem] = []
     for symbol in family.symbols:
@@ -180,8 +183,9 @@ def _check_types(
     problems.extend(found)
     if found:
         return  # cross-field rules need well-typed values
+    checked = {**resolved, HEAD: head}
     for check in family.checks:
-        failure = check(resolved)
+        failure = check(checked)
         if failure:
             message, keys = failure
             problems.append(Problem(doc.where((*base, keys[0])), f"config.{keys[0]}", message))

@@ -178,3 +178,14 @@ def test_bad_values(write_card, config: str, expected: str) -> None:  # type: ig
     found = problems_of(f"title: t\nfamily: deberta-v2\nhead: base\nconfig:\n  {config}\n", write_card)
     assert len(found) == 1
     assert expected in found[0]
+
+
+def test_a_negative_pooler_width_is_refused_only_for_the_head_that_has_a_pooler(write_card) -> None:  # type: ignore[no-untyped-def]
+    # ContextPooler, in DebertaV2ForSequenceClassification alone, reads pooler_hidden_size.
+    text = "title: t\nfamily: deberta-v2\nhead: {head}\nconfig:\n  pooler_hidden_size: -1\n"
+    assert load_card(write_card(text.format(head="masked-lm"))).config["pooler_hidden_size"] == -1
+    found = problems_of(text.format(head="sequence-classification"), write_card)
+    assert [problem.split("/models/", 1)[1] for problem in found] == [
+        "card.yaml:5:23: config.pooler_hidden_size: pooler_hidden_size (-1) is below 0; the classification "
+        "head's context pooler would be a Linear of negative size, which torch refuses"
+    ]

@@ -115,7 +115,7 @@ SPACES: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {
         "conv_groups": ([1, 2], [ABSENT]),
         "embedding_size": ([6], [ABSENT, 0, None]),
         "attention_head_size": ([4], [ABSENT, 0]),
-        "pooler_hidden_size": ([10], [ABSENT, 0]),
+        "pooler_hidden_size": ([10], [ABSENT, 0, -1]),
         "legacy": ([True, False], [ABSENT]),
         "tie_word_embeddings": ([True, False], [ABSENT]),
         "pad_token_id": ([0, 3], [None, 40]),

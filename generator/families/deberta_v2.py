@@ -42,6 +42,7 @@ from generator.switches import (
     ge,
     given,
     gt,
+    head_is,
     is_kind,
     is_null,
     lt,
@@ -75,7 +76,11 @@ SYMBOLS = (
         value=div("hidden_size", "conv_groups"),
     ),
     Symbol(
-        "W", "pooler_hidden_size", "width of the context pooler (left out: the hidden size)", optional=True, minimum=0
+        "W",
+        "pooler_hidden_size",
+        "width of the context pooler (left out: the hidden size)",
+        optional=True,
+        size=False,  # only the classification head reads it (deberta_v2's _value_types)
     ),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
@@ -247,6 +252,18 @@ _value_types = FirstOf(
             truthy("relative_attention") & ~is_kind("position_buckets", "int"),
             "position_buckets must be a whole number, 0 or less for no buckets; found {position_buckets!r}",
             ("position_buckets",),
+        ),
+        # Only ContextPooler, in the classification head, reads pooler_hidden_size (nn.Linear(W, W)).
+        Rule(
+            given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
+            "pooler_hidden_size must be a whole number (left out: the hidden size); found {pooler_hidden_size!r}",
+            ("pooler_hidden_size",),
+        ),
+        Rule(
+            head_is("sequence-classification") & lt("pooler_hidden_size", 0),
+            "pooler_hidden_size ({pooler_hidden_size}) is below 0; the classification head's context pooler "
+            "would be a Linear of negative size, which torch refuses",
+            ("pooler_hidden_size",),
         ),
         Rule(
             ~is_kind("norm_rel_ebd", "str"),

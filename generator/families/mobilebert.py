@@ -39,7 +39,7 @@ from generator.families.common import (
     tied,
 )
 from generator.poly import Poly
-from generator.switches import FirstOf, Rule, Switch, const, eq, given, gt, mod, ne, truthy
+from generator.switches import FirstOf, Rule, Switch, const, eq, given, gt, head_is, mod, ne, truthy
 
 V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
 
@@ -191,9 +191,10 @@ _heads_divide_width = FirstOf(
     )
 )
 
-# MobileBertLMPredictionHead builds nn.Linear(V, H - E): torch refuses a negative size.
+# MobileBertLMPredictionHead (the masked-LM and pretraining heads only) builds nn.Linear(V, H - E):
+# torch refuses a negative size.
 _embedding_fits_hidden = Rule(
-    gt("embedding_size", "hidden_size"),
+    gt("embedding_size", "hidden_size") & head_is("masked-lm", "pretraining"),
     "the embedding size ({embedding_size}) is larger than the hidden size ({hidden_size}); the masked-LM "
     "head's extra output matrix would need H − E < 0 rows, and transformers cannot build it",
     ("embedding_size", "hidden_size"),

@@ -565,10 +565,11 @@
       else { config[input.key] = parsed.value; }
     });
     if (!problems.length) {
+      var checked = Object.assign({}, config, { "@head": state.head });  // a rule may hold for some heads only
       data.checks.forEach(function (rules) {
         for (var i = 0; i < rules.length; i++) {
-          if (holds(rules[i].fails, config)) {
-            problems.push({ key: rules[i].keys[0], text: rules[i].keys[0] + ": " + message(rules[i], config) });
+          if (holds(rules[i].fails, checked)) {
+            problems.push({ key: rules[i].keys[0], text: rules[i].keys[0] + ": " + message(rules[i], checked) });
             break;
           }
         }
