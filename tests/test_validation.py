@@ -105,7 +105,7 @@ def test_invalid_utf8_names_the_byte(write_card) -> None:  # type: ignore[no-unt
         ),
         (
             "vocab_size: true",
-            "config.vocab_size: expected a whole number from 1 to 2,147,483,647 (vocabulary size), found the boolean true",
+            "config.vocab_size: expected a whole number from 0 to 2,147,483,647 (vocabulary size), found the boolean true",
         ),
         (
             "intermediate_size: 3072.0",

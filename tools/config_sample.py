@@ -50,7 +50,7 @@ HEADS = {
 # key -> (ordinary values, sentinels); ABSENT leaves the key to the config class. A size's
 # sentinels are an empty dimension (0) and, for a count, -1 (range(-1) is empty).
 SIZES: dict[str, tuple[list[Any], list[Any]]] = {
-    "vocab_size": ([30, 50], [50]),
+    "vocab_size": ([30, 50], [0]),
     "hidden_size": ([8, 12, 16], [0]),
     "num_attention_heads": ([1, 2, 4, 3], [0, -1]),
     "num_hidden_layers": ([1, 2], [0, -1]),

@@ -55,7 +55,7 @@ from generator.switches import (
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
     Symbol(
         "P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)", minimum=0
     ),

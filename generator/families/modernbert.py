@@ -36,7 +36,7 @@ from generator.switches import Switch, gt, truthy
 V, H, I, C = (Poly.symbol(s) for s in "VHIC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
     Symbol("H", "hidden_size", "hidden size", minimum=0),
     Symbol("I", "intermediate_size", "feed-forward size (each half of the gated input projection)", minimum=0),
     Symbol("L", "num_hidden_layers", "encoder layers"),

@@ -44,7 +44,7 @@ from generator.switches import FirstOf
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
     Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
     Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("H", "hidden_size", "hidden size"),
