@@ -87,8 +87,11 @@ def family_configs(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
         found = draw(value_for(item))
         if found != ABSENT:
             config[item["key"]] = found
-    if "d_word_vec" in config and draw(st.booleans()):
-        config["d_word_vec"] = config.get("d_model", 512)  # the Transformer's embeddings are d_model wide
+    if name == "transformer" and draw(st.booleans()):
+        # The 2017 Transformer's two rules, kept most of the time: embeddings d_model wide, and one
+        # vocabulary when the tables are shared (generator/families/transformer.py).
+        config["d_word_vec"] = config.get("d_model", 512)
+        config["n_tgt_vocab"] = config.get("n_src_vocab", 512)
     return name, head, config
 
 
