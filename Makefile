@@ -51,6 +51,7 @@ reference:
 	$(REFERENCE_VENV)/bin/python -m pip install --quiet '.[reference]'
 	$(REFERENCE_VENV)/bin/python tools/reference.py
 	$(REFERENCE_VENV)/bin/python tools/transformer_reference.py
+	$(REFERENCE_VENV)/bin/python tools/config_sample.py
 
 clean:
 	rm -rf site $(VENV) $(REFERENCE_VENV) *.egg-info

@@ -131,7 +131,8 @@ class Symbol:
     key: str  # the config key; for a derived symbol, how it is computed ("hidden_size / conv_groups")
     meaning: str
     optional: bool = False  # the config may leave it null (e.g. DeBERTa's embedding_size means H then)
-    size: bool = True  # a size (1 to 2³¹ − 1); False for a count that may be 0 or −1 (DeBERTa's T and R)
+    size: bool = True  # a size (minimum to 2³¹ − 1); False for a count whose sign means something (DeBERTa's R)
+    minimum: int = 1  # 0 where transformers builds an empty table (type_vocab_size: no token types)
     value: Value | None = None  # a derived symbol: computed from config values, not read from ``key``
 
 
@@ -167,6 +168,9 @@ class Family:
     # Keys the transformers modeling code reads with getattr(config, key, default) although the
     # config class does not declare them (DeBERTa's position_buckets, ...), with those defaults.
     extra_config: Mapping[str, Any] = field(default_factory=dict)
+    # Keys whose default is null (left out: derived, or the hidden size) but that transformers reads
+    # as given: a card that writes null for one gets a model transformers cannot build.
+    null_refused: tuple[str, ...] = ()
     # Cross-field rules: each returns (message, keys involved) for a config that breaks it.
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).

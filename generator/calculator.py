@@ -7,7 +7,9 @@ writes one JSON document that holds everything the count depends on:
   default and meaning; ``symbols``: which key (or which computation, for a derived symbol) each
   formula symbol stands for;
 * ``switches``: the family's structural decisions as conditions (``switches.py``), and
-  ``checks``: the rules transformers enforces, as conditions with message templates;
+  ``checks``: the rules transformers enforces, as conditions with message templates; a rule
+  about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
+* ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
   in the order given, to an index into ``blocks`` (or null: no such block);
@@ -31,12 +33,13 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.card import NO_PARAMETERS
 from generator.config import load_schema
 from generator.derivation import block_form
 from generator.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.families import FAMILIES
 from generator.poly import Poly
-from generator.switches import FirstOf, Rule, Switches
+from generator.switches import HEAD, FirstOf, Rule, Switches
 
 FORMAT = 1
 JSON = Any
@@ -138,7 +141,7 @@ def inputs(name: str) -> list[JSON]:
     rule_keys: list[str] = []
     for rules in rule_groups(family):
         for rule in rules:
-            rule_keys += sorted(rule.fails.reads()) + [k for _, v in rule.values for k in sorted(v.reads())]
+            rule_keys += sorted(rule.fails.reads() - {HEAD}) + [k for _, v in rule.values for k in sorted(v.reads())]
     inputs: list[JSON] = []
     seen: set[str] = set()
 
@@ -150,6 +153,7 @@ def inputs(name: str) -> list[JSON]:
         *,
         optional: bool = False,
         symbol: str | None = None,
+        minimum: int | None = None,
     ) -> None:
         if key in seen:
             return
@@ -165,13 +169,17 @@ def inputs(name: str) -> list[JSON]:
                 "meaning": meaning,
                 "group": group,
                 "symbol": symbol,
+                "minimum": minimum,  # the smallest size the card check accepts (null: not a size)
             }
         )
 
     for symbol in family.symbols:
         if symbol.value is None:
             kind = SIZE if symbol.size else INT
-            add(symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name)
+            minimum = symbol.minimum if symbol.size else None
+            add(
+                symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name, minimum=minimum
+            )
     for key in switch_keys:
         kind = _kind(family, key, defaults.get(key))
         add(key, kind, ("when true: " if kind == FLAG else "decides: ") + _switch_meaning(family, key), "structure")
@@ -306,6 +314,7 @@ def family_export(name: str) -> JSON:
         "inputs": inputs(family.name),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
+        "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
         "blocks": blocks,
     }
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.architecture import Family, Head
+from generator.architecture import Family, Head, Param
 from generator.config import check_config, resolve_config
 from generator.families import FAMILIES
 from generator.figures import FigurePart, parse_figure
@@ -22,6 +23,9 @@ MAX_ID_LENGTH = 100  # the id names a directory and two files; file systems stop
 # Every tensor is listed on the model page; the largest real card has under 1,000. A config with
 # millions of layers is valid to transformers, but its page could not be written or read.
 MAX_TENSORS = 20_000
+# transformers builds such a model (every table and matrix 0 wide), but there is nothing to count,
+# and a page of shares and ratios would divide by 0. The calculator says the same (its export).
+NO_PARAMETERS = "this config gives a model without a single parameter (every tensor has a dimension of 0)"
 TOP_LEVEL_KEYS = ("id", "title", "family", "head", "config", "sources", "claims", "also_counted", "notes")
 
 
@@ -165,17 +169,9 @@ def load_card(path: Path) -> Card:
     config: dict[str, Any] = {}
     given: frozenset[str] = frozenset()
     if family is not None:
-        config, given = resolve_config(family, doc, ("config",), problems)
-        given_config = data.get("config")
-        given_labels = isinstance(given_config, dict) and {"num_labels", "id2label"} & set(given_config)
-        if head is Head.SEQUENCE_CLASSIFICATION and isinstance(given_config, dict | None) and not given_labels:
-            problems.append(
-                Problem(
-                    doc.where(("config",)),
-                    "config.num_labels",
-                    "a sequence-classification card must say num_labels (or id2label)",
-                )
-            )
+        # A card without num_labels or id2label gets the config class's default (2), as in
+        # transformers; the model page says so (templates/model.html).
+        config, given = resolve_config(family, doc, ("config",), problems, head.value if head else None)
     sources = _sources(doc, problems)
     claims = _claims(doc, family, problems)
     also_counted = _also_counted(doc, family, config, problems) if family is not None and config else ()
@@ -210,13 +206,28 @@ def _tensor_limit(family: Family, head: Head, config: Mapping[str, Any], doc: Do
         tensors += max(block.copies().evaluate(values), 0) * per_instance
         repeats |= set(block.repeat)
     if tensors <= MAX_TENSORS or not repeats:
-        return []
+        return _no_parameters(family, head, config, doc)
     culprit = max((s for s in family.symbols if s.name in repeats), key=lambda s: values.get(s.name, 0))
     message = (
         f"this config gives {tensors:,} parameter tensors, and a model page lists every one: expected at most "
         f"{MAX_TENSORS:,}, found {culprit.meaning} = {values.get(culprit.name, 0):,}"
     )
     return [Problem(doc.where(("config", culprit.key)), f"config.{culprit.key}", message)]
+
+
+def _no_parameters(family: Family, head: Head, config: Mapping[str, Any], doc: Document) -> list[Problem]:
+    """Refuse a config whose every tensor is empty: its page would divide by a total of 0."""
+    values = family.symbol_values(config)
+    for block in family.architecture(config, head).blocks:
+        if block.copies().evaluate(values) <= 0:
+            continue
+        for module in block.modules:
+            if module.repeat is not None and module.repeat.evaluate(values) <= 0:
+                continue
+            for param in module.params:
+                if isinstance(param, Param) and math.prod(d.evaluate(values) for d in param.shape) > 0:
+                    return []
+    return [Problem(doc.where(("config",)), "config", NO_PARAMETERS)]
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
@@ -415,7 +426,8 @@ def _also_counted(
             message = f"expected a mapping of config.json keys, found {describe(changed)}"
             problems.append(Problem(doc.where((*base, "config")), f"{label}.config", message))
             continue
-        merged = check_config(family, config, changed, doc, (*base, "config"), problems)
+        counted_head = head_name if head_name in choices else None
+        merged = check_config(family, config, changed, doc, (*base, "config"), problems, counted_head)
         if len(problems) == before:
             found.append(OtherCount(texts["label"], Head(head_name), merged, changed, texts["why"]))
     return tuple(found)

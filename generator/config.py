@@ -18,6 +18,7 @@ from typing import Any
 
 from generator.architecture import Family
 from generator.problems import Problem, describe, shown_key
+from generator.switches import HEAD
 from generator.yamlsource import Document, KeyPath
 
 MAX_SIZE = 2**31 - 1  # transformers sizes are int64, but a larger table would not fit any machine
@@ -65,11 +66,12 @@ def _transformers_schema(family: str) -> ConfigSchema:
 
 
 def resolve_config(
-    family: Family, doc: Document, base: KeyPath, problems: list[Problem]
+    family: Family, doc: Document, base: KeyPath, problems: list[Problem], head: str | None = None
 ) -> tuple[dict[str, Any], frozenset[str]]:
     """Merge a card's config over the family defaults, appending a problem for each bad key.
 
     Returns the resolved config and the keys the card gave itself (under their canonical names).
+    The family's rules are checked for ``head`` (a rule about one head's modules holds for it only).
     """
     schema = load_schema(family)
     given = doc.data.get(base[-1]) if isinstance(doc.data, dict) else None
@@ -92,7 +94,7 @@ def resolve_config(
             continue
         resolved[key] = value
     resolved["num_labels"] = _num_labels(given, schema, doc, base, problems)
-    _check_types(family, resolved, given, doc, base, problems)
+    _check_types(family, resolved, given, doc, base, problems, head)
     return resolved, frozenset(given)
 
 
@@ -103,8 +105,9 @@ def check_config(
     doc: Document,
     base: KeyPath,
     problems: list[Problem],
+    head: str | None,
 ) -> dict[str, Any]:
-    """A resolved config with some keys changed, checked as a card's own config is."""
+    """A resolved config with some keys changed, checked as a card's own config is, for ``head``."""
     schema = load_schema(family)
     merged = dict(config)
     for key, value in changed.items():
@@ -117,7 +120,7 @@ def check_config(
             problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
             continue
         merged[key] = value
-    _check_types(family, merged, changed, doc, base, problems)
+    _check_types(family, merged, changed, doc, base, problems, head)
     return merged
 
 
@@ -171,6 +174,7 @@ def _check_types(
     doc: Document,
     base: KeyPath,
     problems: list[Problem],
+    head: str | None,
 ) -> None:
     found: list[Problem] = []
     for symbol in family.symbols:
@@ -185,12 +189,16 @@ def _check_types(
             continue
         if symbol.key not in given and symbol.key != "num_labels":
             continue  # a default from the config class
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_SIZE:
+        if not isinstance(value, int) or isinstance(value, bool) or not symbol.minimum <= value <= MAX_SIZE:
             where = doc.where((*base, symbol.key))
-            limit = f"a whole number from 1 to {MAX_SIZE:,}"
+            limit = f"a whole number from {symbol.minimum} to {MAX_SIZE:,}"
             found.append(
                 Problem(where, f"config.{symbol.key}", f"expected {limit} ({symbol.meaning}), found {describe(value)}")
             )
+    for key in family.null_refused:
+        if key in given and given[key] is None:
+            message = "expected a whole number or no key at all; transformers reads null as given and cannot build it"
+            found.append(Problem(doc.where((*base, key)), f"config.{key}", message))
     for key in family.flag_keys:
         if key in given and not isinstance(given[key], bool):
             found.append(
@@ -201,8 +209,9 @@ def _check_types(
     problems.extend(found)
     if found:
         return  # cross-field rules need well-typed values
+    checked = {**resolved, HEAD: head}
     for check in family.checks:
-        failure = check(resolved)
+        failure = check(checked)
         if failure:
             message, keys = failure
             problems.append(Problem(doc.where((*base, keys[0])), f"config.{keys[0]}", message))

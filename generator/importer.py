@@ -113,7 +113,7 @@ def choose_head(
                 f"{where}: architectures: names {named}, {counted}; the card counts the {head.value} head, "
                 "as --head asks"
             )
-        return _with_labels(HeadChoice(head, f"--head {head.value}", warning), source, config, keys)
+        return _with_labels(HeadChoice(head, f"--head {head.value}", warning), source, config, keys, family)
     if named is None:
         return HeadChoice(Head.BASE, "the file has no architectures")
     if inferred is None:
@@ -125,7 +125,7 @@ def choose_head(
     if inferred not in family.heads:
         message = f"names {named}, but the {family.name} family has no {inferred.value} head; pass --head ({choices})"
         raise InputError([Problem(where, "architectures", message)])
-    return _with_labels(HeadChoice(inferred, f"architectures names {named}"), source, config, keys)
+    return _with_labels(HeadChoice(inferred, f"architectures names {named}"), source, config, keys, family)
 
 
 def _architecture(source: Path, config: dict[str, Any], where: Location) -> str | None:
@@ -146,8 +146,10 @@ def _head_of(class_name: str | None) -> Head | None:
     return next((head for suffix, head in HEAD_SUFFIXES if class_name.endswith(suffix)), None)
 
 
-def _with_labels(choice: HeadChoice, source: Path, config: dict[str, Any], keys: dict[str, Location]) -> HeadChoice:
-    """Add where a classifier's number of labels comes from; raise InputError when the file does not say."""
+def _with_labels(
+    choice: HeadChoice, source: Path, config: dict[str, Any], keys: dict[str, Location], family: Family
+) -> HeadChoice:
+    """Add where a classifier's number of labels comes from; raise InputError for an id2label that is no mapping."""
     if choice.head is not Head.SEQUENCE_CLASSIFICATION:
         return choice
     if "num_labels" in config:
@@ -158,12 +160,11 @@ def _with_labels(choice: HeadChoice, source: Path, config: dict[str, Any], keys:
     if id2label is not None:
         message = f"expected a mapping of label ids to names, found {describe(id2label)}"
         raise InputError([Problem(keys.get("id2label", Location(source)), "id2label", message)])
-    # PretrainedConfig would quietly give 2 labels; a card must say how many (see card.py).
-    message = (
-        "a sequence-classification head is as wide as the number of labels: "
-        "expected num_labels or id2label, found neither"
+    # PretrainedConfig gives 2 labels then; the card is counted the same way and its page says so.
+    default = load_schema(family).default_num_labels
+    return replace(
+        choice, reason=f"{choice.reason}; neither num_labels nor id2label, so transformers' default of {default} labels"
     )
-    raise InputError([Problem(Location(source), "num_labels", message)])
 
 
 def _read_text(source: Path) -> str:

@@ -344,6 +344,17 @@ def le(a: Value | str, b: Value | str | int) -> Compare:
     return Compare("le", value(a), value(b))
 
 
+# The head a rule is checked for, beside the config under a name no config key can have: the card
+# check and the calculator add it, so that a rule can hold for some heads only (a key only one
+# head's modules read). Switches never read it: a builder is told the head directly.
+HEAD = "@head"
+
+
+def head_is(*heads: str) -> AnyOf:
+    """The config is checked for one of these heads (their ``Head`` values)."""
+    return AnyOf(tuple(Compare("eq", Key(HEAD), Const(head)) for head in heads))
+
+
 # --- switches -------------------------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ from generator.derivation import derive
 from generator.families import FAMILIES
 from generator.inventory import count_parameters
 from generator.site import SiteOptions
+from generator.switches import HEAD
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]
 
@@ -267,7 +268,11 @@ def python_format(template: str, shown: Mapping[str, Any]) -> str:
     return re.sub(r"\{(\w+)(!r)?\}", one, template)
 
 
-def exported_verdict(data: dict[str, Any], config: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]] | None]:
+def exported_verdict(
+    data: dict[str, Any], config: Mapping[str, Any], head: str | None = None
+) -> list[tuple[str, tuple[str, ...]] | None]:
+    """Each check's verdict, the head beside the config as calculator.js puts it ("@head")."""
+    config = {**config, "@head": head}
     verdicts = []
     for rules in data["checks"]:
         verdict = None
@@ -278,6 +283,28 @@ def exported_verdict(data: dict[str, Any], config: Mapping[str, Any]) -> list[tu
                 break
         verdicts.append(verdict)
     return verdicts
+
+
+def inputs_accepted(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
+    """The form's own checks on each value (calculator.js parse): sizes in range, whole numbers, flags."""
+    for item in data["inputs"]:
+        found = config.get(item["key"])
+        if item["kind"] in ("size", "int"):
+            if found is None:
+                if not item["optional"]:
+                    return False
+            elif not whole(found) or (item["kind"] == "size" and not item["minimum"] <= found <= 2**31 - 1):
+                return False
+        elif item["kind"] == "flag" and not isinstance(found, bool):
+            return False
+    return True
+
+
+def calculator_accepts(data: dict[str, Any], head: str, config: Mapping[str, Any]) -> bool:
+    """The calculator counts a config: every value passes the form, no rule refuses it, and the total is not 0."""
+    if not inputs_accepted(data, config) or exported_verdict(data, config, head) != [None] * len(data["checks"]):
+        return False
+    return evaluate(data, head, config).total > 0
 
 
 BREAKS = {
@@ -309,10 +336,12 @@ def test_the_exported_rules_refuse_what_the_checks_refuse(card: Card) -> None:
             configs.append({**card.config, key: change(card.config[key])})
     configs.append({**card.config, "use_bottleneck": False, "hidden_size": 770})
     refused = 0
+    head = card.head.value
     for config in configs:
-        assert exported_verdict(data, config) == [check(config) for check in card.family.checks], config
-        refused += any(check(config) for check in card.family.checks)
-    assert exported_verdict(data, card.config) == [None] * len(card.family.checks)
+        checked = {**config, HEAD: head}
+        assert exported_verdict(data, config, head) == [check(checked) for check in card.family.checks], config
+        refused += any(check(checked) for check in card.family.checks)
+    assert exported_verdict(data, card.config, head) == [None] * len(card.family.checks)
     assert refused >= 1
 
 

@@ -55,7 +55,7 @@ def test_bad_input_exits_non_zero_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert result.stderr.splitlines() == [
-        "models/bad.yaml:4:22: config.vocab_size: expected a whole number from 1 to 2,147,483,647 (vocabulary size), "
+        "models/bad.yaml:4:22: config.vocab_size: expected a whole number from 0 to 2,147,483,647 (vocabulary size), "
         "found the string 'lots'",
         "error: 1 problem(s) in 1 file(s); site/ was left unchanged",
     ]

@@ -100,10 +100,10 @@ def test_absolute_positions_come_back_with_position_biased_input() -> None:
     ("changes", "rows", "formula"),
     [
         ({}, 512, "2BH + 2H"),
-        ({"position_buckets": None}, 1_024, "2PH + 2H"),  # max_relative_positions -1: 2P
+        ({"position_buckets": -1}, 1_024, "2PH + 2H"),  # max_relative_positions -1: 2P
         # 2R rows for R = max_relative_positions = 100: a symbol, so that the calculator can vary it
-        ({"position_buckets": None, "max_relative_positions": 100}, 200, "2RH + 2H"),
-        ({"position_buckets": None, "norm_rel_ebd": "none"}, 1_024, "2PH"),
+        ({"position_buckets": -1, "max_relative_positions": 100}, 200, "2RH + 2H"),
+        ({"position_buckets": 0, "norm_rel_ebd": "none"}, 1_024, "2PH"),
     ],
 )
 def test_relative_table_rows(changes: dict[str, Any], rows: int, formula: str) -> None:
@@ -165,9 +165,12 @@ def problems_of(text: str, write_card) -> list[str]:  # type: ignore[no-untyped-
             "hidden_size: 48\n  num_attention_heads: 4\n  conv_kernel_size: 3\n  conv_groups: 5",
             "conv_groups (5) does not divide the hidden size (48)",
         ),
-        ("type_vocab_size: -1", "type_vocab_size must be a whole number, 0 for no token types"),
+        ("type_vocab_size: 1.5", "type_vocab_size must be a whole number, 0 or less for no token types"),
         ("norm_rel_ebd: 1", "norm_rel_ebd must be a string"),
-        ("position_buckets: -1", "expected a whole number from 1"),
+        # transformers compares these with 0 and fails on null (tests/reference/sample/configs.json)
+        ("relative_attention: true\n  position_buckets: null", "position_buckets must be a whole number"),
+        ("conv_kernel_size: null", "conv_kernel_size must be a whole number, 0 or less for no convolution"),
+        ("embedding_size: null", "config.embedding_size: expected a whole number or no key at all"),
         ("share_att_key: 1", "config.share_att_key: expected true or false"),
     ],
 )
@@ -175,3 +178,14 @@ def test_bad_values(write_card, config: str, expected: str) -> None:  # type: ig
     found = problems_of(f"title: t\nfamily: deberta-v2\nhead: base\nconfig:\n  {config}\n", write_card)
     assert len(found) == 1
     assert expected in found[0]
+
+
+def test_a_negative_pooler_width_is_refused_only_for_the_head_that_has_a_pooler(write_card) -> None:  # type: ignore[no-untyped-def]
+    # ContextPooler, in DebertaV2ForSequenceClassification alone, reads pooler_hidden_size.
+    text = "title: t\nfamily: deberta-v2\nhead: {head}\nconfig:\n  pooler_hidden_size: -1\n"
+    assert load_card(write_card(text.format(head="masked-lm"))).config["pooler_hidden_size"] == -1
+    found = problems_of(text.format(head="sequence-classification"), write_card)
+    assert [problem.split("/models/", 1)[1] for problem in found] == [
+        "card.yaml:5:23: config.pooler_hidden_size: pooler_hidden_size (-1) is below 0; the classification "
+        "head's context pooler would be a Linear of negative size, which torch refuses"
+    ]

@@ -151,3 +151,20 @@ def test_configs_transformers_cannot_build_are_refused(
     with pytest.raises(InputError) as caught:
         load_cards(tmp_path / "models")
     assert [str(p).split(": ", 1)[1] for p in caught.value.problems] == [message]
+
+
+def test_an_embedding_wider_than_the_hidden_size_is_refused_only_where_a_head_needs_h_minus_e(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only MobileBertLMPredictionHead (masked-LM and pretraining) builds the H − E matrix; the bare
+    # model and the classifier build with E > H (tests/reference/sample/configs.json has both).
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()
+    text = CARD.format(config="  embedding_size: 600")
+    (tmp_path / "models" / "card.yaml").write_text(text.replace("head: masked-lm", "head: base"), encoding="utf-8")
+    (card,) = load_cards(tmp_path / "models")
+    assert card.config["embedding_size"] == 600
+    (tmp_path / "models" / "card.yaml").write_text(text.replace("head: masked-lm", "head: pretraining"), "utf-8")
+    with pytest.raises(InputError) as caught:
+        load_cards(tmp_path / "models")
+    assert [p.key for p in caught.value.problems] == ["config.embedding_size"]

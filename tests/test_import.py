@@ -234,15 +234,17 @@ def test_num_labels_wins_over_the_default_and_is_said(tmp_path: Path) -> None:
     assert count_parameters(load_card(result.path)).total == 109_482_240 + 768 * 7 + 7
 
 
-def test_classifier_without_labels_is_refused_naming_the_file(tmp_path: Path) -> None:
+def test_classifier_without_labels_gets_the_default_of_two_and_says_so(tmp_path: Path) -> None:
     source = write_config(tmp_path, architectures=["BertForSequenceClassification"], id2label=None, label2id=None)
-    with pytest.raises(InputError) as caught:
-        import_config(source, "c", None, tmp_path / "models")
-    assert str(caught.value) == (
-        f"{Location(source)}: num_labels: a sequence-classification head is as wide as the number of labels: "
-        "expected num_labels or id2label, found neither"
+    result = import_config(source, "c", None, tmp_path / "models")
+    assert result.choice.reason == (
+        "architectures names BertForSequenceClassification; "
+        "neither num_labels nor id2label, so transformers' default of 2 labels"
     )
-    assert not (tmp_path / "models").exists()
+    # transformers built BertForSequenceClassification on this config with its default labels.
+    classes = json.loads((REFERENCE / "classes" / "bert-base-uncased.json").read_text(encoding="utf-8"))["classes"]
+    built = next(c for c in classes if c["class"] == "BertForSequenceClassification")
+    assert count_parameters(load_card(result.path)).total == built["total"]
 
 
 def test_head_the_family_lacks_is_refused_at_architectures(tmp_path: Path) -> None:

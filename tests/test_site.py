@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, ROOT, reference_for
+from conftest import MODELS, ROOT, TEST_CARDS, reference_for
 from generator.build import build
 from generator.card import load_cards
 from generator.output import MARKER
 from generator.problems import InputError
+from generator.site import SiteOptions
 
 CARD_IDS = [card.id for card in load_cards(MODELS)]
 
@@ -189,3 +190,18 @@ def test_comparison_leaves_out_sizes_a_model_does_not_use(site: Path) -> None:
     cells = re.findall(r'<td class="n">([^<]*)</td>', row.group(1))
     # L, H, A, I, E, V, P: no embedding projection and no absolute position table in DeBERTa-v3.
     assert cells[:7] == ["12", "768", "12", "3,072", "—", "128,100", "—"]
+
+
+def test_a_classifier_without_labels_says_it_counts_the_default(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    for stem in ("test-roberta-classifier-default-labels", "test-roberta-classifier-3"):
+        shutil.copy(TEST_CARDS / f"{stem}.yaml", models)
+    build(models, tmp_path / "site", SiteOptions(search=False))
+    sentence = "gives neither <code>num_labels</code> nor <code>id2label</code>, so the classifier is counted with"
+    default = (tmp_path / "site" / "models" / "test-roberta-classifier-default-labels" / "index.html").read_text(
+        "utf-8"
+    )
+    assert f"{sentence} transformers' default of 2 labels." in default
+    given = (tmp_path / "site" / "models" / "test-roberta-classifier-3" / "index.html").read_text("utf-8")
+    assert sentence not in given

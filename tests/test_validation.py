@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from generator.card import load_card, load_cards
+from generator.config import load_schema
 from generator.families import FAMILIES
+from generator.inventory import count_parameters
 from generator.problems import InputError
 
 GOOD = """
@@ -103,11 +105,11 @@ def test_invalid_utf8_names_the_byte(write_card) -> None:  # type: ignore[no-unt
         ),
         (
             "vocab_size: true",
-            "config.vocab_size: expected a whole number from 1 to 2,147,483,647 (vocabulary size), found the boolean true",
+            "config.vocab_size: expected a whole number from 0 to 2,147,483,647 (vocabulary size), found the boolean true",
         ),
         (
             "intermediate_size: 3072.0",
-            "expected a whole number from 1 to 2,147,483,647 (feed-forward size), found the number 3072.0",
+            "expected a whole number from 0 to 2,147,483,647 (feed-forward size), found the number 3072.0",
         ),
         ("max_position_embeddings: 99999999999", "found the integer 99999999999"),
         ("tie_word_embeddings: 1", "config.tie_word_embeddings: expected true or false, found the integer 1"),
@@ -150,11 +152,12 @@ def test_pasted_config_json_keys_are_accepted(write_card) -> None:  # type: igno
     assert card.config["hidden_act"] == "gelu"
 
 
-def test_classification_head_needs_labels(write_card) -> None:  # type: ignore[no-untyped-def]
+def test_classification_head_without_labels_takes_the_config_class_default(write_card) -> None:  # type: ignore[no-untyped-def]
     path = write_card("title: t\nfamily: bert\nhead: sequence-classification\n")
-    assert problems_of(path) == [
-        "models/card.yaml:1:1: config.num_labels: a sequence-classification card must say num_labels (or id2label)"
-    ]
+    card = load_card(path)
+    # PretrainedConfig's default, as tools/reference.py recorded it from transformers.
+    assert card.config["num_labels"] == load_schema(card.family).default_num_labels == 2
+    assert "num_labels" not in card.given_keys
 
 
 def test_labels_from_id2label(write_card) -> None:  # type: ignore[no-untyped-def]
@@ -220,3 +223,27 @@ def test_an_alias_that_disagrees_with_its_key(write_card) -> None:  # type: igno
     assert problems_of(path) == [
         "models/card.yaml:6:16: config.hidden_size: hidden_size (the integer 384) is another name for dim, which says the integer 768"
     ]
+
+
+def test_a_config_without_a_single_parameter_is_refused(write_card) -> None:  # type: ignore[no-untyped-def]
+    # DeBERTa-v2 builds a model 0 wide (tests/reference/sample/configs.json), but every tensor is empty.
+    path = write_card(
+        "title: t\nfamily: deberta-v2\nhead: base\nconfig:\n  hidden_size: 0\n  intermediate_size: 0\n"
+        "  max_position_embeddings: 0\n"
+    )
+    assert problems_of(path) == [
+        "models/card.yaml:5:3: config: this config gives a model without a single parameter "
+        "(every tensor has a dimension of 0)"
+    ]
+
+
+def test_empty_dimensions_transformers_builds_are_counted(write_card) -> None:  # type: ignore[no-untyped-def]
+    path = write_card(
+        "title: t\nfamily: bert\nhead: base\nconfig:\n  vocab_size: 10\n  hidden_size: 4\n  num_hidden_layers: 1\n"
+        "  num_attention_heads: 2\n  intermediate_size: 0\n  max_position_embeddings: 0\n  type_vocab_size: 0\n"
+    )
+    inventory = count_parameters(load_card(path))
+    # tokens 10·4 + LayerNorm 2·4; a layer: Q, K, V, output 4·(4·4 + 4), two LayerNorms 2·(2·4), the
+    # feed-forward 4·0 + 0 and 0·4 + 4; the pooler 4·4 + 4.
+    assert inventory.total == 10 * 4 + 2 * 4 + 4 * (4 * 4 + 4) + 2 * (2 * 4) + 0 + 4 + (4 * 4 + 4)
+    assert inventory.tensor("embeddings.position_embeddings.weight").shape == (0, 4)

@@ -31,17 +31,17 @@ from generator.switches import Rule, div, mod, mul, ne
 V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "position table rows"),
-    Symbol("T", "type_vocab_size", "token types, or segments"),
-    Symbol("E", "embedding_size", "embedding width (the tables are E wide, then projected to H)"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
+    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+    Symbol("E", "embedding_size", "embedding width (the tables are E wide, then projected to H)", minimum=0),
     Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size"),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
     Symbol("L", "num_hidden_layers", "layer steps the encoder runs (reusing the stored groups)"),
     Symbol("G", "num_hidden_groups", "stored groups of layers (shared across depth)"),
     Symbol("K", "inner_group_num", "stored layers inside each group"),
     Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels (also the sentence-order classes)"),
+    Symbol("C", "num_labels", "classification labels (also the sentence-order classes)", minimum=0),
 )
 
 

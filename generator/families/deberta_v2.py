@@ -42,6 +42,7 @@ from generator.switches import (
     ge,
     given,
     gt,
+    head_is,
     is_kind,
     is_null,
     lt,
@@ -54,36 +55,46 @@ from generator.switches import (
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)"),
-    Symbol("T", "type_vocab_size", "token types, or segments (0: no segment table)", size=False),
-    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True),
-    Symbol("B", "position_buckets", "relative position buckets on each side (left out: none)", optional=True),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol(
+        "P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)", minimum=0
+    ),
+    Symbol("T", "type_vocab_size", "token types, or segments (0 or less: no segment table)", size=False),
+    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
+    Symbol(
+        "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
+    ),
     Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size"),
-    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True),
-    Symbol("K", "conv_kernel_size", "width of the encoder's convolution (left out: no convolution)", optional=True),
+    Symbol("H", "hidden_size", "hidden size", minimum=0),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
+    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
+    Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
     Symbol(
         "Q",
         "hidden_size / conv_groups",
         "input channels of each convolution group (H divided by conv_groups)",
         value=div("hidden_size", "conv_groups"),
     ),
-    Symbol("W", "pooler_hidden_size", "width of the context pooler (left out: the hidden size)", optional=True),
+    Symbol(
+        "W",
+        "pooler_hidden_size",
+        "width of the context pooler (left out: the hidden size)",
+        optional=True,
+        size=False,  # only the classification head reads it (deberta_v2's _value_types)
+    ),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 # getattr(config, key, default) in modeling_deberta_v2.py / kwargs in DebertaV2Config.__post_init__.
 EXTRA_CONFIG: Mapping[str, Any] = {
     "embedding_size": None,  # config.hidden_size
-    "position_buckets": None,  # -1: no buckets
+    "position_buckets": -1,  # DisentangledSelfAttention and the encoder: 0 or less, no buckets
     "norm_rel_ebd": "none",
     "share_att_key": False,
     "attention_head_size": None,  # hidden_size // num_attention_heads
-    "conv_kernel_size": None,  # 0: no convolution
+    "conv_kernel_size": 0,  # DebertaV2Encoder builds ConvLayer only when it is above 0
     "conv_groups": 1,
     "conv_act": "tanh",
     "pooler_hidden_size": None,  # hidden_size
@@ -220,8 +231,8 @@ def build(on: Mapping[str, bool], head: Head) -> Architecture:
 _value_types = FirstOf(
     (
         Rule(
-            ~is_kind("type_vocab_size", "int") | lt("type_vocab_size", 0),
-            "type_vocab_size must be a whole number, 0 for no token types; found {type_vocab_size!r}",
+            ~is_kind("type_vocab_size", "int"),
+            "type_vocab_size must be a whole number, 0 or less for no token types; found {type_vocab_size!r}",
             ("type_vocab_size",),
         ),
         Rule(
@@ -229,6 +240,30 @@ _value_types = FirstOf(
             "max_relative_positions must be a whole number (-1: use max_position_embeddings); "
             "found {max_relative_positions!r}",
             ("max_relative_positions",),
+        ),
+        # DebertaV2Encoder compares conv_kernel_size with 0 whatever the other keys say.
+        Rule(
+            ~is_kind("conv_kernel_size", "int"),
+            "conv_kernel_size must be a whole number, 0 or less for no convolution; found {conv_kernel_size!r}",
+            ("conv_kernel_size",),
+        ),
+        # With relative attention, the encoder and every attention layer compare position_buckets with 0.
+        Rule(
+            truthy("relative_attention") & ~is_kind("position_buckets", "int"),
+            "position_buckets must be a whole number, 0 or less for no buckets; found {position_buckets!r}",
+            ("position_buckets",),
+        ),
+        # Only ContextPooler, in the classification head, reads pooler_hidden_size (nn.Linear(W, W)).
+        Rule(
+            given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
+            "pooler_hidden_size must be a whole number (left out: the hidden size); found {pooler_hidden_size!r}",
+            ("pooler_hidden_size",),
+        ),
+        Rule(
+            head_is("sequence-classification") & lt("pooler_hidden_size", 0),
+            "pooler_hidden_size ({pooler_hidden_size}) is below 0; the classification head's context pooler "
+            "would be a Linear of negative size, which torch refuses",
+            ("pooler_hidden_size",),
         ),
         Rule(
             ~is_kind("norm_rel_ebd", "str"),
@@ -247,12 +282,12 @@ _value_types = FirstOf(
 _convolution_groups = FirstOf(
     (
         Rule(
-            given("conv_kernel_size") & (~is_kind("conv_groups", "int") | lt("conv_groups", 1)),
+            gt("conv_kernel_size", 0) & (~is_kind("conv_groups", "int") | lt("conv_groups", 1)),
             "conv_groups must be a whole number from 1; found {conv_groups!r}",
             ("conv_groups",),
         ),
         Rule(
-            given("conv_kernel_size") & ne(mod("hidden_size", "conv_groups"), 0),
+            gt("conv_kernel_size", 0) & ne(mod("hidden_size", "conv_groups"), 0),
             "conv_groups ({conv_groups}) does not divide the hidden size ({hidden_size}); nn.Conv1d refuses this",
             ("conv_groups", "hidden_size"),
         ),
@@ -296,7 +331,7 @@ SWITCHES = (
         "a LayerNorm over the relative table (layer_norm)",
         ("relative",),
     ),
-    Switch("conv", given("conv_kernel_size"), "a convolution after the first layer", ("conv",)),
+    Switch("conv", gt("conv_kernel_size", 0), "a convolution after the first layer", ("conv",)),
     Switch("grouped_conv", ne("conv_groups", 1), "the convolution is grouped (anything but 1)", ("conv",)),
     Switch("legacy", truthy("legacy"), "the legacy masked-LM head with a decoder", ("mlm-head",)),
     tied("mlm-head"),
@@ -343,6 +378,9 @@ FAMILY = Family(
         "*H* × *H* × *K* kernel, a bias and a LayerNorm to the encoder.",
     ),
     extra_config=EXTRA_CONFIG,
+    # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
+    # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.
+    null_refused=("embedding_size", "attention_head_size"),
     checks=(heads_divide_hidden, padding_in_vocabulary, _value_types, _convolution_groups),
     switches=SWITCHES,
 )

@@ -35,13 +35,13 @@ from generator.switches import Rule, mod, ne
 V, P, H, I, C = (Poly.symbol(s) for s in "VPHIC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "position table rows"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
     Symbol("H", "dim", "hidden size"),
-    Symbol("I", "hidden_dim", "feed-forward size"),
+    Symbol("I", "hidden_dim", "feed-forward size", minimum=0),
     Symbol("L", "n_layers", "encoder layers"),
     Symbol("A", "n_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"

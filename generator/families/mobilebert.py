@@ -39,22 +39,22 @@ from generator.families.common import (
     tied,
 )
 from generator.poly import Poly
-from generator.switches import FirstOf, Rule, Switch, const, eq, given, gt, mod, ne, truthy
+from generator.switches import FirstOf, Rule, Switch, const, eq, given, gt, head_is, mod, ne, truthy
 
 V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "position table rows"),
-    Symbol("T", "type_vocab_size", "token types, or segments"),
-    Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)"),
-    Symbol("E", "embedding_size", "token embedding width"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
+    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+    Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)", minimum=0),
+    Symbol("E", "embedding_size", "token embedding width", minimum=0),
     Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
-    Symbol("I", "intermediate_size", "feed-forward size"),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
     Symbol("F", "num_feedforward_networks", "feed-forward networks per layer"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 
@@ -191,9 +191,10 @@ _heads_divide_width = FirstOf(
     )
 )
 
-# MobileBertLMPredictionHead builds nn.Linear(V, H - E): torch refuses a negative size.
+# MobileBertLMPredictionHead (the masked-LM and pretraining heads only) builds nn.Linear(V, H - E):
+# torch refuses a negative size.
 _embedding_fits_hidden = Rule(
-    gt("embedding_size", "hidden_size"),
+    gt("embedding_size", "hidden_size") & head_is("masked-lm", "pretraining"),
     "the embedding size ({embedding_size}) is larger than the hidden size ({hidden_size}); the masked-LM "
     "head's extra output matrix would need H − E < 0 rows, and transformers cannot build it",
     ("embedding_size", "hidden_size"),
@@ -315,6 +316,9 @@ FAMILY = Family(
         ),
         Switch("pooler_dense", truthy("classifier_activation"), "the pooler has a dense layer", ("pooler",)),
     ),
+    # PretrainedConfig sets a given true_hidden_size after MobileBertConfig.__post_init__ derives it,
+    # so a null written down reaches MobileBertSelfAttention, which divides it.
+    null_refused=("true_hidden_size",),
     checks=(
         _known_normalization,
         _true_hidden_size_agrees,

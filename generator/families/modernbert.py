@@ -36,12 +36,12 @@ from generator.switches import Switch, gt, truthy
 V, H, I, C = (Poly.symbol(s) for s in "VHIC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size (each half of the gated input projection)"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol("H", "hidden_size", "hidden size", minimum=0),
+    Symbol("I", "intermediate_size", "feed-forward size (each half of the gated input projection)", minimum=0),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 # Read by ModernBertConfig.__post_init__ and its rotary set-up from the keyword arguments, not

@@ -44,14 +44,14 @@ from generator.switches import FirstOf
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
 SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size"),
-    Symbol("P", "max_position_embeddings", "position table rows"),
-    Symbol("T", "type_vocab_size", "token types, or segments"),
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
+    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size"),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
     Symbol("L", "num_hidden_layers", "encoder layers"),
     Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
 )
 
 BACKBONE = "roberta."  # the attribute every head class stores the encoder under

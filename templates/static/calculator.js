@@ -349,8 +349,8 @@
     var digits = trimmed.replace(/[,_\s]/g, "");
     if (!/^-?\d+$/.test(digits)) { return { error: "expected a whole number (" + what + "), found " + JSON.stringify(text) }; }
     var n = BigInt(digits);
-    if (input.kind === "size" && (n < 1n || n > MAX_SIZE)) {
-      return { error: "expected a whole number from 1 to " + MAX_TEXT + " (" + what + "), found " + commas(n) };
+    if (input.kind === "size" && (n < BigInt(input.minimum) || n > MAX_SIZE)) {
+      return { error: "expected a whole number from " + input.minimum + " to " + MAX_TEXT + " (" + what + "), found " + commas(n) };
     }
     return { value: n };
   }
@@ -565,10 +565,11 @@
       else { config[input.key] = parsed.value; }
     });
     if (!problems.length) {
+      var checked = Object.assign({}, config, { "@head": state.head });  // a rule may hold for some heads only
       data.checks.forEach(function (rules) {
         for (var i = 0; i < rules.length; i++) {
-          if (holds(rules[i].fails, config)) {
-            problems.push({ key: rules[i].keys[0], text: rules[i].keys[0] + ": " + message(rules[i], config) });
+          if (holds(rules[i].fails, checked)) {
+            problems.push({ key: rules[i].keys[0], text: rules[i].keys[0] + ": " + message(rules[i], checked) });
             break;
           }
         }
@@ -598,6 +599,7 @@
         total += one * copies;
         return { block: block, steps: steps, value: one, copies: copies, subtotal: one * copies };
       });
+      if (total === 0n) { return { problems: [{ key: null, text: data.no_parameters }] }; }
       return { config: config, values: values, on: on, className: head.class_name, blocks: derived, total: total };
     } catch (error) {
       return { problems: [{ key: null, text: error.message }] };

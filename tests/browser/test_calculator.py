@@ -264,6 +264,11 @@ def test_a_catalog_model_can_be_loaded_from_the_form(site_url: str, open_page: A
             "pos_att_type",
             "expected a JSON value",
         ),
+        (  # a rule about one head: only the masked-LM and pretraining heads build the H − E matrix
+            "family=mobilebert&head=masked-lm&embedding_size=1024",
+            "embedding_size",
+            "the embedding size (1024) is larger than the hidden size (512)",
+        ),
         (
             "family=distilbert&head=base&tie_word_embeddings=yes",
             "tie_word_embeddings",
@@ -434,3 +439,24 @@ def test_an_address_full_of_markup_runs_nothing(site_url: str, open_page: Any) -
         page.wait_for_timeout(200)
         assert page.locator("main img, main script:not([src])").count() == 0
     assert dialogs == []
+
+
+@pytest.mark.parametrize(
+    "card_id",
+    ["test-deberta-v2-sentinels", "test-bert-no-token-types", "test-roberta-classifier-default-labels"],
+)
+def test_sentinels_are_counted_as_transformers_counts_them(site_url: str, open_page: Any, card_id: str) -> None:
+    card = next(c for c in CARDS if c.id == card_id)
+    page = open_page(WIDE)
+    page.goto(f"{site_url}{PAGE}?{query(card.family, card.head, card.config)}")
+    assert read_result(page)["total"] == str(count_parameters(card).total)
+
+
+def test_a_config_without_parameters_is_refused_in_the_card_checks_words(site_url: str, open_page: Any) -> None:
+    page = open_page(WIDE)
+    page.goto(
+        f"{site_url}{PAGE}?family=deberta-v2&head=base&hidden_size=0&intermediate_size=0&max_position_embeddings=0"
+    )
+    page.wait_for_selector(".calc-problems")
+    assert family_export("deberta-v2")["no_parameters"] in page.locator(".calc-problems").inner_text()
+    assert page.locator("#total").get_attribute("data-value") is None

@@ -1,0 +1,139 @@
+"""Configs transformers built (or refused), checked against the card check, the import, the count and the calculator.
+
+``tests/reference/sample/configs.json`` is written by ``tools/config_sample.py`` (``make
+reference``): a seeded draw of small configs of every family and head, sentinel values
+(-1, 0, null, legacy strings, absent keys) drawn far more often than their share, each built
+by transformers on the meta device. This test needs neither torch nor transformers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_calculator import calculator_accepts, document, evaluate
+
+from conftest import REFERENCE
+from generator.card import load_card
+from generator.importer import import_config
+from generator.inventory import count_parameters
+from generator.problems import InputError
+
+SAMPLE = json.loads((REFERENCE / "sample" / "configs.json").read_text(encoding="utf-8"))
+ENTRIES: list[dict[str, Any]] = SAMPLE["configs"]
+
+
+# Configs transformers builds that the card check refuses all the same: (family, or None for
+# every family; the problem's key; words of its message), each with its reason. A refused config
+# must have at least one such problem (its other problems may follow from it: with no layers,
+# transformers never reads the head count at all).
+LAYER_COUNTS = ("num_hidden_layers", "n_layers", "num_hidden_groups", "inner_group_num", "num_feedforward_networks")
+COUNTS = (*LAYER_COUNTS, "num_attention_heads", "n_heads", "num_labels")
+REFUSED_THOUGH_BUILT: tuple[tuple[str | None, str, str], ...] = (
+    # ALBERT and ELECTRA skip BERT's head check when the config has embedding_size, so the model is
+    # built with A·(H // A)-wide projections, but its forward pass cannot use them.
+    ("albert", "config.hidden_size", "is not a multiple of the number of attention heads"),
+    ("electra", "config.hidden_size", "is not a multiple of the number of attention heads"),
+    # The same in MobileBertSelfAttention, which has no such check, at either width.
+    ("mobilebert", "config.intra_bottleneck_size", "is not a multiple of the number of attention heads"),
+    ("mobilebert", "config.hidden_size", "is not a multiple of the number of attention heads"),
+    # A given true_hidden_size wins over the derived one and changes the model; the card must agree.
+    ("mobilebert", "config.true_hidden_size", "disagrees with the value MobileBertConfig derives"),
+    # Every tensor empty: nothing to count, and a page of shares would divide by 0.
+    (None, "config", "without a single parameter"),
+    # No layers (or no feed-forward networks): range(0) builds none, and every per-layer rule is
+    # moot; MobileBERT builds F − 1 extra networks only when F > 1, so F = 0 is F = 1 over again.
+    *((None, f"config.{key}", "found the integer 0") for key in LAYER_COUNTS),
+    # A negative count: range(-1) is empty, -1 heads give the same tensors as 1, -1 labels none;
+    # the formulas multiply by the count as it is written.
+    *((None, f"config.{key}", "found the integer -") for key in COUNTS),
+)
+
+
+NULL_WRITTEN = "transformers reads null as given"  # generator/config.py, Family.null_refused
+
+
+def refused_though_built(entry: dict[str, Any], error: InputError) -> bool:
+    return any(
+        family in (None, entry["family"]) and problem.key == key and words in problem.message
+        for problem in error.problems
+        for family, key, words in REFUSED_THOUGH_BUILT
+    )
+
+
+def _id(entry: dict[str, Any]) -> str:
+    return f"{entry['family']}-{entry['head']}"
+
+
+def write_sample_card(folder: Path, entry: dict[str, Any]) -> Path:
+    """The card a user would write for the sampled config."""
+    card = {"title": "sample", "family": entry["family"], "head": entry["head"], "config": entry["config"]}
+    path = folder / "sample.yaml"
+    path.write_text(yaml.safe_dump(card, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def imports(folder: Path, entry: dict[str, Any]) -> bool:
+    """``python -m generator import`` takes the config as a config.json."""
+    source = folder / "config.json"
+    source.write_text(json.dumps({"model_type": entry["family"], **entry["config"]}), encoding="utf-8")
+    try:
+        import_config(source, "imported", entry["head"], folder / "models")
+    except InputError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[f"{i}-{_id(e)}" for i, e in enumerate(ENTRIES)])
+def test_the_card_check_and_the_calculator_accept_exactly_what_transformers_built(
+    entry: dict[str, Any], tmp_path: Path
+) -> None:
+    path = write_sample_card(tmp_path, entry)
+    imported = imports(tmp_path, entry)
+    try:
+        card = load_card(path)
+    except InputError as error:
+        assert not entry["accepted"] or refused_though_built(entry, error), [str(p) for p in error.problems]
+        assert not imported
+        if not any(NULL_WRITTEN in p.message for p in error.problems):  # the form cannot write such a null
+            defaults = {item["key"]: item["default"] for item in document(entry["family"])["inputs"]}
+            assert not calculator_accepts(document(entry["family"]), entry["head"], {**defaults, **entry["config"]})
+        return
+    assert entry["accepted"], (entry["config"], entry["error"])
+    assert imported
+    inventory = count_parameters(card)
+    assert inventory.class_name == entry["class"]
+    assert [[t.name, list(t.shape)] for t in inventory.tensors] == entry["tensors"]
+    assert [[t.name, t.tied_to] for t in inventory.tied] == entry["tied"]
+    assert inventory.total == entry["total"]
+    data = document(card.family.name)
+    assert calculator_accepts(data, card.head.value, card.config)
+    assert evaluate(data, card.head.value, card.config).total == entry["total"]
+
+
+def test_the_sample_holds_sentinels_and_refusals_of_every_family() -> None:
+    families = {e["family"] for e in ENTRIES}
+    assert families == {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "albert",
+        "electra",
+        "distilbert",
+        "mobilebert",
+        "deberta-v2",
+        "modernbert",
+    }
+    assert all(any(e["accepted"] for e in ENTRIES if e["family"] == f) for f in families)
+    assert sum(not e["accepted"] for e in ENTRIES) >= 50
+    deberta = [e["config"] for e in ENTRIES if e["family"] == "deberta-v2" and e["accepted"]]
+    assert any(c.get("conv_kernel_size") in (0, -1) for c in deberta)
+    assert any(c.get("position_buckets") == -1 and c.get("relative_attention") for c in deberta)
+    assert any(c.get("pos_att_type") == "p2c|c2p" for c in deberta)
+    assert any(e["config"].get("type_vocab_size") == 0 for e in ENTRIES if e["family"] == "bert" and e["accepted"])
+    assert any(
+        "num_labels" not in e["config"] for e in ENTRIES if e["head"] == "sequence-classification" and e["accepted"]
+    )
