@@ -125,11 +125,13 @@ def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
     rows = []
     for m in models:
         layers, hidden = m.symbol_value("L"), m.symbol_value("H")
-        if layers is None or hidden is None or hidden == 0:
-            continue  # a model 0 wide (DeBERTa and ModernBERT build one) has no place on a log scale of L·H²
+        if layers is None or hidden is None:
+            continue
         parts = m.parts
         shared = [b for b in m.architecture.blocks if b.applied and b.kind is Kind.ENCODER]
         stored = sum(b.copies().evaluate(m.values) for b in shared) if shared else layers
+        if stored * hidden == 0:
+            continue  # no layers, or 0 wide (transformers builds both): no place on a log scale of L·H²
         rows.append(
             RuleRow(
                 model=m,
