@@ -129,6 +129,7 @@ def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockD
     """One block of this card: ``form`` is cached by value, so the inventory's own block and
     modules (which its tensors point to) are taken from ``block``, never from ``form``."""
     values = inventory.values
+    repeat = block.copies().evaluate(values)
     first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
     shown = [e for e in inventory.of_block(block) if e.index == first]
     steps = []
@@ -143,7 +144,9 @@ def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockD
                 formula=step.formula,
                 symbolic=step.symbolic,
                 substituted=substitute(step.symbolic, values),
-                value=sum(t.count for t in tensors),
+                # A block with no copies (no encoder layers) has no tensors to read: its steps show
+                # what one copy would hold, and its subtotal, L times that, is 0 like the inventory's.
+                value=sum(t.count for t in tensors) if repeat else step.formula.evaluate(values),
                 split=_head_split(module, values),
             )
         )
@@ -153,7 +156,7 @@ def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockD
         formula=form.formula,
         expression=form.expression,
         value=sum(s.value for s in steps),
-        repeat=block.copies().evaluate(values),
+        repeat=repeat,
         subtotal=inventory.count_of(block=block.key),
         subtotal_expression=form.subtotal_expression,
     )

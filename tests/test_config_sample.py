@@ -44,9 +44,19 @@ REFUSED_THOUGH_BUILT: tuple[tuple[str | None, str, str], ...] = (
     ("mobilebert", "config.true_hidden_size", "disagrees with the value MobileBertConfig derives"),
     # Every tensor empty: nothing to count, and a page of shares would divide by 0.
     (None, "config", "without a single parameter"),
-    # No layers (or no feed-forward networks): range(0) builds none, and every per-layer rule is
-    # moot; MobileBERT builds F − 1 extra networks only when F > 1, so F = 0 is F = 1 over again.
-    *((None, f"config.{key}", "found the integer 0") for key in LAYER_COUNTS),
+    # No layers is accepted for BERT, RoBERTa, XLM-R, ALBERT, ELECTRA, DistilBERT and DeBERTa (the
+    # layer block shows what one copy would hold, times L = 0). Still refused: MobileBERT without
+    # layers (its per-layer rules and true_hidden_size would need the same treatment), ALBERT
+    # without groups or with empty groups, and MobileBERT's F = 0 (it builds F − 1 extra networks
+    # only when F > 1, so F = 0 is F = 1 over again).
+    ("mobilebert", "config.num_hidden_layers", "found the integer 0"),
+    *((None, f"config.{key}", "found the integer 0") for key in LAYER_COUNTS[2:]),
+    # Without layers transformers never builds an attention module, so it also builds a model 0
+    # wide (BERT, ELECTRA, DistilBERT) or with 0 heads; such a model has nothing to derive.
+    (None, "config.hidden_size", "found the integer 0"),
+    ("distilbert", "config.dim", "found the integer 0"),
+    (None, "config.num_attention_heads", "found the integer 0"),
+    ("distilbert", "config.n_heads", "found the integer 0"),
     # A negative count: range(-1) is empty, -1 heads give the same tensors as 1, -1 labels none;
     # the formulas multiply by the count as it is written.
     *((None, f"config.{key}", "found the integer -") for key in COUNTS),

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from conftest import ALL_CARD_PATHS, card_by_id, count_card
+from conftest import ALL_CARD_PATHS, TEST_CARDS, card_by_id, count_card, reference_for
 from generator.architecture import Kind
 from generator.derivation import block_form, derive
 from generator.expr import to_text
@@ -79,6 +79,16 @@ def test_encoder_layer_steps() -> None:
     assert (layer.value, layer.repeat, layer.subtotal) == (7_087_872, 12, 85_054_464)
     query = layer.steps[0].split
     assert query is not None and (query.heads, query.head_size) == (12, 64)
+
+
+def test_a_model_without_layers_shows_what_one_layer_would_hold() -> None:
+    inventory = count_card(TEST_CARDS / "test-bert-no-layers.yaml")
+    assert inventory.total == reference_for("test-bert-no-layers")["total"]
+    layer = next(b for b in derive(inventory).blocks if b.block.kind is Kind.ENCODER)
+    H, I = 32, 48  # the card's hidden and feed-forward sizes
+    assert (layer.repeat, layer.subtotal) == (0, 0)
+    assert layer.value == 4 * H * H + 2 * H * I + 9 * H + I == 7_504
+    assert [s.names for s in layer.steps] == [()] * 8  # no tensor to name: transformers builds none
 
 
 @pytest.mark.parametrize("path", ALL_CARD_PATHS, ids=lambda p: p.stem)

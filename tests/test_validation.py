@@ -100,8 +100,8 @@ def test_invalid_utf8_names_the_byte(write_card) -> None:  # type: ignore[no-unt
             "models/card.yaml:5:16: config.hidden_size: the hidden size (770) is not a multiple of the number of attention heads (12)",
         ),
         (
-            "num_hidden_layers: 0",
-            "config.num_hidden_layers: expected a whole number from 1 to 2,147,483,647 (encoder layers), found the integer 0",
+            "num_hidden_layers: -1",
+            "config.num_hidden_layers: expected a whole number from 0 to 2,147,483,647 (encoder layers), found the integer -1",
         ),
         (
             "vocab_size: true",

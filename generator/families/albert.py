@@ -37,7 +37,7 @@ SYMBOLS = (
     Symbol("E", "embedding_size", "embedding width (the tables are E wide, then projected to H)", minimum=0),
     Symbol("H", "hidden_size", "hidden size"),
     Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "layer steps the encoder runs (reusing the stored groups)"),
+    Symbol("L", "num_hidden_layers", "layer steps the encoder runs (reusing the stored groups)", minimum=0),
     Symbol("G", "num_hidden_groups", "stored groups of layers (shared across depth)"),
     Symbol("K", "inner_group_num", "stored layers inside each group"),
     Symbol("A", "num_attention_heads", "attention heads"),

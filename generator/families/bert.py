@@ -24,11 +24,10 @@ from generator.architecture import (
 )
 from generator.families.common import (
     CROSS_ATTENTION,
+    LAYER_RULES,
     bert_embeddings,
     bert_encoder_layer,
     classifier_head,
-    cross_attention_needs_decoder,
-    heads_divide_hidden,
     mlm_decoder,
     next_sentence_head,
     padding_in_vocabulary,
@@ -44,7 +43,7 @@ SYMBOLS = (
     Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("H", "hidden_size", "hidden size"),
     Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
+    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
     Symbol("A", "num_attention_heads", "attention heads"),
     Symbol("C", "num_labels", "classification labels", minimum=0),
 )
@@ -91,6 +90,6 @@ FAMILY = Family(
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     build=build,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    checks=(heads_divide_hidden, cross_attention_needs_decoder, padding_in_vocabulary),
+    checks=(*LAYER_RULES, padding_in_vocabulary),
     switches=(tied("mlm-head"), CROSS_ATTENTION),
 )

@@ -9,10 +9,11 @@ This module declares no family.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from generator.architecture import Block, Kind, Module, Part, Tie, embedding, layer_norm, linear
 from generator.poly import Poly
-from generator.switches import Rule, Switch, ge, is_whole, lt, mod, ne, neg, truthy
+from generator.switches import Rule, Switch, ge, gt, is_whole, lt, mod, ne, neg, truthy
 
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
@@ -73,6 +74,15 @@ cross_attention_needs_decoder = Rule(
     "add_cross_attention is true but is_decoder is false; transformers refuses this",
     ("add_cross_attention",),
 )
+
+
+def in_every_layer(rule: Rule, layers: str = "num_hidden_layers") -> Rule:
+    """A rule about a module every encoder layer builds: moot without layers, as range(0) builds none."""
+    return replace(rule, fails=gt(layers, 0) & rule.fails)
+
+
+# BertLayer's own refusals, which a config without layers never meets.
+LAYER_RULES = (in_every_layer(heads_divide_hidden), in_every_layer(cross_attention_needs_decoder))
 
 # nn.Embedding(vocab_size, ..., padding_idx=pad_token_id) asserts that the index is a row.
 padding_in_vocabulary = Rule(

@@ -31,7 +31,14 @@ from generator.architecture import (
     layer_norm,
     linear,
 )
-from generator.families.common import classifier_head, heads_divide_hidden, mlm_decoder, padding_in_vocabulary, tied
+from generator.families.common import (
+    classifier_head,
+    heads_divide_hidden,
+    in_every_layer,
+    mlm_decoder,
+    padding_in_vocabulary,
+    tied,
+)
 from generator.poly import Poly
 from generator.switches import (
     FirstOf,
@@ -82,7 +89,7 @@ SYMBOLS = (
         optional=True,
         size=False,  # only the classification head reads it (deberta_v2's _value_types)
     ),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
+    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
     Symbol("A", "num_attention_heads", "attention heads"),
     Symbol("C", "num_labels", "classification labels", minimum=0),
 )
@@ -381,6 +388,6 @@ FAMILY = Family(
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.
     null_refused=("embedding_size", "attention_head_size"),
-    checks=(heads_divide_hidden, padding_in_vocabulary, _value_types, _convolution_groups),
+    checks=(in_every_layer(heads_divide_hidden), padding_in_vocabulary, _value_types, _convolution_groups),
     switches=SWITCHES,
 )

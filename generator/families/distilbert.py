@@ -28,7 +28,7 @@ from generator.architecture import (
     layer_norm,
     linear,
 )
-from generator.families.common import padding_fits, tied
+from generator.families.common import in_every_layer, padding_fits, tied
 from generator.poly import Poly
 from generator.switches import Rule, mod, ne
 
@@ -39,7 +39,7 @@ SYMBOLS = (
     Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
     Symbol("H", "dim", "hidden size"),
     Symbol("I", "hidden_dim", "feed-forward size", minimum=0),
-    Symbol("L", "n_layers", "encoder layers"),
+    Symbol("L", "n_layers", "encoder layers", minimum=0),
     Symbol("A", "n_heads", "attention heads"),
     Symbol("C", "num_labels", "classification labels", minimum=0),
 )
@@ -156,6 +156,6 @@ FAMILY = Family(
     build=build,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
-    checks=(_heads_divide_dim, _padding_fits_vocabulary),
+    checks=(in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
     switches=(tied("mlm-head"),),
 )

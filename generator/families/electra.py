@@ -27,10 +27,9 @@ from generator.architecture import (
 )
 from generator.families.common import (
     CROSS_ATTENTION,
+    LAYER_RULES,
     bert_embeddings,
     bert_encoder_layer,
-    cross_attention_needs_decoder,
-    heads_divide_hidden,
     padding_in_vocabulary,
     tied,
 )
@@ -46,7 +45,7 @@ SYMBOLS = (
     Symbol("E", "embedding_size", "embedding width (projected to H when it differs)", minimum=0),
     Symbol("H", "hidden_size", "hidden size"),
     Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
+    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
     Symbol("A", "num_attention_heads", "attention heads"),
     Symbol("C", "num_labels", "classification labels", minimum=0),
 )
@@ -144,7 +143,7 @@ FAMILY = Family(
     build=build,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(heads_divide_hidden, cross_attention_needs_decoder, padding_in_vocabulary),
+    checks=(*LAYER_RULES, padding_in_vocabulary),
     switches=(
         tied("generator-head"),
         CROSS_ATTENTION,

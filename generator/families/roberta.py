@@ -32,9 +32,8 @@ from generator.architecture import (
 )
 from generator.families.common import (
     CROSS_ATTENTION,
+    LAYER_RULES,
     bert_encoder_layer,
-    cross_attention_needs_decoder,
-    heads_divide_hidden,
     padding_fits,
     tied,
 )
@@ -49,7 +48,7 @@ SYMBOLS = (
     Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
     Symbol("H", "hidden_size", "hidden size"),
     Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
+    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
     Symbol("A", "num_attention_heads", "attention heads"),
     Symbol("C", "num_labels", "classification labels", minimum=0),
 )
@@ -186,6 +185,6 @@ FAMILY = Family(
     build=build,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(heads_divide_hidden, cross_attention_needs_decoder, padding_fits_tables),
+    checks=(*LAYER_RULES, padding_fits_tables),
     switches=(tied("mlm-head", "shared-embeddings", "embeddings"), CROSS_ATTENTION),
 )

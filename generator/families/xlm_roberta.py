@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from generator.architecture import Architecture, Family, Head
-from generator.families.common import CROSS_ATTENTION, cross_attention_needs_decoder, heads_divide_hidden, tied
+from generator.families.common import CROSS_ATTENTION, LAYER_RULES, tied
 from generator.families.roberta import SYMBOLS, declare, padding_fits_tables
 
 
@@ -45,6 +45,6 @@ FAMILY = Family(
     build=build,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(heads_divide_hidden, cross_attention_needs_decoder, padding_fits_tables),
+    checks=(*LAYER_RULES, padding_fits_tables),
     switches=(tied("mlm-head", "shared-embeddings", "embeddings"), CROSS_ATTENTION),
 )
