@@ -625,7 +625,8 @@
     var id = "calc-d-" + block.key;
     var repeatNote = "";
     if (block.repeat.length) {
-      repeatNote = " (one of " + commas(item.copies) + ": " + block.repeat.map(function (s) {
+      var copies = item.copies === 0n ? "none in this model; one would hold the steps below" : "one of " + commas(item.copies);
+      repeatNote = " (" + copies + ": " + block.repeat.map(function (s) {
         return "<var>" + escapeHtml(s) + "</var> = " + commas(values[s]);
       }).join(", ") + ")";
     }

@@ -396,7 +396,12 @@ def test_a_hand_written_link_is_counted_and_kept(
 
 @pytest.mark.parametrize(
     "card_id",
-    ["bert-base-uncased-pretraining", "mobilebert-uncased-pretraining", "test-deberta-v2-unshared-classifier"],
+    [
+        "bert-base-uncased-pretraining",
+        "mobilebert-uncased-pretraining",
+        "test-deberta-v2-unshared-classifier",
+        "test-bert-no-layers",
+    ],
 )
 def test_every_step_reads_as_on_the_model_page(site_url: str, open_page: Any, card_id: str) -> None:
     card = next(c for c in CARDS if c.id == card_id)
@@ -443,7 +448,12 @@ def test_an_address_full_of_markup_runs_nothing(site_url: str, open_page: Any) -
 
 @pytest.mark.parametrize(
     "card_id",
-    ["test-deberta-v2-sentinels", "test-bert-no-token-types", "test-roberta-classifier-default-labels"],
+    [
+        "test-deberta-v2-sentinels",
+        "test-bert-no-token-types",
+        "test-roberta-classifier-default-labels",
+        "test-bert-no-layers",
+    ],
 )
 def test_sentinels_are_counted_as_transformers_counts_them(site_url: str, open_page: Any, card_id: str) -> None:
     card = next(c for c in CARDS if c.id == card_id)
