@@ -27,6 +27,7 @@ from generator.derivation import derive
 from generator.expr import to_text
 from generator.families import FAMILIES
 from generator.inventory import count_parameters
+from generator.switches import HEAD
 
 from .conftest import PHONE, WIDE, missing
 from .test_accessibility import axe_report
@@ -91,7 +92,8 @@ def _perturb(card: Card, head: Head, rng: random.Random) -> Card | None:
     if config.get("add_cross_attention"):
         config["is_decoder"] = True
     sizes = [config[i["key"]] for i in inputs if i["kind"] == "size"]
-    if not all(v is None or 1 <= v <= 2**31 - 1 for v in sizes) or any(check(config) for check in family.checks):
+    checked = {**config, HEAD: head.value}  # rules about one head's modules are checked for that head
+    if not all(v is None or 1 <= v <= 2**31 - 1 for v in sizes) or any(check(checked) for check in family.checks):
         return None
     return dataclasses.replace(card, head=head, config=config, id=f"{card.id}-random")
 
