@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 
 from conftest import ALL_CARD_PATHS, MODELS, count_card, reference_for
-from generator.architecture import Part
-from generator.build import build
-from generator.card import load_cards
-from generator.charts import Point, log_scatter
-from generator.comparison import PAIRS, Diff, compare, diffs
-from generator.formats import binary, percent
-from generator.memory import memory_of
-from generator.pages.charts import rule_rows, share_rows
-from generator.parts import part_formulas, part_subtotals, shares
-from generator.views import Model, build_model
+from generator.build.pipeline import build
+from generator.cards.card import load_cards
+from generator.counting.architecture import Part
+from generator.counting.memory import memory_of
+from generator.counting.parts import part_formulas, part_subtotals, shares
+from generator.site.differences import PAIRS, Diff, compare, diffs
+from generator.site.formats import binary, percent
+from generator.site.pages.charts import rule_rows, share_rows
+from generator.site.svg import Point, log_scatter
+from generator.site.views import Model, build_model
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_calculator import calculator_accepts, document, evaluate
 
-from generator.calculator import family_export
-from generator.card import load_card
-from generator.families import FAMILIES
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.analysis.calculator import family_export
+from generator.cards.card import load_card
+from generator.cards.problems import InputError
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
 
 ABSENT = "<absent>"  # the key is left out of the card
 

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from conftest import MODELS, ROOT, card_by_id
-from generator.build import build
-from generator.derivation import derive
-from generator.inventory import count_parameters
-from generator.render import SiteOptions
+from generator.build.pipeline import build
+from generator.counting.derivation import derive
+from generator.counting.inventory import count_parameters
+from generator.site.render import SiteOptions
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 BASE = "https://example.github.io/atlas/"

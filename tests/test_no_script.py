@@ -37,7 +37,7 @@ import yaml
 from markupsafe import escape
 
 from generator.cli import main
-from generator.render import render_markdown
+from generator.site.render import render_markdown
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]

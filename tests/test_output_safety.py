@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT
+from generator.build.output import MARKER
 from generator.cli import main
-from generator.output import MARKER
 
 NO_SEARCH = ["--no-search"]  # Pagefind has its own tests; these are about directories
 
