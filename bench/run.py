@@ -301,7 +301,7 @@ def model_markdown(gen: Any, model: Any) -> str:
     ]
     lines += ["", "| Symbol | config.json key | Value | Meaning |", "|---|---|--:|---|"]
     for s in model.symbols:
-        value = model.config_value(s.key)
+        value = model.card.config.get(s.key)
         lines.append(
             f"| *{s.name}* | `{s.key}` | {value:,} | {_cell(s.meaning)} |"
             if isinstance(value, int)

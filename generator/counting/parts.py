@@ -1,8 +1,7 @@
 """Parameters by part (embeddings, attention, feed-forward, norms, pooler, heads), read off an inventory.
 
 ``Part`` is declared with each module (see ``architecture.part_of``); this module adds the
-tensors up by part, gives each part's formula in the config's symbols (from the same
-declaration, so it evaluates to the same sum), and the shares the charts draw.
+tensors up by part, and gives the shares the charts draw.
 """
 
 from __future__ import annotations
@@ -10,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from generator.counting.architecture import Param, Part, part_of
+from generator.counting.architecture import Part
 from generator.counting.inventory import Inventory
-from generator.counting.poly import Poly, product
 
 PART_TITLES = {
     Part.EMBEDDINGS: "embeddings",
@@ -32,20 +30,6 @@ def part_subtotals(inventory: Inventory) -> dict[Part, int]:
             raise ValueError(f"{inventory.card.id}: tensor {tensor.name} is declared without a part")
         totals[tensor.part] += tensor.count
     return totals
-
-
-def part_formulas(inventory: Inventory) -> dict[Part, Poly]:
-    """Every part's count in symbols: each tensor's shape product, times its module and block repeats."""
-    formulas = dict.fromkeys(Part, Poly())
-    for block in inventory.architecture.blocks:
-        copies = block.copies()
-        for module in block.modules:
-            repeat = module.repeat if module.repeat is not None else Poly.constant(1)
-            for param in module.params:
-                part = part_of(block, module, param)
-                if isinstance(param, Param) and part is not None:
-                    formulas[part] = formulas[part] + product(param.shape) * repeat * copies
-    return formulas
 
 
 @dataclass(frozen=True)

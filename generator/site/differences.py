@@ -491,7 +491,3 @@ def _sharing(model: Model) -> list[Sharing]:
         if block.applied and block.kind is Kind.ENCODER
     ]
 
-
-def diffs(models: Iterable[Summary]) -> tuple[Diff, ...]:
-    """Every declared comparison this build can make."""
-    return tuple(pairing.compare() for pairing in available_pairs(models))

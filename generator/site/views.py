@@ -118,9 +118,6 @@ class Summary:
         """The calculator's query string that reproduces this card (calculator/?family=...&head=...)."""
         return calculator.query(self.card.family, self.card.head, self.card.config)
 
-    def config_value(self, key: str) -> object:
-        return self.card.config.get(key)
-
     def model(self) -> Model:
         """The card counted and derived again, tensor by tensor."""
         return build_model(self.card)

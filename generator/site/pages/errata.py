@@ -130,10 +130,6 @@ class Erratum:
         """The printed figure as a number, when it is exact ("218,671,424"); None otherwise."""
         return _exact_figure(self.printed)
 
-    @property
-    def diverging(self) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.difference and not r.subtotal)
-
 
 def pages(models: Sequence[Summary]) -> list[Page]:
     """The errata page, with every erratum whose card is in the catalog."""
