@@ -576,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # 2. Scale. With a flag to skip the search index, each size is built both without it and as a
         # default build, so the index's time shows apart (the difference). A default build runs Pagefind
-        # on short records in a scratch folder (generator/search.py), not on the published pages, so
+        # on short records in a scratch folder (generator/site/search.py), not on the published pages, so
         # Pagefind run on the finished site would not measure what a build does.
         texts = card_texts(root)
         block = len(texts)

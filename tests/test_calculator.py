@@ -44,7 +44,7 @@ def document(family: str) -> dict[str, Any]:
     return data
 
 
-# --- an evaluator of the exported language, written apart from generator/switches.py -----------
+# --- an evaluator of the exported language, written apart from generator/counting/switches.py -----------
 
 
 def whole(v: object) -> bool:

@@ -89,7 +89,7 @@ def family_configs(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
             config[item["key"]] = found
     if name == "transformer" and draw(st.booleans()):
         # The 2017 Transformer's two rules, kept most of the time: embeddings d_model wide, and one
-        # vocabulary when the tables are shared (generator/families/transformer.py).
+        # vocabulary when the tables are shared (generator/counting/families/transformer.py).
         config["d_word_vec"] = config.get("d_model", 512)
         config["n_tgt_vocab"] = config.get("n_src_vocab", 512)
     return name, head, config

@@ -53,7 +53,7 @@ REFUSED_THOUGH_BUILT: tuple[tuple[str | None, str, str], ...] = (
 )
 
 
-NULL_WRITTEN = "transformers reads null as given"  # generator/config.py, Family.null_refused
+NULL_WRITTEN = "transformers reads null as given"  # generator/cards/config.py, Family.null_refused
 
 
 def refused_though_built(entry: dict[str, Any], error: InputError) -> bool:

@@ -3,7 +3,7 @@
 The page itself is static: what the calculator is, how it counts, and every family with its
 model pages, which is all a reader without JavaScript gets. ``static/calculator.js`` turns it
 into a form. The rules it applies are not written in JavaScript: ``files`` writes each family's
-document from ``generator/calculator.py`` (``calculator/<family>.json``, and the same data as a
+document from ``generator/analysis/calculator.py`` (``calculator/<family>.json``, and the same data as a
 script, ``calculator/<family>.js``, for a site opened from ``file://``, where pages cannot fetch).
 """
 
