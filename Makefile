@@ -35,6 +35,7 @@ check: $(VENV)/.installed-dev
 	$(BIN)/ruff check generator tests tools bench
 	$(BIN)/ruff format --check generator tests tools bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports  # the layers contract in pyproject.toml: no module imports a layer above its own
 
 serve: $(VENV)/.installed-base
 	$(BIN)/python -m generator serve --models models --out site --port $(PORT)

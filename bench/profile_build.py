@@ -36,22 +36,22 @@ from typing import Any
 
 sys.path.insert(0, str(Path.cwd()))  # the project under test, not whichever one is installed
 
-import generator.build
-import generator.output
-import generator.render
-import generator.search
+import generator.build.output
+import generator.build.pipeline
+import generator.site.render
+import generator.site.search
 from generator.cli import main
 
 # (stage, owner, attribute): the function or method wrapped to time that stage. None of them calls
 # another, so no time is counted twice.
 STAGES: tuple[tuple[str, Any, str], ...] = (
-    ("read cards (load_cards)", generator.build, "load_cards"),
-    ("count (build_model)", generator.build, "build_model"),
-    ("model files (Renderer.model_files)", generator.render.Renderer, "model_files"),
-    ("write files (Staging.write)", generator.output.Staging, "write"),
-    ("search records (SearchIndex.add)", generator.search.SearchIndex, "add"),
-    ("other pages (Renderer.site_files)", generator.render.Renderer, "site_files"),
-    ("search index (SearchIndex.write)", generator.search.SearchIndex, "write"),
+    ("read cards (load_cards)", generator.build.pipeline, "load_cards"),
+    ("count (build_model)", generator.build.pipeline, "build_model"),
+    ("model files (Renderer.model_files)", generator.site.render.Renderer, "model_files"),
+    ("write files (Staging.write)", generator.build.output.Staging, "write"),
+    ("search records (SearchIndex.add)", generator.site.search.SearchIndex, "add"),
+    ("other pages (Renderer.site_files)", generator.site.render.Renderer, "site_files"),
+    ("search index (SearchIndex.write)", generator.site.search.SearchIndex, "write"),
 )
 OTHER_PAGES = "other pages (Renderer.site_files)"
 

@@ -208,9 +208,9 @@ def build_jobs(root: Path, python: str) -> Jobs:
 def import_generator(root: Path) -> Any:
     """The generator package of the project under test (not necessarily the installed one)."""
     sys.path.insert(0, str(root))
-    import generator.card
-    import generator.expr
-    import generator.views
+    import generator.cards.card
+    import generator.counting.expr
+    import generator.site.views
 
     return generator
 
@@ -218,7 +218,7 @@ def import_generator(root: Path) -> Any:
 def choose_templates(root: Path) -> list[tuple[dict[str, Any], str, str]]:
     """The smallest and the largest catalog card of every family: (card data, depth key, width key)."""
     gen = import_generator(root)
-    cards = gen.card.load_cards(root / "models")
+    cards = gen.cards.card.load_cards(root / "models")
     by_family: dict[str, list[Any]] = {}
     for card in cards:
         by_family.setdefault(card.family.name, []).append(card)
@@ -280,7 +280,7 @@ def _cell(text: object) -> str:
 
 def model_markdown(gen: Any, model: Any) -> str:
     """One model page as Markdown: the same sections, tables and formulas as our HTML page."""
-    to_text = gen.expr.to_text
+    to_text = gen.counting.expr.to_text
     card, d, inv = model.card, model.derivation, model.inventory
     lines = [
         "---",
@@ -293,7 +293,7 @@ def model_markdown(gen: Any, model: Any) -> str:
         "",
         "## Summary",
         "",
-        f"**Parameters: {model.total:,}** (≈ {gen.views.rounded(model.total)})",
+        f"**Parameters: {model.total:,}** (≈ {gen.site.views.rounded(model.total)})",
         "",
     ]
     lines += [
@@ -301,7 +301,7 @@ def model_markdown(gen: Any, model: Any) -> str:
     ]
     lines += ["", "| Symbol | config.json key | Value | Meaning |", "|---|---|--:|---|"]
     for s in model.symbols:
-        value = model.config_value(s.key)
+        value = model.card.config.get(s.key)
         lines.append(
             f"| *{s.name}* | `{s.key}` | {value:,} | {_cell(s.meaning)} |"
             if isinstance(value, int)
@@ -365,7 +365,7 @@ def model_markdown(gen: Any, model: Any) -> str:
 def export_markdown(root: Path, models_dir: Path, hugo_dir: Path, mkdocs_dir: Path) -> int:
     """Write the Hugo and MkDocs projects for the cards in ``models_dir``; the number of pages."""
     gen = import_generator(root)
-    models = [gen.views.build_model(card) for card in gen.card.load_cards(models_dir)]
+    models = [gen.site.views.build_model(card) for card in gen.cards.card.load_cards(models_dir)]
     pages = {f"{m.id}.md": model_markdown(gen, m) for m in models}
     index = "# BERT Parameter Atlas\n\n" + "".join(f"- [{m.card.title}](models/{m.id}.md)\n" for m in models)
 
@@ -576,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # 2. Scale. With a flag to skip the search index, each size is built both without it and as a
         # default build, so the index's time shows apart (the difference). A default build runs Pagefind
-        # on short records in a scratch folder (generator/search.py), not on the published pages, so
+        # on short records in a scratch folder (generator/site/search.py), not on the published pages, so
         # Pagefind run on the finished site would not measure what a build does.
         texts = card_texts(root)
         block = len(texts)

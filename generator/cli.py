@@ -7,13 +7,13 @@ import sys
 import time
 from pathlib import Path
 
-from generator.build import build
-from generator.importer import import_config
+from generator.build.pipeline import build
+from generator.build.progress import Progress
+from generator.build.serve import serve
+from generator.cards.importer import import_config
+from generator.cards.problems import InputError, display_path
 from generator.parallel import available_jobs
-from generator.problems import InputError, display_path
-from generator.progress import Progress
-from generator.render import SiteOptions
-from generator.serve import serve
+from generator.site.render import SiteOptions
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from generator.card import Card, load_card
-from generator.inventory import Inventory, count_parameters
+from generator.cards.card import Card, load_card
+from generator.counting.inventory import Inventory, count_parameters
 
 # Property-based tests: CI (CI=true) runs the full, reproducible profile; a local run a quick one.
 # Each test's own @settings may raise max_examples further; see tests/test_bad_input_properties.py.

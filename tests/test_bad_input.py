@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.card import MAX_ID_LENGTH, load_cards
-from generator.families import FAMILIES
-from generator.problems import InputError
-from generator.yamlsource import MAX_BYTES
+from generator.cards.card import MAX_ID_LENGTH, load_cards
+from generator.cards.problems import InputError
+from generator.cards.yamlsource import MAX_BYTES
+from generator.counting.families import FAMILIES
 
 CARD = "title: t\nfamily: bert\nhead: base\n"
 SIZE_RULE = "expected a whole number from 1 to 2,147,483,647"
@@ -378,7 +378,7 @@ def test_absurd_but_listable_sizes_are_counted(models: Path) -> None:
         CARD + "config:\n  vocab_size: 2147483647\n  hidden_size: 2147483647\n  num_attention_heads: 1\n",
         encoding="utf-8",
     )
-    from generator.inventory import count_parameters
+    from generator.counting.inventory import count_parameters
 
     total = count_parameters(load_cards(models)[0]).total
     assert total > 2147483647**2

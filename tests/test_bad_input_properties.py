@@ -31,9 +31,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import ALL_CARD_PATHS, MODELS
-from generator.card import TOP_LEVEL_KEYS
+from generator.cards.card import TOP_LEVEL_KEYS
 from generator.cli import _parser, main
-from generator.families import FAMILIES
+from generator.counting.families import FAMILIES
 
 # A small catalog card: its site is the one every example must leave alone when it fails.
 GOOD_CARD = MODELS / "bert-uncased-l2-h128-a2.yaml"

@@ -20,15 +20,15 @@ import pytest
 from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
-from generator.architecture import Architecture, Family, Head
-from generator.build import build
-from generator.calculator import export_text, family_export, query, slot_switches
-from generator.card import Card, load_card
-from generator.derivation import derive
-from generator.families import FAMILIES
-from generator.inventory import count_parameters
-from generator.site import SiteOptions
-from generator.switches import HEAD
+from generator.analysis.calculator import export_text, family_export, query, slot_switches
+from generator.build.pipeline import build
+from generator.cards.card import Card, load_card
+from generator.counting.architecture import Architecture, Family, Head
+from generator.counting.derivation import derive
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
+from generator.counting.switches import HEAD
+from generator.site.page import SiteOptions
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]
 
@@ -44,7 +44,7 @@ def document(family: str) -> dict[str, Any]:
     return data
 
 
-# --- an evaluator of the exported language, written apart from generator/switches.py -----------
+# --- an evaluator of the exported language, written apart from generator/counting/switches.py -----------
 
 
 def whole(v: object) -> bool:

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, reference_for
-from generator.card import load_cards
-from generator.claims import Fit, Variant, fits
-from generator.figures import FigurePart, Scope, parse_figure
-from generator.problems import InputError
-from generator.views import Model, build_model
+from generator.analysis.claims import Fit, Variant, fits
+from generator.cards.card import load_cards
+from generator.cards.problems import InputError
+from generator.cards.published import FigurePart, Scope, parse_figure
+from generator.site.views import Model, build_model
 
 MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}
@@ -258,7 +258,7 @@ def test_a_figure_matched_only_at_ten_million_says_so() -> None:
 
 
 def test_model_page_shows_each_claim_explained() -> None:
-    from generator.render import Renderer, SiteOptions
+    from generator.site.render import Renderer, SiteOptions
 
     renderer = Renderer(SiteOptions(search=False))
     chinese = renderer.model_files(BY_ID["bert-base-chinese"])["models/bert-base-chinese/index.html"].decode()

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from conftest import MODELS, REFERENCE, ROOT, reference_for
-from generator.card import load_cards
-from generator.claims import ClassCount
-from generator.render import Renderer, SiteOptions
-from generator.views import Model, build_model
+from generator.analysis.claims import ClassCount
+from generator.cards.card import load_cards
+from generator.site.render import Renderer, SiteOptions
+from generator.site.views import Model, build_model
 
 MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}
@@ -72,7 +72,9 @@ def test_mobilebert_default_config_adds_a_pooler() -> None:
     assert (reference_for("mobilebert-uncased")["total"], default["total"]) == (24_581_888, 24_844_544)
     assert default["pooler"] == hidden**2 + hidden and default["label"] == "MobileBertModel(MobileBertConfig())"
     # The label is literal: with the override, every key that shapes the model is MobileBertConfig's default.
-    defaults = json.loads((ROOT / "generator/families/transformers/mobilebert.json").read_text(encoding="utf-8"))
+    defaults = json.loads(
+        (ROOT / "generator/counting/families/transformers/mobilebert.json").read_text(encoding="utf-8")
+    )
     (other,) = model.card.also_counted
     differ = {k for k, v in defaults["defaults"].items() if other.config.get(k) != v}
     assert differ == {"architectures", "transformers_version", "true_hidden_size"}  # file stamps; derived when null
@@ -182,7 +184,7 @@ def test_roberta_figures_fit_the_checkpoints_masked_lm_class_too() -> None:
 def test_bad_also_counted_entries_are_located(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, expected: str
 ) -> None:
-    from generator.problems import InputError
+    from generator.cards.problems import InputError
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()

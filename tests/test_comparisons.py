@@ -11,16 +11,18 @@ from pathlib import Path
 import pytest
 
 from conftest import ALL_CARD_PATHS, MODELS, count_card, reference_for
-from generator.architecture import Part
-from generator.build import build
-from generator.card import load_cards
-from generator.charts import Point, log_scatter
-from generator.comparison import PAIRS, Diff, compare, diffs
-from generator.formats import binary, percent
-from generator.memory import memory_of
-from generator.pages.charts import rule_rows, share_rows
-from generator.parts import part_formulas, part_subtotals, shares
-from generator.views import Model, build_model
+from generator.build.pipeline import build
+from generator.cards.card import load_cards
+from generator.counting.architecture import Param, Part, part_of
+from generator.counting.inventory import Inventory
+from generator.counting.memory import memory_of
+from generator.counting.parts import part_subtotals, shares
+from generator.counting.poly import Poly, product
+from generator.site.differences import PAIRS, Diff, available_pairs, compare
+from generator.site.formats import binary, percent
+from generator.site.pages.charts import rule_rows, share_rows
+from generator.site.svg import Point, log_scatter
+from generator.site.views import Model, build_model
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -35,6 +37,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("build") / "site"
     build(MODELS, out)
     return out
+
+
+def part_formulas(inventory: Inventory) -> dict[Part, Poly]:
+    """Every part's count in symbols, from the declaration: each tensor's shape product, times its repeats."""
+    formulas = dict.fromkeys(Part, Poly())
+    for block in inventory.architecture.blocks:
+        copies = block.copies()
+        for module in block.modules:
+            repeat = module.repeat if module.repeat is not None else Poly.constant(1)
+            for param in module.params:
+                part = part_of(block, module, param)
+                if isinstance(param, Param) and part is not None:
+                    formulas[part] = formulas[part] + product(param.shape) * repeat * copies
+    return formulas
 
 
 def diff_of(models: dict[str, Model], a: str, b: str) -> Diff:
@@ -96,7 +112,7 @@ def test_classification_choices(card: str, tensor: str, part: Part) -> None:
 
 
 def test_every_declared_pair_is_in_the_catalog(models: dict[str, Model]) -> None:
-    assert len(diffs(models.values())) == len(PAIRS)
+    assert len(available_pairs(models.values())) == len(PAIRS)
     assert len({p.slug for p in PAIRS}) == len(PAIRS)
 
 

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_calculator import calculator_accepts, document, evaluate
 
-from generator.calculator import family_export
-from generator.card import load_card
-from generator.families import FAMILIES
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.analysis.calculator import family_export
+from generator.cards.card import load_card
+from generator.cards.problems import InputError
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
 
 ABSENT = "<absent>"  # the key is left out of the card
 
@@ -89,7 +89,7 @@ def family_configs(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
             config[item["key"]] = found
     if name == "transformer" and draw(st.booleans()):
         # The 2017 Transformer's two rules, kept most of the time: embeddings d_model wide, and one
-        # vocabulary when the tables are shared (generator/families/transformer.py).
+        # vocabulary when the tables are shared (generator/counting/families/transformer.py).
         config["d_word_vec"] = config.get("d_model", 512)
         config["n_tgt_vocab"] = config.get("n_src_vocab", 512)
     return name, head, config

@@ -17,10 +17,10 @@ import yaml
 from test_calculator import calculator_accepts, document, evaluate
 
 from conftest import REFERENCE
-from generator.card import load_card
-from generator.importer import import_config
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.cards.card import load_card
+from generator.cards.importer import import_config
+from generator.cards.problems import InputError
+from generator.counting.inventory import count_parameters
 
 SAMPLE = json.loads((REFERENCE / "sample" / "configs.json").read_text(encoding="utf-8"))
 ENTRIES: list[dict[str, Any]] = SAMPLE["configs"]
@@ -63,7 +63,7 @@ REFUSED_THOUGH_BUILT: tuple[tuple[str | None, str, str], ...] = (
 )
 
 
-NULL_WRITTEN = "transformers reads null as given"  # generator/config.py, Family.null_refused
+NULL_WRITTEN = "transformers reads null as given"  # generator/cards/config.py, Family.null_refused
 
 
 def refused_though_built(entry: dict[str, Any], error: InputError) -> bool:

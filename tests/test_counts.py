@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 
 from conftest import ALL_CARD_PATHS, TEST_CARDS, card_by_id, count_card, reference_for
-from generator.architecture import Kind
-from generator.derivation import block_form, derive
-from generator.expr import to_text
-from generator.inventory import count_parameters, count_totals
+from generator.counting.architecture import Kind
+from generator.counting.derivation import block_form, derive
+from generator.counting.expr import to_text
+from generator.counting.inventory import count_parameters, count_totals
 
 
 @pytest.mark.parametrize(

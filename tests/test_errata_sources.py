@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT, reference_for
-from generator.build import build
-from generator.card import load_cards
-from generator.expr import Expr, Mul, Num, Paren, Pow, Var
-from generator.pages import errata
-from generator.render import SiteOptions
-from generator.views import build_model
+from generator.build.pipeline import build
+from generator.cards.card import load_cards
+from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var
+from generator.site.pages import errata
+from generator.site.render import SiteOptions
+from generator.site.views import build_model
 
 MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
 ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].context["errata"]}

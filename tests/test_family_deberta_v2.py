@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 
 from conftest import TEST_CARDS, card_by_id, reference_for
-from generator.architecture import Kind
-from generator.card import Card, load_card, load_cards
-from generator.config import load_schema
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.families import FAMILIES
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.cards.card import Card, load_card, load_cards
+from generator.cards.config import load_schema
+from generator.cards.problems import InputError
+from generator.counting.architecture import Kind
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
 
 # bert-base-uncased's encoder layer, for comparison: 4H² + 2HI + 9H + I at H = 768, I = 3,072.
 BERT_BASE_LAYER = 7_087_872

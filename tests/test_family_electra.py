@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_CARDS, card_by_id, reference_for
-from generator.architecture import Kind
-from generator.card import Card, load_card
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.cards.card import Card, load_card
+from generator.cards.problems import InputError
+from generator.counting.architecture import Kind
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.inventory import count_parameters
 
 
 def electra_card(name: str) -> Card:

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from conftest import card_by_id
-from generator.architecture import Kind
-from generator.card import Card, load_cards
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.inventory import Inventory, count_parameters
-from generator.problems import InputError
+from generator.cards.card import Card, load_cards
+from generator.cards.problems import InputError
+from generator.counting.architecture import Kind
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.inventory import Inventory, count_parameters
 
 
 def with_config(card: Card, **changes: Any) -> Inventory:

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from conftest import TEST_CARDS, card_by_id, reference_for
-from generator.card import Card, load_card, load_cards
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.cards.card import Card, load_card, load_cards
+from generator.cards.problems import InputError
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.inventory import count_parameters
 
 
 def with_config(card: Card, **changes: Any) -> Card:

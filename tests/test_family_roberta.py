@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_CARDS, card_by_id, count_card
-from generator.architecture import Kind
-from generator.card import load_card
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.families.roberta import padding_fits_tables
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.cards.card import load_card
+from generator.cards.problems import InputError
+from generator.counting.architecture import Kind
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.families.roberta import padding_fits_tables
+from generator.counting.inventory import count_parameters
 
 
 @pytest.mark.parametrize(

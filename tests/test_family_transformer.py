@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 from conftest import card_by_id
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.inventory import count_parameters
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.inventory import count_parameters
 
 
 def test_seed_listing_total_and_its_shared_table() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import TEST_CARDS, card_by_id, count_card
-from generator.architecture import Kind
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.inventory import count_parameters
+from generator.counting.architecture import Kind
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.inventory import count_parameters
 
 
 @pytest.mark.parametrize(

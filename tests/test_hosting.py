@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from conftest import MODELS, ROOT, card_by_id
-from generator.build import build
-from generator.derivation import derive
-from generator.inventory import count_parameters
-from generator.render import SiteOptions
+from generator.build.pipeline import build
+from generator.counting.derivation import derive
+from generator.counting.inventory import count_parameters
+from generator.site.render import SiteOptions
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 BASE = "https://example.github.io/atlas/"
@@ -66,7 +66,7 @@ def test_sitemap_and_robots(hosted: Path, local: Path) -> None:
     locs = re.findall(r"<loc>([^<]+)</loc>", sitemap)
     assert locs[:2] == [BASE, f"{BASE}compare/"]
     assert f"{BASE}models/bert-base-uncased/" in locs
-    # one address per model page; page kinds in generator/pages/ add their own
+    # one address per model page; page kinds in generator/site/pages/ add their own
     assert len([loc for loc in locs if "/models/" in loc]) == len(list(MODELS.glob("*.yaml")))
     assert read(hosted, "robots.txt") == f"User-agent: *\nAllow: /\nSitemap: {BASE}sitemap.xml\n"
     assert read(local, "robots.txt") == "User-agent: *\nAllow: /\n"

@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REFERENCE, reference_for
-from generator.build import build
-from generator.card import load_card
-from generator.families import FAMILIES
-from generator.importer import import_config, key_locations
-from generator.inventory import count_parameters
-from generator.problems import InputError, Location
-from generator.render import SiteOptions
+from generator.build.pipeline import build
+from generator.cards.card import load_card
+from generator.cards.importer import import_config, key_locations
+from generator.cards.problems import InputError, Location
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
+from generator.site.render import SiteOptions
 
 CONFIG_JSON = sorted((REFERENCE / "config-json").glob("*.json"))
 # Real config.json files of fine-tuned classifiers from public repositories (see their README.md);

@@ -37,7 +37,7 @@ import yaml
 from markupsafe import escape
 
 from generator.cli import main
-from generator.render import render_markdown
+from generator.site.render import render_markdown
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -278,7 +278,7 @@ def test_no_dangerous_construct_survives_in_any_page(site: Path, control_site: P
 
 def test_the_control_pages_hold_only_the_templates_own_constructs(control_site: Path) -> None:
     allowed = {"<form>", "<input>", "<button>"}  # the search box in the header
-    charts = {"<svg>"}  # the charts page's own inline SVG (generator/charts.py), drawn at build time
+    charts = {"<svg>"}  # the charts page's own inline SVG (generator/site/svg.py), drawn at build time
     for page in pages(control_site):
         assert set(audit(page)) <= allowed | (charts if page.parent.name == "charts" else set()), page
 

@@ -2,7 +2,7 @@
 
 A build replaces --out only when it is missing, empty, or holds the marker a previous build left;
 it refuses the project, the cards and every directory above them; and two builds started at
-once leave one complete site, never a mix (generator/output.py holds a lock while it swaps).
+once leave one complete site, never a mix (generator/build/output.py holds a lock while it swaps).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT
+from generator.build.output import MARKER
 from generator.cli import main
-from generator.output import MARKER
 
 NO_SEARCH = ["--no-search"]  # Pagefind has its own tests; these are about directories
 

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS
-from generator import build as build_module
-from generator.build import build
-from generator.card import Card, load_cards
-from generator.comparison import PAIRS
-from generator.pages import errata, exercises
+from generator.build import pipeline as build_module
+from generator.build.pipeline import build
+from generator.cards.card import Card, load_cards
 from generator.parallel import map_parallel
-from generator.render import Renderer, SiteOptions
-from generator.views import Details, Model, Summary, build_model
+from generator.site.differences import PAIRS
+from generator.site.pages import errata, exercises
+from generator.site.render import Renderer, SiteOptions
+from generator.site.views import Details, Model, Summary, build_model
 
 CARDS = load_cards(MODELS)
 NO_SEARCH = SiteOptions(search=False)

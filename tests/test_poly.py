@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from generator.expr import grouped_expr, poly_expr, shape_expr, substitute, to_mathml, to_text
-from generator.poly import Poly, product
+from generator.counting.expr import grouped_expr, poly_expr, shape_expr, substitute, to_mathml, to_text
+from generator.counting.poly import Poly, product
 
 H, I, V, L = (Poly.symbol(s) for s in "HIVL")
 ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import MODELS
-from generator.progress import Progress
+from generator.build.progress import Progress
 
 STAGES = ["reading cards", "model pages", "other pages", "search index"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ALL_CARD_PATHS, REFERENCE, count_card, reference_for
-from generator.card import load_card
+from generator.cards.card import load_card
 
 
 @pytest.mark.parametrize("path", ALL_CARD_PATHS, ids=lambda p: p.stem)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from conftest import card_by_id
-from generator.search import NOTES_OPENING, SearchIndex, _opening, model_record
-from generator.views import build_model
+from generator.site.search import NOTES_OPENING, SearchIndex, _opening, model_record
+from generator.site.views import build_model
 
 
 def test_a_model_record_names_the_model_its_sizes_and_its_parts() -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT, TEST_CARDS, reference_for
-from generator.build import build
-from generator.card import load_cards
-from generator.output import MARKER
-from generator.problems import InputError
-from generator.site import SiteOptions
+from generator.build.output import MARKER
+from generator.build.pipeline import build
+from generator.cards.card import load_cards
+from generator.cards.problems import InputError
+from generator.site.page import SiteOptions
 
 CARD_IDS = [card.id for card in load_cards(MODELS)]
 

@@ -12,12 +12,12 @@ import re
 import pytest
 
 from conftest import MODELS, reference_for
-from generator.build import build
-from generator.card import load_cards
-from generator.checkpoint_names import Layout, tf_name
-from generator.pages import errata, exercises
-from generator.render import SiteOptions
-from generator.views import build_model
+from generator.analysis.checkpoint_names import Layout, tf_name
+from generator.build.pipeline import build
+from generator.cards.card import load_cards
+from generator.site.pages import errata, exercises
+from generator.site.render import SiteOptions
+from generator.site.views import build_model
 
 MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}

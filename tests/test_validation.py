@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.card import load_card, load_cards
-from generator.config import load_schema
-from generator.families import FAMILIES
-from generator.inventory import count_parameters
-from generator.problems import InputError
+from generator.cards.card import load_card, load_cards
+from generator.cards.config import load_schema
+from generator.cards.problems import InputError
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
 
 GOOD = """
 title: Good card

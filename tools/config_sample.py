@@ -33,7 +33,7 @@ MORE = {"deberta-v2": 30}  # DeBERTa's sentinels combine in many ways: draw more
 
 ABSENT = object()  # the key is left out of the config
 
-# The heads the site counts for each family (generator/families/*.py).
+# The heads the site counts for each family (generator/counting/families/*.py).
 HEADS = {
     "bert": ("base", "pretraining", "masked-lm", "sequence-classification"),
     "roberta": ("base", "masked-lm", "sequence-classification"),

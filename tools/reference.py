@@ -15,7 +15,7 @@ Run with the `reference` extra installed (torch and transformers), normally thro
   total of every Auto class built on the card's config, with the pooler's share, and of each
   of the card's ``also_counted`` entries (its config with some keys changed): the counts a
   published figure may stand for.
-* ``generator/families/transformers/<family>.json``: for each family, the keys its
+* ``generator/counting/families/transformers/<family>.json``: for each family, the keys its
   transformers config class accepts and their defaults, so that a card can leave keys out
   and the generator can tell an unknown key from an ignored one without importing torch.
 
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=Path, nargs="+", default=[ROOT / "models", ROOT / "tests" / "cards"])
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "reference")
-    parser.add_argument("--schemas", type=Path, default=ROOT / "generator" / "families" / "transformers")
+    parser.add_argument("--schemas", type=Path, default=ROOT / "generator" / "counting" / "families" / "transformers")
     parser.add_argument("cards", nargs="*", type=Path, help="only these cards (default: all)")
     parser.add_argument("--schemas-only", nargs="+", metavar="FAMILY", help="only rewrite these families' config files")
     parser.add_argument("--fine-tuned-only", action="store_true", help="only rewrite the fine-tuned config references")

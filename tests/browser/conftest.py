@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from conftest import MODELS, ROOT
-from generator.build import build
+from generator.build.pipeline import build
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

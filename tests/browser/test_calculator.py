@@ -20,14 +20,14 @@ from urllib.parse import parse_qsl, quote
 import pytest
 
 from conftest import ALL_CARD_PATHS
-from generator.architecture import Family, Head
-from generator.calculator import family_export, query
-from generator.card import Card, load_card
-from generator.derivation import derive
-from generator.expr import to_text
-from generator.families import FAMILIES
-from generator.inventory import count_parameters
-from generator.switches import HEAD
+from generator.analysis.calculator import family_export, query
+from generator.cards.card import Card, load_card
+from generator.counting.architecture import Family, Head
+from generator.counting.derivation import derive
+from generator.counting.expr import to_text
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
+from generator.counting.switches import HEAD
 
 from .conftest import PHONE, WIDE, missing
 from .test_accessibility import axe_report

@@ -1,0 +1,342 @@
+"""The counting rules of every family, exported as data for the calculator page.
+
+The calculator in the browser never counts by rules of its own. For each family this module
+writes one JSON document that holds everything the count depends on:
+
+* ``inputs``: every config key that changes the count or is read by a rule, with its kind,
+  default and meaning; ``symbols``: which key (or which computation, for a derived symbol) each
+  formula symbol stands for;
+* ``switches``: the family's structural decisions as conditions (``switches.py``), and
+  ``checks``: the rules transformers enforces, as conditions with message templates; a rule
+  about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
+* ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
+* ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
+  the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
+  in the order given, to an index into ``blocks`` (or null: no such block);
+* ``blocks``: every distinct block the family's builder can produce, with its derivation in
+  symbols exactly as ``derivation.block_form`` writes it for a model page: each step's formula
+  as a polynomial and as an expression tree, the tensors it lists, the block's polynomial, its
+  expression, its subtotal expression and the grouped form the closed form uses.
+
+The browser evaluates the conditions, substitutes numbers into the polynomials with BigInt and
+lays the result out; ``tests/test_calculator.py`` evaluates the same documents independently of
+the JavaScript and checks them against the inventory of every card.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from generator.cards.card import NO_PARAMETERS
+from generator.cards.config import load_schema
+from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.counting.derivation import block_form
+from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
+from generator.counting.families import FAMILIES
+from generator.counting.poly import Poly
+from generator.counting.switches import HEAD, FirstOf, Rule, Switches
+
+FORMAT = 1
+JSON = Any
+
+# What the calculator's form offers for each kind of input.
+SIZE, INT, FLAG, TEXT, VALUE = "size", "int", "flag", "text", "json"
+
+
+def poly_json(poly: Poly) -> JSON:
+    """[[coefficient, [[symbol, exponent], ...]], ...]; the constant term has an empty monomial."""
+    return [[coeff, [[s, e] for s, e in mono]] for mono, coeff in poly.terms]
+
+
+def expr_json(expr: Expr) -> JSON:
+    """An expression tree as nested objects, one key naming the node."""
+    if isinstance(expr, Num):
+        return {"num": expr.value}
+    if isinstance(expr, Var):
+        return {"var": expr.name}
+    if isinstance(expr, Pow):
+        return {"pow": [expr_json(expr.base), expr.exponent]}
+    if isinstance(expr, Mul):
+        return {"mul": [expr_json(f) for f in expr.factors], "sign": expr.sign}
+    if isinstance(expr, Add):
+        return {"add": [expr_json(t) for t in expr.terms]}
+    assert isinstance(expr, Paren)
+    return {"paren": expr_json(expr.inner)}
+
+
+def block_json(block: Block, order: tuple[str, ...]) -> JSON:
+    """One block's derivation in symbols, with its tensors named as in named_parameters()."""
+    form = block_form(block, order)
+    steps = []
+    for step in form.steps:
+        module = step.module
+        tensors: list[JSON] = []
+        for param in module.params:
+            name = f"{module.path}.{param.name}" if module.path else param.name
+            if isinstance(param, Tie):
+                tensors.append({"name": name, "tied_to": param.tied_to, "role": param.role})
+            else:
+                assert isinstance(param, Param)
+                tensors.append({"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role})
+        steps.append(
+            {
+                "label": module.label,
+                "formula": poly_json(step.formula),
+                "symbolic": expr_json(step.symbolic),
+                "tensors": tensors,
+                "copies": poly_json(module.repeat) if module.repeat is not None else None,
+            }
+        )
+    used = form.formula.symbols() | block.copies().symbols() | ({block.applied} if block.applied else set())
+    grouped = None if block.repeat else grouped_expr(form.formula, order)
+    return {
+        "key": block.key,
+        "title": block.title,
+        "kind": block.kind.value,
+        "prefix": block.prefix,
+        "repeat": list(block.repeat),
+        "start": block.start,
+        "applied": block.applied,
+        "copies": poly_json(block.copies()),
+        "steps": steps,
+        "formula": poly_json(form.formula),
+        "expression": expr_json(form.expression),
+        "subtotal_expression": expr_json(form.subtotal_expression) if form.subtotal_expression else None,
+        "grouped": expr_json(grouped) if grouped is not None else None,
+        "symbols": [s for s in order if s in used],
+    }
+
+
+def rule_groups(family: Family) -> list[tuple[Rule, ...]]:
+    """Each check as the rules it tries in order; the first that fails is the check's verdict."""
+    groups: list[tuple[Rule, ...]] = []
+    for check in family.checks:
+        if isinstance(check, Rule):
+            groups.append((check,))
+        elif isinstance(check, FirstOf):
+            groups.append(check.rules)
+        else:
+            raise TypeError(f"{family.name}: check {check!r} is not a Rule; the calculator could not apply it")
+    return groups
+
+
+@cache
+def inputs(name: str) -> list[JSON]:
+    """Every key the count or a rule reads: sizes first, in the symbols' order, then the rest."""
+    family = FAMILIES[name]
+    schema = load_schema(family)
+    defaults = {**schema.defaults, "num_labels": schema.default_num_labels}
+    read: list[str] = []
+    for switch in family.switches:
+        read += sorted(switch.when.reads())
+    for symbol in family.symbols:
+        if symbol.value is not None:
+            read += sorted(symbol.value.reads())
+    switch_keys = list(dict.fromkeys(read))
+    rule_keys: list[str] = []
+    for rules in rule_groups(family):
+        for rule in rules:
+            rule_keys += sorted(rule.fails.reads() - {HEAD}) + [k for _, v in rule.values for k in sorted(v.reads())]
+    inputs: list[JSON] = []
+    seen: set[str] = set()
+
+    def add(
+        key: str,
+        kind: str,
+        meaning: str,
+        group: str,
+        *,
+        optional: bool = False,
+        symbol: str | None = None,
+        minimum: int | None = None,
+    ) -> None:
+        if key in seen:
+            return
+        seen.add(key)
+        default = defaults.get(key)
+        inputs.append(
+            {
+                "key": key,
+                "kind": kind,
+                "default": default,
+                # null is a value transformers accepts for these; the family's rules say when it is not
+                "optional": optional or kind in (INT, VALUE),
+                "meaning": meaning,
+                "group": group,
+                "symbol": symbol,
+                "minimum": minimum,  # the smallest size the card check accepts (null: not a size)
+            }
+        )
+
+    for symbol in family.symbols:
+        if symbol.value is None:
+            kind = SIZE if symbol.size else INT
+            minimum = symbol.minimum if symbol.size else None
+            add(
+                symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name, minimum=minimum
+            )
+    for key in switch_keys:
+        kind = _kind(family, key, defaults.get(key))
+        add(key, kind, ("when true: " if kind == FLAG else "decides: ") + _switch_meaning(family, key), "structure")
+    for key in dict.fromkeys(rule_keys):
+        add(key, _kind(family, key, defaults.get(key)), "checked by a rule transformers enforces", "checked")
+    return inputs
+
+
+def _kind(family: Family, key: str, default: object) -> str:
+    if key in family.flag_keys or isinstance(default, bool):
+        return FLAG
+    if isinstance(default, int):
+        return INT
+    if isinstance(default, str):
+        return TEXT
+    return VALUE
+
+
+def _switch_meaning(family: Family, key: str) -> str:
+    return "; ".join(s.meaning for s in family.switches if key in s.when.reads())
+
+
+class _Fixed(Mapping[str, bool]):
+    """Switches forced to given values, every other one off (for the enumeration below)."""
+
+    def __init__(self, names: Sequence[str], on: Mapping[str, bool]) -> None:
+        self._switches = Switches({name: bool(on.get(name, False)) for name in names})
+
+    def __getitem__(self, name: str) -> bool:
+        return self._switches[name]
+
+    def __iter__(self) -> Any:
+        return iter(self._switches)
+
+    def __len__(self) -> int:
+        return len(self._switches)
+
+
+def slot_switches(family: Family, key: str) -> list[str]:
+    """The switches that decide a block (Switch.blocks), in declaration order."""
+    return [s.name for s in family.switches if key in s.blocks]
+
+
+def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int]) -> JSON:
+    names = [s.name for s in family.switches]
+    order = tuple(s.name for s in family.symbols)
+    baseline = family.build(_Fixed(names, {}), head)
+    keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
+    sequences = [[b.key for b in baseline.blocks]]
+    class_names = {baseline.class_name}
+    slots: list[JSON] = []
+    for key in keys:
+        deciding = slot_switches(family, key)
+        variants: dict[str, int | None] = {}
+        for bits in itertools.product((False, True), repeat=len(deciding)):
+            architecture = family.build(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
+            sequences.append([b.key for b in architecture.blocks])
+            class_names.add(architecture.class_name)
+            variants["".join("1" if b else "0" for b in bits)] = _block_index(architecture, key, order, blocks, index)
+        if any(v is not None for v in variants.values()):
+            slots.append({"key": key, "switches": deciding, "variants": variants})
+    if len(class_names) != 1:
+        raise ValueError(f"{family.name} {head.value}: the class name depends on the switches: {sorted(class_names)}")
+    ranked = merge_orders(sequences)
+    slots.sort(key=lambda slot: ranked.index(slot["key"]))
+    return {"class_name": class_names.pop(), "slots": slots}
+
+
+def _block_index(
+    architecture: Architecture, key: str, order: tuple[str, ...], blocks: list[JSON], index: dict[str, int]
+) -> int | None:
+    found = [b for b in architecture.blocks if b.key == key]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ValueError(f"{architecture.class_name}: two blocks are keyed {key!r}")
+    text = _block_text(found[0], order)
+    if text not in index:
+        index[text] = len(blocks)
+        blocks.append(json.loads(text))
+    return index[text]
+
+
+@cache
+def _block_text(block: Block, order: tuple[str, ...]) -> str:
+    """A block's JSON as text: blocks of equal declarations (most switch settings) are written once."""
+    return json.dumps(block_json(block, order), sort_keys=True)
+
+
+def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
+    """One order of block keys that every sequence follows (a topological sort, first seen first)."""
+    first_seen: dict[str, int] = {}
+    after: dict[str, set[str]] = {}
+    for sequence in sequences:
+        for position, key in enumerate(sequence):
+            first_seen.setdefault(key, len(first_seen))
+            after.setdefault(key, set())
+            if position:
+                after[key].add(sequence[position - 1])
+    ranked: list[str] = []
+    while len(ranked) < len(first_seen):
+        ready = [k for k in first_seen if k not in ranked and after[k] <= set(ranked)]
+        if not ready:
+            raise ValueError(f"the blocks come in contradictory orders: {sequences}")
+        ranked.append(min(ready, key=first_seen.__getitem__))
+    return ranked
+
+
+@cache
+def family_export(name: str) -> JSON:
+    """The calculator's document for one family (see the module docstring)."""
+    family = FAMILIES[name]
+    blocks: list[JSON] = []
+    index: dict[str, int] = {}
+    heads = {head.value: _head(family, head, blocks, index) for head in family.heads}
+    return {
+        "format": FORMAT,
+        "family": family.name,
+        "title": family.title,
+        "heads": heads,
+        "symbols": [
+            {
+                "name": s.name,
+                "key": s.key,
+                "meaning": s.meaning,
+                "optional": s.optional,
+                "size": s.size,
+                "value": s.value.to_json() if s.value is not None else None,
+            }
+            for s in family.symbols
+        ],
+        "inputs": inputs(family.name),
+        "switches": [s.to_json() for s in family.switches],
+        "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
+        "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
+        "blocks": blocks,
+    }
+
+
+def export_text(name: str) -> str:
+    """The family's document as compact, deterministic JSON text."""
+    return json.dumps(family_export(name), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def encode(kind: str, value: object) -> str:
+    """A config value as the calculator's address writes it: booleans, null and lists as in JSON."""
+    if kind in (FLAG, VALUE) or value is None:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
+    """The calculator's query string for a config: family, head, and every input that is not its default."""
+    pairs = [("family", family.name), ("head", head.value)]
+    for item in inputs(family.name):
+        key, default = item["key"], item["default"]
+        value = config.get(key)
+        if type(value) is not type(default) or value != default:
+            pairs.append((key, encode(item["kind"], value)))
+    return urlencode(pairs, quote_via=quote, safe=":,")  # what a URL's query may hold as it is

@@ -1,0 +1,122 @@
+"""Write a built site so that readers only ever see a complete one.
+
+Everything is written into a fresh directory beside the target, then swapped in with two
+renames. A build that fails before the swap leaves the previous site exactly as it was.
+Builds that run at once take turns: each holds an exclusive lock (flock) on the directory
+that holds the site while it writes and swaps, so the last one to finish leaves its whole
+site, never a mix of two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from generator.cards.problems import InputError, Location, Problem
+
+MARKER = ".bert-atlas-site"
+
+
+def check_output_dir(out: Path, protected: list[Path]) -> None:
+    """Refuse an output directory that would overwrite sources or someone else's files."""
+    target = out.resolve()
+    for path in protected:
+        source = path.resolve()
+        if target == source or target in source.parents:
+            raise InputError(
+                [Problem(Location(out), "--out", f"refusing to write the site over {path}: choose another directory")]
+            )
+    _check_replaceable(out)
+
+
+def _check_replaceable(out: Path) -> None:
+    """Refuse to replace anything but a directory a build made (or an empty one)."""
+    target = out.resolve()
+    if target.exists() and not target.is_dir():
+        raise InputError([Problem(Location(out), "--out", "expected a directory, found a file")])
+    try:
+        foreign = target.is_dir() and any(target.iterdir()) and not (target / MARKER).exists()
+    except OSError as exc:
+        raise InputError([Problem(Location(out), "--out", f"cannot read the directory: {exc.strerror}")]) from None
+    if foreign:
+        raise InputError(
+            [
+                Problem(
+                    Location(out),
+                    "--out",
+                    f"refusing to replace a non-empty directory that no build made (no {MARKER} file)",
+                )
+            ]
+        )
+
+
+@contextlib.contextmanager
+def _exclusive(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a directory until the block ends (closing the descriptor frees it)."""
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+class Staging:
+    """A site being written: a fresh directory beside the target, invisible to readers until the swap."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, relative: str, content: bytes) -> None:
+        path = self.path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+    def measure(self) -> tuple[int, int, int]:
+        """What is staged so far: files, HTML pages and bytes."""
+        files = [path for path in self.path.rglob("*") if path.is_file() and path.name != MARKER]
+        pages = sum(1 for path in files if path.suffix == ".html")
+        return len(files), pages, sum(path.stat().st_size for path in files)
+
+
+@contextlib.contextmanager
+def staged_site(out: Path) -> Iterator[Staging]:
+    """Write a site into a staging directory, then swap it in for ``out`` if the block ends normally.
+
+    The staging directory sits beside ``out`` (so the swap is two renames on one file system)
+    and is removed, leaving ``out`` untouched, if anything in the block raises. The lock on
+    ``out``'s parent is held from start to swap: concurrent builds take turns.
+    """
+    given, out = out, out.resolve()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with _exclusive(out.parent):
+            _check_replaceable(out)  # again: another build may have run since the first check
+            staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+            try:
+                yield Staging(staging)
+                _swap(staging, out)
+            finally:
+                if staging.exists():
+                    shutil.rmtree(staging)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        message = f"cannot write the site: {exc.strerror or exc}{where}"
+        raise InputError([Problem(Location(given), "--out", message)]) from None
+
+
+def _swap(staging: Path, out: Path) -> None:
+    (staging / MARKER).write_text("Built by the BERT Parameter Atlas generator; safe to delete.\n", encoding="utf-8")
+    staging.chmod(0o755)
+    if out.exists():
+        retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        out.replace(retired / out.name)
+        staging.replace(out)
+        shutil.rmtree(retired)
+    else:
+        staging.replace(out)

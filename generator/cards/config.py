@@ -1,0 +1,217 @@
+"""A card's ``config:`` resolved against its family's transformers config class.
+
+What transformers accepts, and the defaults it fills in, come from
+``generator/counting/families/transformers/<family>.json``, which ``tools/reference.py`` writes from
+the installed library; nothing here restates a transformers default by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from generator.cards.problems import Problem, describe, shown_key
+from generator.cards.yamlsource import Document, KeyPath
+from generator.counting.architecture import Family
+from generator.counting.switches import HEAD
+
+MAX_SIZE = 2**31 - 1  # transformers sizes are int64, but a larger table would not fit any machine
+
+
+@dataclass(frozen=True)
+class ConfigSchema:
+    """The keys a transformers config class accepts and the defaults it fills in."""
+
+    config_class: str
+    version: str  # "transformers 5.23.0", or where a family's own keys come from
+    defaults: Mapping[str, Any]
+    bookkeeping: frozenset[str]
+    default_num_labels: int
+    aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)  # other name -> key
+
+    def known(self, key: str) -> bool:
+        return key in self.defaults or key in self.bookkeeping or key in self.aliases
+
+
+def load_schema(family: Family) -> ConfigSchema:
+    """The keys a family's config accepts: from transformers, or declared by the family itself."""
+    if family.own_config is not None:
+        own = family.own_config
+        return ConfigSchema(own.config_class, own.source, own.defaults, frozenset(), 2)
+    schema = _transformers_schema(family.name)
+    if family.extra_config:
+        schema = dataclasses.replace(schema, defaults={**family.extra_config, **schema.defaults})
+    return schema
+
+
+@cache
+def _transformers_schema(family: str) -> ConfigSchema:
+    """Read the committed description of a transformers config class (see tools/reference.py)."""
+    text = resources.files("generator.counting.families").joinpath("transformers", f"{family}.json").read_text("utf-8")
+    data = json.loads(text)
+    return ConfigSchema(
+        config_class=data["config_class"],
+        version=f"transformers {data['transformers_version']}",
+        defaults=data["defaults"],
+        bookkeeping=frozenset(data["bookkeeping"]),
+        default_num_labels=data["default_num_labels"],
+        aliases=data.get("aliases", {}),
+    )
+
+
+def resolve_config(
+    family: Family, doc: Document, base: KeyPath, problems: list[Problem], head: str | None = None
+) -> tuple[dict[str, Any], frozenset[str]]:
+    """Merge a card's config over the family defaults, appending a problem for each bad key.
+
+    Returns the resolved config and the keys the card gave itself (under their canonical names).
+    The family's rules are checked for ``head`` (a rule about one head's modules holds for it only).
+    """
+    schema = load_schema(family)
+    given = doc.data.get(base[-1]) if isinstance(doc.data, dict) else None
+    given = given if given is not None else {}
+    if not isinstance(given, dict):
+        problems.append(
+            Problem(doc.where(base), "config", f"expected a mapping of config.json keys, found {describe(given)}")
+        )
+        return {}, frozenset()
+    resolved = dict(schema.defaults)
+    candidates = sorted(set(schema.defaults) | schema.bookkeeping)
+    given = _apply_aliases(given, schema, doc, base, problems)
+    for key, value in given.items():
+        keys = (*base, key)
+        if not schema.known(key):
+            hint = difflib.get_close_matches(key, candidates, n=1)
+            suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
+            message = f"unknown key for {schema.config_class} ({schema.version}){suggestion}"
+            problems.append(Problem(doc.where_key(keys), f"config.{shown_key(key)}", message))
+            continue
+        resolved[key] = value
+    resolved["num_labels"] = _num_labels(given, schema, doc, base, problems)
+    _check_types(family, resolved, given, doc, base, problems, head)
+    return resolved, frozenset(given)
+
+
+def check_config(
+    family: Family,
+    config: Mapping[str, Any],
+    changed: Mapping[str, Any],
+    doc: Document,
+    base: KeyPath,
+    problems: list[Problem],
+    head: str | None,
+) -> dict[str, Any]:
+    """A resolved config with some keys changed, checked as a card's own config is, for ``head``."""
+    schema = load_schema(family)
+    merged = dict(config)
+    for key, value in changed.items():
+        if not isinstance(key, str) or not schema.known(key) or key in schema.aliases:
+            message = f"unknown key for {schema.config_class} ({schema.version}); give keys under their own names"
+            problems.append(Problem(doc.where_key((*base, key)), f"config.{shown_key(key)}", message))
+            continue
+        if key == "id2label":  # the card's own config derives num_labels from it; here it would be ignored
+            message = f"give num_labels instead of id2label here, found {describe(value)}"
+            problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+            continue
+        merged[key] = value
+    _check_types(family, merged, changed, doc, base, problems, head)
+    return merged
+
+
+def _apply_aliases(
+    given: dict[str, Any], schema: ConfigSchema, doc: Document, base: KeyPath, problems: list[Problem]
+) -> dict[str, Any]:
+    """Rename keys the config class accepts under another name (its attribute_map)."""
+    renamed: dict[str, Any] = {}
+    for key, value in given.items():
+        target = schema.aliases.get(key)
+        if target is None:
+            renamed.setdefault(key, value)
+            continue
+        if target in given and given[target] != value:
+            message = f"{key} ({describe(value)}) is another name for {target}, which says {describe(given[target])}"
+            problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+        renamed[target] = given.get(target, value)
+        doc.value_at.setdefault((*base, target), doc.where((*base, key)))
+    return renamed
+
+
+def _num_labels(
+    given: Mapping[str, Any], schema: ConfigSchema, doc: Document, base: KeyPath, problems: list[Problem]
+) -> Any:
+    # PretrainedConfig takes the size of id2label when num_labels is absent; when both are
+    # present and differ it only warns, so a card must not be that ambiguous.
+    id2label = given.get("id2label")
+    if id2label is not None and not isinstance(id2label, dict):
+        problems.append(
+            Problem(
+                doc.where((*base, "id2label")),
+                "config.id2label",
+                f"expected a mapping of label ids to names, found {describe(id2label)}",
+            )
+        )
+        id2label = None
+    if "num_labels" in given:
+        if id2label is not None and given["num_labels"] != len(id2label):
+            message = f"num_labels ({given['num_labels']}) disagrees with id2label ({len(id2label)} labels)"
+            problems.append(Problem(doc.where((*base, "num_labels")), "config.num_labels", message))
+        return given["num_labels"]
+    if id2label is not None:
+        return len(id2label)
+    return schema.default_num_labels
+
+
+def _check_types(
+    family: Family,
+    resolved: Mapping[str, Any],
+    given: Mapping[str, Any],
+    doc: Document,
+    base: KeyPath,
+    problems: list[Problem],
+    head: str | None,
+) -> None:
+    found: list[Problem] = []
+    for symbol in family.symbols:
+        if symbol.value is not None or not symbol.size:
+            continue  # derived from sizes, or a count the family's own checks describe
+        value = resolved.get(symbol.key)
+        if value is None and symbol.optional:
+            continue
+        if value is None and symbol.key not in given:
+            message = f"missing; expected a whole number ({symbol.meaning})"
+            found.append(Problem(doc.where(base), f"config.{symbol.key}", message))
+            continue
+        if symbol.key not in given and symbol.key != "num_labels":
+            continue  # a default from the config class
+        if not isinstance(value, int) or isinstance(value, bool) or not symbol.minimum <= value <= MAX_SIZE:
+            where = doc.where((*base, symbol.key))
+            limit = f"a whole number from {symbol.minimum} to {MAX_SIZE:,}"
+            found.append(
+                Problem(where, f"config.{symbol.key}", f"expected {limit} ({symbol.meaning}), found {describe(value)}")
+            )
+    for key in family.null_refused:
+        if key in given and given[key] is None:
+            message = "expected a whole number or no key at all; transformers reads null as given and cannot build it"
+            found.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+    for key in family.flag_keys:
+        if key in given and not isinstance(given[key], bool):
+            found.append(
+                Problem(
+                    doc.where((*base, key)), f"config.{key}", f"expected true or false, found {describe(given[key])}"
+                )
+            )
+    problems.extend(found)
+    if found:
+        return  # cross-field rules need well-typed values
+    checked = {**resolved, HEAD: head}
+    for check in family.checks:
+        failure = check(checked)
+        if failure:
+            message, keys = failure
+            problems.append(Problem(doc.where((*base, keys[0])), f"config.{keys[0]}", message))

@@ -1,0 +1,248 @@
+"""The vocabulary families use to declare their tensors.
+
+A family does not count anything: it says which modules a transformers class registers,
+in registration order, and the symbolic shape of each parameter. ``inventory.py`` turns
+that declaration and a card's numbers into the per-tensor inventory; ``derivation.py``
+turns it into the worked derivation. Both read the same declaration, so a page's formula
+cannot disagree with its table.
+
+A family's builder decides nothing from the config itself: it reads the family's declared
+switches (``switches.py``), conditions that are data, so that the calculator can export every
+block the builder can produce and pick among them in the browser (``calculator.py``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.counting.poly import Poly
+from generator.counting.switches import Switch, Switches, Value, decide
+
+
+class Head(enum.Enum):
+    """What sits on top of the encoder; each maps to one transformers Auto class."""
+
+    BASE = "base"
+    PRETRAINING = "pretraining"
+    MASKED_LM = "masked-lm"
+    SEQUENCE_CLASSIFICATION = "sequence-classification"
+
+
+class Kind(enum.Enum):
+    """The part of the model a block belongs to, for subtotals and comparisons."""
+
+    EMBEDDINGS = "embeddings"
+    ENCODER = "encoder"
+    POOLER = "pooler"
+    HEAD = "head"
+
+
+class Part(enum.Enum):
+    """What a parameter does, for the charts and diffs: finer than Kind, across every block.
+
+    ``part_of`` decides: everything in a pooler or head block is POOLER or HEADS; elsewhere
+    the module says (``layer_norm`` and ``embedding`` set it; families tag the rest).
+    """
+
+    EMBEDDINGS = "embeddings"
+    ATTENTION = "attention"
+    FEED_FORWARD = "feed-forward"
+    NORMS = "norms"
+    POOLER = "pooler"
+    HEADS = "heads"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter tensor that a module registers itself."""
+
+    name: str
+    shape: tuple[Poly, ...]
+    role: str
+    part: Part | None = None  # only when it differs from its module's (a norm inside a stacked FFN)
+    # A parameter nothing trains (requires_grad False): stored and counted, but it has no gradient
+    # and no optimizer state (the 2017 Transformer's sinusoid tables).
+    frozen: bool = False
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A parameter slot that holds another module's tensor (counted once, where it lives)."""
+
+    name: str
+    tied_to: str
+    role: str
+
+
+@dataclass(frozen=True)
+class Module:
+    """A group of tensors that one derivation step accounts for (a Linear, a LayerNorm...)."""
+
+    path: str  # contains "{n}" when the module is repeated inside its block
+    label: str
+    params: tuple[Param | Tie, ...]  # a param name may be a dotted path below the module
+    heads: str | None = None  # symbol of the head count when the projection is split into heads
+    repeat: Poly | None = None  # how many copies one block instance holds, e.g. F - 1 stacked FFNs
+    part: Part | None = None  # see Part; a module in a pooler or head block needs none
+
+
+@dataclass(frozen=True)
+class Block:
+    """A component: embeddings, an encoder layer (repeated), the pooler, a head."""
+
+    key: str
+    title: str
+    kind: Kind
+    prefix: str  # contains "{0}" (and "{1}", ...) for each symbol in ``repeat``
+    modules: tuple[Module, ...]
+    repeat: tuple[str, ...] = ()  # symbols of the nested repeat counts, e.g. ("L",) or ("G", "K")
+    applied: str | None = None  # ALBERT: the stored instances are applied this many times (shared)
+    # The first index of the outermost repeat, when earlier instances differ and are declared
+    # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
+    start: int = 0
+
+    def copies(self) -> Poly:
+        """How many instances the block has, in symbols: L, G·K, or L − 1 when it starts at 1."""
+        counts = [Poly.symbol(s) for s in self.repeat]
+        if counts and self.start:
+            counts[0] = counts[0] + (-self.start)
+        result = Poly.constant(1)
+        for count in counts:
+            result = result * count
+        return result
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What one transformers class registers, in order."""
+
+    class_name: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A config value that appears in formulas."""
+
+    name: str
+    key: str  # the config key; for a derived symbol, how it is computed ("hidden_size / conv_groups")
+    meaning: str
+    optional: bool = False  # the config may leave it null (e.g. DeBERTa's embedding_size means H then)
+    size: bool = True  # a size (minimum to 2³¹ − 1); False for a count whose sign means something (DeBERTa's R)
+    minimum: int = 1  # 0 where transformers builds an empty table (type_vocab_size: no token types)
+    value: Value | None = None  # a derived symbol: computed from config values, not read from ``key``
+
+
+# A cross-field rule's verdict: None, or the message and the keys it is about.
+Failure = tuple[str, tuple[str, ...]] | None
+
+
+@dataclass(frozen=True)
+class OwnConfig:
+    """Config keys and defaults of a family outside transformers, with where they come from."""
+
+    config_class: str
+    source: str
+    defaults: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A transformers model type: its symbols, its heads and its tensor declaration."""
+
+    name: str
+    title: str
+    symbols: tuple[Symbol, ...]
+    heads: tuple[Head, ...]
+    # Declares the tensors of a head from the family's switches alone (``on["tied"]``), never
+    # from the config: what a builder may branch on is declared, as data, in ``switches``.
+    build: Callable[[Mapping[str, bool], Head], Architecture]
+    flag_keys: tuple[str, ...] = ()
+    # Markdown paragraphs: what differs from BERT and what it does to the count (empty for BERT).
+    differences: tuple[str, ...] = ()
+    # A family that transformers does not implement declares its own config keys and defaults.
+    own_config: OwnConfig | None = None
+    # Keys the transformers modeling code reads with getattr(config, key, default) although the
+    # config class does not declare them (DeBERTa's position_buckets, ...), with those defaults.
+    extra_config: Mapping[str, Any] = field(default_factory=dict)
+    # Keys whose default is null (left out: derived, or the hidden size) but that transformers reads
+    # as given: a card that writes null for one gets a model transformers cannot build.
+    null_refused: tuple[str, ...] = ()
+    # Cross-field rules: each returns (message, keys involved) for a config that breaks it.
+    checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
+    # Every structural decision the builder takes, each a condition on the config (switches.py).
+    switches: tuple[Switch, ...] = ()
+    # Architectures built so far, by head and switches: a handful per family in any build.
+    _built: dict[tuple[Head, tuple[tuple[str, bool], ...]], Architecture] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def symbol_for(self, key: str) -> Symbol | None:
+        return next((s for s in self.symbols if s.key == key), None)
+
+    def decide(self, config: Mapping[str, Any]) -> Switches:
+        """The family's switches for one config."""
+        return decide(self.switches, config)
+
+    def architecture(self, config: Mapping[str, Any], head: Head) -> Architecture:
+        """What the transformers class registers for this config and head.
+
+        A builder reads only the switches and the head, so cards that agree on both share one
+        Architecture object: built once, and what is derived from it can be cached with it.
+        """
+        on = self.decide(config)
+        key = (head, tuple(sorted(on.items())))
+        if key not in self._built:
+            self._built[key] = self.build(on, head)
+        return self._built[key]
+
+    def symbol_values(self, config: Mapping[str, Any]) -> dict[str, int]:
+        """Every symbol's number; an optional symbol left null (or a derived one that cannot be computed) has none."""
+        values: dict[str, int] = {}
+        for symbol in self.symbols:
+            found = symbol.value.evaluate(config) if symbol.value is not None else config.get(symbol.key)
+            if found is not None:
+                values[symbol.name] = int(found)
+        return values
+
+
+def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:
+    """The part a tensor belongs to: its block's when that is a pooler or head, else as declared."""
+    if block.kind is Kind.POOLER:
+        return Part.POOLER
+    if block.kind is Kind.HEAD:
+        return Part.HEADS
+    return (param.part if isinstance(param, Param) else None) or module.part
+
+
+# Small constructors for the modules every family is made of (PyTorch layouts).
+def linear(
+    path: str,
+    label: str,
+    n_in: Poly,
+    n_out: Poly,
+    *,
+    bias: bool = True,
+    heads: str | None = None,
+    part: Part | None = None,
+) -> Module:
+    """nn.Linear: weight [out, in], then bias [out]."""
+    params: tuple[Param | Tie, ...] = (Param("weight", (n_out, n_in), "weight"),)
+    if bias:
+        params += (Param("bias", (n_out,), "bias"),)
+    return Module(path, label, params, heads, part=part)
+
+
+def layer_norm(path: str, label: str, dim: Poly) -> Module:
+    """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned)."""
+    return Module(path, label, (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")), part=Part.NORMS)
+
+
+def embedding(
+    path: str, label: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS, frozen: bool = False
+) -> Module:
+    """nn.Embedding: one row of size dim per id."""
+    return Module(path, label, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part)

@@ -1,0 +1,203 @@
+"""The worked derivation of a card's total, read off its inventory.
+
+Each step is one module of the declaration (a Linear, a LayerNorm, an embedding table):
+its formula is the sum of its tensors' symbolic shapes, its value the sum of the same
+tensors' counts in the inventory. Block subtotals and the total are likewise sums over the
+inventory, so the derivation is a view of the table, never a second count.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.counting.architecture import Block, Module, Param
+from generator.counting.expr import (
+    Add,
+    Expr,
+    Mul,
+    Num,
+    Paren,
+    Var,
+    dim_expr,
+    grouped_expr,
+    poly_expr,
+    shape_expr,
+    substitute,
+)
+from generator.counting.inventory import Inventory, Tensor, TiedTensor
+from generator.counting.poly import Poly, product, total
+
+
+@dataclass(frozen=True)
+class HeadSplit:
+    """How a projection splits into attention heads: A heads of H × H/A each."""
+
+    heads_symbol: str
+    heads: int
+    head_size: int
+    inputs: int
+    width: str = "H"  # the symbol of the projection's width (MobileBERT's bottleneck B)
+
+
+@dataclass(frozen=True)
+class StepForm:
+    """A step before any number is put in: its module, its formula and how the page writes it."""
+
+    module: Module
+    formula: Poly
+    symbolic: Expr
+
+
+@dataclass(frozen=True)
+class BlockForm:
+    """A component before any number is put in: what the derivation and the calculator both show."""
+
+    block: Block
+    steps: tuple[StepForm, ...]
+    formula: Poly  # one instance
+    expression: Expr
+    subtotal_expression: Expr | None  # L(...) for a repeated block, else None
+
+
+@functools.cache
+def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
+    """A module's count in symbols: the sum of its tensors' shape products, times its repeat."""
+    shapes = [p.shape for p in module.params if isinstance(p, Param)]
+    terms = tuple(shape_expr(shape, order) for shape in shapes)
+    symbolic: Expr = Num(0) if not terms else terms[0] if len(terms) == 1 else Add(terms)
+    formula = total(product(shape) for shape in shapes)
+    if module.repeat is not None:
+        formula = formula * module.repeat
+        symbolic = Mul((dim_expr(module.repeat, order), Paren(symbolic)))
+    return StepForm(module, formula, symbolic)
+
+
+@functools.cache
+def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:
+    """A block's steps, its per-instance formula and, when it repeats, its subtotal in symbols."""
+    steps = tuple(step_form(module, order) for module in block.modules)
+    formula = total(s.formula for s in steps)
+    expression = poly_expr(formula, order)
+    counts: list[Expr] = [Var(s) for s in block.repeat]
+    if counts and block.start:  # (L − 1)(...) when the first instances are declared apart
+        counts[0] = Paren(poly_expr(Poly.symbol(block.repeat[0]) + (-block.start), order))
+    subtotal_expression = Mul((*counts, Paren(expression))) if block.repeat else None
+    return BlockForm(block, steps, formula, expression, subtotal_expression)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One module: symbolic formula, the same with numbers, and the result."""
+
+    label: str
+    names: tuple[str, ...]
+    tied: tuple[tuple[str, str], ...]
+    formula: Poly
+    symbolic: Expr
+    substituted: Expr
+    value: int
+    split: HeadSplit | None
+
+
+@dataclass(frozen=True)
+class BlockDerivation:
+    """A component's steps, its per-instance formula and its subtotal."""
+
+    block: Block
+    steps: tuple[Step, ...]
+    formula: Poly
+    expression: Expr
+    value: int
+    repeat: int
+    subtotal: int
+    subtotal_expression: Expr | None
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """Every component's derivation and the closed-form total."""
+
+    blocks: tuple[BlockDerivation, ...]
+    formula: Poly
+    closed_form: Expr
+    substituted: Expr
+    total: int
+
+
+def derive(inventory: Inventory) -> Derivation:
+    """Derive a card's total component by component."""
+    order = tuple(s.name for s in inventory.card.family.symbols)
+    values = inventory.values
+    forms = tuple(block_form(block, order) for block in inventory.architecture.blocks)
+    blocks = tuple(_derive_block(inventory, b, f) for b, f in zip(inventory.architecture.blocks, forms, strict=True))
+    formula = total(b.formula * b.block.copies() for b in blocks)
+    closed = closed_form(forms, order)
+    return Derivation(blocks, formula, closed, substitute(closed, values), inventory.total)
+
+
+def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockDerivation:
+    """One block of this card: ``form`` is cached by value, so the inventory's own block and
+    modules (which its tensors point to) are taken from ``block``, never from ``form``."""
+    values = inventory.values
+    repeat = block.copies().evaluate(values)
+    first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
+    shown = [e for e in inventory.of_block(block) if e.index == first]
+    steps = []
+    for module, step in zip(block.modules, form.steps, strict=True):
+        tensors = [t for t in shown if t.module is module and isinstance(t, Tensor)]
+        tied = [t for t in shown if t.module is module and isinstance(t, TiedTensor)]
+        steps.append(
+            Step(
+                label=module.label,
+                names=tuple(t.name for t in tensors),
+                tied=tuple((t.name, t.tied_to) for t in tied),
+                formula=step.formula,
+                symbolic=step.symbolic,
+                substituted=substitute(step.symbolic, values),
+                # A block with no copies (no encoder layers) has no tensors to read: its steps show
+                # what one copy would hold, and its subtotal, L times that, is 0 like the inventory's.
+                value=sum(t.count for t in tensors) if repeat else step.formula.evaluate(values),
+                split=_head_split(module, values),
+            )
+        )
+    return BlockDerivation(
+        block=block,
+        steps=tuple(steps),
+        formula=form.formula,
+        expression=form.expression,
+        value=sum(s.value for s in steps),
+        repeat=repeat,
+        subtotal=inventory.count_of(block=block.key),
+        subtotal_expression=form.subtotal_expression,
+    )
+
+
+def _head_split(module: Module, values: dict[str, int]) -> HeadSplit | None:
+    if module.heads is None:
+        return None
+    weight = next(p for p in module.params if isinstance(p, Param) and p.name == "weight")
+    rows = weight.shape[0].evaluate(values)
+    heads = values[module.heads]
+    width = next((s for s in weight.shape[0].symbols() if weight.shape[0] == Poly.symbol(s)), "H")
+    return HeadSplit(module.heads, heads, rows // heads, weight.shape[1].evaluate(values), width)
+
+
+def closed_form(blocks: Sequence[BlockForm], order: Sequence[str]) -> Expr:
+    """Group the total by component: factored sums, L(...) for repeated layers, the rest merged."""
+    groups: list[Expr] = []
+    rest = Poly()
+    for block in blocks:
+        if block.subtotal_expression is not None:
+            groups.append(block.subtotal_expression)
+            continue
+        grouped = grouped_expr(block.formula, order)
+        if grouped is not None:
+            groups.append(grouped)
+        else:
+            rest = rest + block.formula
+    if not rest.is_zero():
+        tail = poly_expr(rest, order)
+        groups.extend(tail.terms if isinstance(tail, Add) else (tail,))
+    return groups[0] if len(groups) == 1 else Add(tuple(groups))

@@ -1,0 +1,393 @@
+"""DeBERTa-v2 and -v3 (transformers ``model_type`` "deberta-v2"): modeling_deberta_v2.py in transformers 5.23.
+
+Registration order follows the ``__init__`` of DebertaV2Embeddings (word, position, token type,
+``embed_proj``, LayerNorm), DebertaV2Layer (DisentangledSelfAttention with its optional
+``pos_key_proj``/``pos_query_proj``, the attention output, intermediate and output), then
+DebertaV2Encoder's own modules after its layers (``rel_embeddings``, ``LayerNorm``, ``conv``),
+ContextPooler and the heads.
+
+Several keys that change the tensors are not fields of DebertaV2Config: the modeling code reads
+them with ``getattr(config, key, default)``. They are declared in ``EXTRA_CONFIG`` with the
+defaults that code uses (``None`` where the default means "absent" or "the hidden size"); test
+cards that leave them out check those defaults against transformers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Param,
+    Part,
+    Symbol,
+    embedding,
+    layer_norm,
+    linear,
+)
+from generator.counting.families.common import (
+    classifier_head,
+    heads_divide_hidden,
+    in_every_layer,
+    mlm_decoder,
+    padding_in_vocabulary,
+    tied,
+)
+from generator.counting.poly import Poly
+from generator.counting.switches import (
+    FirstOf,
+    Rule,
+    Switch,
+    contains,
+    div,
+    ge,
+    given,
+    gt,
+    head_is,
+    is_kind,
+    is_null,
+    lt,
+    mod,
+    mul,
+    ne,
+    truthy,
+)
+
+V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
+
+SYMBOLS = (
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol(
+        "P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)", minimum=0
+    ),
+    Symbol("T", "type_vocab_size", "token types, or segments (0 or less: no segment table)", size=False),
+    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
+    Symbol(
+        "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
+    ),
+    Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
+    Symbol("H", "hidden_size", "hidden size", minimum=0),
+    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
+    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
+    Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
+    Symbol(
+        "Q",
+        "hidden_size / conv_groups",
+        "input channels of each convolution group (H divided by conv_groups)",
+        value=div("hidden_size", "conv_groups"),
+    ),
+    Symbol(
+        "W",
+        "pooler_hidden_size",
+        "width of the context pooler (left out: the hidden size)",
+        optional=True,
+        size=False,  # only the classification head reads it (deberta_v2's _value_types)
+    ),
+    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
+    Symbol("A", "num_attention_heads", "attention heads"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
+)
+
+# getattr(config, key, default) in modeling_deberta_v2.py / kwargs in DebertaV2Config.__post_init__.
+EXTRA_CONFIG: Mapping[str, Any] = {
+    "embedding_size": None,  # config.hidden_size
+    "position_buckets": -1,  # DisentangledSelfAttention and the encoder: 0 or less, no buckets
+    "norm_rel_ebd": "none",
+    "share_att_key": False,
+    "attention_head_size": None,  # hidden_size // num_attention_heads
+    "conv_kernel_size": 0,  # DebertaV2Encoder builds ConvLayer only when it is above 0
+    "conv_groups": 1,
+    "conv_act": "tanh",
+    "pooler_hidden_size": None,  # hidden_size
+    "cls_dropout": None,
+}
+
+BACKBONE = "deberta."  # the attribute every head class stores the encoder under
+
+
+def _embedding_width(on: Mapping[str, bool]) -> Poly:
+    """E when embedding_size is given and differs from the hidden size, else H."""
+    return E if on["projected"] else H
+
+
+def _projection_width(on: Mapping[str, bool]) -> Poly:
+    """What query, key and value project to: A·D when attention_head_size changes it, else H."""
+    return A * D if on["wide_heads"] else H
+
+
+def _relative_rows(on: Mapping[str, bool]) -> Poly:
+    """Rows of rel_embeddings: two per bucket, else two per relative position."""
+    if on["buckets"]:
+        return 2 * B
+    if on["max_relative"]:
+        return 2 * R
+    return 2 * P  # max_relative_positions < 1 falls back on max_position_embeddings
+
+
+def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
+    width = _embedding_width(on)
+    modules: tuple[Module, ...] = (embedding("word_embeddings", "token embeddings", V, width),)
+    if on["position_table"]:
+        modules += (embedding("position_embeddings", "absolute position embeddings", P, width),)
+    if on["token_types"]:
+        modules += (embedding("token_type_embeddings", "segment embeddings", T, width),)
+    if on["projected"]:
+        modules += (linear("embed_proj", "embedding projection E → H", E, H, bias=False, part=Part.EMBEDDINGS),)
+    modules += (layer_norm("LayerNorm", "embedding LayerNorm", H),)
+    return Block("embeddings", "embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
+
+
+def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
+    width = _projection_width(on)
+    heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
+    modules: tuple[Module, ...] = (
+        linear("attention.self.query_proj", "query", H, width, heads=heads, part=Part.ATTENTION),
+        linear("attention.self.key_proj", "key", H, width, heads=heads, part=Part.ATTENTION),
+        linear("attention.self.value_proj", "value", H, width, heads=heads, part=Part.ATTENTION),
+    )
+    if on["relative"] and not on["shared_keys"]:
+        if on["c2p"]:
+            modules += (linear("attention.self.pos_key_proj", "position key (c2p)", H, width, part=Part.ATTENTION),)
+        if on["p2c"]:
+            modules += (linear("attention.self.pos_query_proj", "position query (p2c)", H, width, part=Part.ATTENTION),)
+    modules += (
+        linear("attention.output.dense", "attention output", H, H, part=Part.ATTENTION),
+        layer_norm("attention.output.LayerNorm", "attention LayerNorm", H),
+        linear("intermediate.dense", "feed-forward in", H, I, part=Part.FEED_FORWARD),
+        linear("output.dense", "feed-forward out", I, H, part=Part.FEED_FORWARD),
+        layer_norm("output.LayerNorm", "output LayerNorm", H),
+    )
+    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+
+
+def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+    """What DebertaV2Encoder registers after its layers: relative positions, then the convolution."""
+    blocks: tuple[Block, ...] = ()
+    relative: tuple[Module, ...] = ()
+    if on["relative"]:
+        relative += (
+            embedding("rel_embeddings", "relative position embeddings", _relative_rows(on), H, part=Part.ATTENTION),
+        )
+    if on["relative_norm"]:
+        relative += (layer_norm("LayerNorm", "relative position LayerNorm", H),)
+    if relative:
+        blocks += (Block("relative", "relative positions", Kind.ENCODER, f"{prefix}encoder.", relative),)
+    if on["conv"]:
+        per_group = Q if on["grouped_conv"] else H
+        conv = Module(
+            "conv",
+            "grouped convolution" if on["grouped_conv"] else "convolution",
+            (Param("weight", (H, per_group, K), "kernel"), Param("bias", (H,), "bias")),
+            part=Part.ATTENTION,
+        )
+        modules = (conv, layer_norm("LayerNorm", "convolution LayerNorm", H))
+        blocks += (Block("conv", "convolution", Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
+    return blocks
+
+
+def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+    return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
+
+
+def _mlm_head(on: Mapping[str, bool]) -> Block:
+    width = _embedding_width(on)
+    modules: tuple[Module, ...]
+    if not on["legacy"]:
+        # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
+        modules = (
+            Module("", "output bias", (Param("bias", (V,), "bias"),)),
+            linear("dense", "transform dense", H, H),
+            layer_norm("LayerNorm", "transform LayerNorm", H),
+        )
+        return Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_predictions.lm_head.", modules)
+    decoder = mlm_decoder(on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width)
+    modules = (
+        Module("", "output bias", (Param("bias", (V,), "bias"),)),
+        linear("transform.dense", "transform dense", H, width),
+        layer_norm("transform.LayerNorm", "transform LayerNorm", width),
+        decoder,
+    )
+    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+
+
+def build(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the transformers DeBERTa-v2 class for this head."""
+    if head is Head.BASE:
+        return Architecture("DebertaV2Model", _backbone(on, ""))
+    if head is Head.MASKED_LM:
+        return Architecture("DebertaV2ForMaskedLM", (*_backbone(on, BACKBONE), _mlm_head(on)))
+    pooler_width = W if on["wide_pooler"] else H
+    pooler = Block(
+        "pooler",
+        "context pooler",
+        Kind.POOLER,
+        "pooler.",
+        (linear("dense", "pooler dense", pooler_width, pooler_width),),
+    )
+    classifier = classifier_head()
+    return Architecture("DebertaV2ForSequenceClassification", (*_backbone(on, BACKBONE), pooler, classifier))
+
+
+# Values the declaration reads that are neither sizes nor flags.
+_value_types = FirstOf(
+    (
+        Rule(
+            ~is_kind("type_vocab_size", "int"),
+            "type_vocab_size must be a whole number, 0 or less for no token types; found {type_vocab_size!r}",
+            ("type_vocab_size",),
+        ),
+        Rule(
+            ~is_kind("max_relative_positions", "int"),
+            "max_relative_positions must be a whole number (-1: use max_position_embeddings); "
+            "found {max_relative_positions!r}",
+            ("max_relative_positions",),
+        ),
+        # DebertaV2Encoder compares conv_kernel_size with 0 whatever the other keys say.
+        Rule(
+            ~is_kind("conv_kernel_size", "int"),
+            "conv_kernel_size must be a whole number, 0 or less for no convolution; found {conv_kernel_size!r}",
+            ("conv_kernel_size",),
+        ),
+        # With relative attention, the encoder and every attention layer compare position_buckets with 0.
+        Rule(
+            truthy("relative_attention") & ~is_kind("position_buckets", "int"),
+            "position_buckets must be a whole number, 0 or less for no buckets; found {position_buckets!r}",
+            ("position_buckets",),
+        ),
+        # Only ContextPooler, in the classification head, reads pooler_hidden_size (nn.Linear(W, W)).
+        Rule(
+            given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
+            "pooler_hidden_size must be a whole number (left out: the hidden size); found {pooler_hidden_size!r}",
+            ("pooler_hidden_size",),
+        ),
+        Rule(
+            head_is("sequence-classification") & lt("pooler_hidden_size", 0),
+            "pooler_hidden_size ({pooler_hidden_size}) is below 0; the classification head's context pooler "
+            "would be a Linear of negative size, which torch refuses",
+            ("pooler_hidden_size",),
+        ),
+        Rule(
+            ~is_kind("norm_rel_ebd", "str"),
+            'norm_rel_ebd must be a string such as "layer_norm" or "none"; found {norm_rel_ebd!r}',
+            ("norm_rel_ebd",),
+        ),
+        Rule(
+            ~(is_null("pos_att_type") | is_kind("pos_att_type", "str") | is_kind("pos_att_type", "strings")),
+            'pos_att_type must be a string such as "p2c|c2p" or a list of strings; found {pos_att_type!r}',
+            ("pos_att_type",),
+        ),
+    )
+)
+
+# nn.Conv1d(H, H, K, groups=G) needs G to divide H; checked only when there is a convolution.
+_convolution_groups = FirstOf(
+    (
+        Rule(
+            gt("conv_kernel_size", 0) & (~is_kind("conv_groups", "int") | lt("conv_groups", 1)),
+            "conv_groups must be a whole number from 1; found {conv_groups!r}",
+            ("conv_groups",),
+        ),
+        Rule(
+            gt("conv_kernel_size", 0) & ne(mod("hidden_size", "conv_groups"), 0),
+            "conv_groups ({conv_groups}) does not divide the hidden size ({hidden_size}); nn.Conv1d refuses this",
+            ("conv_groups", "hidden_size"),
+        ),
+    )
+)
+
+SWITCHES = (
+    Switch(
+        "projected",
+        given("embedding_size") & ne("embedding_size", "hidden_size"),
+        "the tables are E wide and embed_proj maps them to H",
+        ("embeddings", "mlm-head"),
+    ),
+    Switch("position_table", truthy("position_biased_input"), "an absolute position table", ("embeddings",)),
+    Switch("token_types", gt("type_vocab_size", 0), "a segment table", ("embeddings",)),
+    Switch(
+        "wide_heads",
+        given("attention_head_size") & ne(mul("attention_head_size", "num_attention_heads"), "hidden_size"),
+        "query, key and value are A·D wide, not H",
+        ("layer",),
+    ),
+    Switch("relative", truthy("relative_attention"), "relative position embeddings", ("layer", "relative")),
+    Switch("shared_keys", truthy("share_att_key"), "position terms reuse the key and query projections", ("layer",)),
+    Switch(
+        "c2p",
+        contains("pos_att_type", "c2p"),
+        "content-to-position attention (with unshared keys, pos_key_proj)",
+        ("layer",),
+    ),
+    Switch(
+        "p2c",
+        contains("pos_att_type", "p2c"),
+        "position-to-content attention (with unshared keys, pos_query_proj)",
+        ("layer",),
+    ),
+    Switch("buckets", gt("position_buckets", 0), "relative positions in buckets", ("relative",)),
+    Switch("max_relative", ge("max_relative_positions", 1), "a relative distance limit of its own", ("relative",)),
+    Switch(
+        "relative_norm",
+        contains("norm_rel_ebd", "layer_norm"),
+        "a LayerNorm over the relative table (layer_norm)",
+        ("relative",),
+    ),
+    Switch("conv", gt("conv_kernel_size", 0), "a convolution after the first layer", ("conv",)),
+    Switch("grouped_conv", ne("conv_groups", 1), "the convolution is grouped (anything but 1)", ("conv",)),
+    Switch("legacy", truthy("legacy"), "the legacy masked-LM head with a decoder", ("mlm-head",)),
+    tied("mlm-head"),
+    Switch(
+        "wide_pooler",
+        given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"),
+        "the pooler is W wide",
+        ("pooler",),
+    ),
+)
+
+
+FAMILY = Family(
+    name="deberta-v2",
+    title="DeBERTa-v2/v3",
+    symbols=SYMBOLS,
+    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    build=build,
+    flag_keys=("relative_attention", "position_biased_input", "share_att_key", "legacy", "tie_word_embeddings"),
+    differences=(
+        "**Positions are relative, not absolute.** With `relative_attention` on, the encoder holds one table "
+        "of relative position embeddings, `encoder.rel_embeddings`, shared by every layer. It has two rows per "
+        "relative distance bucket, 2*B* × *H* (DeBERTa-v3 uses *B* = 256 buckets, so 512 rows); without "
+        "buckets it falls back on 2 × `max_relative_positions`, or 2*P*. A LayerNorm over that table "
+        "(`norm_rel_ebd: layer_norm`) adds 2*H*. The table is counted once, not once per layer.",
+        "**No absolute position table when `position_biased_input` is false**, as in every DeBERTa-v3 "
+        "checkpoint: BERT's *P* × *H* position embeddings are simply absent. `type_vocab_size` is 0 there "
+        "too, so there is no segment table either; the embeddings are the token table and a LayerNorm.",
+        "**The attention is disentangled, but the projections are shared by default.** Each layer has "
+        "BERT's query, key and value projections, renamed `query_proj`, `key_proj`, `value_proj`. The "
+        "content-to-position and position-to-content terms reuse them when `share_att_key` is true (v3); "
+        "with it false, `pos_key_proj` (for c2p) and `pos_query_proj` (for p2c) add up to two more "
+        "*H* × *H* + *H* projections to every layer. Otherwise a layer counts exactly like BERT's.",
+        "**The vocabulary dominates.** DeBERTa-v3 uses a 128,100-token vocabulary, so the token table "
+        "*V* × *H* is larger than the whole encoder stack of the base model. A smaller `embedding_size` "
+        "*E* would shrink it to *V* × *E* plus an *E* × *H* projection, `embed_proj` (no bias); no v3 "
+        "checkpoint uses that.",
+        "**Heads.** The bare model has no pooler. Classification adds a `ContextPooler` (a dense layer on "
+        "the first token, *H* × *H* + *H*) and the classifier. The masked-LM head depends on `legacy`: "
+        "the default legacy head (`cls.predictions`) has a transform, an output bias and a decoder tied to "
+        "the token embeddings; the newer head (`lm_predictions.lm_head`) registers only the dense layer, "
+        "the LayerNorm and the bias, and multiplies by the token embeddings without a decoder module. "
+        "DeBERTa-v2's optional convolution after the first layer (`conv_kernel_size` *K*) adds one "
+        "*H* × *H* × *K* kernel, a bias and a LayerNorm to the encoder.",
+    ),
+    extra_config=EXTRA_CONFIG,
+    # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
+    # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.
+    null_refused=("embedding_size", "attention_head_size"),
+    checks=(in_every_layer(heads_divide_hidden), padding_in_vocabulary, _value_types, _convolution_groups),
+    switches=SWITCHES,
+)

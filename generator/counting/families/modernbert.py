@@ -1,0 +1,193 @@
+"""ModernBERT (transformers ``model_type`` "modernbert"): modeling_modernbert.py in transformers 5.23.
+
+Registration order follows ModernBertModel (``embeddings``, ``layers``, ``final_norm``; the rotary
+embedding holds buffers only), ModernBertEncoderLayer (``attn_norm``, ``attn``, ``mlp_norm``,
+``mlp``) and the heads (``head``, then ``decoder`` or ``classifier``). Layer 0's ``attn_norm`` is
+an ``nn.Identity`` (the embedding norm already normalizes its input), so layer 0 is declared
+apart and the other layers repeat from index 1.
+
+Every bias is optional: ``attention_bias``, ``mlp_bias``, ``norm_bias`` and ``classifier_bias``
+(the head's dense layer) default to false, ``decoder_bias`` to true; the classifier always has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Param,
+    Part,
+    Symbol,
+    Tie,
+    embedding,
+    linear,
+)
+from generator.counting.families.common import heads_divide_hidden, padding_in_vocabulary, tied
+from generator.counting.poly import Poly
+from generator.counting.switches import Switch, gt, truthy
+
+V, H, I, C = (Poly.symbol(s) for s in "VHIC")
+
+SYMBOLS = (
+    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+    Symbol("H", "hidden_size", "hidden size", minimum=0),
+    Symbol("I", "intermediate_size", "feed-forward size (each half of the gated input projection)", minimum=0),
+    Symbol("L", "num_hidden_layers", "encoder layers"),
+    Symbol("A", "num_attention_heads", "attention heads"),
+    Symbol("C", "num_labels", "classification labels", minimum=0),
+)
+
+# Read by ModernBertConfig.__post_init__ and its rotary set-up from the keyword arguments, not
+# fields of the class; they decide the attention pattern and rotary frequencies, never a tensor.
+EXTRA_CONFIG: Mapping[str, Any] = {
+    "global_attn_every_n_layers": 3,
+    "global_rope_theta": 160000.0,
+    "local_rope_theta": 10000.0,
+}
+
+BACKBONE = "model."  # the attribute every head class stores the encoder under
+
+
+def _norm(on: Mapping[str, bool], path: str, label: str) -> Module:
+    """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias."""
+    params: tuple[Param | Tie, ...] = (Param("weight", (H,), "scale γ"),)
+    if on["norm_bias"]:
+        params += (Param("bias", (H,), "shift β"),)
+    return Module(path, label, params, part=Part.NORMS)
+
+
+def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, ...]:
+    attention_bias, mlp_bias = on["attention_bias"], on["mlp_bias"]
+    modules: tuple[Module, ...] = (_norm(on, "attn_norm", "attention norm"),) if attn_norm else ()
+    return (
+        *modules,
+        # One fused projection for query, key and value of all heads: 3H rows.
+        linear("attn.Wqkv", "fused query, key, value", H, 3 * H, bias=attention_bias, part=Part.ATTENTION),
+        linear("attn.Wo", "attention output", H, H, bias=attention_bias, part=Part.ATTENTION),
+        _norm(on, "mlp_norm", "feed-forward norm"),
+        # GeGLU: Wi produces the value and the gate side by side, 2I rows; Wo maps I back to H.
+        linear("mlp.Wi", "gated feed-forward in (value and gate)", H, 2 * I, bias=mlp_bias, part=Part.FEED_FORWARD),
+        linear("mlp.Wo", "feed-forward out", I, H, bias=mlp_bias, part=Part.FEED_FORWARD),
+    )
+
+
+def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+    embeddings = Block(
+        "embeddings",
+        "embeddings",
+        Kind.EMBEDDINGS,
+        f"{prefix}embeddings.",
+        (embedding("tok_embeddings", "token embeddings", V, H), _norm(on, "norm", "embedding norm")),
+    )
+    first = Block(
+        "layer-0",
+        "first encoder layer",
+        Kind.ENCODER,
+        f"{prefix}layers.0.",
+        _layer_modules(on, attn_norm=False),
+    )
+    blocks: tuple[Block, ...] = (embeddings, first)
+    if on["later_layers"]:
+        blocks += (
+            Block(
+                "layer",
+                "later encoder layer",
+                Kind.ENCODER,
+                f"{prefix}layers.{{0}}.",
+                _layer_modules(on, attn_norm=True),
+                repeat=("L",),
+                start=1,
+            ),
+        )
+    final = Block("final-norm", "final norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final norm"),))
+    return (*blocks, final)
+
+
+def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
+    """ModernBertPredictionHead: dense (bias only with classifier_bias), activation, norm."""
+    return (
+        linear("head.dense", "head dense", H, H, bias=on["classifier_bias"]),
+        _norm(on, "head.norm", "head norm"),
+    )
+
+
+def build(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the transformers ModernBERT class for this head."""
+    if head is Head.BASE:
+        return Architecture("ModernBertModel", _backbone(on, ""))
+    if head is Head.MASKED_LM:
+        params: tuple[Param | Tie, ...]
+        if on["tied"]:
+            params = (Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
+            label = "decoder (tied)"
+        else:
+            params = (Param("weight", (V, H), "weight"),)
+            label = "decoder (untied)"
+        if on["decoder_bias"]:
+            params += (Param("bias", (V,), "bias"),)
+        modules = (*_prediction_head(on), Module("decoder", label, params))
+        mlm = Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
+        return Architecture("ModernBertForMaskedLM", (*_backbone(on, BACKBONE), mlm))
+    modules = (*_prediction_head(on), linear("classifier", "classifier", H, C))
+    classifier = Block("classifier", "classification head", Kind.HEAD, "", modules)
+    return Architecture("ModernBertForSequenceClassification", (*_backbone(on, BACKBONE), classifier))
+
+
+FAMILY = Family(
+    name="modernbert",
+    title="ModernBERT",
+    symbols=SYMBOLS,
+    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    build=build,
+    flag_keys=("attention_bias", "mlp_bias", "norm_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"),
+    differences=(
+        "**No biases.** By default no linear layer of the backbone has a bias and no LayerNorm has a "
+        "shift β: each norm is *H* scale weights, and every projection is a bare weight matrix. Of BERT's "
+        "9*H* + *I* small terms per layer only the two norms' 2*H* scales remain; the 7*H* + *I* biases "
+        "and shifts are gone. `attention_bias`, `mlp_bias`, `norm_bias` and `classifier_bias` bring them "
+        "back one group at a time.",
+        "**A gated feed-forward network.** `mlp.Wi` is 2*I* × *H*: it produces a value half and a gate "
+        "half (GeGLU), multiplied together before `mlp.Wo` (*H* × *I*) maps back. The feed-forward block "
+        "therefore holds 3*HI* weights where BERT's holds 2*HI*; ModernBERT picks a smaller *I* "
+        "(1,152 for a 768-wide model) to pay for it.",
+        "**Fused attention projections.** `attn.Wqkv` is one 3*H* × *H* matrix holding query, key and "
+        "value for all heads, followed by `attn.Wo` (*H* × *H*): the same 4*H*² as BERT, in two tensors "
+        "instead of four.",
+        "**Rotary positions: no position table.** Positions enter by rotating queries and keys inside "
+        "attention, which needs only fixed frequency buffers, so there is no *P* × *H* table and "
+        "`max_position_embeddings` (8,192) does not change the count. There are no token types either.",
+        "**Pre-norm, with a final norm.** Each layer normalizes its input before attention and before "
+        "the feed-forward network, except that layer 0 has no attention norm (it is an identity: the "
+        "embedding norm has just run). After the last layer, `final_norm` adds *H* more. The masked-LM "
+        "head is a dense layer and a norm (`head`), then a `decoder` whose weight is the token embedding "
+        "table (tied) and whose bias (`decoder_bias`) is its own *V*. Classification uses the same "
+        "`head` and a classifier, with no pooler.",
+    ),
+    extra_config=EXTRA_CONFIG,
+    checks=(heads_divide_hidden, padding_in_vocabulary),
+    switches=(
+        *(
+            Switch(key, truthy(key), meaning, blocks)
+            for key, meaning, blocks in (
+                ("attention_bias", "the attention projections have biases", ("layer-0", "layer")),
+                ("mlp_bias", "the feed-forward projections have biases", ("layer-0", "layer")),
+                (
+                    "norm_bias",
+                    "every norm has a shift β",
+                    ("embeddings", "layer-0", "layer", "final-norm", "mlm-head", "classifier"),
+                ),
+                ("classifier_bias", "the head's dense layer has a bias", ("mlm-head", "classifier")),
+                ("decoder_bias", "the decoder has its own bias", ("mlm-head",)),
+            )
+        ),
+        tied("mlm-head"),
+        Switch("later_layers", gt("num_hidden_layers", 1), "layers after layer 0 exist", ("layer",)),
+    ),
+)

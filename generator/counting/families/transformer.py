@@ -1,0 +1,200 @@
+"""The encoder-decoder Transformer of Vaswani et al. (2017), as attention-is-all-you-need-pytorch
+(Yu-Hsiang Huang, 2018 version: ``transformer/Models.py``, ``SubLayers.py``) implements it.
+
+This is BERT's ancestor, and the implementation behind the one-layer listing in the project's
+seed documents. transformers has no such class, so the family declares its own config keys: the
+arguments of that ``Transformer.__init__``. Its feed-forward layers are ``nn.Conv1d`` with kernel
+size 1 (weights [out, in, 1]); its sinusoidal position tables are frozen ``nn.Embedding`` weights,
+so they appear among the parameters although nothing trains them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Family,
+    Head,
+    Kind,
+    Module,
+    OwnConfig,
+    Param,
+    Part,
+    Symbol,
+    Tie,
+    embedding,
+    layer_norm,
+    linear,
+)
+from generator.counting.poly import Poly
+from generator.counting.switches import Rule, Switch, ne, truthy
+
+V, U, S, H, I, A, K, M = (Poly.symbol(s) for s in "VUSHIAKM")
+ONE = Poly.constant(1)
+
+SYMBOLS = (
+    Symbol("V", "n_src_vocab", "source vocabulary size"),
+    Symbol("U", "n_tgt_vocab", "target vocabulary size"),
+    Symbol("S", "len_max_seq", "longest sequence; the position tables have S + 1 rows"),
+    Symbol("H", "d_model", "model width"),
+    Symbol("I", "d_inner", "feed-forward size"),
+    Symbol("L", "n_layers", "layers in the encoder, and again in the decoder"),
+    Symbol("A", "n_head", "attention heads"),
+    Symbol("K", "d_k", "query and key size per head"),
+    Symbol("M", "d_v", "value size per head"),
+)
+
+# Transformer.__init__ defaults in transformer/Models.py; the vocabularies and length have none.
+OWN_CONFIG = OwnConfig(
+    config_class="Transformer",
+    source="attention-is-all-you-need-pytorch, transformer/Models.py",
+    defaults={
+        "n_src_vocab": None,
+        "n_tgt_vocab": None,
+        "len_max_seq": None,
+        "d_word_vec": 512,
+        "d_model": 512,
+        "d_inner": 2048,
+        "n_layers": 6,
+        "n_head": 8,
+        "d_k": 64,
+        "d_v": 64,
+        "dropout": 0.1,
+        "tgt_emb_prj_weight_sharing": True,
+        "emb_src_tgt_weight_sharing": True,
+    },
+)
+
+
+def _attention(path: str, label: str) -> tuple[Module, ...]:
+    # MultiHeadAttention registers w_qs, w_ks, w_vs, then layer_norm, then fc.
+    return (
+        linear(f"{path}.w_qs", f"{label} queries", H, A * K, part=Part.ATTENTION),
+        linear(f"{path}.w_ks", f"{label} keys", H, A * K, part=Part.ATTENTION),
+        linear(f"{path}.w_vs", f"{label} values", H, A * M, part=Part.ATTENTION),
+        layer_norm(f"{path}.layer_norm", f"{label} LayerNorm", H),
+        linear(f"{path}.fc", f"{label} output", A * M, H, part=Part.ATTENTION),
+    )
+
+
+def _feed_forward() -> tuple[Module, ...]:
+    conv_in = Module(
+        "pos_ffn.w_1",
+        "feed-forward in (conv, kernel 1)",
+        (Param("weight", (I, H, ONE), "weight"), Param("bias", (I,), "bias")),
+        part=Part.FEED_FORWARD,
+    )
+    conv_out = Module(
+        "pos_ffn.w_2",
+        "feed-forward out (conv, kernel 1)",
+        (Param("weight", (H, I, ONE), "weight"), Param("bias", (H,), "bias")),
+        part=Part.FEED_FORWARD,
+    )
+    return (conv_in, conv_out, layer_norm("pos_ffn.layer_norm", "feed-forward LayerNorm", H))
+
+
+def _tables(side: str, prefix: str, word: Module) -> Block:
+    # Models.py sets requires_grad False on these tables: listed and counted, never trained.
+    positions = embedding("position_enc", f"{side} positions (frozen sinusoids)", S + 1, H, frozen=True)
+    return Block(f"{side}-embeddings", f"{side} embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
+
+
+def build(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the 2018 attention-is-all-you-need-pytorch Transformer."""
+    source_words = "encoder.src_word_emb.weight"
+    if on["shared_tables"]:
+        target_word = Module(
+            "tgt_word_emb", "target token embeddings (shared)", (Tie("weight", source_words, "is the source table"),)
+        )
+        target_words = source_words
+    else:
+        target_word = embedding("tgt_word_emb", "target token embeddings", U, H)
+        target_words = "decoder.tgt_word_emb.weight"
+    if on["shared_projection"]:
+        projection = Module(
+            "tgt_word_prj", "output projection (shared)", (Tie("weight", target_words, "is the target table"),)
+        )
+    else:
+        projection = Module("tgt_word_prj", "output projection", (Param("weight", (U, H), "weight"),))
+    return Architecture(
+        "Transformer",
+        (
+            _tables("source", "encoder.", embedding("src_word_emb", "source token embeddings", V, H)),
+            Block(
+                "encoder-layer",
+                "encoder layer",
+                Kind.ENCODER,
+                "encoder.layer_stack.{0}.",
+                (*_attention("slf_attn", "self-attention"), *_feed_forward()),
+                repeat=("L",),
+            ),
+            _tables("target", "decoder.", target_word),
+            Block(
+                "decoder-layer",
+                "decoder layer",
+                Kind.ENCODER,
+                "decoder.layer_stack.{0}.",
+                (
+                    *_attention("slf_attn", "self-attention"),
+                    *_attention("enc_attn", "encoder-decoder attention"),
+                    *_feed_forward(),
+                ),
+                repeat=("L",),
+            ),
+            Block("output-projection", "output projection", Kind.HEAD, "", (projection,)),
+        ),
+    )
+
+
+# Transformer.__init__ asserts this, so that the residual connections add up.
+_word_vectors_are_model_wide = Rule(
+    ne("d_word_vec", "d_model"), "d_word_vec ({d_word_vec}) must equal d_model ({d_model})", ("d_word_vec",)
+)
+
+_shared_tables_need_one_vocabulary = Rule(
+    truthy("emb_src_tgt_weight_sharing") & ne("n_src_vocab", "n_tgt_vocab"),
+    "emb_src_tgt_weight_sharing needs one vocabulary, but n_src_vocab ({n_src_vocab}) "
+    "differs from n_tgt_vocab ({n_tgt_vocab})",
+    ("n_tgt_vocab",),
+)
+
+
+FAMILY = Family(
+    name="transformer",
+    title="Transformer (2017)",
+    symbols=SYMBOLS,
+    heads=(Head.BASE,),
+    build=build,
+    flag_keys=("tgt_emb_prj_weight_sharing", "emb_src_tgt_weight_sharing"),
+    checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
+    differences=(
+        "BERT keeps only the encoder of this model. Here a decoder follows it: each decoder layer has a "
+        "second attention block (queries from the decoder, keys and values from the encoder output), so "
+        "a decoder layer holds one attention block more than an encoder layer.",
+        "There are no segment embeddings, no pooler, and the position tables are fixed sinusoids. This "
+        "implementation keeps them as frozen embedding weights, so they are listed and counted; the paper "
+        "does not count them.",
+        "One token table can serve three roles: source embeddings, target embeddings and the output "
+        "projection. With both sharing flags on, it is stored and counted once, which is why a listing "
+        "that prints every name adds up to more than the model holds.",
+        "The attention projections are A·K (or A·M) wide, not H: the number of heads changes the count "
+        "unless A·K = H, as it does in the paper's configurations.",
+    ),
+    own_config=OWN_CONFIG,
+    switches=(
+        Switch(
+            "shared_tables",
+            truthy("emb_src_tgt_weight_sharing"),
+            "the target side reuses the source token table",
+            ("target-embeddings", "output-projection"),
+        ),
+        Switch(
+            "shared_projection",
+            truthy("tgt_emb_prj_weight_sharing"),
+            "the output projection reuses the target table",
+            ("output-projection",),
+        ),
+    ),
+)

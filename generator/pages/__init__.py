@@ -1,1 +1,0 @@
-"""Page kinds beyond the core ones; each module here defines ``pages(models) -> list[Page]``."""

@@ -1,0 +1,65 @@
+"""What every page kind shares: where templates live, build options, and the Page record.
+
+Page kinds beyond the core ones (index, model pages, comparison, search) live in
+``generator/site/pages/``, one module each with a ``pages(models)`` function; they are found by
+themselves (``generator.site.pages``), so adding a page kind edits no other module.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+SITE_TITLE = "BERT Parameter Atlas"
+
+
+@dataclass(frozen=True)
+class SiteOptions:
+    """Settings of one build that are not in the cards."""
+
+    base_url: str | None = None  # e.g. https://user.github.io/repo/: canonical links, sitemap, Open Graph
+    date: datetime.date | None = None  # from SOURCE_DATE_EPOCH; never the clock
+    search: bool = True  # run Pagefind over the finished pages
+
+    @staticmethod
+    def from_environment(base_url: str | None, *, search: bool = True) -> SiteOptions:
+        """Options with the date taken from SOURCE_DATE_EPOCH, when it is set."""
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+        date = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date() if epoch.isdigit() else None
+        if base_url and not base_url.endswith("/"):
+            base_url += "/"
+        return SiteOptions(base_url or None, date, search)
+
+    def absolute(self, url: str) -> str:
+        """A site URL made absolute with the base URL, or left relative to the site root."""
+        return f"{self.base_url}{url}" if self.base_url else url
+
+
+@dataclass(frozen=True)
+class Page:
+    """One HTML page: where it goes, which template draws it, and what it is given."""
+
+    path: str
+    template: str
+    title: str
+    description: str
+    # What the template is given; a page whose context is costly to gather gives a function
+    # instead, called where the page is rendered (in a worker process, see parallel.py).
+    context: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
+    guide: str | None = None  # a one-line summary: the index lists the page under "Learn"
+
+    @property
+    def root(self) -> str:
+        """The relative path back to the site root, so the site works under any prefix."""
+        return "../" * self.path.count("/")
+
+    @property
+    def url(self) -> str:
+        """The page's address below the site root, as it is linked from outside: models/<id>/."""
+        return self.path.removesuffix("index.html")
+

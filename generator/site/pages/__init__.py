@@ -1,0 +1,32 @@
+"""Page kinds beyond the core ones; each module here defines ``pages(models) -> list[Page]``.
+
+The registry finds them by itself, so adding a page kind edits no other module. It imports
+none of them by name: a page kind imports ``generator.site.page``, never this registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from types import ModuleType
+
+from generator.site.page import Page
+from generator.site.views import Summary
+
+
+def _modules() -> list[ModuleType]:
+    return [
+        importlib.import_module(f"{__name__}.{info.name}")
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name)
+    ]
+
+
+def discover_files() -> list[Callable[[Sequence[Summary]], dict[str, bytes]]]:
+    """The optional ``files`` function of each page kind: data a page loads (JSON, ...)."""
+    return [module.files for module in _modules() if hasattr(module, "files")]
+
+
+def discover_pages() -> list[Callable[[Sequence[Summary]], list[Page]]]:
+    """The ``pages`` function of every page kind, in module-name order."""
+    return [module.pages for module in _modules()]

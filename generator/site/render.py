@@ -1,0 +1,304 @@
+"""Turn counted models into the site's files: HTML pages, exports and static assets.
+
+One jinja2 environment, autoescaped and strict; number, formula and URL formatting are
+filters registered here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import html
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import jinja2
+import markdown
+import nh3
+from markupsafe import Markup, escape
+
+from generator.site import exports, formats
+from generator.counting.architecture import Kind
+from generator.counting.expr import Expr, to_mathml, to_text
+from generator.counting.inventory import Tensor, TiedTensor
+from generator.site.page import SITE_TITLE, TEMPLATES, Page, SiteOptions
+from generator.site.pages import discover_files, discover_pages
+from generator.site.views import COMPARED_SYMBOLS, Model, Summary, rounded
+
+__all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
+
+
+class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept in ``templates/__pycache__/`` between builds, as Python keeps its
+    modules' bytecode: a template is compiled again only when its source changes. Where that
+    folder cannot be written, templates are simply compiled on every build."""
+
+    def __init__(self, templates: Path) -> None:
+        folder = templates / "__pycache__"
+        with contextlib.suppress(OSError):
+            folder.mkdir(exist_ok=True)
+        super().__init__(str(folder))
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
+def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
+    """The one template environment: autoescape on, undefined names are errors."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates),
+        bytecode_cache=_CompiledTemplates(templates),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
+        num=lambda n: Markup("—" if n is None else f"{n:,}"),
+        rounded=rounded,
+        formula=formula,
+        mathtext=to_text,
+        shape=shape_text,
+        tensor_rows=tensor_rows,
+        markdown=render_markdown,
+        slug=slug,
+        sentence=lambda text: text[:1].upper() + text[1:],
+        bibtex=bibtex_text,
+    )
+    env.filters.update(formats.FILTERS)
+    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, permalink=permalink)
+    return env
+
+
+@functools.lru_cache(maxsize=4096)
+def formula(expr: Expr) -> Markup:
+    """A formula as the pages show it: MathML in a span (written once per formula: most recur on many pages)."""
+    return Markup(f'<span class="math">{to_mathml(expr)}</span>')
+
+
+# A visible link to an element's own address, named for screen readers; both values escaped.
+PERMALINK = '<a class="permalink" href="#{anchor}" aria-label="Link to {label}">#</a>'
+
+
+def permalink(anchor: str, label: str) -> Markup:
+    return Markup(PERMALINK.format(anchor=escape(anchor), label=escape(label)))
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    """A tensor's shape as the tables print it: [30,522, 768]."""
+    return "[" + ", ".join(f"{d:,}" for d in shape) + "]"
+
+
+def tensor_rows(entries: Iterable[Tensor | TiedTensor]) -> Markup:
+    """The rows of a tensor table: name with its permalink, shape, count and role.
+
+    The one piece of page markup written in Python rather than in a template: a model page
+    has hundreds of these rows, and a macro call for each made up a third of the build.
+    """
+    rows = []
+    cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
+    for entry in entries:
+        name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
+        head = f'<th scope="row"><code>{name}</code> {PERMALINK.format(anchor="t-" + name, label=name)}</th>'
+        if isinstance(entry, TiedTensor):
+            target = html.escape(entry.tied_to)
+            rows.append(
+                f'<tr class="tied" id="t-{name}">{head}<td colspan="2">tied to <a href="#t-{target}">'
+                f"<code>{target}</code></a>, counted there</td><td>{html.escape(entry.role)}</td></tr>\n"
+            )
+            continue
+        key = (entry.shape, entry.count, entry.role)
+        if key not in cells:
+            cells[key] = (
+                f'<td class="shape">{shape_text(entry.shape)}</td><td class="n">{entry.count:,}</td>'
+                f"<td>{html.escape(entry.role)}</td></tr>\n"
+            )
+        rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
+    return Markup("".join(rows))
+
+
+def bibtex_text(text: str) -> str:
+    """Text safe inside a BibTeX field: braces balanced away, TeX specials escaped."""
+    for char in "\\{}":
+        text = text.replace(char, "")
+    return re.sub(r"([&%$#_])", r"\\\1", text)
+
+
+def slug(text: str) -> str:
+    """A stable anchor fragment from a name: 'feed-forward in' -> 'feed-forward-in'."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+class _NoRawHtml(markdown.Extension):
+    """Card prose is Markdown only: raw HTML in it is shown as text, never as markup.
+
+    The class attributes say what may survive ``render_markdown``'s sanitizing: the elements
+    plain Markdown writes, links and images to http(s) or relative addresses, nothing else.
+    """
+
+    TAGS: ClassVar[set[str]] = {
+        *("p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre", "code"),
+        *("em", "strong", "ul", "ol", "li", "a", "img"),
+    }
+    ATTRIBUTES: ClassVar[dict[str, set[str]]] = {"a": {"href", "title"}, "img": {"src", "alt", "title"}}
+    URL_SCHEMES: ClassVar[set[str]] = {"http", "https"}
+
+    def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 (the Markdown API's name)
+        md.preprocessors.deregister("html_block")
+        md.inlinePatterns.deregister("html")
+
+
+# One converter, reset between texts: building one takes longer than converting a card's notes.
+_MARKDOWN = markdown.Markdown(extensions=[_NoRawHtml()], output_format="html")
+
+
+@functools.lru_cache(maxsize=256)
+def render_markdown(text: str) -> Markup:
+    """Markdown from a card, rendered and then sanitized (once per text: a family's notes recur on every page).
+
+    Raw HTML is already shown as text, but Markdown itself writes whatever URL a link gives
+    (``[x](javascript:...)``). nh3 (the Rust ammonia sanitizer) then keeps only the elements and
+    attributes of plain Markdown, and only http(s) and relative URLs: no script, event handler,
+    style, frame, form, ``javascript:`` or ``data:`` URL can reach a page.
+    """
+    converted = _MARKDOWN.reset().convert(text)
+    clean = nh3.clean(
+        converted,
+        tags=_NoRawHtml.TAGS,
+        attributes=_NoRawHtml.ATTRIBUTES,
+        url_schemes=_NoRawHtml.URL_SCHEMES,
+        link_rel="noopener noreferrer",
+        strip_comments=True,
+    )
+    return Markup(clean)
+
+
+def model_page(model: Model) -> Page:
+    """A model's own page: the derivation and every tensor."""
+    return Page(
+        f"models/{model.id}/index.html",
+        "model.html",
+        f"{model.card.title}: {model.total:,} parameters · {SITE_TITLE}",
+        f"{model.card.title} ({model.class_name}) has {model.total:,} parameters: "
+        "the worked derivation and every tensor with its shape and count.",
+        {"model": model},
+    )
+
+
+def pages(models: Sequence[Summary]) -> list[Page]:
+    """Every page about many models (every page but the models' own)."""
+    result = [
+        Page(
+            "compare/index.html",
+            "compare.html",
+            f"Compare all models · {SITE_TITLE}",
+            "Every model side by side: configuration, parameters per component, totals and embedding share.",
+            {"models": models},
+        ),
+        Page(
+            "search/index.html",
+            "search.html",
+            f"Search · {SITE_TITLE}",
+            "Search every model page of the BERT Parameter Atlas.",
+            {"models": models},
+        ),
+    ]
+    for provider in discover_pages():
+        result.extend(provider(models))
+    home = Page(
+        "index.html",
+        "index.html",
+        SITE_TITLE,
+        f"Exact parameter counts, tensor by tensor, for {len(models)} BERT-family models.",
+        {"models": models, "guides": [page for page in result if page.guide]},
+    )
+    return [home, *result]
+
+
+class Renderer:
+    """The template environment and the build's options: turns pages and models into files."""
+
+    def __init__(self, options: SiteOptions, templates: Path = TEMPLATES) -> None:
+        self.options = options
+        self.templates = templates
+        self.env = environment(templates)
+        # Compiled once here, before any worker process starts: model.html and what it pulls in.
+        for name in (
+            "model.html",
+            "base.html",
+            "_macros.html",
+            "_claims.html",
+            "_memory.html",
+            "_checkpoint_names.html",
+        ):
+            self.env.get_template(name)
+
+    def render(self, page: Page) -> bytes:
+        template = self.env.get_template(page.template)
+        context = page.context() if callable(page.context) else page.context
+        return template.render(page=page, root=page.root, options=self.options, **context).encode("utf-8")
+
+    def model_files(self, model: Model) -> dict[str, bytes]:
+        """A model's page and its tensors as JSON and CSV."""
+        return {
+            f"models/{model.id}/index.html": self.render(model_page(model)),
+            f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
+            f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
+        }
+
+    def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
+        """Every other file, as independent pieces of work (a build runs them in parallel):
+        each page about many models, 404 with sitemap and robots, each data provider, the assets."""
+        site_pages = pages(models)
+        work: list[Callable[[], dict[str, bytes]]] = [functools.partial(self._page_file, page) for page in site_pages]
+        urls = [page.url for page in site_pages if page.template != "search.html"]
+        urls += [f"models/{model.id}/" for model in models]
+        work.append(functools.partial(self._site_files, urls))
+        work += [functools.partial(provider, models) for provider in discover_files()]
+        work.append(self._assets)
+        return work
+
+    def _page_file(self, page: Page) -> dict[str, bytes]:
+        return {page.path: self.render(page)}
+
+    def _site_files(self, urls: list[str]) -> dict[str, bytes]:
+        return {
+            "404.html": self.env.get_template("404.html").render(options=self.options).encode("utf-8"),
+            "sitemap.xml": sitemap(urls, self.options).encode("utf-8"),
+            "robots.txt": robots(self.options).encode("utf-8"),
+        }
+
+    def _assets(self) -> dict[str, bytes]:
+        static = self.templates / "static"
+        return {
+            f"static/{asset.relative_to(static).as_posix()}": asset.read_bytes()
+            for asset in sorted(static.rglob("*"))
+            if asset.is_file()
+        }
+
+
+def sitemap(urls: list[str], options: SiteOptions) -> str:
+    """sitemap.xml, pages about many models first, then each model's.
+
+    Its addresses are absolute only when a base URL is given (the protocol wants them).
+    """
+    lastmod = f"<lastmod>{options.date.isoformat()}</lastmod>" if options.date else ""
+    entries = "".join(f"  <url><loc>{escape(options.absolute(url))}</loc>{lastmod}</url>\n" for url in urls)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"{entries}</urlset>\n"
+    )
+
+
+def robots(options: SiteOptions) -> str:
+    """robots.txt: everything may be crawled; the sitemap is named when its address is known."""
+    lines = ["User-agent: *", "Allow: /"]
+    if options.base_url:
+        lines.append(f"Sitemap: {options.absolute('sitemap.xml')}")
+    return "\n".join(lines) + "\n"

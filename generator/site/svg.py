@@ -1,0 +1,261 @@
+"""Inline SVG charts, written at build time: stacked horizontal bars and a log-log scatter plot.
+
+No plotting library and no script: each chart is a string of SVG that a page includes as is.
+Every chart is an image with a <title> and a <desc> (``role="img"``, named and described by
+them); series differ by pattern as well as by color, and the page puts the numbers in a
+table beside it. Colors come from ``static/charts.css``, which has a light, a dark and a print
+palette; the SVG itself names only classes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from html import escape
+
+from generator.site import formats
+
+# The fill pattern of each series, drawn over its color: enough to tell series apart in grey.
+PATTERNS = {
+    "solid": "",
+    "diagonal": '<path d="M-2,2 l4,-4 M0,8 l8,-8 M6,10 l4,-4" class="mark"/>',
+    "dots": '<circle cx="2" cy="2" r="1.2" class="mark dot"/><circle cx="6" cy="6" r="1.2" class="mark dot"/>',
+    "vertical": '<path d="M2,0 v8 M6,0 v8" class="mark"/>',
+    "horizontal": '<path d="M0,2 h8 M0,6 h8" class="mark"/>',
+    "grid": '<path d="M0,4 h8 M4,0 v8" class="mark"/>',
+}
+PATTERN_NAMES = {
+    "solid": "solid",
+    "diagonal": "diagonal lines",
+    "dots": "dots",
+    "vertical": "vertical lines",
+    "horizontal": "horizontal lines",
+    "grid": "a grid",
+}
+
+
+@dataclass(frozen=True)
+class Series:
+    """One stacked series: its CSS class suffix, its name, and its pattern (a key of PATTERNS)."""
+
+    key: str
+    label: str
+    pattern: str
+
+    @property
+    def pattern_name(self) -> str:
+        return PATTERN_NAMES[self.pattern]
+
+
+@dataclass(frozen=True)
+class BarRow:
+    """One bar: a label and one value per series (in the series' order)."""
+
+    label: str
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One model in the scatter plot: a filled marker at (x, y), a hollow one at (x, low)."""
+
+    label: str
+    x: int
+    y: int
+    low: int | None
+    tooltip: str
+    labelled: bool = False  # write the label beside the point
+
+
+def _num(value: float) -> str:
+    """A coordinate, short and stable."""
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _open(chart_id: str, title: str, desc: str, width: int, height: int) -> list[str]:
+    return [
+        f'<svg class="chart" id="{chart_id}" role="img" viewBox="0 0 {width} {height}" '
+        f'aria-labelledby="{chart_id}-title" aria-describedby="{chart_id}-desc" '
+        f'xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="{chart_id}-title">{escape(title)}</title>',
+        f'<desc id="{chart_id}-desc">{escape(desc)}</desc>',
+    ]
+
+
+def _patterns(chart_id: str, series: Sequence[Series]) -> str:
+    tiles = "".join(
+        f'<pattern id="{chart_id}-{s.key}" class="series-{s.key}" width="8" height="8" patternUnits="userSpaceOnUse">'
+        f'<rect width="8" height="8" class="fill"/>{PATTERNS[s.pattern]}</pattern>'
+        for s in series
+    )
+    return f"<defs>{tiles}</defs>"
+
+
+def stacked_bars(
+    chart_id: str,
+    title: str,
+    desc: str,
+    series: Sequence[Series],
+    rows: Sequence[BarRow],
+    *,
+    label_width: int = 250,
+    width: int = 900,
+) -> str:
+    """Horizontal bars, each split into its series' shares of the bar's total (all bars 100% long)."""
+    row_height, bar_height, top = 20, 13, 56
+    left, right = label_width, width - 20
+    span = right - left
+    height = top + row_height * len(rows) + 34
+    out = _open(chart_id, title, desc, width, height)
+    out.append(_patterns(chart_id, series))
+    # Legend: a swatch with the series' pattern, then its name.
+    x = 0.0
+    for s in series:
+        out.append(
+            f'<rect x="{_num(x)}" y="4" width="22" height="14" fill="url(#{chart_id}-{s.key})" class="swatch"/>'
+            f'<text x="{_num(x + 28)}" y="15" class="legend">{escape(s.label)}</text>'
+        )
+        x += 40 + 8 * len(s.label)
+    # Gridlines and the percent axis, above and below the bars.
+    bottom = top + row_height * len(rows)
+    for percent in range(0, 101, 25):
+        gx = left + span * percent / 100
+        out.append(f'<line x1="{_num(gx)}" y1="{top - 6}" x2="{_num(gx)}" y2="{bottom}" class="grid"/>')
+        for ty in (top - 12, bottom + 16):
+            out.append(f'<text x="{_num(gx)}" y="{ty}" class="tick" text-anchor="middle">{percent}%</text>')
+    for number, row in enumerate(rows):
+        y = top + number * row_height
+        total = sum(row.values)
+        out.append(
+            f'<text x="{left - 8}" y="{y + bar_height - 2}" class="label" text-anchor="end">{escape(row.label)}</text>'
+        )
+        offset = Fraction(0)
+        for s, value in zip(series, row.values, strict=True):
+            if not value:
+                continue
+            share = Fraction(value, total)
+            x0, w = left + float(offset) * span, float(share) * span
+            offset += share
+            tip = f"{row.label}: {s.label} {formats.percent(share)} ({value:,})"
+            out.append(
+                f'<rect x="{_num(x0)}" y="{y}" width="{_num(w)}" height="{bar_height}" '
+                f'fill="url(#{chart_id}-{s.key})" class="segment"><title>{escape(tip)}</title></rect>'
+            )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _decade_label(exponent: int) -> str:
+    """10³ → 1K, 10⁷ → 10M: the way parameter counts are spoken."""
+    for power, suffix in ((9, "B"), (6, "M"), (3, "K")):
+        if exponent >= power:
+            return f"{10 ** (exponent - power)}{suffix}"
+    return str(10**exponent)
+
+
+def _decades(values: Sequence[int]) -> tuple[int, int]:
+    low = math.floor(math.log10(min(values)))
+    high = math.ceil(math.log10(max(values)))
+    return low, max(high, low + 1)
+
+
+def log_scatter(
+    chart_id: str,
+    title: str,
+    desc: str,
+    points: Sequence[Point],
+    *,
+    x_label: str,
+    y_label: str,
+    slope: int,
+    line_label: str,
+    marker_labels: tuple[str, str],
+    width: int = 900,
+    height: int = 600,
+) -> str:
+    """Points on log-log axes with the line y = slope · x, each point paired with a hollow marker below it."""
+    left, right, top, bottom = 78, width - 24, 58, height - 58
+    xs = [p.x for p in points]
+    ys = [p.y for p in points] + [p.low for p in points if p.low]
+    x0, x1 = _decades(xs)
+    y0, y1 = _decades(ys)
+
+    def px(value: float) -> float:
+        return left + (math.log10(value) - x0) / (x1 - x0) * (right - left)
+
+    def py(value: float) -> float:
+        return bottom - (math.log10(value) - y0) / (y1 - y0) * (bottom - top)
+
+    out = _open(chart_id, title, desc, width, height)
+    # Legend: filled marker, hollow marker, dashed line.
+    filled, hollow = marker_labels
+    out.append(
+        f'<circle cx="8" cy="12" r="4.5" class="point"/><text x="18" y="16" class="legend">{escape(filled)}</text>'
+    )
+    hx = 34 + 7.2 * len(filled)
+    out.append(
+        f'<circle cx="{_num(hx)}" cy="12" r="4.5" class="point hollow"/>'
+        f'<text x="{_num(hx + 10)}" y="16" class="legend">{escape(hollow)}</text>'
+    )
+    lx = hx + 30 + 7.2 * len(hollow)
+    out.append(
+        f'<line x1="{_num(lx)}" y1="12" x2="{_num(lx + 28)}" y2="12" class="rule"/>'
+        f'<text x="{_num(lx + 34)}" y="16" class="legend">{escape(line_label)}</text>'
+    )
+    # Decade gridlines and labels on both axes.
+    for e in range(x0, x1 + 1):
+        gx = px(10**e)
+        out.append(f'<line x1="{_num(gx)}" y1="{top}" x2="{_num(gx)}" y2="{bottom}" class="grid"/>')
+        out.append(
+            f'<text x="{_num(gx)}" y="{bottom + 18}" class="tick" text-anchor="middle">{_decade_label(e)}</text>'
+        )
+    for e in range(y0, y1 + 1):
+        gy = py(10**e)
+        out.append(f'<line x1="{left}" y1="{_num(gy)}" x2="{right}" y2="{_num(gy)}" class="grid"/>')
+        out.append(f'<text x="{left - 8}" y="{_num(gy + 4)}" class="tick" text-anchor="end">{_decade_label(e)}</text>')
+    out.append(
+        f'<text x="{_num((left + right) / 2)}" y="{height - 14}" class="axis-label" text-anchor="middle">'
+        f"{escape(x_label)}</text>"
+    )
+    out.append(
+        f'<text transform="translate(16 {_num((top + bottom) / 2)}) rotate(-90)" class="axis-label" '
+        f'text-anchor="middle">{escape(y_label)}</text>'
+    )
+    # The rule y = slope · x, clipped to the plot.
+    start = max(10.0**x0, 10.0**y0 / slope)
+    end = min(10.0**x1, 10.0**y1 / slope)
+    if start < end:
+        out.append(
+            f'<line x1="{_num(px(start))}" y1="{_num(py(slope * start))}" x2="{_num(px(end))}" '
+            f'y2="{_num(py(slope * end))}" class="rule"/>'
+        )
+    for p in points:
+        cx, cy = px(p.x), py(p.y)
+        group = [f"<g><title>{escape(p.tooltip)}</title>"]
+        if p.low:
+            ly = py(p.low)
+            group.append(f'<line x1="{_num(cx)}" y1="{_num(cy)}" x2="{_num(cx)}" y2="{_num(ly)}" class="gap"/>')
+            group.append(f'<circle cx="{_num(cx)}" cy="{_num(ly)}" r="4" class="point hollow"/>')
+        group.append(f'<circle cx="{_num(cx)}" cy="{_num(cy)}" r="4" class="point"/>')
+        group.append("</g>")
+        out.append("".join(group))
+    # Labels last, on top of every marker, each moved up or down a line when it would overlap another.
+    placed: list[tuple[float, float, float]] = []  # left, right, baseline
+    for p in sorted((p for p in points if p.labelled), key=lambda p: py(p.y)):
+        cx, cy = px(p.x), py(p.y)
+        size = 6.4 * len(p.label)
+        left_side = cx + 8 + size > width
+        start = cx - 8 - size if left_side else cx + 8
+        for shift in (0, 13, -13, 26, -26):
+            y = cy + 4 + shift
+            if all(start > r or start + size < lft or abs(y - base) >= 13 for lft, r, base in placed):
+                placed.append((start, start + size, y))
+                anchor = ' text-anchor="end"' if left_side else ""
+                tx = cx - 8 if left_side else cx + 8
+                out.append(f'<text x="{_num(tx)}" y="{_num(y)}" class="point-label"{anchor}>{escape(p.label)}</text>')
+                break
+    out.append("</svg>")
+    return "\n".join(out)

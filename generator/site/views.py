@@ -1,0 +1,230 @@
+"""What the pages show of a model, gathered once from its inventory and derivation.
+
+Templates receive these objects and only lay them out: every number here is read from the
+inventory (a sum over its tensors), never computed again from the config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+from generator.analysis import calculator
+from generator.counting.architecture import Architecture, Block, Kind, Part, Symbol
+from generator.cards.card import Card
+from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
+from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
+from generator.counting.derivation import Derivation, derive
+from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
+from generator.counting.memory import Memory, memory_of
+from generator.counting.parts import part_subtotals
+
+# Symbols every family uses in the same sense, in the order the index and comparison show them.
+COMPARED_SYMBOLS = (
+    ("L", "layers"),
+    ("H", "hidden size"),
+    ("A", "attention heads"),
+    ("I", "feed-forward size"),
+    ("E", "embedding size"),
+    ("V", "vocabulary size"),
+    ("P", "position table rows"),
+)
+
+
+@dataclass(frozen=True)
+class TableGroup:
+    """Rows of the per-tensor table for one block; a repeated block shows one layer, × L."""
+
+    block: Block
+    entries: tuple[Tensor | TiedTensor, ...]  # the rows shown (the first copy of a repeated block)
+    rest: tuple[Tensor | TiedTensor, ...]  # the other copies, for the full list
+    all_entries: tuple[Tensor | TiedTensor, ...]
+    per_instance: int
+    repeat: int
+    subtotal: int
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A summary's numbers without its card: what a worker process sends back to the build."""
+
+    total: int
+    subtotals: dict[Kind, int]
+    parts: dict[Part, int]
+    symbols: tuple[str, ...]
+    trainable: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What pages about many models need of each: its card and its totals, a few hundred bytes.
+
+    A build keeps one of these per card; the per-tensor detail (``Model``) of a card lives
+    only while its own page is written, so memory does not grow with the tensors of every
+    card. A page that needs the detail of a few named cards asks ``model()`` for it.
+    """
+
+    card: Card
+    architecture: Architecture
+    values: dict[str, int]
+    total: int
+    subtotals: dict[Kind, int]
+    parts: dict[Part, int]
+    symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
+    trainable: int  # the parameters an optimizer updates (the total less frozen tables)
+
+    @staticmethod
+    def of(card: Card, figures: Figures) -> Summary:
+        """A card's summary from the figures its model gave (the rest is read off the card again)."""
+        symbols = tuple(s for s in card.family.symbols if s.name in figures.symbols)
+        architecture = card.family.architecture(card.config, card.head)
+        return Summary(
+            card,
+            architecture,
+            card.symbol_values(),
+            figures.total,
+            figures.subtotals,
+            figures.parts,
+            symbols,
+            figures.trainable,
+        )
+
+    @property
+    def id(self) -> str:
+        return self.card.id
+
+    @property
+    def class_name(self) -> str:
+        return self.architecture.class_name
+
+    @property
+    def memory(self) -> Memory:
+        """The parameters' bytes at fp32, fp16/bf16 and int8, and for training with Adam."""
+        return memory_of(self.total, self.trainable)
+
+    @property
+    def embedding_share(self) -> Fraction:
+        return Fraction(self.subtotals[Kind.EMBEDDINGS], self.total)
+
+    def symbol_value(self, name: str) -> int | None:
+        """The card's number for a symbol, or None when this model's count does not use it."""
+        symbol = next((s for s in self.symbols if s.name == name), None)
+        return None if symbol is None else self.values.get(name)
+
+    @property
+    def calculator_query(self) -> str:
+        """The calculator's query string that reproduces this card (calculator/?family=...&head=...)."""
+        return calculator.query(self.card.family, self.card.head, self.card.config)
+
+    def model(self) -> Model:
+        """The card counted and derived again, tensor by tensor."""
+        return build_model(self.card)
+
+
+@dataclass(frozen=True)
+class Model(Summary):
+    """One card, counted and derived: every tensor, every step, and the figures of its summary."""
+
+    inventory: Inventory
+    derivation: Derivation
+    groups: tuple[TableGroup, ...]
+
+    def model(self) -> Model:
+        return self
+
+    def figures(self) -> Figures:
+        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols), self.trainable)
+
+    @cached_property
+    def claim_checks(self) -> tuple[ClaimCheck, ...]:
+        """Each published figure beside the exact count, with why they differ (see claims.py)."""
+        return check_claims(self.card, self.inventory)
+
+    @cached_property
+    def class_counts(self) -> tuple[ClassCount, ...]:
+        """The same weights counted by the family's other classes and the card's other configs."""
+        return count_classes(self.card, self.inventory)
+
+    @property
+    def tf_names(self) -> bool:
+        """Whether the tensor tables can show google-research/bert checkpoint names (BERT cards)."""
+        return has_tf_names(self.card)
+
+    @property
+    def tf_names_hypothetical(self) -> bool:
+        """Whether the checkpoint names are what Google's code would write, for a model never trained."""
+        return tf_names_hypothetical(self.card)
+
+    def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
+        """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
+        return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
+
+
+class Details(Mapping[str, Model]):
+    """Models by id, each counted again when first asked for: for pages about a few named cards."""
+
+    def __init__(self, models: Iterable[Summary]) -> None:
+        self._summaries = {m.id: m for m in models}
+        self._models: dict[str, Model] = {}
+
+    def __getitem__(self, card_id: str) -> Model:
+        if card_id not in self._models:
+            self._models[card_id] = self._summaries[card_id].model()
+        return self._models[card_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._summaries)
+
+    def __len__(self) -> int:
+        return len(self._summaries)
+
+
+def build_model(card: Card) -> Model:
+    """Count, derive and group one card."""
+    inventory = count_parameters(card)
+    derivation = derive(inventory)
+    groups = tuple(_group(inventory, block) for block in inventory.architecture.blocks)
+    subtotals = {kind: inventory.count_of(kind=kind) for kind in Kind}
+    return Model(
+        card,
+        inventory.architecture,
+        inventory.values,
+        inventory.total,
+        subtotals,
+        part_subtotals(inventory),
+        _used_symbols(card, derivation),
+        inventory.trainable,
+        inventory,
+        derivation,
+        groups,
+    )
+
+
+def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
+    used = derivation.formula.symbols()
+    used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
+    used |= {b.block.applied for b in derivation.blocks if b.block.applied}
+    return tuple(s for s in card.family.symbols if s.name in used)
+
+
+def _group(inventory: Inventory, block: Block) -> TableGroup:
+    all_entries = inventory.of_block(block)
+    first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
+    shown = tuple(e for e in all_entries if e.index == first)
+    rest = tuple(e for e in all_entries if e.index != first)
+    per_instance = sum(e.count for e in shown if isinstance(e, Tensor))
+    repeat = block.copies().evaluate(inventory.values)
+    subtotal = inventory.count_of(block=block.key)
+    return TableGroup(block, shown, rest, all_entries, per_instance, repeat, subtotal)
+
+
+def rounded(count: int) -> str:
+    """A count the way papers print it: 109.5M, 4.4M, 1.07B, 590.6K."""
+    for scale, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
+        if count >= scale:
+            value = count / scale
+            digits = 2 if suffix == "B" else 1
+            return f"{value:.{digits}f}{suffix}"
+    return str(count)
