@@ -24,6 +24,7 @@ from generator.counting.architecture import (
     layer_norm,
     linear,
 )
+from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families.common import (
     bert_embeddings,
     classifier_head,
@@ -31,23 +32,21 @@ from generator.counting.families.common import (
     padding_in_vocabulary,
     tied,
 )
+from generator.counting.families.symbols import shared, symbols
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, div, mod, mul, ne
+from generator.counting.switches import Rule
 
 V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+SYMBOLS = symbols(
+    "VPT",
     Symbol("E", "embedding_size", "embedding width (the tables are E wide, then projected to H)", minimum=0),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "layer steps the encoder runs (reusing the stored groups)", minimum=0),
+    "HI",
+    shared("L", meaning="layer steps the encoder runs (reusing the stored groups)"),
     Symbol("G", "num_hidden_groups", "stored groups of layers (shared across depth)"),
     Symbol("K", "inner_group_num", "stored layers inside each group"),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels (also the sentence-order classes)", minimum=0),
+    "A",
+    shared("C", meaning="classification labels (also the sentence-order classes)"),
 )
 
 

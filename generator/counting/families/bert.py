@@ -18,7 +18,6 @@ from generator.counting.architecture import (
     Kind,
     Module,
     Param,
-    Symbol,
     layer_norm,
     linear,
 )
@@ -33,19 +32,13 @@ from generator.counting.families.common import (
     padding_in_vocabulary,
     tied,
 )
+from generator.counting.families.symbols import symbols
 from generator.counting.poly import Poly
 
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "VPTHILAC",
 )
 
 

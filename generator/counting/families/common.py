@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from generator.counting.architecture import Block, Kind, Module, Part, Tie, embedding, layer_norm, linear
+from generator.counting.conditions import ge, gt, is_whole, lt, mod, ne, neg, truthy
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, Switch, ge, gt, is_whole, lt, mod, ne, neg, truthy
+from generator.counting.switches import Rule, Switch
 
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 

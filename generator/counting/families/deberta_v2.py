@@ -31,19 +31,7 @@ from generator.counting.architecture import (
     layer_norm,
     linear,
 )
-from generator.counting.families.common import (
-    classifier_head,
-    heads_divide_hidden,
-    in_every_layer,
-    mlm_decoder,
-    padding_in_vocabulary,
-    tied,
-)
-from generator.counting.poly import Poly
-from generator.counting.switches import (
-    FirstOf,
-    Rule,
-    Switch,
+from generator.counting.conditions import (
     contains,
     div,
     ge,
@@ -58,22 +46,31 @@ from generator.counting.switches import (
     ne,
     truthy,
 )
+from generator.counting.families.common import (
+    classifier_head,
+    heads_divide_hidden,
+    in_every_layer,
+    mlm_decoder,
+    padding_in_vocabulary,
+    tied,
+)
+from generator.counting.families.symbols import shared, symbols
+from generator.counting.poly import Poly
+from generator.counting.switches import FirstOf, Rule, Switch
 
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol(
-        "P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)", minimum=0
-    ),
-    Symbol("T", "type_vocab_size", "token types, or segments (0 or less: no segment table)", size=False),
+SYMBOLS = symbols(
+    "V",
+    shared("P", meaning="absolute position rows (relative positions fall back on it too)"),
+    shared("T", meaning="token types, or segments (0 or less: no segment table)", size=False, minimum=1),
     Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
     Symbol(
         "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
     ),
     Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
-    Symbol("H", "hidden_size", "hidden size", minimum=0),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
+    shared("H", minimum=0),
+    "I",
     Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
     Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
     Symbol(
@@ -89,9 +86,7 @@ SYMBOLS = (
         optional=True,
         size=False,  # only the classification head reads it (deberta_v2's _value_types)
     ),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+    "LAC",
 )
 
 # getattr(config, key, default) in modeling_deberta_v2.py / kwargs in DebertaV2Config.__post_init__.

@@ -22,26 +22,26 @@ from generator.counting.architecture import (
     Module,
     Param,
     Part,
-    Symbol,
     Tie,
     embedding,
     layer_norm,
     linear,
 )
+from generator.counting.conditions import mod, ne
 from generator.counting.families.common import in_every_layer, padding_fits, tied
+from generator.counting.families.symbols import shared, symbols
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, mod, ne
+from generator.counting.switches import Rule
 
 V, P, H, I, C = (Poly.symbol(s) for s in "VPHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("H", "dim", "hidden size"),
-    Symbol("I", "hidden_dim", "feed-forward size", minimum=0),
-    Symbol("L", "n_layers", "encoder layers", minimum=0),
-    Symbol("A", "n_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "VP",
+    shared("H", key="dim"),
+    shared("I", key="hidden_dim"),
+    shared("L", key="n_layers"),
+    shared("A", key="n_heads"),
+    "C",
 )
 
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"

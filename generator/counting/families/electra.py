@@ -25,6 +25,7 @@ from generator.counting.architecture import (
     layer_norm,
     linear,
 )
+from generator.counting.conditions import ne
 from generator.counting.families.common import (
     CROSS_ATTENTION,
     LAYER_RULES,
@@ -33,21 +34,16 @@ from generator.counting.families.common import (
     padding_in_vocabulary,
     tied,
 )
+from generator.counting.families.symbols import symbols
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, ne
+from generator.counting.switches import Switch
 
 V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+SYMBOLS = symbols(
+    "VPT",
     Symbol("E", "embedding_size", "embedding width (projected to H when it differs)", minimum=0),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+    "HILAC",
 )
 
 

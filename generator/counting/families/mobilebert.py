@@ -30,6 +30,7 @@ from generator.counting.architecture import (
     layer_norm,
     linear,
 )
+from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families.common import (
     classifier_head,
     heads_divide_hidden,
@@ -38,23 +39,22 @@ from generator.counting.families.common import (
     padding_in_vocabulary,
     tied,
 )
+from generator.counting.families.symbols import shared, symbols
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf, Rule, Switch, const, eq, given, gt, head_is, mod, ne, truthy
+from generator.counting.switches import FirstOf, Rule, Switch
 
 V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-    Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)", minimum=0),
+SYMBOLS = symbols(
+    "VPT",
+    shared("H", meaning="inter-block hidden size (the width between layers)", minimum=0),
     Symbol("E", "embedding_size", "token embedding width", minimum=0),
     Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
-    Symbol("A", "num_attention_heads", "attention heads"),
+    "I",
+    shared("L", minimum=1),
+    "A",
     Symbol("F", "num_feedforward_networks", "feed-forward networks per layer"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+    "C",
 )
 
 

@@ -24,24 +24,24 @@ from generator.counting.architecture import (
     Module,
     Param,
     Part,
-    Symbol,
     Tie,
     embedding,
     linear,
 )
+from generator.counting.conditions import gt, truthy
 from generator.counting.families.common import heads_divide_hidden, padding_in_vocabulary, tied
+from generator.counting.families.symbols import shared, symbols
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, gt, truthy
+from generator.counting.switches import Switch
 
 V, H, I, C = (Poly.symbol(s) for s in "VHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("H", "hidden_size", "hidden size", minimum=0),
-    Symbol("I", "intermediate_size", "feed-forward size (each half of the gated input projection)", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "V",
+    shared("H", minimum=0),
+    shared("I", meaning="feed-forward size (each half of the gated input projection)"),
+    shared("L", minimum=1),
+    "AC",
 )
 
 # Read by ModernBertConfig.__post_init__ and its rotary set-up from the keyword arguments, not

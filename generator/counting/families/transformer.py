@@ -28,8 +28,9 @@ from generator.counting.architecture import (
     layer_norm,
     linear,
 )
+from generator.counting.conditions import ne, truthy
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, Switch, ne, truthy
+from generator.counting.switches import Rule, Switch
 
 V, U, S, H, I, A, K, M = (Poly.symbol(s) for s in "VUSHIAKM")
 ONE = Poly.constant(1)
