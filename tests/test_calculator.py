@@ -24,10 +24,10 @@ from generator.analysis.calculator import export_text, family_export, query, slo
 from generator.build.pipeline import build
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
+from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
-from generator.counting.switches import HEAD
 from generator.site.page import SiteOptions
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]

@@ -35,11 +35,12 @@ from urllib.parse import quote, urlencode
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import FAMILIES
 from generator.counting.poly import Poly
-from generator.counting.switches import HEAD, FirstOf, Rule, Switches
+from generator.counting.switches import FirstOf, Rule, Switches
 
 FORMAT = 1
 JSON = Any

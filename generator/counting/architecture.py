@@ -7,8 +7,9 @@ turns it into the worked derivation. Both read the same declaration, so a page's
 cannot disagree with its table.
 
 A family's builder decides nothing from the config itself: it reads the family's declared
-switches (``switches.py``), conditions that are data, so that the calculator can export every
-block the builder can produce and pick among them in the browser (``calculator.py``).
+switches (``switches.py``), conditions that are data (``conditions.py``), so that the
+calculator can export every block the builder can produce and pick among them in the browser
+(``calculator.py``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.counting.conditions import Value
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, Switches, Value, decide
+from generator.counting.switches import Switch, Switches, decide
 
 
 class Head(enum.Enum):
