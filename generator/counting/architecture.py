@@ -15,6 +15,7 @@ calculator can export every block the builder can produce and pick among them in
 from __future__ import annotations
 
 import enum
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,15 +107,31 @@ class Block:
     # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
     start: int = 0
 
-    def copies(self) -> Poly:
-        """How many instances the block has, in symbols: L, G·K, or L − 1 when it starts at 1."""
+    def counts(self) -> tuple[Poly, ...]:
+        """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""
         counts = [Poly.symbol(s) for s in self.repeat]
         if counts and self.start:
             counts[0] = counts[0] + (-self.start)
+        return tuple(counts)
+
+    def copies(self) -> Poly:
+        """How many instances the block has, in symbols: L, G·K, or L − 1 when it starts at 1."""
         result = Poly.constant(1)
-        for count in counts:
+        for count in self.counts():
             result = result * count
         return result
+
+    @property
+    def first(self) -> tuple[int, ...]:
+        """The index of the first instance: the one a derivation shows; () when not repeated."""
+        return tuple(self.start if level == 0 else 0 for level in range(len(self.repeat)))
+
+    def instances(self, values: Mapping[str, int]) -> list[tuple[int, ...]]:
+        """Every index of the block, in registration order; [()] when not repeated."""
+        ranges = [range(values[symbol]) for symbol in self.repeat]
+        if ranges:
+            ranges[0] = range(self.start, values[self.repeat[0]])
+        return list(itertools.product(*ranges))
 
 
 @dataclass(frozen=True)

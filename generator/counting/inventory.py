@@ -160,16 +160,8 @@ def count_totals(card: Counted) -> Totals:
     by_kind = dict.fromkeys(Kind, 0)
     for block in architecture.blocks:
         one = sum(count for *_, count, _ in _evaluated(block, values))
-        by_kind[block.kind] += one * len(instances(block, values))
+        by_kind[block.kind] += one * len(block.instances(values))
     return Totals(architecture.class_name, by_kind)
-
-
-def instances(block: Block, values: Mapping[str, int]) -> list[tuple[int, ...]]:
-    """Every index of a repeated block, in registration order; [()] when not repeated."""
-    ranges = [range(values[symbol]) for symbol in block.repeat]
-    if ranges and block.start:
-        ranges[0] = range(block.start, values[block.repeat[0]])
-    return list(itertools.product(*ranges))
 
 
 def component_name(block: Block, index: tuple[int, ...]) -> str:
@@ -187,7 +179,7 @@ def count_parameters(card: Counted) -> Inventory:
     entries: list[Tensor | TiedTensor] = []
     for block in architecture.blocks:
         declared = _evaluated(block, values)
-        for index in instances(block, values):
+        for index in block.instances(values):
             prefix = block.prefix.format(*index)
             component = component_name(block, index)
             for module, path, param, shape, count, part in declared:

@@ -211,9 +211,8 @@ def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:
     all_entries = inventory.of_block(block)
-    first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
-    shown = tuple(e for e in all_entries if e.index == first)
-    rest = tuple(e for e in all_entries if e.index != first)
+    shown = tuple(e for e in all_entries if e.index == block.first)
+    rest = tuple(e for e in all_entries if e.index != block.first)
     per_instance = sum(e.count for e in shown if isinstance(e, Tensor))
     repeat = block.copies().evaluate(inventory.values)
     subtotal = inventory.count_of(block=block.key)
