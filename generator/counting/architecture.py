@@ -15,6 +15,7 @@ calculator can export every block the builder can produce and pick among them in
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -141,6 +142,11 @@ class Architecture:
     class_name: str
     blocks: tuple[Block, ...]
 
+    def __post_init__(self) -> None:
+        keys = [block.key for block in self.blocks]
+        if len(set(keys)) != len(keys):  # a block is looked up by its key (Inventory.of_block)
+            raise ValueError(f"{self.class_name} declares a block key twice: {keys}")
+
 
 @dataclass(frozen=True)
 class Symbol:
@@ -194,10 +200,6 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
-    # Architectures built so far, by head and switches: a handful per family in any build.
-    _built: dict[tuple[Head, tuple[tuple[str, bool], ...]], Architecture] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)
@@ -212,11 +214,7 @@ class Family:
         A builder reads only the switches and the head, so cards that agree on both share one
         Architecture object: built once, and what is derived from it can be cached with it.
         """
-        on = self.decide(config)
-        key = (head, tuple(sorted(on.items())))
-        if key not in self._built:
-            self._built[key] = self.build(on, head)
-        return self._built[key]
+        return _declared(self.build, head, tuple(sorted(self.decide(config).items())))
 
     def symbol_values(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Every symbol's number; an optional symbol left null (or a derived one that cannot be computed) has none."""
@@ -226,6 +224,18 @@ class Family:
             if found is not None:
                 values[symbol.name] = int(found)
         return values
+
+
+@functools.cache
+def _declared(
+    build: Callable[[Mapping[str, bool], Head], Architecture], head: Head, on: tuple[tuple[str, bool], ...]
+) -> Architecture:
+    """A builder's declaration for one head and one setting of the switches, built once.
+
+    Keyed by value: the builder (a function), the head and the switches are all it reads, so
+    equal keys give equal architectures, whichever family or card asks.
+    """
+    return build(Switches(dict(on)), head)
 
 
 def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:

@@ -43,18 +43,24 @@ class HeadSplit:
 
 @dataclass(frozen=True)
 class StepForm:
-    """A step before any number is put in: its module, its formula and how the page writes it."""
+    """A step before any number is put in: its formula and how the page writes it.
 
-    module: Module
+    Cached by value (``step_form``), so it holds no module: equal modules of different cards
+    share one form, and a step's tensors are found from the card's own module.
+    """
+
     formula: Poly
     symbolic: Expr
 
 
 @dataclass(frozen=True)
 class BlockForm:
-    """A component before any number is put in: what the derivation and the calculator both show."""
+    """A component before any number is put in: what the derivation and the calculator both show.
 
-    block: Block
+    Cached by value (``block_form``), so it holds no block: its steps line up with the modules
+    of whichever equal block asks, and those are read from that block.
+    """
+
     steps: tuple[StepForm, ...]
     formula: Poly  # one instance
     expression: Expr
@@ -71,7 +77,7 @@ def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
     if module.repeat is not None:
         formula = formula * module.repeat
         symbolic = Mul((dim_expr(module.repeat, order), Paren(symbolic)))
-    return StepForm(module, formula, symbolic)
+    return StepForm(formula, symbolic)
 
 
 @functools.cache
@@ -81,7 +87,7 @@ def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:
     formula = total(s.formula for s in steps)
     expression = poly_expr(formula, order)
     subtotal_expression = Mul((*count_factors(block, order), Paren(expression))) if block.repeat else None
-    return BlockForm(block, steps, formula, expression, subtotal_expression)
+    return BlockForm(steps, formula, expression, subtotal_expression)
 
 
 def count_factors(block: Block, order: tuple[str, ...]) -> tuple[Expr, ...]:
@@ -143,8 +149,7 @@ def derive(inventory: Inventory) -> Derivation:
 
 
 def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockDerivation:
-    """One block of this card: ``form`` is cached by value, so the inventory's own block and
-    modules (which its tensors point to) are taken from ``block``, never from ``form``."""
+    """One block of this card, its steps lined up with ``block.modules`` (``form`` holds none)."""
     values = inventory.values
     repeat = block.copies().evaluate(values)
     shown = [e for e in inventory.of_block(block) if e.index == block.first]
