@@ -41,7 +41,7 @@ def test_a_family_holds_only_its_declaration_and_its_copies_share_the_built_arch
         "title",
         "symbols",
         "heads",
-        "build",
+        "declare",
         "flag_keys",
         "differences",
         "own_config",

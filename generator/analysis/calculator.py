@@ -226,7 +226,7 @@ def slot_switches(family: Family, key: str) -> list[str]:
 def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int]) -> JSON:
     names = [s.name for s in family.switches]
     order = tuple(s.name for s in family.symbols)
-    baseline = family.build(_Fixed(names, {}), head)
+    baseline = family.declare(_Fixed(names, {}), head)
     keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
     sequences = [[b.key for b in baseline.blocks]]
     class_names = {baseline.class_name}
@@ -235,7 +235,7 @@ def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int])
         deciding = slot_switches(family, key)
         variants: dict[str, int | None] = {}
         for bits in itertools.product((False, True), repeat=len(deciding)):
-            architecture = family.build(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
+            architecture = family.declare(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
             sequences.append([b.key for b in architecture.blocks])
             class_names.add(architecture.class_name)
             variants["".join("1" if b else "0" for b in bits)] = _block_index(architecture, key, order, blocks, index)

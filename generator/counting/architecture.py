@@ -36,7 +36,14 @@ class Head(enum.Enum):
 
 
 class Kind(enum.Enum):
-    """The part of the model a block belongs to, for subtotals and comparisons."""
+    """Which component a block is: every tensor of a block has its block's Kind.
+
+    Kind and Part answer two questions and are kept apart on purpose. Kind is per block and
+    gives the subtotals of a model page and the index (an encoder layer's LayerNorms count
+    under ENCODER); Part is per tensor and gives the charts and comparisons (the same
+    LayerNorms count under NORMS). They agree only on pooler and head blocks. Merging them
+    would move every norm, and the embedding projections, from one subtotal to another.
+    """
 
     EMBEDDINGS = "embeddings"
     ENCODER = "encoder"
@@ -45,7 +52,7 @@ class Kind(enum.Enum):
 
 
 class Part(enum.Enum):
-    """What a parameter does, for the charts and diffs: finer than Kind, across every block.
+    """What a parameter does, for the charts and diffs: per tensor, across blocks (see Kind).
 
     ``part_of`` decides: everything in a pooler or head block is POOLER or HEADS; elsewhere
     the module says (``layer_norm`` and ``embedding`` set it; families tag the rest).
@@ -184,7 +191,7 @@ class Family:
     heads: tuple[Head, ...]
     # Declares the tensors of a head from the family's switches alone (``on["tied"]``), never
     # from the config: what a builder may branch on is declared, as data, in ``switches``.
-    build: Callable[[Mapping[str, bool], Head], Architecture]
+    declare: Callable[[Mapping[str, bool], Head], Architecture]
     flag_keys: tuple[str, ...] = ()
     # Markdown paragraphs: what differs from BERT and what it does to the count (empty for BERT).
     differences: tuple[str, ...] = ()
@@ -214,7 +221,7 @@ class Family:
         A builder reads only the switches and the head, so cards that agree on both share one
         Architecture object: built once, and what is derived from it can be cached with it.
         """
-        return _declared(self.build, head, tuple(sorted(self.decide(config).items())))
+        return _declared(self.declare, head, tuple(sorted(self.decide(config).items())))
 
     def symbol_values(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Every symbol's number; an optional symbol left null (or a derived one that cannot be computed) has none."""
@@ -228,14 +235,14 @@ class Family:
 
 @functools.cache
 def _declared(
-    build: Callable[[Mapping[str, bool], Head], Architecture], head: Head, on: tuple[tuple[str, bool], ...]
+    declare: Callable[[Mapping[str, bool], Head], Architecture], head: Head, on: tuple[tuple[str, bool], ...]
 ) -> Architecture:
     """A builder's declaration for one head and one setting of the switches, built once.
 
-    Keyed by value: the builder (a function), the head and the switches are all it reads, so
+    Keyed by value: the declaring function, the head and the switches are all it reads, so
     equal keys give equal architectures, whichever family or card asks.
     """
-    return build(Switches(dict(on)), head)
+    return declare(Switches(dict(on)), head)
 
 
 def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:

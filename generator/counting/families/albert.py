@@ -105,7 +105,7 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ALBERT class for this head."""
     if head is Head.BASE:
         return Architecture("AlbertModel", _backbone("", pooler=True))
@@ -163,7 +163,7 @@ FAMILY = Family(
     title="ALBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
     checks=(_heads_divide_hidden, padding_in_vocabulary),

@@ -16,18 +16,16 @@ from generator.counting.architecture import (
     Family,
     Head,
     Kind,
-    Module,
-    Param,
-    layer_norm,
-    linear,
 )
 from generator.counting.families.common import (
     CROSS_ATTENTION,
     LAYER_RULES,
     bert_embeddings,
     bert_encoder_layer,
+    bert_pooler,
     classifier_head,
     mlm_decoder,
+    mlm_transform,
     next_sentence_head,
     padding_in_vocabulary,
     tied,
@@ -46,24 +44,20 @@ def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Blo
     embeddings = bert_embeddings(prefix, H)
     blocks: tuple[Block, ...] = (embeddings, bert_encoder_layer(on, prefix))
     if pooler:
-        blocks += (
-            Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),)),
-        )
+        blocks += (bert_pooler(prefix),)
     return blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
     decoder = mlm_decoder(on["tied"], "bert.embeddings.word_embeddings.weight", "cls.predictions.bias", H)
     modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("transform.dense", "transform dense", H, H),
-        layer_norm("transform.LayerNorm", "transform LayerNorm", H),
+        *mlm_transform("transform.dense", "transform.LayerNorm"),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers BERT class for this head."""
     if head is Head.BASE:
         return Architecture("BertModel", _backbone(on, "", pooler=True))
@@ -81,7 +75,7 @@ FAMILY = Family(
     title="BERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     checks=(*LAYER_RULES, padding_in_vocabulary),
     switches=(tied("mlm-head"), CROSS_ATTENTION),

@@ -51,6 +51,7 @@ from generator.counting.families.common import (
     heads_divide_hidden,
     in_every_layer,
     mlm_decoder,
+    mlm_transform,
     padding_in_vocabulary,
     tied,
 )
@@ -195,23 +196,17 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     modules: tuple[Module, ...]
     if not on["legacy"]:
         # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-        modules = (
-            Module("", "output bias", (Param("bias", (V,), "bias"),)),
-            linear("dense", "transform dense", H, H),
-            layer_norm("LayerNorm", "transform LayerNorm", H),
-        )
+        modules = mlm_transform("dense", "LayerNorm")
         return Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_predictions.lm_head.", modules)
     decoder = mlm_decoder(on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width)
     modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("transform.dense", "transform dense", H, width),
-        layer_norm("transform.LayerNorm", "transform LayerNorm", width),
+        *mlm_transform("transform.dense", "transform.LayerNorm", width),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers DeBERTa-v2 class for this head."""
     if head is Head.BASE:
         return Architecture("DebertaV2Model", _backbone(on, ""))
@@ -351,7 +346,7 @@ FAMILY = Family(
     title="DeBERTa-v2/v3",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("relative_attention", "position_biased_input", "share_att_key", "legacy", "tie_word_embeddings"),
     differences=(
         "**Positions are relative, not absolute.** With `relative_attention` on, the encoder holds one table "

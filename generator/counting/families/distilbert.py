@@ -28,7 +28,7 @@ from generator.counting.architecture import (
     linear,
 )
 from generator.counting.conditions import mod, ne
-from generator.counting.families.common import in_every_layer, padding_fits, tied
+from generator.counting.families.common import in_every_layer, mlm_transform, padding_fits, tied
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
@@ -93,14 +93,13 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     else:
         projector = (linear("vocab_projector", "vocabulary projector (untied)", H, V),)
     modules = (
-        linear("vocab_transform", "transform dense", H, H),
-        layer_norm("vocab_layer_norm", "transform LayerNorm", H),
+        *mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
         *projector,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers DistilBERT class for this head."""
     if head is Head.BASE:
         return Architecture("DistilBertModel", _backbone(""))
@@ -153,7 +152,7 @@ FAMILY = Family(
     title="DistilBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
     checks=(in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),

@@ -82,7 +82,7 @@ def _generator_head(on: Mapping[str, bool]) -> Block:
     return Block("generator-head", "generator head", Kind.HEAD, "", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ELECTRA class for this head."""
     if head is Head.BASE:
         return Architecture("ElectraModel", _backbone(on, ""))
@@ -136,7 +136,7 @@ FAMILY = Family(
     title="ELECTRA",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
     checks=(*LAYER_RULES, padding_in_vocabulary),

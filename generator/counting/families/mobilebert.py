@@ -32,9 +32,11 @@ from generator.counting.architecture import (
 )
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families.common import (
+    bert_pooler,
     classifier_head,
     heads_divide_hidden,
     mlm_decoder,
+    mlm_transform,
     next_sentence_head,
     padding_in_vocabulary,
     tied,
@@ -140,25 +142,21 @@ def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Blo
     blocks: tuple[Block, ...] = (_embeddings(on, prefix), _encoder_layer(on, prefix))
     # Without classifier_activation the pooler only picks the first token and holds no tensor.
     if pooler and on["pooler_dense"]:
-        blocks += (
-            Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),)),
-        )
+        blocks += (bert_pooler(prefix),)
     return blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
     decoder = mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
     modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("transform.dense", "transform dense", H, H),
-        layer_norm("transform.LayerNorm", "transform LayerNorm", H),
+        *mlm_transform("transform.dense", "transform.LayerNorm"),
         Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),)),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
     if head is Head.BASE:
         return Architecture("MobileBertModel", _backbone(on, "", pooler=True))
@@ -232,7 +230,7 @@ FAMILY = Family(
     title="MobileBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=(
         "trigram_input",
         "use_bottleneck",

@@ -118,7 +118,7 @@ def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
     )
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ModernBERT class for this head."""
     if head is Head.BASE:
         return Architecture("ModernBertModel", _backbone(on, ""))
@@ -145,7 +145,7 @@ FAMILY = Family(
     title="ModernBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("attention_bias", "mlp_bias", "norm_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"),
     differences=(
         "**No biases.** By default no linear layer of the backbone has a bias and no LayerNorm has a "

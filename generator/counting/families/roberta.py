@@ -7,7 +7,7 @@ heads: RobertaEmbeddings registers ``word_embeddings``, ``token_type_embeddings`
 ``out_proj`` on the first token, and the pooler is dropped for both heads.
 
 XLM-RoBERTa (``xlm_roberta.py``) is generated from the same source (modular_xlm_roberta.py)
-and declares itself with ``declare`` below; the only difference there is that its heads are
+and declares itself with ``roberta_like`` below; the only difference there is that its heads are
 registered before the backbone.
 """
 
@@ -33,6 +33,8 @@ from generator.counting.families.common import (
     CROSS_ATTENTION,
     LAYER_RULES,
     bert_encoder_layer,
+    bert_pooler,
+    mlm_transform,
     padding_fits,
     tied,
 )
@@ -75,19 +77,13 @@ def _backbone(
 ) -> tuple[Block, ...]:
     blocks: tuple[Block, ...] = (_embeddings(prefix, word_tied_to=word_tied_to), bert_encoder_layer(on, prefix))
     if pooler:
-        blocks += (
-            Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),)),
-        )
+        blocks += (bert_pooler(prefix),)
     return blocks
 
 
 def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
-    modules: tuple[Module, ...] = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("dense", "transform dense", H, H),
-        layer_norm("layer_norm", "transform LayerNorm", H),
-    )
+    modules = mlm_transform("dense", "layer_norm")
     if not on["tied"]:
         head = Block(
             "mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, linear("decoder", "decoder (untied)", H, V))
@@ -126,7 +122,7 @@ def _classifier() -> Block:
     )
 
 
-def declare(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_first: bool) -> Architecture:
+def roberta_like(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_first: bool) -> Architecture:
     """Declare a RoBERTa-style class; ``heads_first`` when the head is registered before the backbone."""
     if head is Head.BASE:
         return Architecture(f"{class_prefix}Model", _backbone(on, "", pooler=True))
@@ -142,9 +138,9 @@ def declare(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_firs
     return Architecture(f"{class_prefix}ForSequenceClassification", blocks)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers RoBERTa class for this head."""
-    return declare(on, head, class_prefix="Roberta", heads_first=False)
+    return roberta_like(on, head, class_prefix="Roberta", heads_first=False)
 
 
 # Both tables are nn.Embedding(..., padding_idx=pad_token_id), which asserts that the index is a row.
@@ -175,7 +171,7 @@ FAMILY = Family(
     title="RoBERTa",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
     checks=(*LAYER_RULES, padding_fits_tables),

@@ -102,7 +102,7 @@ def _tables(side: str, prefix: str, word: Module) -> Block:
     return Block(f"{side}-embeddings", f"{side} embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the 2018 attention-is-all-you-need-pytorch Transformer."""
     source_words = "encoder.src_word_emb.weight"
     if on["shared_tables"]:
@@ -167,7 +167,7 @@ FAMILY = Family(
     title="Transformer (2017)",
     symbols=SYMBOLS,
     heads=(Head.BASE,),
-    build=build,
+    declare=declare,
     flag_keys=("tgt_emb_prj_weight_sharing", "emb_src_tgt_weight_sharing"),
     checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
     differences=(
