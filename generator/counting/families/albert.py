@@ -11,28 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    layer_norm,
-    linear,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
 from generator.counting.conditions import div, mod, mul, ne
-from generator.counting.families.common import (
-    bert_embeddings,
-    classifier_head,
-    mlm_decoder,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
@@ -51,7 +34,7 @@ SYMBOLS = symbols(
 
 
 def _embeddings(prefix: str) -> tuple[Block, ...]:
-    tables = bert_embeddings(prefix, E)
+    tables = common.bert_embeddings(prefix, E)
     # AlbertTransformer registers the projection before its layer groups; it always exists,
     # even when E equals H.
     projection = Block(
@@ -95,7 +78,7 @@ def _backbone(prefix: str, *, pooler: bool) -> tuple[Block, ...]:
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
+    decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
     modules = (
         Module("", "output bias", (Param("bias", (V,), "bias"),)),
         layer_norm("LayerNorm", "transform LayerNorm", E),
@@ -120,7 +103,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
         return Architecture("AlbertForPreTraining", (*_backbone("albert.", pooler=True), _mlm_head(on), sop))
     if head is Head.MASKED_LM:
         return Architecture("AlbertForMaskedLM", (*_backbone("albert.", pooler=False), _mlm_head(on)))
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("AlbertForSequenceClassification", (*_backbone("albert.", pooler=True), classifier))
 
 
@@ -166,6 +149,6 @@ FAMILY = Family(
     declare=declare,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
-    checks=(_heads_divide_hidden, padding_in_vocabulary),
-    switches=(tied("mlm-head"),),
+    checks=(_heads_divide_hidden, common.padding_in_vocabulary),
+    switches=(common.tied("mlm-head"),),
 )

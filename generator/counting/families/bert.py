@@ -10,26 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-)
-from generator.counting.families.common import (
-    CROSS_ATTENTION,
-    LAYER_RULES,
-    bert_embeddings,
-    bert_encoder_layer,
-    bert_pooler,
-    classifier_head,
-    mlm_decoder,
-    mlm_transform,
-    next_sentence_head,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind
+from generator.counting.families import common
 from generator.counting.families.symbols import symbols
 from generator.counting.poly import Poly
 
@@ -41,17 +23,17 @@ SYMBOLS = symbols(
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Block, ...]:
-    embeddings = bert_embeddings(prefix, H)
-    blocks: tuple[Block, ...] = (embeddings, bert_encoder_layer(on, prefix))
+    embeddings = common.bert_embeddings(prefix, H)
+    blocks: tuple[Block, ...] = (embeddings, common.bert_encoder_layer(on, prefix))
     if pooler:
-        blocks += (bert_pooler(prefix),)
+        blocks += (common.bert_pooler(prefix),)
     return blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = mlm_decoder(on["tied"], "bert.embeddings.word_embeddings.weight", "cls.predictions.bias", H)
+    decoder = common.mlm_decoder(on["tied"], "bert.embeddings.word_embeddings.weight", "cls.predictions.bias", H)
     modules = (
-        *mlm_transform("transform.dense", "transform.LayerNorm"),
+        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
@@ -62,11 +44,11 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     if head is Head.BASE:
         return Architecture("BertModel", _backbone(on, "", pooler=True))
     if head is Head.PRETRAINING:
-        nsp = next_sentence_head()
+        nsp = common.next_sentence_head()
         return Architecture("BertForPreTraining", (*_backbone(on, "bert.", pooler=True), _mlm_head(on), nsp))
     if head is Head.MASKED_LM:
         return Architecture("BertForMaskedLM", (*_backbone(on, "bert.", pooler=False), _mlm_head(on)))
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("BertForSequenceClassification", (*_backbone(on, "bert.", pooler=True), classifier))
 
 
@@ -77,6 +59,6 @@ FAMILY = Family(
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    checks=(*LAYER_RULES, padding_in_vocabulary),
-    switches=(tied("mlm-head"), CROSS_ATTENTION),
+    checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
+    switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from generator.counting.architecture import Block, Kind, Module, Param, Part, Tie, embedding, layer_norm, linear
+from generator.counting.architecture import Block, Kind, Module, Param, Part, Tie
 from generator.counting.conditions import ge, gt, is_whole, lt, mod, ne, neg, truthy
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
 

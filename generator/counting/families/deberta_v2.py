@@ -17,20 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    embedding,
-    layer_norm,
-    linear,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
 from generator.counting.conditions import (
     contains,
     div,
@@ -46,16 +33,9 @@ from generator.counting.conditions import (
     ne,
     truthy,
 )
-from generator.counting.families.common import (
-    classifier_head,
-    heads_divide_hidden,
-    in_every_layer,
-    mlm_decoder,
-    mlm_transform,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
@@ -196,11 +176,13 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     modules: tuple[Module, ...]
     if not on["legacy"]:
         # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-        modules = mlm_transform("dense", "LayerNorm")
+        modules = common.mlm_transform("dense", "LayerNorm")
         return Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_predictions.lm_head.", modules)
-    decoder = mlm_decoder(on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width)
+    decoder = common.mlm_decoder(
+        on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width
+    )
     modules = (
-        *mlm_transform("transform.dense", "transform.LayerNorm", width),
+        *common.mlm_transform("transform.dense", "transform.LayerNorm", width),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
@@ -220,7 +202,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
         "pooler.",
         (linear("dense", "pooler dense", pooler_width, pooler_width),),
     )
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("DebertaV2ForSequenceClassification", (*_backbone(on, BACKBONE), pooler, classifier))
 
 
@@ -331,7 +313,7 @@ SWITCHES = (
     Switch("conv", gt("conv_kernel_size", 0), "a convolution after the first layer", ("conv",)),
     Switch("grouped_conv", ne("conv_groups", 1), "the convolution is grouped (anything but 1)", ("conv",)),
     Switch("legacy", truthy("legacy"), "the legacy masked-LM head with a decoder", ("mlm-head",)),
-    tied("mlm-head"),
+    common.tied("mlm-head"),
     Switch(
         "wide_pooler",
         given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"),
@@ -378,6 +360,11 @@ FAMILY = Family(
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.
     null_refused=("embedding_size", "attention_head_size"),
-    checks=(in_every_layer(heads_divide_hidden), padding_in_vocabulary, _value_types, _convolution_groups),
+    checks=(
+        common.in_every_layer(common.heads_divide_hidden),
+        common.padding_in_vocabulary,
+        _value_types,
+        _convolution_groups,
+    ),
     switches=SWITCHES,
 )

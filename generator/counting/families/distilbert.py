@@ -13,23 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Tie,
-    embedding,
-    layer_norm,
-    linear,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
 from generator.counting.conditions import mod, ne
-from generator.counting.families.common import in_every_layer, mlm_transform, padding_fits, tied
+from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
@@ -93,7 +81,7 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     else:
         projector = (linear("vocab_projector", "vocabulary projector (untied)", H, V),)
     modules = (
-        *mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
+        *common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
         *projector,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
@@ -123,7 +111,7 @@ _heads_divide_dim = Rule(
 )
 
 # word_embeddings is nn.Embedding(vocab_size, dim, padding_idx=pad_token_id), which asserts the index is a row.
-_padding_fits_vocabulary = padding_fits("vocab_size")
+_padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 
 DIFFERENCES = (
@@ -155,6 +143,6 @@ FAMILY = Family(
     declare=declare,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
-    checks=(in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
-    switches=(tied("mlm-head"),),
+    checks=(common.in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
+    switches=(common.tied("mlm-head"),),
 )

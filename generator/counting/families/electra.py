@@ -11,30 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    Tie,
-    layer_norm,
-    linear,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol, Tie
 from generator.counting.conditions import ne
-from generator.counting.families.common import (
-    CROSS_ATTENTION,
-    LAYER_RULES,
-    bert_embeddings,
-    bert_encoder_layer,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.families import common
 from generator.counting.families.symbols import symbols
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -48,7 +29,7 @@ SYMBOLS = symbols(
 
 
 def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (bert_embeddings(prefix, E),)
+    blocks: tuple[Block, ...] = (common.bert_embeddings(prefix, E),)
     if on["projected"]:
         blocks += (
             Block(
@@ -59,7 +40,7 @@ def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
                 (linear("embeddings_project", "E to H projection", E, H, part=Part.EMBEDDINGS),),
             ),
         )
-    return (*blocks, bert_encoder_layer(on, prefix))
+    return (*blocks, common.bert_encoder_layer(on, prefix))
 
 
 def _generator_head(on: Mapping[str, bool]) -> Block:
@@ -139,10 +120,10 @@ FAMILY = Family(
     declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(*LAYER_RULES, padding_in_vocabulary),
+    checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
     switches=(
-        tied("generator-head"),
-        CROSS_ATTENTION,
+        common.tied("generator-head"),
+        common.CROSS_ATTENTION,
         Switch(
             "projected",
             ne("embedding_size", "hidden_size"),

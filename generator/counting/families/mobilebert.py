@@ -16,32 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    embedding,
-    layer_norm,
-    linear,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
-from generator.counting.families.common import (
-    bert_pooler,
-    classifier_head,
-    heads_divide_hidden,
-    mlm_decoder,
-    mlm_transform,
-    next_sentence_head,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
@@ -142,14 +121,14 @@ def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Blo
     blocks: tuple[Block, ...] = (_embeddings(on, prefix), _encoder_layer(on, prefix))
     # Without classifier_activation the pooler only picks the first token and holds no tensor.
     if pooler and on["pooler_dense"]:
-        blocks += (bert_pooler(prefix),)
+        blocks += (common.bert_pooler(prefix),)
     return blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
+    decoder = common.mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
     modules = (
-        *mlm_transform("transform.dense", "transform.LayerNorm"),
+        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
         Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),)),
         decoder,
     )
@@ -161,12 +140,12 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     if head is Head.BASE:
         return Architecture("MobileBertModel", _backbone(on, "", pooler=True))
     if head is Head.PRETRAINING:
-        nsp = next_sentence_head()
+        nsp = common.next_sentence_head()
         blocks = (*_backbone(on, "mobilebert.", pooler=True), _mlm_head(on), nsp)
         return Architecture("MobileBertForPreTraining", blocks)
     if head is Head.MASKED_LM:
         return Architecture("MobileBertForMaskedLM", (*_backbone(on, "mobilebert.", pooler=False), _mlm_head(on)))
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("MobileBertForSequenceClassification", (*_backbone(on, "mobilebert.", pooler=True), classifier))
 
 
@@ -183,8 +162,8 @@ _heads_divide_width = FirstOf(
         ),
         Rule(
             ~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
-            heads_divide_hidden.message,
-            heads_divide_hidden.keys,
+            common.heads_divide_hidden.message,
+            common.heads_divide_hidden.keys,
         ),
     )
 )
@@ -280,7 +259,7 @@ FAMILY = Family(
         "next-sentence head read that state directly.",
     ),
     switches=(
-        tied("mlm-head"),
+        common.tied("mlm-head"),
         Switch(
             "trigram",
             truthy("trigram_input"),
@@ -322,6 +301,6 @@ FAMILY = Family(
         _true_hidden_size_agrees,
         _heads_divide_width,
         _embedding_fits_hidden,
-        padding_in_vocabulary,
+        common.padding_in_vocabulary,
     ),
 )

@@ -15,22 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Tie,
-    embedding,
-    linear,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
 from generator.counting.conditions import gt, truthy
-from generator.counting.families.common import heads_divide_hidden, padding_in_vocabulary, tied
+from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -171,7 +160,7 @@ FAMILY = Family(
         "`head` and a classifier, with no pooler.",
     ),
     extra_config=EXTRA_CONFIG,
-    checks=(heads_divide_hidden, padding_in_vocabulary),
+    checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(
         *(
             Switch(key, truthy(key), meaning, blocks)
@@ -187,7 +176,7 @@ FAMILY = Family(
                 ("decoder_bias", "the decoder has its own bias", ("mlm-head",)),
             )
         ),
-        tied("mlm-head"),
+        common.tied("mlm-head"),
         Switch("later_layers", gt("num_hidden_layers", 1), "layers after layer 0 exist", ("layer",)),
     ),
 )

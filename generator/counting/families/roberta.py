@@ -15,30 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Tie,
-    embedding,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    CROSS_ATTENTION,
-    LAYER_RULES,
-    bert_encoder_layer,
-    bert_pooler,
-    mlm_transform,
-    padding_fits,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.families import common
 from generator.counting.families.symbols import symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf
 
@@ -75,15 +55,15 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> Block:
 def _backbone(
     on: Mapping[str, bool], prefix: str, *, pooler: bool, word_tied_to: str | None = None
 ) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (_embeddings(prefix, word_tied_to=word_tied_to), bert_encoder_layer(on, prefix))
+    blocks: tuple[Block, ...] = (_embeddings(prefix, word_tied_to=word_tied_to), common.bert_encoder_layer(on, prefix))
     if pooler:
-        blocks += (bert_pooler(prefix),)
+        blocks += (common.bert_pooler(prefix),)
     return blocks
 
 
 def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
-    modules = mlm_transform("dense", "layer_norm")
+    modules = common.mlm_transform("dense", "layer_norm")
     if not on["tied"]:
         head = Block(
             "mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, linear("decoder", "decoder (untied)", H, V))
@@ -144,7 +124,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 
 
 # Both tables are nn.Embedding(..., padding_idx=pad_token_id), which asserts that the index is a row.
-padding_fits_tables = FirstOf((padding_fits("vocab_size"), padding_fits("max_position_embeddings")))
+padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding_fits("max_position_embeddings")))
 
 
 DIFFERENCES = (
@@ -174,6 +154,6 @@ FAMILY = Family(
     declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(*LAYER_RULES, padding_fits_tables),
-    switches=(tied("mlm-head", "shared-embeddings", "embeddings"), CROSS_ATTENTION),
+    checks=(*common.LAYER_RULES, padding_fits_tables),
+    switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )

@@ -24,11 +24,9 @@ from generator.counting.architecture import (
     Part,
     Symbol,
     Tie,
-    embedding,
-    layer_norm,
-    linear,
 )
 from generator.counting.conditions import ne, truthy
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
 

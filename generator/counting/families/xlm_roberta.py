@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from generator.counting.architecture import Architecture, Family, Head
-from generator.counting.families.common import CROSS_ATTENTION, LAYER_RULES, tied
+from generator.counting.families import common
 from generator.counting.families.roberta import SYMBOLS, padding_fits_tables, roberta_like
 
 
@@ -45,6 +45,6 @@ FAMILY = Family(
     declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(*LAYER_RULES, padding_fits_tables),
-    switches=(tied("mlm-head", "shared-embeddings", "embeddings"), CROSS_ATTENTION),
+    checks=(*common.LAYER_RULES, padding_fits_tables),
+    switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )
