@@ -9,16 +9,16 @@ their head (``lm_head``, ``classifier``) before the backbone.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Family, Head
-from generator.counting.families import common
-from generator.counting.families.roberta import SYMBOLS, padding_fits_tables, roberta_like
+from generator.counting.architecture import Architecture, Head
+from generator.counting.families import roberta
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers XLM-RoBERTa class for this head."""
-    return roberta_like(on, head, class_prefix="XLMRoberta", heads_first=True)
+    return roberta.roberta_like(on, head, class_prefix="XLMRoberta", heads_first=True)
 
 
 DIFFERENCES = (
@@ -37,14 +37,7 @@ DIFFERENCES = (
     "`lm_head.bias`, as in RoBERTa.",
 )
 
-FAMILY = Family(
-    name="xlm-roberta",
-    title="XLM-RoBERTa",
-    symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    declare=declare,
-    flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    differences=DIFFERENCES,
-    checks=(*common.LAYER_RULES, padding_fits_tables),
-    switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
+# RoBERTa's family in all but its name, its declaration and its notes.
+FAMILY = dataclasses.replace(
+    roberta.FAMILY, name="xlm-roberta", title="XLM-RoBERTa", declare=declare, differences=DIFFERENCES
 )
