@@ -14,6 +14,7 @@ from generator.cards.importer import import_config
 from generator.cards.problems import InputError, display_path
 from generator.parallel import available_jobs
 from generator.site.render import SiteOptions
+from generator.site.search import SearchIndexError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -133,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         progress.abandon()
         return _report(error, f"{display_path(args.out)}/ was left unchanged")
+    except SearchIndexError as error:
+        progress.abandon()
+        print(f"error: {error}; {display_path(args.out)}/ was left unchanged", file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - started
     if not args.quiet:
         print(

@@ -2,8 +2,8 @@
 
 Cards are independent: each is read, counted, derived and written on its own, and that is
 most of a build; so are the pages about many models once every card is summarized.
-``map_parallel`` runs such work over a pool of forked processes, which inherit the cards,
-the compiled templates and the staging directory from the build instead of being sent them;
+``map_parallel`` runs such work over forked processes, which inherit the work itself (the cards,
+the compiled templates and the staging directory) from the build instead of being sent them;
 only each task's small result comes back. Forking is safe on Linux; on macOS system
 libraries may not survive it, and Windows has none: there, with one job, or with few tasks,
 the work runs in the build's own process, the same way.
@@ -15,15 +15,13 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable
+from multiprocessing.queues import SimpleQueue
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 # Below this many tasks a job costs more than it saves (forking, and results sent back).
 MIN_TASKS_PER_JOB = 8
-
-# The work of the pool being run: set just before the pool forks, so that its processes inherit it.
-_work: Callable[[int], Any] | None = None
 
 
 def available_jobs() -> int:
@@ -41,23 +39,54 @@ def map_parallel(
     ``on_done(done, count)`` is told as results arrive, in order. An exception raised by the
     work stops the map and is raised here.
     """
-    global _work
     jobs = min(jobs, count // MIN_TASKS_PER_JOB)
     if jobs <= 1 or not sys.platform.startswith("linux"):
         return [_reported(work(i), i + 1, count, on_done) for i in range(count)]
-    _work = work
+    context = multiprocessing.get_context("fork")
+    tasks: SimpleQueue[tuple[int, int] | None] = context.SimpleQueue()
+    results: SimpleQueue[tuple[int, list[Any], BaseException | None]] = context.SimpleQueue()
+    # The work is handed to each process as it forks (inherited, never pickled): no module state.
+    workers = [context.Process(target=_serve, args=(work, tasks, results), daemon=True) for _ in range(jobs)]
+    for worker in workers:
+        worker.start()
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            chunk = max(1, min(32, count // (jobs * 8)))
-            done = pool.imap(_run, range(count), chunksize=chunk)
-            return [_reported(result, i + 1, count, on_done) for i, result in enumerate(done)]
+        size = max(1, min(32, count // (jobs * 8)))
+        starts = range(0, count, size)
+        for start in starts:
+            tasks.put((start, min(start + size, count)))
+        for _ in workers:
+            tasks.put(None)
+        waiting: dict[int, list[T]] = {}
+        ordered: list[T] = []
+        for _ in starts:
+            start, values, error = results.get()
+            if error is not None:
+                raise error
+            waiting[start] = values
+            while len(ordered) in waiting:
+                for value in waiting.pop(len(ordered)):
+                    ordered.append(_reported(value, len(ordered) + 1, count, on_done))
+        return ordered
     finally:
-        _work = None
+        for worker in workers:
+            if worker.is_alive() and worker.exitcode is None:
+                worker.terminate()
+            worker.join()
 
 
-def _run(index: int) -> Any:
-    assert _work is not None, "a worker process started without work"
-    return _work(index)
+def _serve(
+    work: Callable[[int], Any],
+    tasks: SimpleQueue[tuple[int, int] | None],
+    results: SimpleQueue[tuple[int, list[Any], BaseException | None]],
+) -> None:
+    """One worker process: runs the chunks of indices it is given, in order, until told to stop."""
+    while (chunk := tasks.get()) is not None:
+        start, stop = chunk
+        try:
+            results.put((start, [work(i) for i in range(start, stop)], None))
+        except Exception as error:  # raised again in the build, which stops the map
+            results.put((start, [], error))
+            return
 
 
 def _reported(result: T, done: int, count: int, on_done: Callable[[int, int], None] | None) -> T:

@@ -24,10 +24,10 @@ from generator.analysis.calculator import export_text, family_export, query, slo
 from generator.build.pipeline import build
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
+from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
-from generator.counting.switches import HEAD
 from generator.site.page import SiteOptions
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]
@@ -212,7 +212,7 @@ def every_path(family: Family, head: Head) -> Iterator[tuple[dict[str, bool], Ar
 
     def run(forced: dict[str, bool]) -> Iterator[tuple[dict[str, bool], Architecture]]:
         probe = Probe(names, forced)
-        architecture = family.build(probe, head)
+        architecture = family.declare(probe, head)
         reads = list(probe.reads)
         yield {name: forced.get(name, False) for name in reads}, architecture
         for i, name in enumerate(reads):
@@ -237,7 +237,7 @@ def test_blocks_depend_only_on_their_declared_switches(family: Family, head: Hea
         bits = "".join("1" if on.get(s, False) else "0" for s in deciding)
         if (key, bits) not in cache:
             forced = dict(zip(deciding, (b == "1" for b in bits), strict=True))
-            built = family.build({n: forced.get(n, False) for n in names}, head)
+            built = family.declare({n: forced.get(n, False) for n in names}, head)
             cache[key, bits] = next((b for b in built.blocks if b.key == key), None)
         return cache[key, bits]
 

@@ -15,9 +15,9 @@ from generator.analysis.claims import Fit, Variant, fits
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cards.published import FigurePart, Scope, parse_figure
-from generator.site.views import Model, build_model
+from generator.site.views import Model, model_of
 
-MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
+MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}
 CLAIMS = [(m.id, index, check) for m in MODEL_LIST for index, check in enumerate(m.claim_checks)]
 
@@ -348,7 +348,7 @@ def test_a_figure_in_words_loads_but_is_never_matched(models_dir: Path) -> None:
     (models_dir / "card.yaml").write_text(
         CARD + "  - figure: about a hundred million\n    source: s\n", encoding="utf-8"
     )
-    (model,) = [build_model(card) for card in load_cards(models_dir)]
+    (model,) = [model_of(card) for card in load_cards(models_dir)]
     (found,) = model.claim_checks
     assert not found.readable and not found.matched and not found.explained
     assert found.reason == "not a figure in numbers"
@@ -356,7 +356,7 @@ def test_a_figure_in_words_loads_but_is_never_matched(models_dir: Path) -> None:
 
 def test_a_claim_without_match_or_explanation_is_caught(models_dir: Path) -> None:
     (models_dir / "card.yaml").write_text(CARD + "  - figure: 200M\n    source: s\n", encoding="utf-8")
-    (model,) = [build_model(card) for card in load_cards(models_dir)]
+    (model,) = [model_of(card) for card in load_cards(models_dir)]
     assert isinstance(model, Model)
     (found,) = model.claim_checks
     assert not found.matched and not found.explained and found.parts[0].exact == 109_482_240

@@ -18,9 +18,9 @@ from conftest import MODELS, REFERENCE, ROOT, reference_for
 from generator.analysis.claims import ClassCount
 from generator.cards.card import load_cards
 from generator.site.render import Renderer, SiteOptions
-from generator.site.views import Model, build_model
+from generator.site.views import Model, model_of
 
-MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
+MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}
 CLASS_FILES = sorted((REFERENCE / "classes").glob("*.json"))
 

@@ -22,14 +22,14 @@ from generator.site.differences import PAIRS, Diff, available_pairs, compare
 from generator.site.formats import binary, percent
 from generator.site.pages.charts import rule_rows, share_rows
 from generator.site.svg import Point, log_scatter
-from generator.site.views import Model, build_model
+from generator.site.views import Model, model_of
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture(scope="module")
 def models() -> dict[str, Model]:
-    return {card.id: build_model(card) for card in load_cards(MODELS)}
+    return {card.id: model_of(card) for card in load_cards(MODELS)}
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,9 @@ from generator.cards.card import load_cards
 from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
-from generator.site.views import build_model
+from generator.site.views import model_of
 
-MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
+MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
 ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].context["errata"]}
 
 # Which source document each kind of source is (open each to confirm).

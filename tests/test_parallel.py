@@ -25,7 +25,7 @@ from generator.parallel import map_parallel
 from generator.site.differences import PAIRS
 from generator.site.pages import errata, exercises
 from generator.site.render import Renderer, SiteOptions
-from generator.site.views import Details, Model, Summary, build_model
+from generator.site.views import Details, Model, Summary, model_of
 
 CARDS = load_cards(MODELS)
 NO_SEARCH = SiteOptions(search=False)
@@ -91,9 +91,9 @@ def test_a_card_that_fails_in_a_worker_leaves_the_previous_site(
     def broken(card: Card) -> Model:
         if card.id == "roberta-base":
             raise RuntimeError("a bug while counting roberta-base")
-        return build_model(card)
+        return model_of(card)
 
-    monkeypatch.setattr(build_module, "build_model", broken)  # forked workers inherit the patch
+    monkeypatch.setattr(build_module, "model_of", broken)  # forked workers inherit the patch
     with pytest.raises(RuntimeError, match="roberta-base"):
         build(MODELS, out, NO_SEARCH, jobs=2)
     assert snapshot(out) == before
@@ -102,8 +102,8 @@ def test_a_card_that_fails_in_a_worker_leaves_the_previous_site(
 
 @pytest.mark.parametrize("card", CARDS, ids=lambda c: c.id)
 def test_a_summary_says_what_its_model_says(card: Card) -> None:
-    model = build_model(card)
-    summary = Summary.of(card, model.figures())
+    model = model_of(card)
+    summary = Summary.of(card, model.numbers())
     assert summary.architecture is model.architecture is model.inventory.architecture
     assert (summary.total, summary.values) == (model.inventory.total, model.inventory.values)
     assert summary.subtotals == model.subtotals and sum(summary.subtotals.values()) == model.total
@@ -123,10 +123,10 @@ def test_pages_about_many_models_count_again_only_the_cards_they_name(monkeypatc
 
     def model(self: Summary) -> Model:
         counted.append(self.id)
-        return build_model(self.card)
+        return model_of(self.card)
 
     monkeypatch.setattr(Summary, "model", model)
-    summaries = [Summary.of(card, build_model(card).figures()) for card in CARDS]
+    summaries = [Summary.of(card, model_of(card).numbers()) for card in CARDS]
     files = {path: data for work in Renderer(NO_SEARCH).site_files(summaries) for path, data in work().items()}
     assert "errata/index.html" in files and "exercises/index.html" in files and len(files) > len(PAIRS)
     # at most once for each page that names the card (a comparison, the errata, the exercises)
@@ -137,7 +137,7 @@ def test_pages_about_many_models_count_again_only_the_cards_they_name(monkeypatc
 
 
 def test_details_count_a_card_when_first_asked_and_keep_it() -> None:
-    summaries = [Summary.of(card, build_model(card).figures()) for card in CARDS[:5]]
+    summaries = [Summary.of(card, model_of(card).numbers()) for card in CARDS[:5]]
     details = Details(summaries)
     assert list(details) == [c.id for c in CARDS[:5]] and len(details) == 5
     first = details[CARDS[0].id]

@@ -17,9 +17,9 @@ from generator.build.pipeline import build
 from generator.cards.card import load_cards
 from generator.site.pages import errata, exercises
 from generator.site.render import SiteOptions
-from generator.site.views import build_model
+from generator.site.views import model_of
 
-MODEL_LIST = [build_model(card) for card in load_cards(MODELS)]
+MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}
 ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].context["errata"]}
 EXERCISES = {x.id: x for x in exercises.pages(MODEL_LIST)[0].context["exercises"]}

@@ -24,7 +24,7 @@ from typing import Any
 
 import transformers
 
-from reference import build_config, build_model, inventory
+from reference import build_config, inventory, model_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 10  # issue 10
@@ -200,7 +200,7 @@ def built(family: str, head: str, config: dict[str, Any]) -> dict[str, Any]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = build_model(head, build_config(family, config))
+            model = model_of(head, build_config(family, config))
     except Exception as exc:  # any exception: transformers refused the config
         entry["accepted"] = False
         entry["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160]}"

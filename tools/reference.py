@@ -61,7 +61,7 @@ def build_config(family: str, config: dict[str, Any]) -> PretrainedConfig:
     return AutoConfig.for_model(family, **kwargs)
 
 
-def build_model(head: str, cfg: PretrainedConfig) -> torch.nn.Module:
+def model_of(head: str, cfg: PretrainedConfig) -> torch.nn.Module:
     """Instantiate the transformers class for a card on the meta device."""
     with torch.device("meta"):
         return AUTO_CLASSES[head].from_config(cfg)
@@ -151,14 +151,14 @@ def class_counts(card: dict[str, Any]) -> dict[str, Any]:
     classes = []
     for head in AUTO_CLASSES:
         try:
-            model = build_model(head, build_config(family, config))
+            model = model_of(head, build_config(family, config))
         except ValueError:  # the family has no class for this head (ModernBERT's pre-training)
             continue
         classes.append({"head": head, **_class_total(model)})
     others = []
     for entry in card.get("also_counted") or []:
         head = entry.get("head", card["head"])
-        model = build_model(head, build_config(family, {**config, **(entry.get("config") or {})}))
+        model = model_of(head, build_config(family, {**config, **(entry.get("config") or {})}))
         others.append({"label": entry["label"], "head": head, **_class_total(model)})
     return {"id": card["id"], "family": family, "classes": classes, "also_counted": others}
 
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         family, head = card["family"], card["head"]
         families.add(family)
         cfg = build_config(family, card.get("config") or {})
-        model = build_model(head, cfg)
+        model = model_of(head, cfg)
         # The config.json that save_pretrained would write, for the import tests.
         config_json = args.out / "config-json" / f"{card_id}.json"
         config_json.parent.mkdir(parents=True, exist_ok=True)

@@ -35,11 +35,12 @@ from urllib.parse import quote, urlencode
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import FAMILIES
 from generator.counting.poly import Poly
-from generator.counting.switches import HEAD, FirstOf, Rule, Switches
+from generator.counting.switches import FirstOf, Rule, Switches
 
 FORMAT = 1
 JSON = Any
@@ -73,8 +74,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
     """One block's derivation in symbols, with its tensors named as in named_parameters()."""
     form = block_form(block, order)
     steps = []
-    for step in form.steps:
-        module = step.module
+    for module, step in zip(block.modules, form.steps, strict=True):
         tensors: list[JSON] = []
         for param in module.params:
             name = f"{module.path}.{param.name}" if module.path else param.name
@@ -226,7 +226,7 @@ def slot_switches(family: Family, key: str) -> list[str]:
 def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int]) -> JSON:
     names = [s.name for s in family.switches]
     order = tuple(s.name for s in family.symbols)
-    baseline = family.build(_Fixed(names, {}), head)
+    baseline = family.declare(_Fixed(names, {}), head)
     keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
     sequences = [[b.key for b in baseline.blocks]]
     class_names = {baseline.class_name}
@@ -235,7 +235,7 @@ def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int])
         deciding = slot_switches(family, key)
         variants: dict[str, int | None] = {}
         for bits in itertools.product((False, True), repeat=len(deciding)):
-            architecture = family.build(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
+            architecture = family.declare(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
             sequences.append([b.key for b in architecture.blocks])
             class_names.add(architecture.class_name)
             variants["".join("1" if b else "0" for b in bits)] = _block_index(architecture, key, order, blocks, index)

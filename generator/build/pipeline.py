@@ -18,7 +18,7 @@ from generator.cards.card import load_cards
 from generator.parallel import available_jobs, map_parallel
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
 from generator.site.search import model_record, page_record, search_index
-from generator.site.views import Figures, Summary, build_model
+from generator.site.views import Summary, SummaryNumbers, model_of
 
 PROJECT_ROOT = TEMPLATES.parent
 
@@ -53,13 +53,13 @@ def build(
     renderer = Renderer(options)
     with staged_site(out_dir) as staging, search_index(options.search) as index:
 
-        def one_model(number: int) -> Figures:
-            model = build_model(cards[number])
+        def one_model(number: int) -> SummaryNumbers:
+            model = model_of(cards[number])
             for path, content in renderer.model_files(model).items():
                 staging.write(path, content)
             if index is not None:
                 index.add(model_record(model))
-            return model.figures()
+            return model.numbers()
 
         def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> None:
             for path, content in work[number]().items():
@@ -68,8 +68,8 @@ def build(
                     index.add(record)
 
         progress.start("model pages")
-        figures = map_parallel(one_model, len(cards), jobs, progress.advance)
-        summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, figures, strict=True)]
+        counted = map_parallel(one_model, len(cards), jobs, progress.advance)
+        summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, counted, strict=True)]
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")

@@ -19,7 +19,7 @@ from typing import Any
 from generator.cards.problems import Problem, describe, shown_key
 from generator.cards.yamlsource import Document, KeyPath
 from generator.counting.architecture import Family
-from generator.counting.switches import HEAD
+from generator.counting.conditions import HEAD
 
 MAX_SIZE = 2**31 - 1  # transformers sizes are int64, but a larger table would not fit any machine
 

@@ -7,19 +7,23 @@ turns it into the worked derivation. Both read the same declaration, so a page's
 cannot disagree with its table.
 
 A family's builder decides nothing from the config itself: it reads the family's declared
-switches (``switches.py``), conditions that are data, so that the calculator can export every
-block the builder can produce and pick among them in the browser (``calculator.py``).
+switches (``switches.py``), conditions that are data (``conditions.py``), so that the
+calculator can export every block the builder can produce and pick among them in the browser
+(``calculator.py``).
 """
 
 from __future__ import annotations
 
 import enum
+import functools
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.counting.conditions import Value
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, Switches, Value, decide
+from generator.counting.switches import Switch, Switches, decide
 
 
 class Head(enum.Enum):
@@ -32,7 +36,14 @@ class Head(enum.Enum):
 
 
 class Kind(enum.Enum):
-    """The part of the model a block belongs to, for subtotals and comparisons."""
+    """Which component a block is: every tensor of a block has its block's Kind.
+
+    Kind and Part answer two questions and are kept apart on purpose. Kind is per block and
+    gives the subtotals of a model page and the index (an encoder layer's LayerNorms count
+    under ENCODER); Part is per tensor and gives the charts and comparisons (the same
+    LayerNorms count under NORMS). They agree only on pooler and head blocks. Merging them
+    would move every norm, and the embedding projections, from one subtotal to another.
+    """
 
     EMBEDDINGS = "embeddings"
     ENCODER = "encoder"
@@ -41,7 +52,7 @@ class Kind(enum.Enum):
 
 
 class Part(enum.Enum):
-    """What a parameter does, for the charts and diffs: finer than Kind, across every block.
+    """What a parameter does, for the charts and diffs: per tensor, across blocks (see Kind).
 
     ``part_of`` decides: everything in a pooler or head block is POOLER or HEADS; elsewhere
     the module says (``layer_norm`` and ``embedding`` set it; families tag the rest).
@@ -104,15 +115,31 @@ class Block:
     # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
     start: int = 0
 
-    def copies(self) -> Poly:
-        """How many instances the block has, in symbols: L, G·K, or L − 1 when it starts at 1."""
+    def counts(self) -> tuple[Poly, ...]:
+        """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""
         counts = [Poly.symbol(s) for s in self.repeat]
         if counts and self.start:
             counts[0] = counts[0] + (-self.start)
+        return tuple(counts)
+
+    def copies(self) -> Poly:
+        """How many instances the block has, in symbols: L, G·K, or L − 1 when it starts at 1."""
         result = Poly.constant(1)
-        for count in counts:
+        for count in self.counts():
             result = result * count
         return result
+
+    @property
+    def first(self) -> tuple[int, ...]:
+        """The index of the first instance: the one a derivation shows; () when not repeated."""
+        return tuple(self.start if level == 0 else 0 for level in range(len(self.repeat)))
+
+    def instances(self, values: Mapping[str, int]) -> list[tuple[int, ...]]:
+        """Every index of the block, in registration order; [()] when not repeated."""
+        ranges = [range(values[symbol]) for symbol in self.repeat]
+        if ranges:
+            ranges[0] = range(self.start, values[self.repeat[0]])
+        return list(itertools.product(*ranges))
 
 
 @dataclass(frozen=True)
@@ -121,6 +148,11 @@ class Architecture:
 
     class_name: str
     blocks: tuple[Block, ...]
+
+    def __post_init__(self) -> None:
+        keys = [block.key for block in self.blocks]
+        if len(set(keys)) != len(keys):  # a block is looked up by its key (Inventory.of_block)
+            raise ValueError(f"{self.class_name} declares a block key twice: {keys}")
 
 
 @dataclass(frozen=True)
@@ -159,7 +191,7 @@ class Family:
     heads: tuple[Head, ...]
     # Declares the tensors of a head from the family's switches alone (``on["tied"]``), never
     # from the config: what a builder may branch on is declared, as data, in ``switches``.
-    build: Callable[[Mapping[str, bool], Head], Architecture]
+    declare: Callable[[Mapping[str, bool], Head], Architecture]
     flag_keys: tuple[str, ...] = ()
     # Markdown paragraphs: what differs from BERT and what it does to the count (empty for BERT).
     differences: tuple[str, ...] = ()
@@ -175,10 +207,6 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
-    # Architectures built so far, by head and switches: a handful per family in any build.
-    _built: dict[tuple[Head, tuple[tuple[str, bool], ...]], Architecture] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)
@@ -193,11 +221,7 @@ class Family:
         A builder reads only the switches and the head, so cards that agree on both share one
         Architecture object: built once, and what is derived from it can be cached with it.
         """
-        on = self.decide(config)
-        key = (head, tuple(sorted(on.items())))
-        if key not in self._built:
-            self._built[key] = self.build(on, head)
-        return self._built[key]
+        return _declared(self.declare, head, tuple(sorted(self.decide(config).items())))
 
     def symbol_values(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Every symbol's number; an optional symbol left null (or a derived one that cannot be computed) has none."""
@@ -209,6 +233,18 @@ class Family:
         return values
 
 
+@functools.cache
+def _declared(
+    declare: Callable[[Mapping[str, bool], Head], Architecture], head: Head, on: tuple[tuple[str, bool], ...]
+) -> Architecture:
+    """A builder's declaration for one head and one setting of the switches, built once.
+
+    Keyed by value: the declaring function, the head and the switches are all it reads, so
+    equal keys give equal architectures, whichever family or card asks.
+    """
+    return declare(Switches(dict(on)), head)
+
+
 def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:
     """The part a tensor belongs to: its block's when that is a pooler or head, else as declared."""
     if block.kind is Kind.POOLER:
@@ -216,33 +252,3 @@ def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:
     if block.kind is Kind.HEAD:
         return Part.HEADS
     return (param.part if isinstance(param, Param) else None) or module.part
-
-
-# Small constructors for the modules every family is made of (PyTorch layouts).
-def linear(
-    path: str,
-    label: str,
-    n_in: Poly,
-    n_out: Poly,
-    *,
-    bias: bool = True,
-    heads: str | None = None,
-    part: Part | None = None,
-) -> Module:
-    """nn.Linear: weight [out, in], then bias [out]."""
-    params: tuple[Param | Tie, ...] = (Param("weight", (n_out, n_in), "weight"),)
-    if bias:
-        params += (Param("bias", (n_out,), "bias"),)
-    return Module(path, label, params, heads, part=part)
-
-
-def layer_norm(path: str, label: str, dim: Poly) -> Module:
-    """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned)."""
-    return Module(path, label, (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")), part=Part.NORMS)
-
-
-def embedding(
-    path: str, label: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS, frozen: bool = False
-) -> Module:
-    """nn.Embedding: one row of size dim per id."""
-    return Module(path, label, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part)

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generator.counting.architecture import Block, Module, Param
+from generator.counting.architecture import Block, Module, Param, Part, part_of
 from generator.counting.expr import (
     Add,
     Expr,
@@ -43,18 +43,24 @@ class HeadSplit:
 
 @dataclass(frozen=True)
 class StepForm:
-    """A step before any number is put in: its module, its formula and how the page writes it."""
+    """A step before any number is put in: its formula and how the page writes it.
 
-    module: Module
+    Cached by value (``step_form``), so it holds no module: equal modules of different cards
+    share one form, and a step's tensors are found from the card's own module.
+    """
+
     formula: Poly
     symbolic: Expr
 
 
 @dataclass(frozen=True)
 class BlockForm:
-    """A component before any number is put in: what the derivation and the calculator both show."""
+    """A component before any number is put in: what the derivation and the calculator both show.
 
-    block: Block
+    Cached by value (``block_form``), so it holds no block: its steps line up with the modules
+    of whichever equal block asks, and those are read from that block.
+    """
+
     steps: tuple[StepForm, ...]
     formula: Poly  # one instance
     expression: Expr
@@ -71,7 +77,7 @@ def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
     if module.repeat is not None:
         formula = formula * module.repeat
         symbolic = Mul((dim_expr(module.repeat, order), Paren(symbolic)))
-    return StepForm(module, formula, symbolic)
+    return StepForm(formula, symbolic)
 
 
 @functools.cache
@@ -80,11 +86,16 @@ def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:
     steps = tuple(step_form(module, order) for module in block.modules)
     formula = total(s.formula for s in steps)
     expression = poly_expr(formula, order)
-    counts: list[Expr] = [Var(s) for s in block.repeat]
-    if counts and block.start:  # (L − 1)(...) when the first instances are declared apart
-        counts[0] = Paren(poly_expr(Poly.symbol(block.repeat[0]) + (-block.start), order))
-    subtotal_expression = Mul((*counts, Paren(expression))) if block.repeat else None
-    return BlockForm(block, steps, formula, expression, subtotal_expression)
+    subtotal_expression = Mul((*count_factors(block, order), Paren(expression))) if block.repeat else None
+    return BlockForm(steps, formula, expression, subtotal_expression)
+
+
+def count_factors(block: Block, order: tuple[str, ...]) -> tuple[Expr, ...]:
+    """A repeated block's counts as formulas write them: L, G K, or (L − 1) when it starts at 1."""
+    return tuple(
+        Paren(poly_expr(count, order)) if level == 0 and block.start else Var(symbol)
+        for level, (symbol, count) in enumerate(zip(block.repeat, block.counts(), strict=True))
+    )
 
 
 @dataclass(frozen=True)
@@ -138,12 +149,10 @@ def derive(inventory: Inventory) -> Derivation:
 
 
 def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockDerivation:
-    """One block of this card: ``form`` is cached by value, so the inventory's own block and
-    modules (which its tensors point to) are taken from ``block``, never from ``form``."""
+    """One block of this card, its steps lined up with ``block.modules`` (``form`` holds none)."""
     values = inventory.values
     repeat = block.copies().evaluate(values)
-    first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
-    shown = [e for e in inventory.of_block(block) if e.index == first]
+    shown = [e for e in inventory.of_block(block) if e.index == block.first]
     steps = []
     for module, step in zip(block.modules, form.steps, strict=True):
         tensors = [t for t in shown if t.module is module and isinstance(t, Tensor)]
@@ -201,3 +210,50 @@ def closed_form(blocks: Sequence[BlockForm], order: Sequence[str]) -> Expr:
         tail = poly_expr(rest, order)
         groups.extend(tail.terms if isinstance(tail, Add) else (tail,))
     return groups[0] if len(groups) == 1 else Add(tuple(groups))
+
+
+def part_form(inventory: Inventory, part: Part) -> tuple[Expr, frozenset[str]]:
+    """A part's count in symbols, and the symbols it uses: the closed form of one part.
+
+    It groups as ``closed_form`` does, block by block, with two differences the comparison pages
+    show: the blocks that are not repeated are added up into one group written first, and a
+    repeated block with a single term is written as one product (4LH, not L(4H)).
+    """
+    order = tuple(s.name for s in inventory.card.family.symbols)
+    groups: list[Expr] = []
+    rest = Poly()
+    used: set[str] = set()
+    for block in inventory.architecture.blocks:
+        inner = _block_part_formula(block, part)
+        if inner.is_zero():
+            continue
+        used |= inner.symbols() | block.copies().symbols()
+        if not block.repeat:
+            rest = rest + inner
+            continue
+        if len(inner.terms) == 1 and not block.start:  # L · 4H is written 4LH
+            groups.append(poly_expr(inner * block.copies(), order))
+            continue
+        body = poly_expr(inner, order)
+        groups.append(Mul((*count_factors(block, order), Paren(body) if isinstance(body, Add) else body)))
+    if not rest.is_zero():
+        grouped = grouped_expr(rest, order)
+        if grouped is not None:
+            groups.insert(0, grouped)
+        else:
+            tail = poly_expr(rest, order)
+            groups[:0] = tail.terms if isinstance(tail, Add) else (tail,)
+    if not groups:
+        return Num(0), frozenset()
+    return (groups[0] if len(groups) == 1 else Add(tuple(groups))), frozenset(used)
+
+
+def _block_part_formula(block: Block, part: Part) -> Poly:
+    """One instance of a block: the shape products of its tensors in this part."""
+    result = Poly()
+    for module in block.modules:
+        repeat = module.repeat if module.repeat is not None else Poly.constant(1)
+        for param in module.params:
+            if isinstance(param, Param) and part_of(block, module, param) is part:
+                result = result + product(param.shape) * repeat
+    return result

@@ -113,19 +113,19 @@ class Inventory:
 
     def of_block(self, block: Block) -> tuple[Tensor | TiedTensor, ...]:
         """The entries of one of this inventory's blocks, every copy, in order."""
-        return self._by_block.get(id(block), ())
+        return self._by_block.get(block.key, ())
 
     @cached_property
-    def _by_block(self) -> dict[int, tuple[Tensor | TiedTensor, ...]]:
-        # A block's entries are listed together; its identity keys them (blocks are compared by value).
-        return {id(block): tuple(group) for block, group in itertools.groupby(self.entries, key=lambda e: e.block)}
+    def _by_block(self) -> dict[str, tuple[Tensor | TiedTensor, ...]]:
+        # A block's entries are listed together; its key, unique in an architecture, names them.
+        return {key: tuple(group) for key, group in itertools.groupby(self.entries, key=lambda e: e.block.key)}
 
     @cached_property
     def _sums(self) -> dict[Kind | None, int]:
         """The count of each kind of component (and, under None, of everything), added up once."""
         sums: dict[Kind | None, int] = dict.fromkeys([None, *Kind], 0)
-        for block, tensors in itertools.groupby(self.tensors, key=lambda t: t.block):  # a block's tensors are together
-            sums[block.kind] += sum(t.count for t in tensors)
+        for kind, tensors in itertools.groupby(self.tensors, key=lambda t: t.block.kind):
+            sums[kind] += sum(t.count for t in tensors)
         sums[None] = self.total
         return sums
 
@@ -160,16 +160,8 @@ def count_totals(card: Counted) -> Totals:
     by_kind = dict.fromkeys(Kind, 0)
     for block in architecture.blocks:
         one = sum(count for *_, count, _ in _evaluated(block, values))
-        by_kind[block.kind] += one * len(instances(block, values))
+        by_kind[block.kind] += one * len(block.instances(values))
     return Totals(architecture.class_name, by_kind)
-
-
-def instances(block: Block, values: Mapping[str, int]) -> list[tuple[int, ...]]:
-    """Every index of a repeated block, in registration order; [()] when not repeated."""
-    ranges = [range(values[symbol]) for symbol in block.repeat]
-    if ranges and block.start:
-        ranges[0] = range(block.start, values[block.repeat[0]])
-    return list(itertools.product(*ranges))
 
 
 def component_name(block: Block, index: tuple[int, ...]) -> str:
@@ -187,7 +179,7 @@ def count_parameters(card: Counted) -> Inventory:
     entries: list[Tensor | TiedTensor] = []
     for block in architecture.blocks:
         declared = _evaluated(block, values)
-        for index in instances(block, values):
+        for index in block.instances(values):
             prefix = block.prefix.format(*index)
             component = component_name(block, index)
             for module, path, param, shape, count, part in declared:

@@ -11,11 +11,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from generator.counting.architecture import Block, Kind, Param, Part, part_of
-from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, grouped_expr, poly_expr
-from generator.counting.inventory import Inventory, Tensor, instances
+from generator.counting.architecture import Kind, Part
+from generator.counting.derivation import part_form
+from generator.counting.expr import Expr
+from generator.counting.inventory import Inventory, Tensor
 from generator.counting.parts import PART_TITLES, part_subtotals, shares
-from generator.counting.poly import Poly, product
 from generator.site.views import Model, Summary
 
 
@@ -282,8 +282,8 @@ def _part_rows(a: Model, b: Model) -> tuple[PartRow, ...]:
     shares_b = {s.part: s.fraction for s in shares(sub_b)}
     rows = []
     for part in Part:
-        formula_a, symbols_a = part_expression(a.inventory, part)
-        formula_b, symbols_b = part_expression(b.inventory, part)
+        formula_a, symbols_a = part_form(a.inventory, part)
+        formula_b, symbols_b = part_form(b.inventory, part)
         rows.append(
             PartRow(
                 part=part,
@@ -300,51 +300,6 @@ def _part_rows(a: Model, b: Model) -> tuple[PartRow, ...]:
     return tuple(rows)
 
 
-def part_expression(inventory: Inventory, part: Part) -> tuple[Expr, frozenset[str]]:
-    """A part's count in symbols, grouped by block like the closed form: L(4H² + 4H) + ...; and its symbols."""
-    order = tuple(s.name for s in inventory.card.family.symbols)
-    groups: list[Expr] = []
-    rest = Poly()
-    used: set[str] = set()
-    for block in inventory.architecture.blocks:
-        inner = _block_part_formula(block, part)
-        if inner.is_zero():
-            continue
-        used |= inner.symbols() | block.copies().symbols()
-        if not block.repeat:
-            rest = rest + inner
-            continue
-        if len(inner.terms) == 1 and not block.start:  # L · 4H is written 4LH
-            groups.append(poly_expr(inner * block.copies(), order))
-            continue
-        counts: list[Expr] = [Var(s) for s in block.repeat]
-        if block.start:
-            counts[0] = Paren(poly_expr(Poly.symbol(block.repeat[0]) + (-block.start), order))
-        body = poly_expr(inner, order)
-        groups.append(Mul((*counts, Paren(body) if isinstance(body, Add) else body)))
-    if not rest.is_zero():
-        grouped = grouped_expr(rest, order)
-        if grouped is not None:
-            groups.insert(0, grouped)
-        else:
-            tail = poly_expr(rest, order)
-            groups[:0] = tail.terms if isinstance(tail, Add) else (tail,)
-    if not groups:
-        return Num(0), frozenset()
-    return (groups[0] if len(groups) == 1 else Add(tuple(groups))), frozenset(used)
-
-
-def _block_part_formula(block: Block, part: Part) -> Poly:
-    """One instance of a block: the shape products of its tensors in this part."""
-    result = Poly()
-    for module in block.modules:
-        repeat = module.repeat if module.repeat is not None else Poly.constant(1)
-        for param in module.params:
-            if isinstance(param, Param) and part_of(block, module, param) is part:
-                result = result + product(param.shape) * repeat
-    return result
-
-
 # A tensor's place, for matching across families: the kind of block, which copy of it, the
 # module's label (query, feed-forward in, ...), the tensor's role (weight, bias, scale γ, ...),
 # and how many earlier tensors share all of that (stacked FFNs, a decoder's second attention).
@@ -354,7 +309,7 @@ RoleKey = tuple[str, int, str, str, int]
 def _role_keys(inventory: Inventory) -> dict[str, RoleKey]:
     ordinals: dict[tuple[str, tuple[int, ...]], int] = {}
     for block in inventory.architecture.blocks:
-        for number, index in enumerate(instances(block, inventory.values)):
+        for number, index in enumerate(block.instances(inventory.values)):
             ordinals[(block.key, index)] = block.start + number
     seen: dict[tuple[str, int, str, str], int] = {}
     keys = {}
@@ -490,4 +445,3 @@ def _sharing(model: Model) -> list[Sharing]:
         for block in model.inventory.architecture.blocks
         if block.applied and block.kind is Kind.ENCODER
     ]
-

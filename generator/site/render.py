@@ -19,10 +19,10 @@ import markdown
 import nh3
 from markupsafe import Markup, escape
 
-from generator.site import exports, formats
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
+from generator.site import exports, formats
 from generator.site.page import SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, rounded

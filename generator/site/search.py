@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pagefind_bin  # type: ignore[import-untyped]  # the package ships no type information
 
-from generator.cards.problems import InputError, Location, Problem
 from generator.site.views import Model, rounded
 
 # Characters of a card's notes the search index keeps (see model_record).
@@ -37,6 +36,10 @@ class SearchRecord:
     title: str
     content: str = ""
     html: str | None = None  # index these pages from their HTML instead
+
+
+class SearchIndexError(Exception):
+    """Pagefind failed: a build error of its own, about no input file (the site is left as it was)."""
 
 
 class SearchIndex:
@@ -59,7 +62,7 @@ class SearchIndex:
         if result.returncode != 0:
             detail = (result.stderr or result.stdout).strip().splitlines()
             message = f"the search index could not be built: {detail[-1] if detail else 'pagefind failed'}"
-            raise InputError([Problem(Location(site), "search", message)])
+            raise SearchIndexError(message)
 
 
 @contextlib.contextmanager

@@ -12,10 +12,10 @@ from fractions import Fraction
 from functools import cached_property
 
 from generator.analysis import calculator
-from generator.counting.architecture import Architecture, Block, Kind, Part, Symbol
-from generator.cards.card import Card
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
+from generator.cards.card import Card
+from generator.counting.architecture import Architecture, Block, Kind, Part, Symbol
 from generator.counting.derivation import Derivation, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memory import Memory, memory_of
@@ -47,7 +47,7 @@ class TableGroup:
 
 
 @dataclass(frozen=True)
-class Figures:
+class SummaryNumbers:
     """A summary's numbers without its card: what a worker process sends back to the build."""
 
     total: int
@@ -76,19 +76,19 @@ class Summary:
     trainable: int  # the parameters an optimizer updates (the total less frozen tables)
 
     @staticmethod
-    def of(card: Card, figures: Figures) -> Summary:
-        """A card's summary from the figures its model gave (the rest is read off the card again)."""
-        symbols = tuple(s for s in card.family.symbols if s.name in figures.symbols)
+    def of(card: Card, numbers: SummaryNumbers) -> Summary:
+        """A card's summary from the numbers its model gave (the rest is read off the card again)."""
+        symbols = tuple(s for s in card.family.symbols if s.name in numbers.symbols)
         architecture = card.family.architecture(card.config, card.head)
         return Summary(
             card,
             architecture,
             card.symbol_values(),
-            figures.total,
-            figures.subtotals,
-            figures.parts,
+            numbers.total,
+            numbers.subtotals,
+            numbers.parts,
             symbols,
-            figures.trainable,
+            numbers.trainable,
         )
 
     @property
@@ -120,12 +120,12 @@ class Summary:
 
     def model(self) -> Model:
         """The card counted and derived again, tensor by tensor."""
-        return build_model(self.card)
+        return model_of(self.card)
 
 
 @dataclass(frozen=True)
 class Model(Summary):
-    """One card, counted and derived: every tensor, every step, and the figures of its summary."""
+    """One card, counted and derived: every tensor, every step, and the numbers of its summary."""
 
     inventory: Inventory
     derivation: Derivation
@@ -134,8 +134,9 @@ class Model(Summary):
     def model(self) -> Model:
         return self
 
-    def figures(self) -> Figures:
-        return Figures(self.total, self.subtotals, self.parts, tuple(s.name for s in self.symbols), self.trainable)
+    def numbers(self) -> SummaryNumbers:
+        used = tuple(s.name for s in self.symbols)
+        return SummaryNumbers(self.total, self.subtotals, self.parts, used, self.trainable)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
@@ -181,8 +182,8 @@ class Details(Mapping[str, Model]):
         return len(self._summaries)
 
 
-def build_model(card: Card) -> Model:
-    """Count, derive and group one card."""
+def model_of(card: Card) -> Model:
+    """One card's Model: counted, derived and grouped for its page (what a worker does per card)."""
     inventory = count_parameters(card)
     derivation = derive(inventory)
     groups = tuple(_group(inventory, block) for block in inventory.architecture.blocks)
@@ -211,9 +212,8 @@ def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:
     all_entries = inventory.of_block(block)
-    first = tuple(block.start if i == 0 else 0 for i in range(len(block.repeat)))
-    shown = tuple(e for e in all_entries if e.index == first)
-    rest = tuple(e for e in all_entries if e.index != first)
+    shown = tuple(e for e in all_entries if e.index == block.first)
+    rest = tuple(e for e in all_entries if e.index != block.first)
     per_instance = sum(e.count for e in shown if isinstance(e, Tensor))
     repeat = block.copies().evaluate(inventory.values)
     subtotal = inventory.count_of(block=block.key)

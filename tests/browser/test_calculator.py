@@ -23,11 +23,11 @@ from conftest import ALL_CARD_PATHS
 from generator.analysis.calculator import family_export, query
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Family, Head
+from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
 from generator.counting.expr import to_text
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
-from generator.counting.switches import HEAD
 
 from .conftest import PHONE, WIDE, missing
 from .test_accessibility import axe_report

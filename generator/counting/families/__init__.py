@@ -37,6 +37,6 @@ def _pickled_as_name(family: Family) -> tuple[Callable[[str], Family], tuple[str
 
 
 # A family is pickled as its name, so that a card a worker process read comes back with the
-# build's own family (and its cache of built architectures). The registry says so, not Family:
-# Family lies below the registry and cannot name it.
+# build's own family object (and its builder, by which built architectures are cached). The
+# registry says so, not Family: Family lies below the registry and cannot name it.
 copyreg.pickle(Family, _pickled_as_name)

@@ -11,48 +11,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    bert_embeddings,
-    classifier_head,
-    mlm_decoder,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting.conditions import div, mod, mul, ne
+from generator.counting.families import common
+from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, div, mod, mul, ne
+from generator.counting.switches import Rule
 
 V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+SYMBOLS = symbols(
+    "VPT",
     Symbol("E", "embedding_size", "embedding width (the tables are E wide, then projected to H)", minimum=0),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "layer steps the encoder runs (reusing the stored groups)", minimum=0),
+    "HI",
+    shared("L", meaning="layer steps the encoder runs (reusing the stored groups)"),
     Symbol("G", "num_hidden_groups", "stored groups of layers (shared across depth)"),
     Symbol("K", "inner_group_num", "stored layers inside each group"),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels (also the sentence-order classes)", minimum=0),
+    "A",
+    shared("C", meaning="classification labels (also the sentence-order classes)"),
 )
 
 
 def _embeddings(prefix: str) -> tuple[Block, ...]:
-    tables = bert_embeddings(prefix, E)
+    tables = common.bert_embeddings(prefix, E)
     # AlbertTransformer registers the projection before its layer groups; it always exists,
     # even when E equals H.
     projection = Block(
@@ -96,7 +78,7 @@ def _backbone(prefix: str, *, pooler: bool) -> tuple[Block, ...]:
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
+    decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
     modules = (
         Module("", "output bias", (Param("bias", (V,), "bias"),)),
         layer_norm("LayerNorm", "transform LayerNorm", E),
@@ -106,7 +88,7 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ALBERT class for this head."""
     if head is Head.BASE:
         return Architecture("AlbertModel", _backbone("", pooler=True))
@@ -121,7 +103,7 @@ def build(on: Mapping[str, bool], head: Head) -> Architecture:
         return Architecture("AlbertForPreTraining", (*_backbone("albert.", pooler=True), _mlm_head(on), sop))
     if head is Head.MASKED_LM:
         return Architecture("AlbertForMaskedLM", (*_backbone("albert.", pooler=False), _mlm_head(on)))
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("AlbertForSequenceClassification", (*_backbone("albert.", pooler=True), classifier))
 
 
@@ -164,9 +146,9 @@ FAMILY = Family(
     title="ALBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
-    checks=(_heads_divide_hidden, padding_in_vocabulary),
-    switches=(tied("mlm-head"),),
+    checks=(_heads_divide_hidden, common.padding_in_vocabulary),
+    switches=(common.tied("mlm-head"),),
 )

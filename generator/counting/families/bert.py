@@ -10,76 +10,45 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Symbol,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    CROSS_ATTENTION,
-    LAYER_RULES,
-    bert_embeddings,
-    bert_encoder_layer,
-    classifier_head,
-    mlm_decoder,
-    next_sentence_head,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind
+from generator.counting.families import common
+from generator.counting.families.symbols import symbols
 from generator.counting.poly import Poly
 
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "VPTHILAC",
 )
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Block, ...]:
-    embeddings = bert_embeddings(prefix, H)
-    blocks: tuple[Block, ...] = (embeddings, bert_encoder_layer(on, prefix))
+    embeddings = common.bert_embeddings(prefix, H)
+    blocks: tuple[Block, ...] = (embeddings, common.bert_encoder_layer(on, prefix))
     if pooler:
-        blocks += (
-            Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),)),
-        )
+        blocks += (common.bert_pooler(prefix),)
     return blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = mlm_decoder(on["tied"], "bert.embeddings.word_embeddings.weight", "cls.predictions.bias", H)
+    decoder = common.mlm_decoder(on["tied"], "bert.embeddings.word_embeddings.weight", "cls.predictions.bias", H)
     modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("transform.dense", "transform dense", H, H),
-        layer_norm("transform.LayerNorm", "transform LayerNorm", H),
+        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers BERT class for this head."""
     if head is Head.BASE:
         return Architecture("BertModel", _backbone(on, "", pooler=True))
     if head is Head.PRETRAINING:
-        nsp = next_sentence_head()
+        nsp = common.next_sentence_head()
         return Architecture("BertForPreTraining", (*_backbone(on, "bert.", pooler=True), _mlm_head(on), nsp))
     if head is Head.MASKED_LM:
         return Architecture("BertForMaskedLM", (*_backbone(on, "bert.", pooler=False), _mlm_head(on)))
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("BertForSequenceClassification", (*_backbone(on, "bert.", pooler=True), classifier))
 
 
@@ -88,8 +57,8 @@ FAMILY = Family(
     title="BERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    checks=(*LAYER_RULES, padding_in_vocabulary),
-    switches=(tied("mlm-head"), CROSS_ATTENTION),
+    checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
+    switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

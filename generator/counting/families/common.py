@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from generator.counting.architecture import Block, Kind, Module, Part, Tie, embedding, layer_norm, linear
+from generator.counting.architecture import Block, Kind, Module, Param, Part, Tie
+from generator.counting.conditions import ge, gt, is_whole, lt, mod, ne, neg, truthy
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, Switch, ge, gt, is_whole, lt, mod, ne, neg, truthy
+from generator.counting.switches import Rule, Switch
 
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
@@ -124,6 +126,18 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
             ),
         )
     return linear("decoder", "decoder (untied)", width, Poly.symbol("V"))
+
+
+def bert_pooler(prefix: str) -> Block:
+    """BertPooler (and its copies): one H × H Linear on the first token; its tanh holds nothing."""
+    return Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),))
+
+
+def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[Module, ...]:
+    """A masked-LM head's own output bias over the vocabulary (registered first), then its
+    transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names."""
+    own_bias = (Module("", "output bias", (Param("bias", (V,), "bias"),)),) if bias else ()
+    return (*own_bias, linear(dense, "transform dense", H, width), layer_norm(norm, "transform LayerNorm", width))
 
 
 def classifier_head() -> Block:

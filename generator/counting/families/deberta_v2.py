@@ -17,33 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    embedding,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    classifier_head,
-    heads_divide_hidden,
-    in_every_layer,
-    mlm_decoder,
-    padding_in_vocabulary,
-    tied,
-)
-from generator.counting.poly import Poly
-from generator.counting.switches import (
-    FirstOf,
-    Rule,
-    Switch,
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting.conditions import (
     contains,
     div,
     ge,
@@ -58,22 +33,25 @@ from generator.counting.switches import (
     ne,
     truthy,
 )
+from generator.counting.families import common
+from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.poly import Poly
+from generator.counting.switches import FirstOf, Rule, Switch
 
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol(
-        "P", "max_position_embeddings", "absolute position rows (relative positions fall back on it too)", minimum=0
-    ),
-    Symbol("T", "type_vocab_size", "token types, or segments (0 or less: no segment table)", size=False),
+SYMBOLS = symbols(
+    "V",
+    shared("P", meaning="absolute position rows (relative positions fall back on it too)"),
+    shared("T", meaning="token types, or segments (0 or less: no segment table)", size=False, minimum=1),
     Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
     Symbol(
         "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
     ),
     Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
-    Symbol("H", "hidden_size", "hidden size", minimum=0),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
+    shared("H", minimum=0),
+    "I",
     Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
     Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
     Symbol(
@@ -89,9 +67,7 @@ SYMBOLS = (
         optional=True,
         size=False,  # only the classification head reads it (deberta_v2's _value_types)
     ),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+    "LAC",
 )
 
 # getattr(config, key, default) in modeling_deberta_v2.py / kwargs in DebertaV2Config.__post_init__.
@@ -200,23 +176,19 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     modules: tuple[Module, ...]
     if not on["legacy"]:
         # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-        modules = (
-            Module("", "output bias", (Param("bias", (V,), "bias"),)),
-            linear("dense", "transform dense", H, H),
-            layer_norm("LayerNorm", "transform LayerNorm", H),
-        )
+        modules = common.mlm_transform("dense", "LayerNorm")
         return Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_predictions.lm_head.", modules)
-    decoder = mlm_decoder(on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width)
+    decoder = common.mlm_decoder(
+        on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width
+    )
     modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("transform.dense", "transform dense", H, width),
-        layer_norm("transform.LayerNorm", "transform LayerNorm", width),
+        *common.mlm_transform("transform.dense", "transform.LayerNorm", width),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers DeBERTa-v2 class for this head."""
     if head is Head.BASE:
         return Architecture("DebertaV2Model", _backbone(on, ""))
@@ -230,7 +202,7 @@ def build(on: Mapping[str, bool], head: Head) -> Architecture:
         "pooler.",
         (linear("dense", "pooler dense", pooler_width, pooler_width),),
     )
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("DebertaV2ForSequenceClassification", (*_backbone(on, BACKBONE), pooler, classifier))
 
 
@@ -341,7 +313,7 @@ SWITCHES = (
     Switch("conv", gt("conv_kernel_size", 0), "a convolution after the first layer", ("conv",)),
     Switch("grouped_conv", ne("conv_groups", 1), "the convolution is grouped (anything but 1)", ("conv",)),
     Switch("legacy", truthy("legacy"), "the legacy masked-LM head with a decoder", ("mlm-head",)),
-    tied("mlm-head"),
+    common.tied("mlm-head"),
     Switch(
         "wide_pooler",
         given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"),
@@ -356,7 +328,7 @@ FAMILY = Family(
     title="DeBERTa-v2/v3",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("relative_attention", "position_biased_input", "share_att_key", "legacy", "tie_word_embeddings"),
     differences=(
         "**Positions are relative, not absolute.** With `relative_attention` on, the encoder holds one table "
@@ -388,6 +360,11 @@ FAMILY = Family(
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.
     null_refused=("embedding_size", "attention_head_size"),
-    checks=(in_every_layer(heads_divide_hidden), padding_in_vocabulary, _value_types, _convolution_groups),
+    checks=(
+        common.in_every_layer(common.heads_divide_hidden),
+        common.padding_in_vocabulary,
+        _value_types,
+        _convolution_groups,
+    ),
     switches=SWITCHES,
 )

@@ -13,35 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    Tie,
-    embedding,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import in_every_layer, padding_fits, tied
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.conditions import mod, ne
+from generator.counting.families import common
+from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, mod, ne
+from generator.counting.switches import Rule
 
 V, P, H, I, C = (Poly.symbol(s) for s in "VPHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("H", "dim", "hidden size"),
-    Symbol("I", "hidden_dim", "feed-forward size", minimum=0),
-    Symbol("L", "n_layers", "encoder layers", minimum=0),
-    Symbol("A", "n_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "VP",
+    shared("H", key="dim"),
+    shared("I", key="hidden_dim"),
+    shared("L", key="n_layers"),
+    shared("A", key="n_heads"),
+    "C",
 )
 
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"
@@ -93,14 +81,13 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     else:
         projector = (linear("vocab_projector", "vocabulary projector (untied)", H, V),)
     modules = (
-        linear("vocab_transform", "transform dense", H, H),
-        layer_norm("vocab_layer_norm", "transform LayerNorm", H),
+        *common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
         *projector,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers DistilBERT class for this head."""
     if head is Head.BASE:
         return Architecture("DistilBertModel", _backbone(""))
@@ -124,7 +111,7 @@ _heads_divide_dim = Rule(
 )
 
 # word_embeddings is nn.Embedding(vocab_size, dim, padding_idx=pad_token_id), which asserts the index is a row.
-_padding_fits_vocabulary = padding_fits("vocab_size")
+_padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 
 DIFFERENCES = (
@@ -153,9 +140,9 @@ FAMILY = Family(
     title="DistilBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings",),
     differences=DIFFERENCES,
-    checks=(in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
-    switches=(tied("mlm-head"),),
+    checks=(common.in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
+    switches=(common.tied("mlm-head"),),
 )

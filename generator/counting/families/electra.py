@@ -11,48 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    Tie,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    CROSS_ATTENTION,
-    LAYER_RULES,
-    bert_embeddings,
-    bert_encoder_layer,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol, Tie
+from generator.counting.conditions import ne
+from generator.counting.families import common
+from generator.counting.families.symbols import symbols
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, ne
+from generator.counting.switches import Switch
 
 V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+SYMBOLS = symbols(
+    "VPT",
     Symbol("E", "embedding_size", "embedding width (projected to H when it differs)", minimum=0),
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+    "HILAC",
 )
 
 
 def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (bert_embeddings(prefix, E),)
+    blocks: tuple[Block, ...] = (common.bert_embeddings(prefix, E),)
     if on["projected"]:
         blocks += (
             Block(
@@ -63,7 +40,7 @@ def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
                 (linear("embeddings_project", "E to H projection", E, H, part=Part.EMBEDDINGS),),
             ),
         )
-    return (*blocks, bert_encoder_layer(on, prefix))
+    return (*blocks, common.bert_encoder_layer(on, prefix))
 
 
 def _generator_head(on: Mapping[str, bool]) -> Block:
@@ -86,7 +63,7 @@ def _generator_head(on: Mapping[str, bool]) -> Block:
     return Block("generator-head", "generator head", Kind.HEAD, "", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ELECTRA class for this head."""
     if head is Head.BASE:
         return Architecture("ElectraModel", _backbone(on, ""))
@@ -140,13 +117,13 @@ FAMILY = Family(
     title="ELECTRA",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(*LAYER_RULES, padding_in_vocabulary),
+    checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
     switches=(
-        tied("generator-head"),
-        CROSS_ATTENTION,
+        common.tied("generator-head"),
+        common.CROSS_ATTENTION,
         Switch(
             "projected",
             ne("embedding_size", "hidden_size"),

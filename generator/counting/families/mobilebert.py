@@ -16,45 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    embedding,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    classifier_head,
-    heads_divide_hidden,
-    mlm_decoder,
-    next_sentence_head,
-    padding_in_vocabulary,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
+from generator.counting.families import common
+from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf, Rule, Switch, const, eq, given, gt, head_is, mod, ne, truthy
+from generator.counting.switches import FirstOf, Rule, Switch
 
 V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-    Symbol("H", "hidden_size", "inter-block hidden size (the width between layers)", minimum=0),
+SYMBOLS = symbols(
+    "VPT",
+    shared("H", meaning="inter-block hidden size (the width between layers)", minimum=0),
     Symbol("E", "embedding_size", "token embedding width", minimum=0),
     Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
-    Symbol("A", "num_attention_heads", "attention heads"),
+    "I",
+    shared("L", minimum=1),
+    "A",
     Symbol("F", "num_feedforward_networks", "feed-forward networks per layer"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+    "C",
 )
 
 
@@ -140,35 +121,31 @@ def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Blo
     blocks: tuple[Block, ...] = (_embeddings(on, prefix), _encoder_layer(on, prefix))
     # Without classifier_activation the pooler only picks the first token and holds no tensor.
     if pooler and on["pooler_dense"]:
-        blocks += (
-            Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),)),
-        )
+        blocks += (common.bert_pooler(prefix),)
     return blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
+    decoder = common.mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
     modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("transform.dense", "transform dense", H, H),
-        layer_norm("transform.LayerNorm", "transform LayerNorm", H),
+        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
         Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),)),
         decoder,
     )
     return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
     if head is Head.BASE:
         return Architecture("MobileBertModel", _backbone(on, "", pooler=True))
     if head is Head.PRETRAINING:
-        nsp = next_sentence_head()
+        nsp = common.next_sentence_head()
         blocks = (*_backbone(on, "mobilebert.", pooler=True), _mlm_head(on), nsp)
         return Architecture("MobileBertForPreTraining", blocks)
     if head is Head.MASKED_LM:
         return Architecture("MobileBertForMaskedLM", (*_backbone(on, "mobilebert.", pooler=False), _mlm_head(on)))
-    classifier = classifier_head()
+    classifier = common.classifier_head()
     return Architecture("MobileBertForSequenceClassification", (*_backbone(on, "mobilebert.", pooler=True), classifier))
 
 
@@ -185,8 +162,8 @@ _heads_divide_width = FirstOf(
         ),
         Rule(
             ~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
-            heads_divide_hidden.message,
-            heads_divide_hidden.keys,
+            common.heads_divide_hidden.message,
+            common.heads_divide_hidden.keys,
         ),
     )
 )
@@ -232,7 +209,7 @@ FAMILY = Family(
     title="MobileBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=(
         "trigram_input",
         "use_bottleneck",
@@ -282,7 +259,7 @@ FAMILY = Family(
         "next-sentence head read that state directly.",
     ),
     switches=(
-        tied("mlm-head"),
+        common.tied("mlm-head"),
         Switch(
             "trigram",
             truthy("trigram_input"),
@@ -324,6 +301,6 @@ FAMILY = Family(
         _true_hidden_size_agrees,
         _heads_divide_width,
         _embedding_fits_hidden,
-        padding_in_vocabulary,
+        common.padding_in_vocabulary,
     ),
 )

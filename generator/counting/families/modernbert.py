@@ -15,33 +15,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    Tie,
-    embedding,
-    linear,
-)
-from generator.counting.families.common import heads_divide_hidden, padding_in_vocabulary, tied
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.conditions import gt, truthy
+from generator.counting.families import common
+from generator.counting.families.symbols import shared, symbols
+from generator.counting.layouts import embedding, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, gt, truthy
+from generator.counting.switches import Switch
 
 V, H, I, C = (Poly.symbol(s) for s in "VHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("H", "hidden_size", "hidden size", minimum=0),
-    Symbol("I", "intermediate_size", "feed-forward size (each half of the gated input projection)", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers"),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "V",
+    shared("H", minimum=0),
+    shared("I", meaning="feed-forward size (each half of the gated input projection)"),
+    shared("L", minimum=1),
+    "AC",
 )
 
 # Read by ModernBertConfig.__post_init__ and its rotary set-up from the keyword arguments, not
@@ -118,7 +107,7 @@ def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
     )
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ModernBERT class for this head."""
     if head is Head.BASE:
         return Architecture("ModernBertModel", _backbone(on, ""))
@@ -145,7 +134,7 @@ FAMILY = Family(
     title="ModernBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("attention_bias", "mlp_bias", "norm_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"),
     differences=(
         "**No biases.** By default no linear layer of the backbone has a bias and no LayerNorm has a "
@@ -171,7 +160,7 @@ FAMILY = Family(
         "`head` and a classifier, with no pooler.",
     ),
     extra_config=EXTRA_CONFIG,
-    checks=(heads_divide_hidden, padding_in_vocabulary),
+    checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(
         *(
             Switch(key, truthy(key), meaning, blocks)
@@ -187,7 +176,7 @@ FAMILY = Family(
                 ("decoder_bias", "the decoder has its own bias", ("mlm-head",)),
             )
         ),
-        tied("mlm-head"),
+        common.tied("mlm-head"),
         Switch("later_layers", gt("num_hidden_layers", 1), "layers after layer 0 exist", ("layer",)),
     ),
 )

@@ -7,7 +7,7 @@ heads: RobertaEmbeddings registers ``word_embeddings``, ``token_type_embeddings`
 ``out_proj`` on the first token, and the pooler is dropped for both heads.
 
 XLM-RoBERTa (``xlm_roberta.py``) is generated from the same source (modular_xlm_roberta.py)
-and declares itself with ``declare`` below; the only difference there is that its heads are
+and declares itself with ``roberta_like`` below; the only difference there is that its heads are
 registered before the backbone.
 """
 
@@ -15,42 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Symbol,
-    Tie,
-    embedding,
-    layer_norm,
-    linear,
-)
-from generator.counting.families.common import (
-    CROSS_ATTENTION,
-    LAYER_RULES,
-    bert_encoder_layer,
-    padding_fits,
-    tied,
-)
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.families import common
+from generator.counting.families.symbols import symbols
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf
 
 V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
 
-SYMBOLS = (
-    Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-    Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-    Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-    Symbol("H", "hidden_size", "hidden size"),
-    Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-    Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-    Symbol("A", "num_attention_heads", "attention heads"),
-    Symbol("C", "num_labels", "classification labels", minimum=0),
+SYMBOLS = symbols(
+    "VPTHILAC",
 )
 
 BACKBONE = "roberta."  # the attribute every head class stores the encoder under
@@ -80,21 +55,15 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> Block:
 def _backbone(
     on: Mapping[str, bool], prefix: str, *, pooler: bool, word_tied_to: str | None = None
 ) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (_embeddings(prefix, word_tied_to=word_tied_to), bert_encoder_layer(on, prefix))
+    blocks: tuple[Block, ...] = (_embeddings(prefix, word_tied_to=word_tied_to), common.bert_encoder_layer(on, prefix))
     if pooler:
-        blocks += (
-            Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),)),
-        )
+        blocks += (common.bert_pooler(prefix),)
     return blocks
 
 
 def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
-    modules: tuple[Module, ...] = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        linear("dense", "transform dense", H, H),
-        layer_norm("layer_norm", "transform LayerNorm", H),
-    )
+    modules = common.mlm_transform("dense", "layer_norm")
     if not on["tied"]:
         head = Block(
             "mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, linear("decoder", "decoder (untied)", H, V))
@@ -133,7 +102,7 @@ def _classifier() -> Block:
     )
 
 
-def declare(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_first: bool) -> Architecture:
+def roberta_like(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_first: bool) -> Architecture:
     """Declare a RoBERTa-style class; ``heads_first`` when the head is registered before the backbone."""
     if head is Head.BASE:
         return Architecture(f"{class_prefix}Model", _backbone(on, "", pooler=True))
@@ -149,13 +118,13 @@ def declare(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_firs
     return Architecture(f"{class_prefix}ForSequenceClassification", blocks)
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers RoBERTa class for this head."""
-    return declare(on, head, class_prefix="Roberta", heads_first=False)
+    return roberta_like(on, head, class_prefix="Roberta", heads_first=False)
 
 
 # Both tables are nn.Embedding(..., padding_idx=pad_token_id), which asserts that the index is a row.
-padding_fits_tables = FirstOf((padding_fits("vocab_size"), padding_fits("max_position_embeddings")))
+padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding_fits("max_position_embeddings")))
 
 
 DIFFERENCES = (
@@ -182,9 +151,9 @@ FAMILY = Family(
     title="RoBERTa",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
+    declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     differences=DIFFERENCES,
-    checks=(*LAYER_RULES, padding_fits_tables),
-    switches=(tied("mlm-head", "shared-embeddings", "embeddings"), CROSS_ATTENTION),
+    checks=(*common.LAYER_RULES, padding_fits_tables),
+    switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )

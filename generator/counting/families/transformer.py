@@ -24,12 +24,11 @@ from generator.counting.architecture import (
     Part,
     Symbol,
     Tie,
-    embedding,
-    layer_norm,
-    linear,
 )
+from generator.counting.conditions import ne, truthy
+from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, Switch, ne, truthy
+from generator.counting.switches import Rule, Switch
 
 V, U, S, H, I, A, K, M = (Poly.symbol(s) for s in "VUSHIAKM")
 ONE = Poly.constant(1)
@@ -101,7 +100,7 @@ def _tables(side: str, prefix: str, word: Module) -> Block:
     return Block(f"{side}-embeddings", f"{side} embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the 2018 attention-is-all-you-need-pytorch Transformer."""
     source_words = "encoder.src_word_emb.weight"
     if on["shared_tables"]:
@@ -166,7 +165,7 @@ FAMILY = Family(
     title="Transformer (2017)",
     symbols=SYMBOLS,
     heads=(Head.BASE,),
-    build=build,
+    declare=declare,
     flag_keys=("tgt_emb_prj_weight_sharing", "emb_src_tgt_weight_sharing"),
     checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
     differences=(

@@ -2,23 +2,23 @@
 
 transformers generates this model from RoBERTa's source (modular_xlm_roberta.py), so its
 modules and names are RoBERTa's (the backbone is still stored as ``roberta``) and the
-declaration is ``roberta.declare``. One thing differs, and it changes the order of
+declaration is ``roberta.roberta_like``. One thing differs, and it changes the order of
 ``named_parameters()``: XLMRobertaForMaskedLM and XLMRobertaForSequenceClassification create
 their head (``lm_head``, ``classifier``) before the backbone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Family, Head
-from generator.counting.families.common import CROSS_ATTENTION, LAYER_RULES, tied
-from generator.counting.families.roberta import SYMBOLS, declare, padding_fits_tables
+from generator.counting.architecture import Architecture, Head
+from generator.counting.families import roberta
 
 
-def build(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers XLM-RoBERTa class for this head."""
-    return declare(on, head, class_prefix="XLMRoberta", heads_first=True)
+    return roberta.roberta_like(on, head, class_prefix="XLMRoberta", heads_first=True)
 
 
 DIFFERENCES = (
@@ -37,14 +37,7 @@ DIFFERENCES = (
     "`lm_head.bias`, as in RoBERTa.",
 )
 
-FAMILY = Family(
-    name="xlm-roberta",
-    title="XLM-RoBERTa",
-    symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
-    build=build,
-    flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    differences=DIFFERENCES,
-    checks=(*LAYER_RULES, padding_fits_tables),
-    switches=(tied("mlm-head", "shared-embeddings", "embeddings"), CROSS_ATTENTION),
+# RoBERTa's family in all but its name, its declaration and its notes.
+FAMILY = dataclasses.replace(
+    roberta.FAMILY, name="xlm-roberta", title="XLM-RoBERTa", declare=declare, differences=DIFFERENCES
 )

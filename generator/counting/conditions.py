@@ -1,0 +1,355 @@
+"""The condition language: tests on a config that Python evaluates and the calculator reads.
+
+A family's builder never sees its config. Every decision that changes which tensors exist, or
+which symbol a dimension is, is a named switch (``switches.py``) whose condition is written in
+the small language below; ``evaluate`` decides it here, and the same condition, exported as JSON
+by ``to_json``, is decided by the calculator in the browser. A number that is not a config value
+but is computed from config values (H / conv_groups) is a ``Value``.
+
+The language, and its JSON:
+
+* values: ``{"key": k}`` (the config value, null when absent), ``{"const": c}``,
+  ``{"mul": [a, b]}``, ``{"div": [a, b]}`` (floor division), ``{"mod": [a, b]}``, ``{"neg": a}``;
+  arithmetic on anything but whole numbers, or by zero, gives null;
+* conditions: ``{"truthy": k}`` (Python's truth: null, false, 0, "" and [] are false),
+  ``{"null": k}``, ``{"is": [k, kind]}`` (kind: int, a whole number and not a boolean; str; bool;
+  strings, a list of strings), ``{"contains": [k, item]}``
+  (a list holds the item; a string, split on "|", lowercased and stripped, has it as a part),
+  ``{"eq"|"ne"|"gt"|"ge"|"lt"|"le": [a, b]}`` (an ordering needs two whole numbers, else it is
+  false; eq and ne tell booleans from numbers), ``{"all": [...]}``, ``{"any": [...]}``,
+  ``{"not": c}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+JSON = Any  # what json.dumps accepts
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# --- values ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Key:
+    """A config value, as the card resolves it (None when the key is absent or null)."""
+
+    name: str
+
+    def evaluate(self, config: Mapping[str, Any]) -> Any:
+        return config.get(self.name)
+
+    def to_json(self) -> JSON:
+        return {"key": self.name}
+
+    def reads(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass(frozen=True)
+class Const:
+    value: int | str | bool | None
+
+    def evaluate(self, config: Mapping[str, Any]) -> Any:
+        return self.value
+
+    def to_json(self) -> JSON:
+        return {"const": self.value}
+
+    def reads(self) -> set[str]:
+        return set()
+
+
+@dataclass(frozen=True)
+class Arithmetic:
+    """mul, div (floor division, as Python's //), mod (as Python's %), neg (b unused)."""
+
+    op: str
+    a: Value
+    b: Value | None = None
+
+    def evaluate(self, config: Mapping[str, Any]) -> int | None:
+        a = self.a.evaluate(config)
+        b = self.b.evaluate(config) if self.b is not None else 0
+        if not _whole(a) or not _whole(b):
+            return None
+        if self.op == "neg":
+            return int(-a)
+        if self.op == "mul":
+            return int(a * b)
+        if b == 0:
+            return None
+        return int(a // b) if self.op == "div" else int(a % b)
+
+    def to_json(self) -> JSON:
+        if self.op == "neg":
+            return {"neg": self.a.to_json()}
+        assert self.b is not None
+        return {self.op: [self.a.to_json(), self.b.to_json()]}
+
+    def reads(self) -> set[str]:
+        return self.a.reads() | (self.b.reads() if self.b is not None else set())
+
+
+Value = Key | Const | Arithmetic
+
+
+def value(item: Value | str | int | bool | None) -> Value:
+    """A bare string names a config key; any other bare value is a constant."""
+    if isinstance(item, Key | Const | Arithmetic):
+        return item
+    if isinstance(item, str):
+        return Key(item)
+    return Const(item)
+
+
+def const(item: int | str | bool | None) -> Const:
+    """A string constant (a bare string would name a key)."""
+    return Const(item)
+
+
+def mul(a: Value | str | int, b: Value | str | int) -> Arithmetic:
+    return Arithmetic("mul", value(a), value(b))
+
+
+def div(a: Value | str | int, b: Value | str | int) -> Arithmetic:
+    return Arithmetic("div", value(a), value(b))
+
+
+def mod(a: Value | str | int, b: Value | str | int) -> Arithmetic:
+    return Arithmetic("mod", value(a), value(b))
+
+
+def neg(a: Value | str | int) -> Arithmetic:
+    return Arithmetic("neg", value(a))
+
+
+# --- conditions -----------------------------------------------------------------------------------
+
+
+class _Combinable:
+    """``a & b``, ``a | b`` and ``~a`` build the and/or/not of conditions."""
+
+    def __and__(self, other: Condition) -> All:
+        return All((self, other))  # type: ignore[arg-type]
+
+    def __or__(self, other: Condition) -> AnyOf:
+        return AnyOf((self, other))  # type: ignore[arg-type]
+
+    def __invert__(self) -> Not:
+        return Not(self)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Truthy(_Combinable):
+    key: str
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        item = config.get(self.key)
+        return item not in (None, False, 0, "") and item != []
+
+    def to_json(self) -> JSON:
+        return {"truthy": self.key}
+
+    def reads(self) -> set[str]:
+        return {self.key}
+
+
+@dataclass(frozen=True)
+class IsNull(_Combinable):
+    key: str
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        return config.get(self.key) is None
+
+    def to_json(self) -> JSON:
+        return {"null": self.key}
+
+    def reads(self) -> set[str]:
+        return {self.key}
+
+
+KINDS = ("int", "str", "bool", "strings")
+
+
+@dataclass(frozen=True)
+class Is(_Combinable):
+    """The value's type: int (a whole number, not a boolean), str, bool, or strings (a list of strings)."""
+
+    key: str
+    kind: str
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        found = config.get(self.key)
+        if self.kind == "int":
+            return _whole(found)
+        if self.kind == "str":
+            return isinstance(found, str)
+        if self.kind == "bool":
+            return isinstance(found, bool)
+        return isinstance(found, list) and all(isinstance(item, str) for item in found)
+
+    def to_json(self) -> JSON:
+        return {"is": [self.key, self.kind]}
+
+    def reads(self) -> set[str]:
+        return {self.key}
+
+
+@dataclass(frozen=True)
+class Contains(_Combinable):
+    """A list holds the item, or a "p2c|c2p" string has it among its parts (as transformers splits it)."""
+
+    key: str
+    item: str
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        found = config.get(self.key)
+        if isinstance(found, str):
+            return self.item in [part.strip() for part in found.lower().split("|")]
+        if isinstance(found, list):
+            return self.item in found
+        return False
+
+    def to_json(self) -> JSON:
+        return {"contains": [self.key, self.item]}
+
+    def reads(self) -> set[str]:
+        return {self.key}
+
+
+ORDERINGS = ("gt", "ge", "lt", "le")
+
+
+@dataclass(frozen=True)
+class Compare(_Combinable):
+    op: str  # eq, ne, gt, ge, lt, le
+    a: Value
+    b: Value
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        a, b = self.a.evaluate(config), self.b.evaluate(config)
+        if self.op in ("eq", "ne"):
+            same = isinstance(a, bool) == isinstance(b, bool) and a == b
+            return same if self.op == "eq" else not same
+        if not _whole(a) or not _whole(b):
+            return False
+        return {"gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b}[self.op]
+
+    def to_json(self) -> JSON:
+        return {self.op: [self.a.to_json(), self.b.to_json()]}
+
+    def reads(self) -> set[str]:
+        return self.a.reads() | self.b.reads()
+
+
+@dataclass(frozen=True)
+class All(_Combinable):
+    conditions: tuple[Condition, ...]
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        return all(c.evaluate(config) for c in self.conditions)
+
+    def to_json(self) -> JSON:
+        return {"all": [c.to_json() for c in self.conditions]}
+
+    def reads(self) -> set[str]:
+        return set().union(*(c.reads() for c in self.conditions))
+
+
+@dataclass(frozen=True)
+class AnyOf(_Combinable):
+    conditions: tuple[Condition, ...]
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        return any(c.evaluate(config) for c in self.conditions)
+
+    def to_json(self) -> JSON:
+        return {"any": [c.to_json() for c in self.conditions]}
+
+    def reads(self) -> set[str]:
+        return set().union(*(c.reads() for c in self.conditions))
+
+
+@dataclass(frozen=True)
+class Not(_Combinable):
+    condition: Condition
+
+    def evaluate(self, config: Mapping[str, Any]) -> bool:
+        return not self.condition.evaluate(config)
+
+    def to_json(self) -> JSON:
+        return {"not": self.condition.to_json()}
+
+    def reads(self) -> set[str]:
+        return self.condition.reads()
+
+
+Condition = Truthy | IsNull | Is | Contains | Compare | All | AnyOf | Not
+
+
+def truthy(key: str) -> Truthy:
+    return Truthy(key)
+
+
+def is_null(key: str) -> IsNull:
+    return IsNull(key)
+
+
+def given(key: str) -> Not:
+    """The key has a value (not null)."""
+    return Not(IsNull(key))
+
+
+def is_whole(key: str) -> Is:
+    return Is(key, "int")
+
+
+def is_kind(key: str, kind: str) -> Is:
+    assert kind in KINDS, kind
+    return Is(key, kind)
+
+
+def contains(key: str, item: str) -> Contains:
+    return Contains(key, item)
+
+
+def eq(a: Value | str, b: Value | str | int | bool | None) -> Compare:
+    return Compare("eq", value(a), value(b))
+
+
+def ne(a: Value | str, b: Value | str | int | bool | None) -> Compare:
+    return Compare("ne", value(a), value(b))
+
+
+def gt(a: Value | str, b: Value | str | int) -> Compare:
+    return Compare("gt", value(a), value(b))
+
+
+def ge(a: Value | str, b: Value | str | int) -> Compare:
+    return Compare("ge", value(a), value(b))
+
+
+def lt(a: Value | str, b: Value | str | int) -> Compare:
+    return Compare("lt", value(a), value(b))
+
+
+def le(a: Value | str, b: Value | str | int) -> Compare:
+    return Compare("le", value(a), value(b))
+
+
+# The head a rule is checked for, beside the config under a name no config key can have: the card
+# check and the calculator add it, so that a rule can hold for some heads only (a key only one
+# head's modules read). Switches never read it: a builder is told the head directly.
+HEAD = "@head"
+
+
+def head_is(*heads: str) -> AnyOf:
+    """The config is checked for one of these heads (their ``Head`` values)."""
+    return AnyOf(tuple(Compare("eq", Key(HEAD), Const(head)) for head in heads))

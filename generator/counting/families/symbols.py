@@ -1,0 +1,39 @@
+"""The symbols families share, each declared once with its usual config key and meaning.
+
+Most families of the catalog read the same numbers under the same names (V, P, T, H, I, L, A, C):
+they list them by name, and declare in full only their own symbols (ALBERT's groups, DeBERTa's
+buckets) and the shared ones whose key or meaning differs for them (DistilBERT's ``dim``,
+ALBERT's L, which counts steps over shared layers). The order of the list is the order the
+family's formulas use. This module declares no family.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from generator.counting.architecture import Symbol
+
+SHARED: dict[str, Symbol] = {
+    s.name: s
+    for s in (
+        Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
+        Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
+        Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
+        Symbol("H", "hidden_size", "hidden size"),
+        Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
+        Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
+        Symbol("A", "num_attention_heads", "attention heads"),
+        Symbol("C", "num_labels", "classification labels", minimum=0),
+    )
+}
+
+
+def shared(name: str, **differs: Any) -> Symbol:
+    """A shared symbol with what differs for one family (its key, meaning, minimum...) changed."""
+    return replace(SHARED[name], **differs)
+
+
+def symbols(*entries: str | Symbol) -> tuple[Symbol, ...]:
+    """A family's symbols in formula order: a string names shared symbols as they are ("VPTHI")."""
+    return tuple(s for e in entries for s in ((SHARED[name] for name in e) if isinstance(e, str) else (e,)))
