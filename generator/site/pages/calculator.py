@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.counting.families import FAMILIES
+from generator.site import content
+from generator.site.content import LANGUAGE
 from generator.site.page import SITE_TITLE, Page
 from generator.site.views import Summary
 
@@ -55,16 +57,16 @@ def _entries(models: Sequence[Summary]) -> tuple[FamilyEntry, ...]:
     return tuple(entries)
 
 
-def pages(models: Sequence[Summary]) -> list[Page]:
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    page = content.load("calculator", language).section("page")
     return [
         Page(
             "calculator/index.html",
             "calculator.html",
-            f"Parameter calculator · {SITE_TITLE}",
-            "Change any configuration value of any BERT-family model and see the derivation and the exact "
-            "parameter count follow, computed from the same formulas as every model page.",
+            page("title", site=SITE_TITLE),
+            page("description"),
             {"families": _entries(models)},
-            guide="change any config value of any family; the derivation and the exact total follow at once.",
+            guide=page("guide"),
         )
     ]
 
