@@ -17,9 +17,10 @@ import pytest
 from conftest import MODELS
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
-from generator.site import content
+from generator.site import content, render
 from generator.site.content import CONTENT, Text
-from generator.site.pages import discover_pages, errata
+from generator.site.pages import errata
+from generator.site.render import SiteOptions
 from generator.site.views import Model, build_model
 
 LANGUAGES = sorted(p.name for p in CONTENT.iterdir() if p.is_dir())
@@ -42,11 +43,11 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
 
     patch.setattr(content, "load", load)
     found: list[str] = []
-    for provider in discover_pages():
-        try:
-            provider(models, language=language)
-        except InputError as error:
-            found += [str(p) for p in error.problems]
+    try:
+        render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
+        render.Renderer(SiteOptions(language=language)).model_files(models[0])
+    except InputError as error:
+        found += [str(p) for p in error.problems]
     if found:
         return found  # a page kind stopped halfway: what it did not read says nothing
     read: dict[Path, set[tuple[str | int, ...]]] = {}
@@ -77,6 +78,7 @@ def test_the_languages_are_found() -> None:
         "diffs.yaml",
         "errata.yaml",
         "exercises.yaml",
+        "site.yaml",
     }
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from generator.cards.problems import InputError, Location, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
+from generator.site.page import LANGUAGE
 
 CONTENT = Path(__file__).resolve().parents[2] / "content"
-LANGUAGE = "en"  # the language the site is built in; each other one is a folder beside it
 
 
 class Text:

@@ -17,8 +17,7 @@ from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.counting.families import FAMILIES
 from generator.site import content
-from generator.site.content import LANGUAGE
-from generator.site.page import SITE_TITLE, Page
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 # The family the calculator opens with when its address names none.

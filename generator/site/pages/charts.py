@@ -19,8 +19,8 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.site.formats import percent, times
 from generator.counting.parts import PART_TITLES, Share, shares
 from generator.site import content
-from generator.site.content import LANGUAGE, Text
-from generator.site.page import SITE_TITLE, Page
+from generator.site.content import Text
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 # Each part's pattern in the share chart; the key is also the part's CSS class suffix.

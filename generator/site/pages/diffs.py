@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 from generator.site.differences import Diff, Pairing, available_pairs
 from generator.site import content
-from generator.site.content import LANGUAGE
-from generator.site.page import SITE_TITLE, Page
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 INDEX = "diffs/index.html"

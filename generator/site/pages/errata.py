@@ -17,7 +17,7 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
 from generator.counting.poly import Poly
 from generator.site import content
-from generator.site.content import LANGUAGE, Text
+from generator.site.content import Text
 from generator.site.erratum import (
     ORDER,
     ZERO,
@@ -48,7 +48,7 @@ from generator.site.erratum import (
     total_of,
     used_symbols,
 )
-from generator.site.page import SITE_TITLE, Page
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Details, Model, Summary
 
 

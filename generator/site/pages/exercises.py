@@ -20,8 +20,8 @@ from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
 from generator.site import content
-from generator.site.content import LANGUAGE, Text
-from generator.site.page import SITE_TITLE, Page
+from generator.site.content import Text
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Details, Model, Summary
 
 ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")
