@@ -10,8 +10,9 @@ the page does not fill is reported as ``file:line:column: key: message``, never 
 traceback. Every read is remembered, so a test can show that each text of each language is
 read by the code and each text the code reads is there (tests/test_content.py).
 
-The folder sits at the top of the repository, beside templates/, and is found the same way:
-from the source tree, which ``make site`` and the editable install both run.
+The folder sits at the top of the repository, where translators find it; the package reaches it
+through the link ``generator/site/texts``, so an editable install (``make site``) reads the
+repository's files and a built wheel carries copies of them (package data in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from generator.cards.problems import InputError, Location, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
 from generator.site.page import LANGUAGE
 
-CONTENT = Path(__file__).resolve().parents[2] / "content"
+CONTENT = (Path(__file__).parent / "texts").resolve()  # content/ in a source tree
 
 
 class Text:
