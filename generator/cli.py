@@ -58,9 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     talk.add_argument("-v", "--verbose", action="store_true", help="print each stage of the build with its time")
     serve_cmd = commands.add_parser(
         "serve",
-        help="build, preview on localhost, and rebuild when a card, template or module changes",
+        help="build, preview on localhost, and rebuild when a card, template, text or module changes",
         description="Build the site, serve it on 127.0.0.1, and rebuild whenever a file under the models "
-        "directory, templates/ or generator/ changes. Stop with Ctrl-C.",
+        "directory, templates/, content/ or generator/ changes. Stop with Ctrl-C.",
     )
     serve_cmd.add_argument("--models", type=Path, default=Path("models"), metavar="DIR", help="default: models/")
     serve_cmd.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="default: site/")

@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+from generator.site.content import CONTENT
 from generator.site.render import TEMPLATES
 
 WATCHED_SUFFIXES = {".yaml", ".yml", ".html", ".css", ".svg", ".py", ".json"}
@@ -33,7 +34,7 @@ def _build(models: Path, out: Path) -> None:
 
 def serve(models: Path, out: Path, port: int, *, poll_seconds: float = 1.0) -> int:
     """Build, serve ``out`` on 127.0.0.1, and rebuild on every change until interrupted."""
-    folders = [models, TEMPLATES, Path(__file__).resolve().parent.parent]  # the whole generator package
+    folders = [models, TEMPLATES, CONTENT, Path(__file__).resolve().parent.parent]  # and the whole generator package
     _build(models, out)
     out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
     # The handler resolves every request against the directory's path, so it serves whichever

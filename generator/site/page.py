@@ -16,6 +16,7 @@ from typing import Any
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 SITE_TITLE = "BERT Parameter Atlas"
+LANGUAGE = "en"  # the folder of content/ a site is built from unless told otherwise
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class SiteOptions:
     base_url: str | None = None  # e.g. https://user.github.io/repo/: canonical links, sitemap, Open Graph
     date: datetime.date | None = None  # from SOURCE_DATE_EPOCH; never the clock
     search: bool = True  # run Pagefind over the finished pages
+    language: str = LANGUAGE  # the folder of content/ its sentences come from
 
     @staticmethod
     def from_environment(base_url: str | None, *, search: bool = True) -> SiteOptions:

@@ -22,8 +22,9 @@ from markupsafe import Markup, escape
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
-from generator.site import exports, formats
-from generator.site.page import SITE_TITLE, TEMPLATES, Page, SiteOptions
+from generator.site import content, exports, formats
+from generator.site.content import Text
+from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, rounded
 
@@ -178,43 +179,42 @@ def render_markdown(text: str) -> Markup:
     return Markup(clean)
 
 
-def model_page(model: Model) -> Page:
-    """A model's own page: the derivation and every tensor."""
+def model_page(model: Model, text: Text) -> Page:
+    """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages."""
+    words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
+    own = text.section("model")
     return Page(
-        f"models/{model.id}/index.html",
-        "model.html",
-        f"{model.card.title}: {model.total:,} parameters · {SITE_TITLE}",
-        f"{model.card.title} ({model.class_name}) has {model.total:,} parameters: "
-        "the worked derivation and every tensor with its shape and count.",
-        {"model": model},
+        f"models/{model.id}/index.html", "model.html", own("title", **words), own("description", **words), {"model": model}
     )
 
 
-def pages(models: Sequence[Summary]) -> list[Page]:
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     """Every page about many models (every page but the models' own)."""
+    text = content.load("site", language)
+    compare, search = text.section("compare"), text.section("search")
     result = [
         Page(
             "compare/index.html",
             "compare.html",
-            f"Compare all models · {SITE_TITLE}",
-            "Every model side by side: configuration, parameters per component, totals and embedding share.",
+            compare("title", site=SITE_TITLE),
+            compare("description"),
             {"models": models},
         ),
         Page(
             "search/index.html",
             "search.html",
-            f"Search · {SITE_TITLE}",
-            "Search every model page of the BERT Parameter Atlas.",
+            search("title", site=SITE_TITLE),
+            search("description"),
             {"models": models},
         ),
     ]
     for provider in discover_pages():
-        result.extend(provider(models))
+        result.extend(provider(models, language))
     home = Page(
         "index.html",
         "index.html",
         SITE_TITLE,
-        f"Exact parameter counts, tensor by tensor, for {len(models)} BERT-family models.",
+        text.section("home")("description", models=len(models)),
         {"models": models, "guides": [page for page in result if page.guide]},
     )
     return [home, *result]
@@ -226,6 +226,7 @@ class Renderer:
     def __init__(self, options: SiteOptions, templates: Path = TEMPLATES) -> None:
         self.options = options
         self.templates = templates
+        self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.env = environment(templates)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (
@@ -246,7 +247,7 @@ class Renderer:
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
         return {
-            f"models/{model.id}/index.html": self.render(model_page(model)),
+            f"models/{model.id}/index.html": self.render(model_page(model, self.text)),
             f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
@@ -254,7 +255,7 @@ class Renderer:
     def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
         """Every other file, as independent pieces of work (a build runs them in parallel):
         each page about many models, 404 with sitemap and robots, each data provider, the assets."""
-        site_pages = pages(models)
+        site_pages = pages(models, self.options.language)
         work: list[Callable[[], dict[str, bytes]]] = [functools.partial(self._page_file, page) for page in site_pages]
         urls = [page.url for page in site_pages if page.template != "search.html"]
         urls += [f"models/{model.id}/" for model in models]

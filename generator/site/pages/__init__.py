@@ -1,4 +1,7 @@
-"""Page kinds beyond the core ones; each module here defines ``pages(models) -> list[Page]``.
+"""Page kinds beyond the core ones; each module here defines ``pages(models, language) -> list[Page]``.
+
+A page kind takes its sentences from ``content/<language>/`` (``generator.site.content``), so the
+same function builds it in every language; tests/test_content.py builds each in each language.
 
 The registry finds them by itself, so adding a page kind edits no other module. It imports
 none of them by name: a page kind imports ``generator.site.page``, never this registry.
@@ -10,9 +13,16 @@ import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
 from types import ModuleType
+from typing import Protocol
 
 from generator.site.page import Page
 from generator.site.views import Summary
+
+
+class PageKind(Protocol):
+    """A page kind's ``pages`` function: its pages for these models, in one language of content/."""
+
+    def __call__(self, models: Sequence[Summary], language: str = ...) -> list[Page]: ...
 
 
 def _modules() -> list[ModuleType]:
@@ -27,6 +37,6 @@ def discover_files() -> list[Callable[[Sequence[Summary]], dict[str, bytes]]]:
     return [module.files for module in _modules() if hasattr(module, "files")]
 
 
-def discover_pages() -> list[Callable[[Sequence[Summary]], list[Page]]]:
+def discover_pages() -> list[PageKind]:
     """The ``pages`` function of every page kind, in module-name order."""
     return [module.pages for module in _modules()]

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.counting.families import FAMILIES
-from generator.site.page import SITE_TITLE, Page
+from generator.site import content
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 # The family the calculator opens with when its address names none.
@@ -55,16 +56,16 @@ def _entries(models: Sequence[Summary]) -> tuple[FamilyEntry, ...]:
     return tuple(entries)
 
 
-def pages(models: Sequence[Summary]) -> list[Page]:
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    page = content.load("calculator", language).section("page")
     return [
         Page(
             "calculator/index.html",
             "calculator.html",
-            f"Parameter calculator · {SITE_TITLE}",
-            "Change any configuration value of any BERT-family model and see the derivation and the exact "
-            "parameter count follow, computed from the same formulas as every model page.",
+            page("title", site=SITE_TITLE),
+            page("description"),
             {"families": _entries(models)},
-            guide="change any config value of any family; the derivation and the exact total follow at once.",
+            guide=page("guide"),
         )
     ]
 

@@ -18,7 +18,9 @@ from generator.site.svg import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.site.formats import percent, times
 from generator.counting.parts import PART_TITLES, Share, shares
-from generator.site.page import SITE_TITLE, Page
+from generator.site import content
+from generator.site.content import Text
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 # Each part's pattern in the share chart; the key is also the part's CSS class suffix.
@@ -148,45 +150,56 @@ def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
     return tuple(sorted(rows, key=lambda r: (r.lh2, r.total, r.model.id)))
 
 
-def _share_description(rows: tuple[ShareRow, ...]) -> str:
+def _share_description(text: Text, rows: tuple[ShareRow, ...]) -> str:
     def embedding(row: ShareRow) -> Fraction:
         return next(s.fraction for s in row.shares if s.part is Part.EMBEDDINGS)
 
     low = min(rows, key=embedding)
     high = max(rows, key=embedding)
     patterns = ", ".join(f"{s.label} ({s.pattern_name})" for s in SERIES)
-    return (
-        f"Stacked horizontal bars, one for each of {len(rows)} models, each as long as the model's total and "
-        f"split into the shares held by each part: {patterns}. "
-        f"The embeddings' share runs from {percent(embedding(low))} ({low.model.id}) "
-        f"to {percent(embedding(high))} ({high.model.id}). The table after the chart lists every share."
+    return text(
+        "description",
+        models=len(rows),
+        patterns=patterns,
+        low_share=percent(embedding(low)),
+        low_model=low.model.id,
+        high_share=percent(embedding(high)),
+        high_model=high.model.id,
     )
 
 
-def _rule_description(rows: tuple[RuleRow, ...]) -> str:
+def _rule_description(text: Text, rows: tuple[RuleRow, ...]) -> str:
     ratios = [r.ratio for r in rows]
     cores = [r.ratio_without_embeddings for r in rows]
     low = min(rows, key=lambda r: r.ratio_without_embeddings)
     high = max(rows, key=lambda r: r.ratio)
-    return (
-        f"Scatter plot on logarithmic axes of {len(rows)} models: L·H² across, parameters up. A dashed line marks "
-        f"{RULE}·L·H². Each model has a filled circle at its total and a hollow circle below it at its total "
-        f"minus the embeddings. Totals run from {times(min(ratios))} to {times(max(ratios))} the rule "
-        f"(median {times(statistics.median(ratios))}); without embeddings from {times(min(cores))} to "
-        f"{times(max(cores))} (median {times(statistics.median(cores))}). Furthest above the line: "
-        f"{high.model.id} ({times(high.ratio)}). Furthest below without embeddings: {low.model.id} "
-        f"({times(low.ratio_without_embeddings)}). The table after the chart gives every figure."
+    return text(
+        "description",
+        models=len(rows),
+        rule=RULE,
+        low_ratio=times(min(ratios)),
+        high_ratio=times(max(ratios)),
+        median_ratio=times(statistics.median(ratios)),
+        low_core=times(min(cores)),
+        high_core=times(max(cores)),
+        median_core=times(statistics.median(cores)),
+        high_model=high.model.id,
+        high_model_ratio=times(high.ratio),
+        low_model=low.model.id,
+        low_model_core=times(low.ratio_without_embeddings),
     )
 
 
-def pages(models: Sequence[Summary]) -> list[Page]:
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     if not models:
         return []
+    text = content.load("charts", language)
+    texts, labels = text.section("shares"), text.section("rule")
     bars = share_rows(models)
     share_svg = stacked_bars(
         "chart-shares",
-        "Where the parameters are: each model's parts as shares of its total",
-        _share_description(bars),
+        texts("title"),
+        _share_description(texts, bars),
         SERIES,
         [BarRow(row.model.id, tuple(s.count for s in row.shares)) for row in bars],
     )
@@ -199,34 +212,41 @@ def pages(models: Sequence[Summary]) -> list[Page]:
                 x=row.lh2,
                 y=row.total,
                 low=row.without_embeddings or None,
-                tooltip=f"{row.model.id}: L·H² = {row.lh2:,}; total {row.total:,} ({times(row.ratio)} the rule); "
-                f"without embeddings {row.without_embeddings:,} ({times(row.ratio_without_embeddings)})",
+                tooltip=labels(
+                    "tooltip",
+                    model=row.model.id,
+                    lh2=row.lh2,
+                    total=row.total,
+                    ratio=times(row.ratio),
+                    without_embeddings=row.without_embeddings,
+                    core=times(row.ratio_without_embeddings),
+                ),
                 labelled=row.reason in ("shared", "encoder") or row.model.id in LABELLED,
             )
             for row in rule
         ]
         rule_svg = log_scatter(
             "chart-rule",
-            f"Parameters against L·H², with the rule of thumb {RULE}·L·H²",
-            _rule_description(rule),
+            labels("title", rule=RULE),
+            _rule_description(labels, rule),
             points,
-            x_label="L·H² (layers × hidden size squared), logarithmic",
-            y_label="parameters, logarithmic",
+            x_label=labels("x-axis"),
+            y_label=labels("y-axis"),
             slope=RULE,
-            line_label=f"{RULE}·L·H²",
-            marker_labels=("total", "total minus embeddings"),
+            line_label=labels("line", rule=RULE),
+            marker_labels=(labels("total-marker"), labels("core-marker")),
         )
         context.update(rule_rows=rule, rule_chart=Markup(rule_svg), rule=RULE)
     else:
         context.update(rule_rows=(), rule_chart=None, rule=RULE)
+    page = text.section("page")
     return [
         Page(
             "charts/index.html",
             "charts.html",
-            f"Charts: where the parameters are · {SITE_TITLE}",
-            "Every model's parameters by part (embeddings, attention, feed-forward, norms, pooler, heads), "
-            f"and every total against the {RULE}·L·H² rule of thumb.",
+            page("title", site=SITE_TITLE),
+            page("description", rule=RULE),
             context,
-            guide=f"every model's parameters by part, and every total against the {RULE}·L·H² rule of thumb",
+            guide=page("guide", rule=RULE),
         )
     ]

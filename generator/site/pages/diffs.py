@@ -6,7 +6,8 @@ import functools
 from collections.abc import Sequence
 
 from generator.site.differences import Diff, Pairing, available_pairs
-from generator.site.page import SITE_TITLE, Page
+from generator.site import content
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 INDEX = "diffs/index.html"
@@ -16,20 +17,20 @@ def diff_path(slug: str) -> str:
     return f"diffs/{slug}/index.html"
 
 
-def pages(models: Sequence[Summary]) -> list[Page]:
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     if not models:
         return []
+    text = content.load("diffs", language)
+    page, pair = text.section("page"), text.section("pair")
     pairings = available_pairs(models)
     result = [
         Page(
             INDEX,
             "diffs.html",
-            f"Model against model · {SITE_TITLE}",
-            "Pairs of models compared: configs side by side, parameters by part, and the tensors added, "
-            "removed or reshaped.",
+            page("title", site=SITE_TITLE),
+            page("description"),
             {"diffs": pairings},
-            guide="pairs of models side by side (base to large, BERT to RoBERTa, ALBERT, DistilBERT, ELECTRA, ...): "
-            "what changes, tensor by tensor, and where the difference comes from",
+            guide=page("guide"),
         )
     ]
     for pairing in pairings:
@@ -38,8 +39,8 @@ def pages(models: Sequence[Summary]) -> list[Page]:
             Page(
                 diff_path(pairing.pair.slug),
                 "diff.html",
-                f"{a} → {b} · {SITE_TITLE}",
-                f"{a} ({pairing.a.total:,} parameters) against {b} ({pairing.b.total:,}): configs, parts and tensors.",
+                pair("title", a=a, b=b, site=SITE_TITLE),
+                pair("description", a=a, b=b, a_total=pairing.a.total, b_total=pairing.b.total),
                 functools.partial(_context, pairing),  # compared where the page is rendered
             )
         )

@@ -14,11 +14,14 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
-from generator.site.page import SITE_TITLE, Page
+from generator.site import content
+from generator.site.content import Text
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Details, Model, Summary
 
 ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")
@@ -58,22 +61,49 @@ class Exercise:
     compare: tuple[Step, ...] = ()  # beside another card (the released vocabulary)
 
 
-def pages(models: Sequence[Summary]) -> list[Page]:
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    """The exercises page; its sentences are content, in content/<language>/exercises.yaml by exercise id."""
+    text = content.load("exercises", language)
     by_id = Details(models)
-    exercises = [build(by_id[need], by_id) for build, need in BUILDERS if need in by_id]
+    exercises = [build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id]
     if not exercises:
         return []
+    page = text.section("page")
     return [
         Page(
             "exercises/index.html",
             "exercises.html",
-            f"Exercises: BERT's size, worked · {SITE_TITLE}",
-            "Textbook questions on BERT's parameter count, each with the full worked answer.",
+            page("title", site=SITE_TITLE),
+            page("description"),
             {"exercises": tuple(exercises)},
-            guide="textbook questions on BERT's size (a round vocabulary, an 8-layer 8-head BERT, classifiers on "
-            "[CLS], keras-bert's summary), each with its full worked answer.",
+            guide=page("guide"),
         )
     ]
+
+
+def _exercise(
+    text: Text,
+    t: Text,
+    model: Model,
+    answer: int,
+    steps: tuple[Step, ...],
+    values: Mapping[str, object],
+    exercise_id: str | None = None,
+    answer_label: str | None = None,
+    **more: Any,
+) -> Exercise:
+    """An exercise with its title, question and note from the content, ``values`` filled into them."""
+    return Exercise(
+        exercise_id or t.key,
+        t("title", **values),
+        t("question", **values),
+        answer_label or text.section("page")("answer"),
+        answer,
+        model,
+        steps,
+        t("note", **values),
+        **more,
+    )
 
 
 def _step(model: Model, block: str, label: str) -> Step:
@@ -94,18 +124,20 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
 
 
-def vocabulary(model: Model, by_id: Mapping[str, Model]) -> Exercise:
+def vocabulary(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
+    t = text.section("exercises").section("vocabulary-30000")
     compare: tuple[Step, ...] = ()
     released = by_id.get("bert-base-uncased")
     if released is not None:
         v = released.inventory.values["V"]
+        label = t.section("compare")
         table = _step(released, "embeddings", "token embeddings")
         compare = (
-            Step(f"Released BERT-Base (V = {v:,}): token embeddings", table.formula, table.count),
-            Step(f"Released BERT-Base (V = {v:,}): total", released.derivation.closed_form, released.total),
+            Step(label("table", released=v), table.formula, table.count),
+            Step(label("total", released=v), released.derivation.closed_form, released.total),
             Step(
-                f"Difference: ({v:,} − {values['V']:,}) × H",
+                label("difference", released=v, **values),
                 Mul((Num(v - values["V"]), Var("H")), "×"),
                 released.total - model.total,
             ),
@@ -116,28 +148,16 @@ def vocabulary(model: Model, by_id: Mapping[str, Model]) -> Exercise:
         _block(model, "layer"),
         _block(model, "pooler"),
     )
-    return Exercise(
-        "vocabulary-30000",
-        f"BERT-Base with a vocabulary of {values['V']:,}",
-        f"Take BERT-Base (L = {values['L']}, H = {values['H']:,}, A = {values['A']}, a feed-forward size of "
-        f"{values['I']:,}, {values['P']} positions, {values['T']} segments) but give it a vocabulary of "
-        f"{values['V']:,} tokens. How many parameters does the bare encoder with its pooler have?",
-        "Parameters",
-        model.total,
-        model,
-        steps,
-        "Only the token table depends on the vocabulary; every other step is BERT-Base's, so the "
-        "difference from the released model is the missing rows of the token table.",
-        compare=compare,
-    )
+    return _exercise(text, t, model, model.total, steps, values, compare=compare)
 
 
-def forty_k(model: Model, by_id: Mapping[str, Model]) -> Exercise:
+def forty_k(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
+    t = text.section("exercises").section("forty-k-eight-layers")
     heads, width = values["A"], values["H"]
     head_size = width // heads
     split = Step(
-        f"One projection split into A = {heads} heads of H/A = {head_size}",
+        t.section("steps")("split", head_size=head_size, **values),
         Mul((Var("A"), Var("H"), Paren(Mul((Var("H"), Var("A")), "/"))), "·"),
         heads * width * head_size,
         "d-layer-heads",
@@ -149,47 +169,27 @@ def forty_k(model: Model, by_id: Mapping[str, Model]) -> Exercise:
         _block(model, "layer"),
         _block(model, "pooler"),
     )
-    return Exercise(
-        "forty-k-eight-layers",
-        f"A {values['V']:,}-token, {values['L']}-layer, {heads}-head BERT",
-        f"A BERT has a vocabulary of {values['V']:,} tokens, {values['L']} encoder layers and {heads} attention "
-        f"heads, hidden size {width:,}, feed-forward size {values['I']:,}, {values['P']} positions and "
-        f"{values['T']} segments. How many parameters does it have?",
-        "Parameters",
-        model.total,
-        model,
-        steps,
-        "The number of heads does not enter the count: the heads of a projection together hold one "
-        "H × H matrix, whatever A is. A published answer that multiplies by the heads is worked "
-        "through on the errata page.",
-    )
+    return _exercise(text, t, model, model.total, steps, values)
 
 
-def classifier(model: Model, by_id: Mapping[str, Model], base: str, encoder: str) -> Exercise:
-    """A classifier on a released encoder (``base``, a card id), which ``encoder`` names in the text."""
+def classifier(text: Text, model: Model, by_id: Mapping[str, Model], base: str) -> Exercise:
+    """A classifier on a released encoder (``base``, a card id); the content names it and the task."""
     values = model.inventory.values
     labels = values["C"]
+    shared, own = (
+        text.section("exercises").section("classifier"),
+        text.section("exercises").section(f"classifier-{labels}"),
+    )
+    words = {"labels": labels, "encoder": own("encoder"), "task": own("task"), "kind": own("kind")}
     head = model.subtotals[Kind.HEAD]
     released = by_id.get(base)
     if released is not None and released.total != model.total - head:
         raise ValueError(f"{model.id}: the encoder under the classifier is not {base} tensor for tensor")
     steps = (
         _step(model, "classifier", "classifier"),
-        Step(f"Everything below the classifier ({encoder} with its pooler)", None, model.total - head, "d-embeddings"),
+        Step(shared.section("steps")("below", **words), None, model.total - head, "d-embeddings"),
     )
-    task, kind = ("topics", "topic classifier") if labels > 2 else ("languages", "language identifier")
-    return Exercise(
-        f"classifier-{labels}",
-        f"A {labels}-class {kind} on {encoder}'s [CLS]",
-        f"Fine-tune {encoder} to tell {labels} {task} apart from its [CLS] representation. How many "
-        "task-specific parameters does the classifier add, and how many does the whole model have?",
-        "Task-specific parameters",
-        head,
-        model,
-        steps,
-        "The classifier is one linear layer from the pooled [CLS] vector to one score per class: "
-        "H × C weights and C biases. The pooler under it was pre-trained with BERT, so it is not new.",
-    )
+    return _exercise(text, shared, model, head, steps, words, exercise_id=own.key, answer_label=shared("answer"))
 
 
 KERAS_LAYERS = (
@@ -240,51 +240,33 @@ def keras_layers(model: Model) -> tuple[tuple[KerasLayer, ...], int]:
     return tuple(layers), repeat
 
 
-def keras_bert(model: Model, by_id: Mapping[str, Model]) -> Exercise:
+def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
+    t = text.section("exercises").section("keras-bert")
+    label = t.section("steps")
     layers, repeat = keras_layers(model)
     attention = next(k for k in layers if k.layer == "Encoder-1-MultiHeadSelfAttention")
     h = Poly.symbol("H")
     steps = (
         Step(
-            "Encoder-1-MultiHeadSelfAttention: four H × H projections and their biases",
+            label("attention"),
             Mul((Num(4), Paren(poly_expr(h * h + h, ORDER)))),
             attention.count,
             "d-layer-query",
         ),
         dataclasses.replace(
             _step(model, "layer", "attention LayerNorm"),
-            label="Encoder-1-MultiHeadSelfAttention-Norm: the LayerNorm keras keeps apart",
+            label=label("norm"),
         ),
     )
-    return Exercise(
-        "keras-bert",
-        "keras-bert's model.summary(), layer by layer",
-        f"keras-bert's get_model(token_num={values['V']}, head_num={values['A']}, transformer_num={values['L']}, "
-        f"embed_dim={values['H']}, feed_forward_dim={values['I']}, pos_num={values['P']}) reports its figure for every "
-        "multi-head self-attention layer. Where does that figure come from, and does the whole model count "
-        f"the same as transformers' BertForPreTraining with a vocabulary of {values['V']:,}?",
-        "Parameters",
-        model.total,
-        model,
-        steps,
-        "The attention layer holds query, key, value and output, each an H × H matrix with an "
-        "H-vector of biases: 4(H² + H). keras-bert keeps the LayerNorm after it as a layer of its "
-        "own, which transformers counts inside the attention block. Layer for layer the two models "
-        "hold the same tensors, so the totals agree.",
-        layers,
-        repeat,
-    )
+    return _exercise(text, t, model, model.total, steps, values, keras=layers, keras_repeat=repeat)
 
 
 BUILDERS = (
     (vocabulary, "exercise-bert-base-v30000"),
     (forty_k, "exercise-bert-40k-8l-8h"),
-    (functools.partial(classifier, base="bert-base-uncased", encoder="BERT-Base"), "exercise-topic-classifier-5"),
+    (functools.partial(classifier, base="bert-base-uncased"), "exercise-topic-classifier-5"),
     # Hindi needs a vocabulary that covers Devanagari and a cased tokenizer that keeps its marks (issue 10).
-    (
-        functools.partial(classifier, base="bert-base-multilingual-cased", encoder="multilingual cased BERT-Base"),
-        "exercise-language-id-2",
-    ),
+    (functools.partial(classifier, base="bert-base-multilingual-cased"), "exercise-language-id-2"),
     (keras_bert, "exercise-keras-bert-pretraining"),
 )

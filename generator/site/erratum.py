@@ -1,0 +1,312 @@
+"""An erratum: a published derivation's steps, each set beside the exact step of a card's derivation.
+
+The page (``generator/site/pages/errata.py``) evaluates each published method as a formula in
+the config's symbols on a card's own numbers; the helpers here put each of its steps beside
+the same card's exact step, and assemble an erratum from its texts in the content. Their numbers
+come from their formula and the card's values, the exact ones from the inventory. What a source
+printed is kept apart: a total as the card's claim records it, and a step's figure as the source
+writes it, so that a slip of arithmetic shows where it was made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.cards.published import parse_figure
+from generator.counting.derivation import BlockDerivation
+from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
+from generator.counting.poly import Poly
+from generator.site.content import Text
+from generator.site.views import Model
+
+V, P, T, H, I, L, A = (Poly.symbol(s) for s in "VPTHILA")
+ORDER = ("V", "U", "P", "T", "H", "I", "L", "A")
+ZERO = Poly()
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a derivation was published: the kind of source, what it is, and a link when public."""
+
+    kind: str
+    title: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A symbol the rows use: its name, the card's value and what it stands for."""
+
+    name: str
+    value: int
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """A page of the site that bears on an erratum; ``path`` is relative to the site root."""
+
+    text: str
+    path: str
+
+
+def _exact_figure(text: str | None) -> int | None:
+    """A figure as a number when every digit is written out ("14,155,008"), else None ("110M")."""
+    if text is None:
+        return None
+    parts = parse_figure(text)
+    return parts[0].value if len(parts) == 1 and parts[0].exact else None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One step: the published formula and number beside the exact formula and number."""
+
+    label: str
+    theirs: Expr | None  # None: the step is not in the published derivation at all
+    theirs_value: int  # the published formula evaluated on the card's values
+    exact: Expr
+    exact_value: int
+    anchor: str | None = None  # the model page's derivation step, e.g. "d-layer-query"
+    subtotal: bool = False
+    printed: str | None = None  # the step's figure as the source prints it, when it prints one
+    carried: int = 0  # how far off the printed figures are that this step's printed figure adds up
+
+    @property
+    def difference(self) -> int:
+        return self.theirs_value - self.exact_value
+
+    @property
+    def printed_value(self) -> int | None:
+        """The printed figure as a number, when it is written out in full ("14,155,008")."""
+        return _exact_figure(self.printed)
+
+    @property
+    def off(self) -> int:
+        """How far the printed figure is from the method's own value; 0 when nothing is printed."""
+        printed = self.printed_value
+        return 0 if printed is None else printed - self.theirs_value
+
+    @property
+    def slip(self) -> int:
+        """The part of ``off`` made at this step, not carried from the figures it adds up."""
+        return self.off - self.carried
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of counting the same checkpoint (for the pooler and heads erratum)."""
+
+    label: str
+    class_name: str
+    count: int
+    difference: int  # from the bare encoder with its pooler
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """A published derivation, worked beside the exact one."""
+
+    id: str
+    title: str
+    claim: str  # what the derivation says, in this site's words
+    diverges: str  # where it goes wrong, in words; the numbers are in the rows
+    sources: tuple[Source, ...]
+    model: Model  # the card whose page has the right count
+    symbols: tuple[Symbol, ...]  # the config values the rows use, each with what it means
+    rows: tuple[Row, ...]
+    their_total: int | None
+    printed: str | None = None  # the figure as the source prints it, from the card's claims
+    variants: tuple[Variant, ...] = ()
+    see_also: tuple[Link, ...] = ()
+    method: str = "Published method, recomputed"  # what their_total is, as the verdict names it
+
+    @property
+    def printed_value(self) -> int | None:
+        """The printed figure as a number, when it is exact ("218,671,424"); None otherwise."""
+        return _exact_figure(self.printed)
+
+
+# Helpers: the card's own steps, as formula and value ------------------------------------------
+
+
+def block_of(model: Model, key: str) -> BlockDerivation:
+    return next(b for b in model.derivation.blocks if b.block.key == key)
+
+
+def steps_of(model: Model, key: str, *labels: str) -> tuple[Poly, int]:
+    """The summed formula and count of some steps of one block (one instance of a repeated block)."""
+    steps = [s for s in block_of(model, key).steps if s.label in labels]
+    assert len(steps) == len(labels), (model.id, key, labels)
+    formula = ZERO
+    for step in steps:
+        formula = formula + step.formula
+    return formula, sum(s.value for s in steps)
+
+
+def step_row(
+    model: Model,
+    label: str,
+    theirs: Poly | None,
+    exact: tuple[Poly, int],
+    anchor: str | None = None,
+    printed: str | None = None,
+) -> Row:
+    values = model.inventory.values
+    their_value = theirs.evaluate(values) if theirs is not None else 0
+    return Row(
+        label,
+        poly_expr(theirs, ORDER) if theirs is not None else None,
+        their_value,
+        poly_expr(exact[0], ORDER),
+        exact[1],
+        anchor,
+        printed=printed,
+    )
+
+
+def subtotal_row(
+    model: Model,
+    label: str,
+    theirs: Poly,
+    exact: tuple[Poly, int],
+    anchor: str | None = None,
+    shown: tuple[Expr | None, Expr | None] = (None, None),
+    printed: tuple[str | None, int] = (None, 0),
+) -> Row:
+    """A subtotal row; ``shown`` writes either formula grouped, (V + P + T)H + L(...), instead of expanded.
+
+    ``printed`` is the source's figure for the subtotal and how far off the printed figures it adds up are.
+    """
+    row = dataclasses.replace(
+        step_row(model, label, theirs, exact, anchor, printed[0]), subtotal=True, carried=printed[1]
+    )
+    return dataclasses.replace(row, theirs=shown[0] or row.theirs, exact=shown[1] or row.exact)
+
+
+def grouped(poly: Poly) -> Expr:
+    return grouped_expr(poly, ORDER) or poly_expr(poly, ORDER)
+
+
+def per_layer(poly: Poly) -> Expr:
+    return Mul((Var("L"), Paren(poly_expr(poly, ORDER))))
+
+
+def closed_form(model: Model) -> Expr:
+    """The model's closed-form total, as its page writes it."""
+    return model.derivation.closed_form
+
+
+def symbols_of(model: Model, names: str) -> tuple[Symbol, ...]:
+    """The card's values of some of its family's symbols, with the meanings the family declares."""
+    meanings = {s.name: s.meaning for s in model.card.family.symbols}
+    return tuple(Symbol(n, model.inventory.values[n], meanings[n]) for n in names)
+
+
+def _names(expr: Expr | None) -> set[str]:
+    """The symbols a formula uses."""
+    if expr is None or isinstance(expr, Num):
+        return set()
+    if isinstance(expr, Var):
+        return {expr.name}
+    if isinstance(expr, Pow):
+        return _names(expr.base)
+    if isinstance(expr, Paren):
+        return _names(expr.inner)
+    factors = expr.factors if isinstance(expr, Mul) else expr.terms
+    return set().union(*(_names(f) for f in factors))
+
+
+def used_symbols(model: Model, rows: Sequence[Row], leave_out: str = "") -> tuple[Symbol, ...]:
+    """Every symbol the rows' formulas use, in the family's order, so that none is left undefined."""
+    used = set().union(*(_names(r.theirs) | _names(r.exact) for r in rows))
+    order = "".join(s.name for s in model.card.family.symbols if s.name in used and s.name not in leave_out)
+    return symbols_of(model, order)
+
+
+def printed_by(model: Model, source_words: str) -> str | None:
+    """The figure a source printed, as the card's claim from that source records it."""
+    return next((c.figure for c in model.card.claims if source_words in c.source), None)
+
+
+def one_layer(model: Model) -> tuple[Poly, int]:
+    block = block_of(model, "layer")
+    return block.formula, block.value
+
+
+def total_of(model: Model) -> tuple[Poly, int]:
+    return model.derivation.formula, model.total
+
+
+def all_layers(t: Text, model: Model, their_layer: Poly, printed: tuple[str, int]) -> Row:
+    """All L encoder layers, as the source multiplies its per-layer figure out."""
+    block = block_of(model, "layer")
+    label = t.root.section("rows")("layers", layers=model.inventory.values["L"])
+    row = subtotal_row(model, label, L * their_layer, (L * block.formula, block.subtotal), "d-layer", printed=printed)
+    return dataclasses.replace(row, theirs=per_layer(their_layer), exact=per_layer(block.formula))
+
+
+# Sources, links and texts --------------------------------------------------------------------------
+
+# The address of each public source; its kind and title are content.
+SOURCE_URLS = {
+    "issue-656": "https://github.com/google-research/bert/issues/656",
+    "qa-thread": "https://stats.stackexchange.com/questions/435318/how-to-account-for-the-noof-parameters-in-the-multihead-self-attention-layer-of",
+    "hf-pr": "https://github.com/huggingface/transformers/pull/7575",
+}
+LINK_PATHS = {
+    # The exception to "heads never multiply the count": a head size set apart from H / A.
+    "transformer-heads": "models/transformer-base/index.html#differences",
+    "keras-bert-layers": "exercises/index.html#keras-bert",
+}
+
+
+def erratum(
+    t: Text,
+    model: Model,
+    symbols: tuple[Symbol, ...],
+    rows: Sequence[Row],
+    their_total: int | None,
+    printed: str | None = None,
+    *,
+    sources: tuple[str, ...],
+    see_also: tuple[str, ...] = (),
+    variants: tuple[Variant, ...] = (),
+    method: str | None = None,
+    **values: object,
+) -> Erratum:
+    """An erratum with its texts from the content, ``values`` filled into them."""
+    source = t.root.section("sources")
+    return Erratum(
+        t.key,
+        t("title", **values),
+        t("claim", **values),
+        t("diverges", **values),
+        tuple(Source(source.section(k)("kind"), source.section(k)("title"), SOURCE_URLS.get(k)) for k in sources),
+        model,
+        symbols,
+        tuple(rows),
+        their_total,
+        printed,
+        variants,
+        tuple(Link(t.root.section("links")(key), LINK_PATHS[key]) for key in see_also),
+        method or t.root.section("page")("method"),
+    )
+
+
+def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
+    """The three tables, as both the published methods count them, then the LayerNorm they leave out."""
+    common = t.root.section("rows")
+    tables = steps_of(model, "embeddings", "token embeddings", "position embeddings", "segment embeddings")
+    return (
+        step_row(model, common("tables"), (V + P + T) * H, tables, "d-embeddings", printed),
+        step_row(
+            model,
+            common("embedding-norm"),
+            None,
+            steps_of(model, "embeddings", "embedding LayerNorm"),
+            "d-embeddings-embedding-layernorm",
+        ),
+    )
