@@ -21,7 +21,7 @@ from generator.site import content, render
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
-from generator.site.views import Model, build_model
+from generator.site.views import Model, model_of
 
 LANGUAGES = sorted(p.name for p in CONTENT.iterdir() if p.is_dir())
 LOAD = content.load
@@ -29,7 +29,7 @@ LOAD = content.load
 
 @pytest.fixture(scope="module")
 def models() -> list[Model]:
-    return [build_model(card) for card in load_cards(MODELS)]
+    return [model_of(card) for card in load_cards(MODELS)]
 
 
 def problems(models: list[Model], language: str, root: Path, patch: pytest.MonkeyPatch) -> list[str]:
