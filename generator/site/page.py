@@ -64,4 +64,3 @@ class Page:
     def url(self) -> str:
         """The page's address below the site root, as it is linked from outside: models/<id>/."""
         return self.path.removesuffix("index.html")
-

@@ -184,7 +184,11 @@ def model_page(model: Model, text: Text) -> Page:
     words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
     own = text.section("model")
     return Page(
-        f"models/{model.id}/index.html", "model.html", own("title", **words), own("description", **words), {"model": model}
+        f"models/{model.id}/index.html",
+        "model.html",
+        own("title", **words),
+        own("description", **words),
+        {"model": model},
     )
 
 

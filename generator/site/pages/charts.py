@@ -14,13 +14,13 @@ from fractions import Fraction
 from markupsafe import Markup
 
 from generator.counting.architecture import Kind, Part
-from generator.site.svg import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
-from generator.site.formats import percent, times
 from generator.counting.parts import PART_TITLES, Share, shares
 from generator.site import content
 from generator.site.content import Text
+from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.svg import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.site.views import Summary
 
 # Each part's pattern in the share chart; the key is also the part's CSS class suffix.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from generator.site.differences import Diff, Pairing, available_pairs
 from generator.site import content
+from generator.site.differences import Diff, Pairing, available_pairs
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
