@@ -32,13 +32,6 @@ def models() -> dict[str, Model]:
     return {card.id: build_model(card) for card in load_cards(MODELS)}
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("build") / "site"
-    build(MODELS, out)
-    return out
-
-
 def part_formulas(inventory: Inventory) -> dict[Part, Poly]:
     """Every part's count in symbols, from the declaration: each tensor's shape product, times its repeats."""
     formulas = dict.fromkeys(Part, Poly())

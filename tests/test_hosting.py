@@ -32,10 +32,9 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("local") / "site"
-    build(MODELS, out, SiteOptions(search=False))
-    return out
+def local(site: Path) -> Path:
+    """The shared build of the catalog (tests/conftest.py): no base URL, no date."""
+    return site
 
 
 def read(site: Path, page: str) -> str:
