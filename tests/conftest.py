@@ -1,16 +1,19 @@
-"""Shared helpers: where the cards and reference files are, and how to write a card."""
+"""Shared helpers: where the cards and reference files are, how to write a card, and the built catalog."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import settings
 
+from generator.build.pipeline import build
 from generator.cards.card import Card, load_card
 from generator.counting.inventory import Inventory, count_parameters
 
@@ -53,3 +56,27 @@ def write_card(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def card_by_id(card_id: str) -> Card:
     return load_card(MODELS / f"{card_id}.yaml")
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under folder by its relative path, with the SHA-256 of its bytes."""
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The catalog (models/) built once per session with the default options, search index included.
+
+    Every test that only reads the built site shares it, the browser tests too (tests/browser/conftest.py);
+    a test that needs another build (a base URL, a few cards, a broken card) makes its own. No test may
+    write into this one: the session ends with an error if a file in it changed, appeared or went away.
+    """
+    out = tmp_path_factory.mktemp("catalog") / "site"
+    build(MODELS, out)
+    built = snapshot(out)
+    yield out
+    assert snapshot(out) == built, f"a test changed the shared build of the catalog in {out}"

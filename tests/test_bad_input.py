@@ -1,7 +1,7 @@
 """Named bad cards, each with the exact message a contributor reads (issue 6).
 
-tests/test_validation.py holds the first cases; these complete the list: every way a card file
-can be unreadable, hostile or out of range, and what the build says about it.
+Every way a card file can be unreadable, hostile or out of range, and what the build says about it;
+tests/test_cards.py has how a card is read and checked, with its first bad cases.
 """
 
 from __future__ import annotations

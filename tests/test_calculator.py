@@ -21,14 +21,12 @@ from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
 from generator.analysis.calculator import export_text, family_export, query, slot_switches
-from generator.build.pipeline import build
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
-from generator.site.page import SiteOptions
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]
 
@@ -376,13 +374,6 @@ def test_every_key_the_count_reads_is_an_input() -> None:
 
 
 # --- the page without JavaScript ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("calculator") / "site"
-    build(MODELS, out, SiteOptions(search=False))
-    return out
 
 
 def test_the_page_explains_itself_and_links_every_model(site: Path) -> None:

@@ -1,10 +1,12 @@
-"""The command line as a user meets it: help, exit codes, no tracebacks, docs that match."""
+"""The command line as a user meets it: help, exit codes, no tracebacks, docs that match, and `serve`."""
 
 from __future__ import annotations
 
 import argparse
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 from conftest import MODELS, ROOT
@@ -66,3 +68,61 @@ def test_missing_models_directory(tmp_path: Path) -> None:
     result = run("build", "--models", "nowhere", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("nowhere:1:1: expected a directory of model cards (*.yaml), found none")
+
+
+def test_serve_rebuilds_when_a_card_changes(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    card = models / "tiny.yaml"
+    card.write_text(
+        "title: Before\nfamily: bert\nhead: base\nconfig: {hidden_size: 64, num_attention_heads: 2}\n", encoding="utf-8"
+    )
+    with socket_port() as port:
+        command = [
+            sys.executable,
+            "-m",
+            "generator",
+            "serve",
+            "--models",
+            str(models),
+            "--out",
+            str(tmp_path / "site"),
+            "--port",
+            str(port),
+        ]
+        server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}/models/tiny/index.html"
+        assert '<h1 id="top">Before</h1>' in fetch(url)
+        card.write_text(card.read_text(encoding="utf-8").replace("Before", "After"), encoding="utf-8")
+        deadline = time.monotonic() + 30
+        while '<h1 id="top">After</h1>' not in fetch(url):
+            assert time.monotonic() < deadline, "no rebuild within 30 s"
+            time.sleep(0.3)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+class socket_port:  # noqa: N801 (used as a context manager, read as a value)
+    """A free loopback port, released before the server binds it."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            return int(probe.getsockname()[1])
+
+    def __exit__(self, *args: object) -> None:
+        return None
+
+
+def fetch(url: str, attempts: int = 100) -> str:
+    for _ in range(attempts):
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return str(response.read().decode("utf-8"))
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"{url} never answered")

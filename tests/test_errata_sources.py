@@ -15,11 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT, reference_for
-from generator.build.pipeline import build
 from generator.cards.card import load_cards
 from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var
 from generator.site.pages import errata
-from generator.site.render import SiteOptions
 from generator.site.views import model_of
 
 MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
@@ -46,13 +44,6 @@ def seeds() -> dict[str, str]:
             pytest.fail(f"{message}; CI=true, so this is a failure, not a skip", pytrace=False)
         pytest.skip(message)
     return found
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("errata") / "site"
-    build(MODELS, folder, SiteOptions(search=False))
-    return folder
 
 
 @pytest.fixture(scope="module")

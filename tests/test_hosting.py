@@ -1,5 +1,6 @@
 """What hosting and linking need: base URL only where absolute, sitemap, robots, 404, permalinks,
-a citation, reproducible dates, search, and a Pages workflow that uses the README's command."""
+a citation, reproducible dates, search, and a Pages workflow that uses the README's command
+(`serve`, the local preview, is tested with the command line in tests/test_cli.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -32,10 +31,9 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("local") / "site"
-    build(MODELS, out, SiteOptions(search=False))
-    return out
+def local(site: Path) -> Path:
+    """The shared build of the catalog (tests/conftest.py): no base URL, no date."""
+    return site
 
 
 def read(site: Path, page: str) -> str:
@@ -183,61 +181,3 @@ def test_pages_workflow_uses_the_readme_command() -> None:
     for action in ("actions/configure-pages@", "actions/upload-pages-artifact@", "actions/deploy-pages@"):
         assert any(u.startswith(action) for u in uses), action
     assert any(step.get("run", "").startswith("make site ") for step in build_steps)
-
-
-def test_serve_rebuilds_when_a_card_changes(tmp_path: Path) -> None:
-    models = tmp_path / "models"
-    models.mkdir()
-    card = models / "tiny.yaml"
-    card.write_text(
-        "title: Before\nfamily: bert\nhead: base\nconfig: {hidden_size: 64, num_attention_heads: 2}\n", encoding="utf-8"
-    )
-    with socket_port() as port:
-        command = [
-            sys.executable,
-            "-m",
-            "generator",
-            "serve",
-            "--models",
-            str(models),
-            "--out",
-            str(tmp_path / "site"),
-            "--port",
-            str(port),
-        ]
-        server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        url = f"http://127.0.0.1:{port}/models/tiny/index.html"
-        assert '<h1 id="top">Before</h1>' in fetch(url)
-        card.write_text(card.read_text(encoding="utf-8").replace("Before", "After"), encoding="utf-8")
-        deadline = time.monotonic() + 30
-        while '<h1 id="top">After</h1>' not in fetch(url):
-            assert time.monotonic() < deadline, "no rebuild within 30 s"
-            time.sleep(0.3)
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
-class socket_port:  # noqa: N801 (used as a context manager, read as a value)
-    """A free loopback port, released before the server binds it."""
-
-    def __enter__(self) -> int:
-        import socket
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            return int(probe.getsockname()[1])
-
-    def __exit__(self, *args: object) -> None:
-        return None
-
-
-def fetch(url: str, attempts: int = 100) -> str:
-    for _ in range(attempts):
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return str(response.read().decode("utf-8"))
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"{url} never answered")

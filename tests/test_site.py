@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import re
 import shutil
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, ROOT, TEST_CARDS, reference_for
+from conftest import MODELS, ROOT, TEST_CARDS, reference_for, snapshot
 from generator.build.output import MARKER
 from generator.build.pipeline import build
 from generator.cards.card import load_cards
@@ -19,21 +18,6 @@ from generator.cards.problems import InputError
 from generator.site.page import SiteOptions
 
 CARD_IDS = [card.id for card in load_cards(MODELS)]
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("build") / "site"
-    build(MODELS, out)
-    return out
-
-
-def snapshot(folder: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def test_every_card_has_a_page_and_exports(site: Path) -> None:

@@ -8,15 +8,14 @@ inventories give, and the pages must show them.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from conftest import MODELS, reference_for
 from generator.analysis.checkpoint_names import Layout, tf_name
-from generator.build.pipeline import build
 from generator.cards.card import load_cards
 from generator.site.pages import errata, exercises
-from generator.site.render import SiteOptions
 from generator.site.views import model_of
 
 MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
@@ -26,9 +25,7 @@ EXERCISES = {x.id: x for x in exercises.pages(MODEL_LIST)[0].context["exercises"
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    site = tmp_path_factory.mktemp("teaching") / "site"
-    build(MODELS, site, SiteOptions(search=False))
+def files(site: Path) -> dict[str, str]:
     return {path.relative_to(site).as_posix(): path.read_text("utf-8") for path in site.rglob("*.html")}
 
 

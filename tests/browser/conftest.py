@@ -1,4 +1,4 @@
-"""One build of the site per session, served under a subpath, and the real tools that check it.
+"""The session's one build of the site (tests/conftest.py), served under a subpath, and the real tools that check it.
 
 A tool that is missing skips its tests on a developer's machine and fails them when CI=true:
 CI installs every tool (.ci/run), so a skip there would hide a broken install.
@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from conftest import MODELS, ROOT
-from generator.build.pipeline import build
+from conftest import ROOT
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -52,16 +51,16 @@ def missing(tool: str, how: str) -> NoReturn:
 
 
 @pytest.fixture(scope="session")
-def served_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder the HTTP server serves; the site itself is its SUBPATH subfolder."""
+def served_root(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Path:
+    """The folder the HTTP server serves; its SUBPATH subfolder is a link to the shared build (tests/conftest.py)."""
     root = tmp_path_factory.mktemp("served")
-    build(MODELS, root / SUBPATH)
+    (root / SUBPATH).symlink_to(site, target_is_directory=True)
     return root
 
 
 @pytest.fixture(scope="session")
-def built_site(served_root: Path) -> Path:
-    return served_root / SUBPATH
+def built_site(site: Path) -> Path:
+    return site
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

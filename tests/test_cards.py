@@ -1,4 +1,5 @@
-"""Bad cards give located, actionable errors; all of them in one run."""
+"""Cards: a good card loads with its defaults, config names and labels; bad cards give located, actionable
+errors, all of them in one run (tests/test_bad_input.py names every kind of bad input)."""
 
 from __future__ import annotations
 
