@@ -13,6 +13,7 @@ paths, and writes its bundle into the staged site.
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ class SearchRecord:
     title: str
     content: str = ""
     html: str | None = None  # index these pages from their HTML instead
+    kind: str = "page"  # what the search page shows beside the result (see KINDS)
 
 
 class SearchIndexError(Exception):
@@ -75,11 +77,44 @@ def search_index(enabled: bool) -> Iterator[SearchIndex | None]:
         yield SearchIndex(Path(scratch))
 
 
+# A result's kind, by the first folder of its address; the search page shows it and filters by it.
+KINDS = {"models": "model", "families": "family", "diffs": "diff", "errata": "erratum", "exercises": "exercise"}
+# Pages a name search should not put above a model or family page: each word on them counts this much.
+LIGHTER = {"diff": 0.3, "erratum": 0.5, "exercise": 0.7, "page": 0.7}
+# A model page's title, weighted above any heading of a page indexed from its HTML (Pagefind's h1 is 7),
+# and the rest of its record below plain text: a name search then ranks the page whose title it is
+# first, not a longer title that repeats its words (ALBERT-Base v2 before "ALBERT-Base v2, with ...").
+TITLE_WEIGHT = 10
+RECORD_WEIGHT = 0.5
+# Kinds whose tables hold little a reader searches for by name but repeat model names hundreds of
+# times (a comparison's tensor lists): left out of the index, which keeps the page's prose.
+NO_TABLES = ("diff",)
+_TABLE = re.compile(r"<table\b.*?</table>|<code>[^<]*\.[^<]*</code>", re.DOTALL)
+
+
+def kind_of(url: str) -> str:
+    """model, family, diff, erratum, exercise or page, for an address below the site root."""
+    folder, _, rest = url.partition("/")
+    kind = KINDS.get(folder, "page") if rest else "page"
+    if kind == "model" and rest.startswith("exercise-"):
+        return "exercise"  # an exercise's worked answer is a model page (models/exercise-*)
+    if kind == "diff" and not rest.strip("/"):
+        return "page"  # the list of comparisons
+    return kind
+
+
+def _kind_marks(kind: str) -> str:
+    """An empty element that gives a page its kind as a Pagefind filter and as metadata."""
+    return f'<span data-pagefind-filter="kind:{kind}" data-pagefind-meta="kind:{kind}"></span>'
+
+
 def _stub(record: SearchRecord) -> str:
     """A minimal page holding only what the index should know; it is indexed, never published."""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(record.title)}</title></head>'
-        f"<body data-pagefind-body><h1>{escape(record.title)}</h1><p>{escape(record.content)}</p></body></html>"
+        f"<body data-pagefind-body>{_kind_marks(record.kind)}"
+        f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">{escape(record.title)}</h1>'
+        f'<p data-pagefind-weight="{RECORD_WEIGHT}">{escape(record.content)}</p></body></html>'
     )
 
 
@@ -94,8 +129,7 @@ def model_record(model: Model) -> SearchRecord:
     under 1 GB.
     """
     card = model.card
-    words = [
-        card.title,
+    words = [  # the title is the stub's heading: repeated here, it would open every snippet
         card.id,
         f"{card.family.title} ({card.family.name}), {card.head.value} head, {model.class_name}.",
         f"{model.total:,} parameters ({rounded(model.total)}).",
@@ -103,7 +137,8 @@ def model_record(model: Model) -> SearchRecord:
         _opening(card.notes),
         "Made of: " + ", ".join(group.block.title for group in model.groups) + ".",
     ]
-    return SearchRecord(f"models/{card.id}/", card.title, "\n".join(w for w in words if w))
+    url = f"models/{card.id}/"
+    return SearchRecord(url, card.title, "\n".join(w for w in words if w), kind=kind_of(url))
 
 
 def _opening(notes: str, limit: int = NOTES_OPENING) -> str:
@@ -112,8 +147,27 @@ def _opening(notes: str, limit: int = NOTES_OPENING) -> str:
     return first if len(first) <= limit else first[:limit].rsplit(" ", 1)[0] + " …"
 
 
+# What a snippet should not show: the "#" of each permalink, and the breadcrumbs above the title.
+_NOISE = re.compile(r'<a class="permalink"[^>]*>#</a>|<p class="crumbs">.*?</p>|<thead>.*?</thead>', re.DOTALL)
+_BODY = re.compile(r"<main\b[^>]*\bdata-pagefind-body\b[^>]*>")
+
+
 def page_record(path: str, content: bytes) -> SearchRecord | None:
-    """A page other than a model's, indexed from its HTML; search, 404 and non-pages are left out."""
+    """A page other than a model's, indexed from its HTML; search, 404 and non-pages are left out.
+
+    The HTML is indexed with its kind marked, its permalinks and breadcrumbs left out, and, on
+    the kinds a name search should rank below a model or family page, every word made lighter.
+    """
     if not path.endswith(".html") or path in ("search/index.html", "404.html") or path.startswith("models/"):
         return None
-    return SearchRecord(path.removesuffix("index.html"), "", html=content.decode("utf-8"))
+    url = path.removesuffix("index.html")
+    kind = kind_of(url)
+    html = _NOISE.sub("", content.decode("utf-8"))
+    if kind in NO_TABLES:
+        html = _TABLE.sub("", html)
+    weight = LIGHTER.get(kind)
+    opening = _kind_marks(kind) + (f'<div data-pagefind-weight="{weight}">' if weight else "")
+    html = _BODY.sub(lambda m: m.group(0) + opening, html, count=1)
+    if weight:
+        html = html.replace("</main>", "</div></main>", 1)
+    return SearchRecord(url, "", html=html, kind=kind)
