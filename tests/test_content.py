@@ -78,6 +78,8 @@ def test_the_languages_are_found() -> None:
         "diffs.yaml",
         "errata.yaml",
         "exercises.yaml",
+        "families.yaml",
+        "handout.yaml",
         "site.yaml",
     }
 

@@ -77,8 +77,10 @@ def search_index(enabled: bool) -> Iterator[SearchIndex | None]:
         yield SearchIndex(Path(scratch))
 
 
-# A result's kind, by the first folder of its address; the search page shows it and filters by it.
-KINDS = {"models": "model", "families": "family", "diffs": "diff", "errata": "erratum", "exercises": "exercise"}
+# A result's kind, by the first folder of its address: a page of its own below the folder, or the
+# folder's page itself (the errata and the exercises are one page each, an entry per anchor).
+KINDS = {"models": "model", "families": "family", "diffs": "diff"}
+WHOLE = {"errata": "erratum", "exercises": "exercise"}
 # Pages a name search should not put above a model or family page: each word on them counts this much.
 LIGHTER = {"diff": 0.3, "erratum": 0.5, "exercise": 0.7, "page": 0.7}
 # A model page's title, weighted above any heading of a page indexed from its HTML (Pagefind's h1 is 7),
@@ -95,12 +97,13 @@ _TABLE = re.compile(r"<table\b.*?</table>|<code>[^<]*\.[^<]*</code>", re.DOTALL)
 def kind_of(url: str) -> str:
     """model, family, diff, erratum, exercise or page, for an address below the site root."""
     folder, _, rest = url.partition("/")
-    kind = KINDS.get(folder, "page") if rest else "page"
-    if kind == "model" and rest.startswith("exercise-"):
+    if folder in WHOLE:
+        return WHOLE[folder]
+    if folder not in KINDS or not rest.strip("/"):
+        return "page"  # the home page, and the lists of models, families and comparisons
+    if folder == "models" and rest.startswith("exercise-"):
         return "exercise"  # an exercise's worked answer is a model page (models/exercise-*)
-    if kind == "diff" and not rest.strip("/"):
-        return "page"  # the list of comparisons
-    return kind
+    return KINDS[folder]
 
 
 def _kind_marks(kind: str) -> str:
