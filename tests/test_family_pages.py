@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -77,7 +78,9 @@ def test_bert_layer_rows_are_patterns_with_shapes_and_counts_in_symbols(site: Pa
     assert row is not None
     # The shape [H, H] and the count H², as MathML with plain-text alternatives.
     assert re.findall(r'alttext="([^"]+)"', row.group(1)) == ["H", "H", "H²"]
-    intermediate = re.search(r'<tr id="t-bert\.encoder\.layer\.\{n\}\.intermediate\.dense\.weight">(.*?)</tr>', page, re.DOTALL)
+    intermediate = re.search(
+        r'<tr id="t-bert\.encoder\.layer\.\{n\}\.intermediate\.dense\.weight">(.*?)</tr>', page, re.DOTALL
+    )
     assert intermediate is not None
     assert re.findall(r'alttext="([^"]+)"', intermediate.group(1)) == ["I", "H", "HI"]
     assert "counts the encoder layers from 0 to" in page
@@ -88,7 +91,9 @@ def test_a_placeholder_is_written_for_each_level_of_a_repeat() -> None:
     architecture = albert.declare(dict.fromkeys([s.name for s in albert.switches], False), Head.BASE)  # type: ignore[arg-type]
     layer = next(b for b in architecture.blocks if b.key == "layer")
     module = layer.modules[0]
-    assert pattern_name(layer, module, module.params[0]).startswith("encoder.albert_layer_groups.{n}.albert_layers.{m}.")
+    assert pattern_name(layer, module, module.params[0]).startswith(
+        "encoder.albert_layer_groups.{n}.albert_layers.{m}."
+    )
 
 
 def test_the_closed_forms_are_the_model_pages_formulas(site: Path) -> None:
@@ -127,3 +132,17 @@ def test_the_handout_works_bert_base_with_the_inventorys_numbers(site: Path) -> 
         assert f'<td class="n">{total * bytes_per_parameter:,}</td>' in page
     for name in FAMILIES:
         assert f'<tr id="closed-{name}">' in page
+
+
+def test_anchors_of_a_family_page_are_pinned(site: Path) -> None:
+    """Links from course materials point at these (README, Stable addresses); changing them must be deliberate.
+
+    Regenerate after a deliberate change with: UPDATE_GOLDEN=1 make test
+    """
+    page = (site / "families" / "bert" / "index.html").read_text(encoding="utf-8")
+    content = page.split("<main", 1)[1].split("</main>", 1)[0]  # the header's ids belong to every page
+    anchors = "\n".join(re.findall(r' id="([^"]+)"', content)) + "\n"
+    golden = ROOT / "tests" / "golden" / "families-bert.anchors"
+    if os.environ.get("UPDATE_GOLDEN"):
+        golden.write_text(anchors, encoding="utf-8")
+    assert anchors == golden.read_text(encoding="utf-8")
