@@ -76,13 +76,15 @@ def test_bert_layer_rows_are_patterns_with_shapes_and_counts_in_symbols(site: Pa
     page = (site / "families" / "bert" / "index.html").read_text(encoding="utf-8")
     row = re.search(r'<tr id="t-encoder\.layer\.\{n\}\.attention\.self\.query\.weight">(.*?)</tr>', page, re.DOTALL)
     assert row is not None
-    # The shape [H, H] and the count H², as MathML with plain-text alternatives.
-    assert re.findall(r'alttext="([^"]+)"', row.group(1)) == ["H", "H", "H²"]
+    # The shape [H, H] in variables, and the count H² as MathML with its plain-text alternative.
+    assert '<td class="shape"><span class="form">[<var>H</var>, <var>H</var>]</span></td>' in row.group(1)
+    assert re.findall(r'alttext="([^"]+)"', row.group(1)) == ["H²"]
     intermediate = re.search(
         r'<tr id="t-bert\.encoder\.layer\.\{n\}\.intermediate\.dense\.weight">(.*?)</tr>', page, re.DOTALL
     )
     assert intermediate is not None
-    assert re.findall(r'alttext="([^"]+)"', intermediate.group(1)) == ["I", "H", "HI"]
+    assert "[<var>I</var>, <var>H</var>]" in intermediate.group(1)
+    assert re.findall(r'alttext="([^"]+)"', intermediate.group(1)) == ["HI"]
     assert "counts the encoder layers from 0 to" in page
 
 
