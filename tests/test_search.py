@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from conftest import card_by_id
 from generator.site.search import (
+    ASIDE_WEIGHT,
     LIGHTER,
     NOTES_OPENING,
     TITLE_WEIGHT,
@@ -31,11 +32,14 @@ def test_a_model_record_names_the_model_its_sizes_and_its_parts() -> None:
         "ALBERT (albert), base head, AlbertModel.",
         "11,683,584 parameters (11.7M).",
     ]
-    assert lines[3].startswith("Published: 12M, Lan et al. 2020")
-    assert lines[4].startswith("The second release of ALBERT-Base from Google Research") and lines[4].endswith(" …")
-    assert lines[5] == "Made of: embeddings, embedding projection, shared encoder layer, pooler."
+    assert lines[3] == "Made of: embeddings, embedding projection, shared encoder layer, pooler."
+    # what names other models too (published figures, the notes) finds the page but barely ranks it
+    aside = record.aside.splitlines()
+    assert aside[0].startswith("Published: 12M, Lan et al. 2020")
+    assert aside[1].startswith("The second release of ALBERT-Base from Google Research") and aside[1].endswith(" …")
     # numbers, step labels and tensor names stay on the page, out of the index (see model_record)
-    assert len(lines) == 6 and "albert_layer_groups" not in record.content and "30000" not in record.content
+    assert len(lines) == 4 and len(aside) == 2
+    assert "albert_layer_groups" not in record.content + record.aside and "30000" not in record.content + record.aside
 
 
 def test_the_notes_opening_is_the_first_paragraph_cut_at_a_word() -> None:
@@ -53,6 +57,7 @@ def test_a_record_becomes_a_page_under_its_own_address(tmp_path) -> None:  # typ
     assert "<title>BERT-Base, uncased</title>" in stub and "109,482,240 parameters (109.5M)." in stub
     assert '<span data-pagefind-filter="kind:model" data-pagefind-meta="kind:model"></span>' in stub
     assert f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">BERT-Base, uncased</h1>' in stub
+    assert f'<p data-pagefind-weight="{ASIDE_WEIGHT}">Published: 110M, Devlin et al.' in stub
 
 
 def test_each_address_has_its_kind() -> None:

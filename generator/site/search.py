@@ -38,6 +38,7 @@ class SearchRecord:
     content: str = ""
     html: str | None = None  # index these pages from their HTML instead
     kind: str = "page"  # what the search page shows beside the result (see KINDS)
+    aside: str = ""  # text that finds the page but should barely rank it (ASIDE_WEIGHT)
 
 
 class SearchIndexError(Exception):
@@ -82,12 +83,15 @@ def search_index(enabled: bool) -> Iterator[SearchIndex | None]:
 KINDS = {"models": "model", "families": "family", "diffs": "diff"}
 WHOLE = {"errata": "erratum", "exercises": "exercise"}
 # Pages a name search should not put above a model or family page: each word on them counts this much.
-LIGHTER = {"diff": 0.3, "erratum": 0.5, "exercise": 0.7, "page": 0.7}
+LIGHTER = {"diff": 0.3, "erratum": 0.5, "exercise": 0.5, "page": 0.5}
 # A model page's title, weighted above any heading of a page indexed from its HTML (Pagefind's h1 is 7),
 # and the rest of its record below plain text: a name search then ranks the page whose title it is
 # first, not a longer title that repeats its words (ALBERT-Base v2 before "ALBERT-Base v2, with ...").
 TITLE_WEIGHT = 10
 RECORD_WEIGHT = 0.5
+# A model's published figures and the opening of its notes name other models ("the same
+# albert-base-v2 configuration"): they find the page, but count a tenth of plain text.
+ASIDE_WEIGHT = 0.1
 # Kinds whose tables hold little a reader searches for by name but repeat model names hundreds of
 # times (a comparison's tensor lists): left out of the index, which keeps the page's prose.
 NO_TABLES = ("diff",)
@@ -117,7 +121,9 @@ def _stub(record: SearchRecord) -> str:
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(record.title)}</title></head>'
         f"<body data-pagefind-body>{_kind_marks(record.kind)}"
         f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">{escape(record.title)}</h1>'
-        f'<p data-pagefind-weight="{RECORD_WEIGHT}">{escape(record.content)}</p></body></html>'
+        f'<p data-pagefind-weight="{RECORD_WEIGHT}">{escape(record.content)}</p>'
+        + (f'<p data-pagefind-weight="{ASIDE_WEIGHT}">{escape(record.aside)}</p>' if record.aside else "")
+        + "</body></html>"
     )
 
 
@@ -136,12 +142,14 @@ def model_record(model: Model) -> SearchRecord:
         card.id,
         f"{card.family.title} ({card.family.name}), {card.head.value} head, {model.class_name}.",
         f"{model.total:,} parameters ({rounded(model.total)}).",
-        " ".join(f"Published: {claim.figure}, {claim.source}." for claim in card.claims),
-        _opening(card.notes),
         "Made of: " + ", ".join(group.block.title for group in model.groups) + ".",
     ]
+    aside = [
+        " ".join(f"Published: {claim.figure}, {claim.source}." for claim in card.claims),
+        _opening(card.notes),
+    ]
     url = f"models/{card.id}/"
-    return SearchRecord(url, card.title, "\n".join(w for w in words if w), kind=kind_of(url))
+    return SearchRecord(url, card.title, "\n".join(words), kind=kind_of(url), aside="\n".join(w for w in aside if w))
 
 
 def _opening(notes: str, limit: int = NOTES_OPENING) -> str:
