@@ -22,6 +22,7 @@ from generator.analysis.tensor_patterns import family_patterns, head_forms, patt
 from generator.counting.architecture import Head
 from generator.counting.expr import to_text
 from generator.counting.families import FAMILIES
+from generator.counting.poly import Poly
 
 REFERENCES = sorted((ROOT / "tests" / "reference").glob("*.json"))
 PLACEHOLDER = re.compile(r"\\\{[a-z]\\\}")
@@ -102,12 +103,22 @@ def test_the_closed_forms_are_the_model_pages_formulas(site: Path) -> None:
     bert = {h.head: h for h in head_forms(FAMILIES["bert"])}
     assert to_text(bert[Head.BASE].closed_form) == "(V + P + T + 2)H + L(4H² + 2HI + 9H + I) + H² + H"
     masked = bert[Head.MASKED_LM]
-    assert [title for title, _ in masked.removed] == ["pooler"] and [t for t, _ in masked.added] == ["masked-LM head"]
+    assert [p.title for p in masked.removed] == ["pooler"] and [p.title for p in masked.added] == ["masked-LM head"]
     # The model page of BERT-Base (BertModel, the defaults' switches) prints the same closed form.
     model_page = (site / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
     family_page = (site / "families" / "bert" / "index.html").read_text(encoding="utf-8")
     closed = f'alttext="{to_text(bert[Head.BASE].closed_form)}"'
     assert closed in model_page and closed in family_page
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_each_head_is_the_base_model_less_what_it_leaves_out_plus_what_it_adds(family: str) -> None:
+    forms = head_forms(FAMILIES[family])
+    base = next(h for h in forms if h.head is Head.BASE)
+    for h in forms:
+        left = base.formula + sum((p.formula for p in h.added), Poly())
+        assert left == h.formula + sum((p.formula for p in h.removed), Poly()), f"{family} {h.head.value}"
+        assert h.head is Head.BASE or h.added or h.removed, f"{family} {h.head.value}: no difference from the base model"
 
 
 def test_every_family_has_a_page_linked_from_the_index(site: Path) -> None:

@@ -76,14 +76,24 @@ class BlockPatterns:
 
 
 @dataclass(frozen=True)
+class Piece:
+    """A block a head adds to the base model or leaves out: its title and its parameters in symbols."""
+
+    title: str
+    formula: Poly  # every copy included
+    expression: Expr
+
+
+@dataclass(frozen=True)
 class HeadForm:
     """A head's class and closed form with the defaults' switches, and what it changes from the base model."""
 
     head: Head
     class_name: str
+    formula: Poly
     closed_form: Expr
-    added: tuple[tuple[str, Expr], ...]  # blocks the base model lacks: (title, formula of one instance)
-    removed: tuple[tuple[str, Expr], ...]  # blocks of the base model this head leaves out
+    added: tuple[Piece, ...]  # blocks the base model lacks, or holds in another form
+    removed: tuple[Piece, ...]  # blocks of the base model this head leaves out, or holds in another form
 
 
 def _order(family: Family) -> tuple[str, ...]:
@@ -210,29 +220,33 @@ def defaults(family: Family) -> Mapping[str, object]:
 
 
 def head_forms(family: Family) -> tuple[HeadForm, ...]:
-    """Each head's closed form with the defaults' switches, and the blocks it adds to or drops from the base model."""
+    """Each head's closed form with the defaults' switches, and the blocks it adds to or drops from the base model.
+
+    A block the head declares under the base model's key but with another count (XLM-RoBERTa's
+    masked-LM model moves the token table out of its embeddings) is both: the base model's form
+    left out, the head's added, so the base model's total minus the one plus the other is the head's.
+    """
     order = _order(family)
     config = defaults(family)
     declared = {head: family.architecture(config, head) for head in family.heads}
     base = declared.get(Head.BASE)
+    own = {b.key: _instance_total(b, order) for b in base.blocks} if base is not None else {}
     forms = []
     for head, architecture in declared.items():
-        blocks = [block_form(b, order) for b in architecture.blocks]
-        added: tuple[tuple[str, Expr], ...] = ()
-        removed: tuple[tuple[str, Expr], ...] = ()
+        theirs = {b.key: _instance_total(b, order) for b in architecture.blocks}
+        added: tuple[Piece, ...] = ()
+        removed: tuple[Piece, ...] = ()
         if base is not None and head is not Head.BASE:
-            own = {b.key: block_form(b, order).formula for b in base.blocks}
-            theirs = {b.key: block_form(b, order).formula for b in architecture.blocks}
-            added = tuple(
-                (b.title, poly_expr(_instance_total(b, order), order))
-                for b in architecture.blocks
-                if own.get(b.key) != theirs[b.key]
-            )
-            removed = tuple(
-                (b.title, poly_expr(_instance_total(b, order), order)) for b in base.blocks if b.key not in theirs
-            )
-        forms.append(HeadForm(head, architecture.class_name, closed_form(blocks, order), added, removed))
+            added = tuple(_piece(b, theirs[b.key], order) for b in architecture.blocks if own.get(b.key) != theirs[b.key])
+            removed = tuple(_piece(b, own[b.key], order) for b in base.blocks if theirs.get(b.key) != own[b.key])
+        blocks = [block_form(b, order) for b in architecture.blocks]
+        formula = sum(theirs.values(), Poly())
+        forms.append(HeadForm(head, architecture.class_name, formula, closed_form(blocks, order), added, removed))
     return tuple(forms)
+
+
+def _piece(block: Block, formula: Poly, order: tuple[str, ...]) -> Piece:
+    return Piece(block.title, formula, poly_expr(formula, order))
 
 
 def _instance_total(block: Block, order: tuple[str, ...]) -> Poly:
