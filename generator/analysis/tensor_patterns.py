@@ -237,7 +237,8 @@ def head_forms(family: Family) -> tuple[HeadForm, ...]:
         added: tuple[Piece, ...] = ()
         removed: tuple[Piece, ...] = ()
         if base is not None and head is not Head.BASE:
-            added = tuple(_piece(b, theirs[b.key], order) for b in architecture.blocks if own.get(b.key) != theirs[b.key])
+            changed = [b for b in architecture.blocks if own.get(b.key) != theirs[b.key]]
+            added = tuple(_piece(b, theirs[b.key], order) for b in changed)
             removed = tuple(_piece(b, own[b.key], order) for b in base.blocks if theirs.get(b.key) != own[b.key])
         blocks = [block_form(b, order) for b in architecture.blocks]
         formula = sum(theirs.values(), Poly())
