@@ -118,7 +118,9 @@ def test_each_head_is_the_base_model_less_what_it_leaves_out_plus_what_it_adds(f
     for h in forms:
         left = base.formula + sum((p.formula for p in h.added), Poly())
         assert left == h.formula + sum((p.formula for p in h.removed), Poly()), f"{family} {h.head.value}"
-        assert h.head is Head.BASE or h.added or h.removed, f"{family} {h.head.value}: no difference from the base model"
+        assert h.head is Head.BASE or h.added or h.removed, (
+            f"{family} {h.head.value}: no difference from the base model"
+        )
 
 
 def test_every_family_has_a_page_linked_from_the_index(site: Path) -> None:
