@@ -95,4 +95,8 @@ def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_i
     # a comparison is lighter, and its tables (hundreds of model names in tensor lists) stay out
     assert f'<div data-pagefind-weight="{LIGHTER["diff"]}">' in diff.html and "<table" not in diff.html
     assert diff.html.endswith("</div></main></body></html>")
+    # elsewhere the title keeps its weight (a search for "errata" ranks the errata first), the rest is lighter
+    errata = page_record("errata/index.html", page.encode())
+    assert errata is not None and errata.html is not None and errata.kind == "erratum"
+    assert f'Title </h1><div data-pagefind-weight="{LIGHTER["erratum"]}"><table>' in errata.html
     assert page_record("search/index.html", page.encode()) is None

@@ -167,7 +167,9 @@ def page_record(path: str, content: bytes) -> SearchRecord | None:
     """A page other than a model's, indexed from its HTML; search, 404 and non-pages are left out.
 
     The HTML is indexed with its kind marked, its permalinks and breadcrumbs left out, and, on
-    the kinds a name search should rank below a model or family page, every word made lighter.
+    the kinds a name search should rank below a model or family page, every word after the
+    title made lighter: the title keeps a page's own name ("calculator") ranking it first. A
+    comparison's title names two models, so there the title is lighter too.
     """
     if not path.endswith(".html") or path in ("search/index.html", "404.html") or path.startswith("models/"):
         return None
@@ -176,9 +178,14 @@ def page_record(path: str, content: bytes) -> SearchRecord | None:
     html = _NOISE.sub("", content.decode("utf-8"))
     if kind in NO_TABLES:
         html = _TABLE.sub("", html)
+    html = _BODY.sub(lambda m: m.group(0) + _kind_marks(kind), html, count=1)
     weight = LIGHTER.get(kind)
-    opening = _kind_marks(kind) + (f'<div data-pagefind-weight="{weight}">' if weight else "")
-    html = _BODY.sub(lambda m: m.group(0) + opening, html, count=1)
     if weight:
+        lighter = f'<div data-pagefind-weight="{weight}">'
+        title_end = html.find("</h1>")
+        if kind in NO_TABLES or title_end < 0:
+            html = _BODY.sub(lambda m: m.group(0) + lighter, html, count=1)
+        else:
+            html = html[: title_end + 5] + lighter + html[title_end + 5 :]
         html = html.replace("</main>", "</div></main>", 1)
     return SearchRecord(url, "", html=html, kind=kind)
