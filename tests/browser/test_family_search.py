@@ -59,6 +59,8 @@ def test_the_tail_of_a_tensor_name_finds_family_pages_only_first(open_page: Any,
         ("albert", "families/albert/"),
         ("deberta", "families/deberta-v2/"),
         ("MobileBERT", "families/mobilebert/"),
+        ("calculator", "calculator/"),
+        ("errata", "errata/"),
     ],
 )
 def test_a_name_ranks_its_own_page_first(open_page: Any, site_url: str, query: str, first: str) -> None:
