@@ -55,7 +55,7 @@ def test_a_record_becomes_a_page_under_its_own_address(tmp_path) -> None:  # typ
     stub = (tmp_path / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
     assert stub.startswith('<!doctype html><html lang="en">') and "<body data-pagefind-body>" in stub
     assert "<title>BERT-Base, uncased</title>" in stub and "109,482,240 parameters (109.5M)." in stub
-    assert '<span data-pagefind-filter="kind:model" data-pagefind-meta="kind:model"></span>' in stub
+    assert '<span data-pagefind-meta="kind:model"></span>' in stub
     assert f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">BERT-Base, uncased</h1>' in stub
     assert f'<p data-pagefind-weight="{ASIDE_WEIGHT}">Published: 110M, Devlin et al.' in stub
 
@@ -88,7 +88,7 @@ def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_i
     assert family is not None and family.kind == "family" and family.url == "families/bert/"
     assert family.html is not None
     assert "#</a>" not in family.html and "crumbs" not in family.html and "<thead>" not in family.html
-    assert '<main id="main" data-pagefind-body><span data-pagefind-filter="kind:family"' in family.html
+    assert '<main id="main" data-pagefind-body><span data-pagefind-meta="kind:family"' in family.html
     assert "<code>a.b</code>" in family.html  # a family page keeps its tensor names: they are what is searched
     diff = page_record("diffs/a--b/index.html", page.encode())
     assert diff is not None and diff.html is not None and diff.kind == "diff"

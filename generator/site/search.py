@@ -111,8 +111,12 @@ def kind_of(url: str) -> str:
 
 
 def _kind_marks(kind: str) -> str:
-    """An empty element that gives a page its kind as a Pagefind filter and as metadata."""
-    return f'<span data-pagefind-filter="kind:{kind}" data-pagefind-meta="kind:{kind}"></span>'
+    """An empty element that gives a page its kind as metadata, which the search page shows.
+
+    Metadata and not a Pagefind filter: Pagefind 1.5 writes a filter's values in no fixed order,
+    and builds must stay byte-identical.
+    """
+    return f'<span data-pagefind-meta="kind:{kind}"></span>'
 
 
 def _stub(record: SearchRecord) -> str:
