@@ -29,13 +29,13 @@ class SiteOptions:
     language: str = LANGUAGE  # the folder of content/ its sentences come from
 
     @staticmethod
-    def from_environment(base_url: str | None, *, search: bool = True) -> SiteOptions:
+    def from_environment(base_url: str | None, *, search: bool = True, language: str = LANGUAGE) -> SiteOptions:
         """Options with the date taken from SOURCE_DATE_EPOCH, when it is set."""
         epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
         date = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date() if epoch.isdigit() else None
         if base_url and not base_url.endswith("/"):
             base_url += "/"
-        return SiteOptions(base_url or None, date, search)
+        return SiteOptions(base_url or None, date, search, language)
 
     def absolute(self, url: str) -> str:
         """A site URL made absolute with the base URL, or left relative to the site root."""

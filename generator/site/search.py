@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pagefind_bin  # type: ignore[import-untyped]  # the package ships no type information
 
+from generator.site.page import LANGUAGE
 from generator.site.views import Model, rounded
 
 # Characters of a card's notes the search index keeps (see model_record).
@@ -45,13 +46,14 @@ class SearchIndexError(Exception):
 class SearchIndex:
     """The pages Pagefind will index, written to a scratch folder as the build makes them."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, language: str = LANGUAGE) -> None:
         self.scratch = scratch
+        self.language = language  # the stand-ins' <html lang>: Pagefind indexes (and stems) by it
 
     def add(self, record: SearchRecord) -> None:
         page = self.scratch / record.url / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(record.html if record.html is not None else _stub(record), encoding="utf-8")
+        page.write_text(record.html if record.html is not None else _stub(record, self.language), encoding="utf-8")
 
     def write(self, site: Path) -> None:
         """Index what was added and write the bundle into the staged site's ``pagefind/`` folder."""
@@ -66,19 +68,19 @@ class SearchIndex:
 
 
 @contextlib.contextmanager
-def search_index(enabled: bool) -> Iterator[SearchIndex | None]:
+def search_index(enabled: bool, language: str = LANGUAGE) -> Iterator[SearchIndex | None]:
     """A search index to add pages to, with its scratch folder removed afterwards; None when search is off."""
     if not enabled:
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="bert-atlas-search-") as scratch:
-        yield SearchIndex(Path(scratch))
+        yield SearchIndex(Path(scratch), language)
 
 
-def _stub(record: SearchRecord) -> str:
+def _stub(record: SearchRecord, language: str) -> str:
     """A minimal page holding only what the index should know; it is indexed, never published."""
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(record.title)}</title></head>'
+        f'<!doctype html><html lang="{escape(language)}"><head><meta charset="utf-8"><title>{escape(record.title)}</title></head>'
         f"<body data-pagefind-body><h1>{escape(record.title)}</h1><p>{escape(record.content)}</p></body></html>"
     )
 
