@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+# templates/ at the top of a source tree, reached through the link generator/site/templates; a wheel
+# carries copies (package data in pyproject.toml), as it does of content/ (see content.py).
+TEMPLATES = (Path(__file__).parent / "templates").resolve()
 SITE_TITLE = "BERT Parameter Atlas"
 LANGUAGE = "en"  # the folder of content/ a site is built from unless told otherwise
 
