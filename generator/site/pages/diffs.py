@@ -1,4 +1,4 @@
-"""Comparison pages: one for each declared pair (``comparison.PAIRS``), and a list of them all."""
+"""Comparison pages: one for each declared pair (``differences.PAIRS``), and a list of them all."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return []
     text = content.load("diffs", language)
     page, pair = text.section("page"), text.section("pair")
-    pairings = available_pairs(models)
+    pairings = available_pairs(models, text.section("topics"))
     result = [
         Page(
             INDEX,
@@ -47,5 +47,5 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     return result
 
 
-def _context(pairing: Pairing) -> dict[str, Diff]:
-    return {"diff": pairing.compare()}
+def _context(pairing: Pairing) -> dict[str, Diff | str]:
+    return {"diff": pairing.compare(), "topic": pairing.topic}
