@@ -20,7 +20,7 @@ from conftest import MODELS
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cli import main
-from generator.site import content, render
+from generator.site import content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
@@ -48,7 +48,10 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     found: list[str] = []
     try:
         render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
-        render.Renderer(SiteOptions(language=language)).model_files(models[0])
+        renderer = render.Renderer(SiteOptions(language=language))
+        renderer.model_files(models[0])
+        for model in models:  # the search index's record of each model page
+            search.model_record(model, renderer.text)
     except InputError as error:
         found += [str(p) for p in error.problems]
     if found:

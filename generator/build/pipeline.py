@@ -60,7 +60,7 @@ def build(
             for path, content in renderer.model_files(model).items():
                 staging.write(path, content)
             if index is not None:
-                index.add(model_record(model))
+                index.add(model_record(model, renderer.text))
             return model.numbers()
 
         def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> None:

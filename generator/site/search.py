@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pagefind_bin  # type: ignore[import-untyped]  # the package ships no type information
 
+from generator.site.content import Text
 from generator.site.page import LANGUAGE
 from generator.site.views import Model, rounded
 
@@ -85,7 +86,7 @@ def _stub(record: SearchRecord, language: str) -> str:
     )
 
 
-def model_record(model: Model) -> SearchRecord:
+def model_record(model: Model, text: Text) -> SearchRecord:
     """The searchable text of a model page: its names, family, class, size, published figures,
     the opening of its notes and the components it is made of.
 
@@ -93,17 +94,17 @@ def model_record(model: Model) -> SearchRecord:
     what is long and tells pages apart poorly: the config values (numbers), the full notes,
     the derivation's step labels and the tensor names, which the page itself shows. Measured
     on 1,000 generated cards, that takes Pagefind from 175 MB to 69 MB; 10,000 cards stay
-    under 1 GB.
+    under 1 GB. Its sentences are the ``model-record`` texts of content/<language>/site.yaml.
     """
-    card = model.card
+    card, own = model.card, text.section("model-record")
     words = [
         card.title,
         card.id,
-        f"{card.family.title} ({card.family.name}), {card.head.value} head, {model.class_name}.",
-        f"{model.total:,} parameters ({rounded(model.total)}).",
-        " ".join(f"Published: {claim.figure}, {claim.source}." for claim in card.claims),
+        own("kind", family=card.family.title, name=card.family.name, head=card.head.value, class_name=model.class_name),
+        own("size", total=model.total, rounded=rounded(model.total)),
+        " ".join(own("published", figure=claim.figure, source=claim.source) for claim in card.claims),
         _opening(card.notes),
-        "Made of: " + ", ".join(group.block.title for group in model.groups) + ".",
+        own("parts", parts=", ".join(group.block.title for group in model.groups)),
     ]
     return SearchRecord(f"models/{card.id}/", card.title, "\n".join(w for w in words if w))
 
