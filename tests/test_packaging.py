@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from conftest import ROOT
 from generator.site.content import CONTENT
@@ -36,8 +36,8 @@ def _packaged(path: PurePosixPath, patterns: list[str]) -> bool:
 
 
 def test_the_links_reach_the_folders_at_the_top() -> None:
-    assert (PACKAGE / "templates").is_symlink() and TEMPLATES == (ROOT / "templates").resolve()
-    assert (PACKAGE / "texts").is_symlink() and CONTENT == (ROOT / "content").resolve()
+    assert (PACKAGE / "templates").is_symlink() and (ROOT / "templates").resolve() == TEMPLATES
+    assert (PACKAGE / "texts").is_symlink() and (ROOT / "content").resolve() == CONTENT
 
 
 def test_every_template_static_file_and_text_is_package_data() -> None:

@@ -87,7 +87,9 @@ def check_language(language: str, root: Path | None = None) -> None:
     folder = root or CONTENT
     present = languages(folder)
     if language not in present:
-        message = f"expected one of the languages in {folder.name}/ ({', '.join(present) or 'none'}), found {language!r}"
+        message = (
+            f"expected one of the languages in {folder.name}/ ({', '.join(present) or 'none'}), found {language!r}"
+        )
         raise InputError([Problem(Location(folder / language), "--language", message)])
 
 

@@ -222,9 +222,7 @@ class Pairing:
 def available_pairs(models: Iterable[Summary], topics: Callable[[str], str]) -> tuple[Pairing, ...]:
     """The declared pairs whose two cards are in this build, with their summaries and ``topics(slug)``."""
     by_id = {model.id: model for model in models}
-    return tuple(
-        Pairing(p, by_id[p.a], by_id[p.b], topics(p.slug)) for p in PAIRS if p.a in by_id and p.b in by_id
-    )
+    return tuple(Pairing(p, by_id[p.a], by_id[p.b], topics(p.slug)) for p in PAIRS if p.a in by_id and p.b in by_id)
 
 
 def compare(pair: Pair, a: Model, b: Model) -> Diff:

@@ -66,3 +66,17 @@ class Page:
     def url(self) -> str:
         """The page's address below the site root, as it is linked from outside: models/<id>/."""
         return self.path.removesuffix("index.html")
+
+
+def guide_page(
+    path: str, template: str, texts: Callable[..., str], context: Mapping[str, Any], **values: object
+) -> Page:
+    """A page the index lists under "Learn": its title, description and guide are ``texts``, filled with ``values``."""
+    return Page(
+        path,
+        template,
+        texts("title", site=SITE_TITLE, **values),
+        texts("description", **values),
+        context,
+        guide=texts("guide", **values),
+    )

@@ -81,7 +81,8 @@ def search_index(enabled: bool, language: str = LANGUAGE) -> Iterator[SearchInde
 def _stub(record: SearchRecord, language: str) -> str:
     """A minimal page holding only what the index should know; it is indexed, never published."""
     return (
-        f'<!doctype html><html lang="{escape(language)}"><head><meta charset="utf-8"><title>{escape(record.title)}</title></head>'
+        f'<!doctype html><html lang="{escape(language)}"><head><meta charset="utf-8">'
+        f"<title>{escape(record.title)}</title></head>"
         f"<body data-pagefind-body><h1>{escape(record.title)}</h1><p>{escape(record.content)}</p></body></html>"
     )
 

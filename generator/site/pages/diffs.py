@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from generator.site import content
 from generator.site.differences import Diff, Pairing, available_pairs
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, SITE_TITLE, Page, guide_page
 from generator.site.views import Summary
 
 INDEX = "diffs/index.html"
@@ -23,16 +23,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("diffs", language)
     page, pair = text.section("page"), text.section("pair")
     pairings = available_pairs(models, text.section("topics"))
-    result = [
-        Page(
-            INDEX,
-            "diffs.html",
-            page("title", site=SITE_TITLE),
-            page("description"),
-            {"diffs": pairings},
-            guide=page("guide"),
-        )
-    ]
+    result = [guide_page(INDEX, "diffs.html", page, {"diffs": pairings})]
     for pairing in pairings:
         a, b = pairing.a.card.title, pairing.b.card.title
         result.append(

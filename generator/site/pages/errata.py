@@ -48,7 +48,7 @@ from generator.site.erratum import (
     total_of,
     used_symbols,
 )
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.views import Details, Model, Summary
 
 
@@ -63,17 +63,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             errata.append(build(section, *(by_id[n] for n in needs)))
     if not errata:
         return []
-    page = text.section("page")
-    return [
-        Page(
-            "errata/index.html",
-            "errata.html",
-            page("title", site=SITE_TITLE),
-            page("description"),
-            {"errata": tuple(errata)},
-            guide=page("guide"),
-        )
-    ]
+    return [guide_page("errata/index.html", "errata.html", text.section("page"), {"errata": tuple(errata)})]
 
 
 # The errata --------------------------------------------------------------------------------------
