@@ -9,6 +9,8 @@ a row or a whole file, or keeps a key the code no longer has, fails here with fi
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +19,8 @@ import pytest
 from conftest import MODELS
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
-from generator.site import content, render
+from generator.cli import main
+from generator.site import content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
@@ -45,7 +48,10 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     found: list[str] = []
     try:
         render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
-        render.Renderer(SiteOptions(language=language)).model_files(models[0])
+        renderer = render.Renderer(SiteOptions(language=language))
+        renderer.model_files(models[0])
+        for model in models:  # the search index's record of each model page
+            search.model_record(model, renderer.text)
     except InputError as error:
         found += [str(p) for p in error.problems]
     if found:
@@ -210,3 +216,52 @@ def test_a_file_that_is_not_yaml(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         content.load("calculator", "zh", target.parents[1])
     assert str(error.value).startswith(f"{target}:3:1: YAML syntax:")
+
+
+# The language of a build: `python -m generator build --language CODE` ----------------------
+
+
+def _one_card(tmp_path: Path) -> Path:
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(MODELS / "bert-base-uncased.yaml", models)
+    return models
+
+
+def test_a_build_in_a_second_language(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prose comes from content/<language>/ and every page, 404 included, says which language it is in."""
+    target = _second_language(
+        tmp_path,
+        lambda t: t.replace("Exact parameter counts, tensor by tensor,", "逐个张量的精确参数量,"),
+        "site.yaml",
+    )
+    monkeypatch.setattr(content, "CONTENT", target.parents[1])
+    out = tmp_path / "out"
+    args = ["build", "--models", str(_one_card(tmp_path)), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]
+    assert main([*args, "--language", "zh"]) == 0
+    home = (out / "index.html").read_text("utf-8")
+    assert home.startswith('<!doctype html>\n<html lang="zh">\n')
+    assert '<meta name="description" content="逐个张量的精确参数量, for 1 BERT-family models.">' in home
+    for page in ("404.html", "models/bert-base-uncased/index.html", "errata/index.html"):
+        assert '<html lang="zh">' in (out / page).read_text("utf-8"), page
+    assert main(args) == 0  # the default is English
+    home = (out / "index.html").read_text("utf-8")
+    assert home.startswith('<!doctype html>\n<html lang="en">\n') and "逐个" not in home
+
+
+def test_an_unknown_language(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--language", "xx", "--models", str(MODELS), "--out", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        f"{CONTENT / 'xx'}:1:1: --language: expected one of the languages in content/ ({', '.join(LANGUAGES)}), "
+        "found 'xx'",
+        "error: 1 problem(s) in 1 file(s); out/ was left unchanged",
+    ]
+    assert not out.exists()
