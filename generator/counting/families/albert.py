@@ -9,9 +9,10 @@ runs ``num_hidden_layers`` steps over them, so the depth L never changes what is
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
 from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
@@ -19,7 +20,7 @@ from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
+E, H, C = (Poly.symbol(s) for s in "EHC")
 
 SYMBOLS = symbols(
     "VPT",
@@ -50,13 +51,10 @@ def _embeddings(prefix: str) -> tuple[Block, ...]:
 def _shared_layer(prefix: str) -> Block:
     modules = (
         layer_norm("full_layer_layer_norm", "output LayerNorm", H),
-        linear("attention.query", "query", H, H, heads="A", part=Part.ATTENTION),
-        linear("attention.key", "key", H, H, heads="A", part=Part.ATTENTION),
-        linear("attention.value", "value", H, H, heads="A", part=Part.ATTENTION),
-        linear("attention.dense", "attention output", H, H, part=Part.ATTENTION),
+        *common.query_key_value(("attention.query", "attention.key", "attention.value")),
+        common.attention_output("attention.dense"),
         layer_norm("attention.LayerNorm", "attention LayerNorm", H),
-        linear("ffn", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-        linear("ffn_output", "feed-forward out", I, H, part=Part.FEED_FORWARD),
+        *common.feed_forward("ffn", "ffn_output"),
     )
     return Block(
         "layer",
@@ -69,42 +67,34 @@ def _shared_layer(prefix: str) -> Block:
     )
 
 
-def _backbone(prefix: str, *, pooler: bool) -> tuple[Block, ...]:
+def _backbone(prefix: str, pooler: bool) -> tuple[Block, ...]:
     blocks = (*_embeddings(prefix), _shared_layer(prefix))
-    if pooler:
-        # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
-        blocks += (Block("pooler", "pooler", Kind.POOLER, prefix, (linear("pooler", "pooler dense", H, H),)),)
-    return blocks
+    # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
+    bare_pooler = Block("pooler", "pooler", Kind.POOLER, prefix, (linear("pooler", "pooler dense", H, H),))
+    return (*blocks, bare_pooler) if pooler else blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
     decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
-    modules = (
-        Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        layer_norm("LayerNorm", "transform LayerNorm", E),
-        linear("dense", "transform dense (H to E)", H, E),
-        decoder,
+    return common.mlm_head(
+        "predictions.", (common.output_bias(), *common.narrow_transform("LayerNorm", "dense"), decoder)
     )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "predictions.", modules)
+
+
+def _sentence_order_head() -> Block:
+    return Block(
+        "sop-head",
+        "sentence-order head",
+        Kind.HEAD,
+        "sop_classifier.",
+        (linear("classifier", "sentence-order classifier", H, C),),
+    )
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ALBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("AlbertModel", _backbone("", pooler=True))
-    if head is Head.PRETRAINING:
-        sop = Block(
-            "sop-head",
-            "sentence-order head",
-            Kind.HEAD,
-            "sop_classifier.",
-            (linear("classifier", "sentence-order classifier", H, C),),
-        )
-        return Architecture("AlbertForPreTraining", (*_backbone("albert.", pooler=True), _mlm_head(on), sop))
-    if head is Head.MASKED_LM:
-        return Architecture("AlbertForMaskedLM", (*_backbone("albert.", pooler=False), _mlm_head(on)))
-    classifier = common.classifier_head()
-    return Architecture("AlbertForSequenceClassification", (*_backbone("albert.", pooler=True), classifier))
+    on_top = common.bert_heads(functools.partial(_mlm_head, on), _sentence_order_head)
+    return common.assemble("Albert", "albert.", head, _backbone, on_top)
 
 
 # AlbertAttention's own check never fires (an AlbertConfig always has embedding_size), so

@@ -14,6 +14,7 @@ cards that leave them out check those defaults against transformers.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,38 +109,33 @@ def _relative_rows(on: Mapping[str, bool]) -> Poly:
 
 def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     width = _embedding_width(on)
-    modules: tuple[Module, ...] = (embedding("word_embeddings", "token embeddings", V, width),)
+    modules: tuple[Module, ...] = (common.token_table(width),)
     if on["position_table"]:
-        modules += (embedding("position_embeddings", "absolute position embeddings", P, width),)
+        modules += (common.position_table(width, "absolute position embeddings"),)
     if on["token_types"]:
-        modules += (embedding("token_type_embeddings", "segment embeddings", T, width),)
+        modules += (common.segment_table(width),)
     if on["projected"]:
         modules += (linear("embed_proj", "embedding projection E → H", E, H, bias=False, part=Part.EMBEDDINGS),)
-    modules += (layer_norm("LayerNorm", "embedding LayerNorm", H),)
-    return Block("embeddings", "embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
+    return common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     width = _projection_width(on)
     heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
-    modules: tuple[Module, ...] = (
-        linear("attention.self.query_proj", "query", H, width, heads=heads, part=Part.ATTENTION),
-        linear("attention.self.key_proj", "key", H, width, heads=heads, part=Part.ATTENTION),
-        linear("attention.self.value_proj", "value", H, width, heads=heads, part=Part.ATTENTION),
-    )
+    projections = ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")
+    modules = common.query_key_value(projections, H, width, heads=heads)
     if on["relative"] and not on["shared_keys"]:
         if on["c2p"]:
             modules += (linear("attention.self.pos_key_proj", "position key (c2p)", H, width, part=Part.ATTENTION),)
         if on["p2c"]:
             modules += (linear("attention.self.pos_query_proj", "position query (p2c)", H, width, part=Part.ATTENTION),)
     modules += (
-        linear("attention.output.dense", "attention output", H, H, part=Part.ATTENTION),
+        common.attention_output("attention.output.dense"),
         layer_norm("attention.output.LayerNorm", "attention LayerNorm", H),
-        linear("intermediate.dense", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, H, part=Part.FEED_FORWARD),
+        *common.feed_forward("intermediate.dense", "output.dense"),
         layer_norm("output.LayerNorm", "output LayerNorm", H),
     )
-    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
 
 def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
@@ -167,33 +163,20 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
     return blocks
 
 
-def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    width = _embedding_width(on)
-    modules: tuple[Module, ...]
-    if not on["legacy"]:
-        # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-        modules = common.mlm_transform("dense", "LayerNorm")
-        return Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_predictions.lm_head.", modules)
-    decoder = common.mlm_decoder(
-        on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width
-    )
-    modules = (
-        *common.mlm_transform("transform.dense", "transform.LayerNorm", width),
-        decoder,
-    )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+    if on["legacy"]:
+        width = _embedding_width(on)
+        return common.bert_mlm_head(on, BACKBONE, width, width)
+    # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
+    return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"))
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers DeBERTa-v2 class for this head."""
-    if head is Head.BASE:
-        return Architecture("DebertaV2Model", _backbone(on, ""))
-    if head is Head.MASKED_LM:
-        return Architecture("DebertaV2ForMaskedLM", (*_backbone(on, BACKBONE), _mlm_head(on)))
+def _classification(on: Mapping[str, bool]) -> tuple[Block, ...]:
+    """ContextPooler, then the classifier on what it pools."""
     pooler_width = W if on["wide_pooler"] else H
     pooler = Block(
         "pooler",
@@ -202,8 +185,13 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
         "pooler.",
         (linear("dense", "pooler dense", pooler_width, pooler_width),),
     )
-    classifier = common.classifier_head()
-    return Architecture("DebertaV2ForSequenceClassification", (*_backbone(on, BACKBONE), pooler, classifier))
+    return (pooler, common.classifier_head())
+
+
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the transformers DeBERTa-v2 class for this head (the bare model has no pooler)."""
+    on_top = {Head.MASKED_LM: lambda: (_mlm_head(on),), Head.SEQUENCE_CLASSIFICATION: lambda: _classification(on)}
+    return common.assemble("DebertaV2", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
 # Values the declaration reads that are neither sizes nor flags.

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Tie
 from generator.counting.conditions import mod, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-V, P, H, I, C = (Poly.symbol(s) for s in "VPHIC")
+V, H, C = (Poly.symbol(s) for s in "VHC")
 
 SYMBOLS = symbols(
     "VP",
@@ -35,36 +35,18 @@ SYMBOLS = symbols(
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"
 
 
-def _backbone(prefix: str) -> tuple[Block, ...]:
-    embeddings = Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, H),
-            embedding("position_embeddings", "position embeddings", P, H),
-            layer_norm("LayerNorm", "embedding LayerNorm", H),
-        ),
+def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
+    embeddings = common.embeddings_block(
+        prefix, (common.token_table(H), common.position_table(H), common.embedding_norm(H))
     )
-    layer = Block(
-        "layer",
-        "transformer block",
-        Kind.ENCODER,
-        f"{prefix}transformer.layer.{{0}}.",
-        (
-            linear("attention.q_lin", "query", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.k_lin", "key", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.v_lin", "value", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.out_lin", "attention output", H, H, part=Part.ATTENTION),
-            layer_norm("sa_layer_norm", "attention LayerNorm", H),
-            linear("ffn.lin1", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-            linear("ffn.lin2", "feed-forward out", I, H, part=Part.FEED_FORWARD),
-            layer_norm("output_layer_norm", "output LayerNorm", H),
-        ),
-        repeat=("L",),
+    modules = (
+        *common.query_key_value(("attention.q_lin", "attention.k_lin", "attention.v_lin")),
+        common.attention_output("attention.out_lin"),
+        layer_norm("sa_layer_norm", "attention LayerNorm", H),
+        *common.feed_forward("ffn.lin1", "ffn.lin2"),
+        layer_norm("output_layer_norm", "output LayerNorm", H),
     )
-    return (embeddings, layer)
+    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules, "transformer block"))
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
@@ -80,27 +62,23 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
         )
     else:
         projector = (linear("vocab_projector", "vocabulary projector (untied)", H, V),)
-    modules = (
-        *common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
-        *projector,
-    )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
+    return common.mlm_head("", (*common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector))
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers DistilBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("DistilBertModel", _backbone(""))
-    if head is Head.MASKED_LM:
-        return Architecture("DistilBertForMaskedLM", (*_backbone("distilbert."), _mlm_head(on)))
-    classifier = Block(
+def _classifier() -> Block:
+    return Block(
         "classifier",
         "classification head",
         Kind.HEAD,
         "",
         (linear("pre_classifier", "pre-classifier dense", H, H), linear("classifier", "classifier", H, C)),
     )
-    return Architecture("DistilBertForSequenceClassification", (*_backbone("distilbert."), classifier))
+
+
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the transformers DistilBERT class for this head (it has no pooler)."""
+    on_top = {Head.MASKED_LM: lambda: (_mlm_head(on),), Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(),)}
+    return common.assemble("DistilBert", "distilbert.", head, _backbone, on_top)
 
 
 # TransformerBlock.__init__ raises the same error.

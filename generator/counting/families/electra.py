@@ -9,17 +9,18 @@ detection), the generator checkpoints ElectraForMaskedLM.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol, Tie
 from generator.counting.conditions import ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import layer_norm, linear
+from generator.counting.layouts import linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
-V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
+V, E, H = (Poly.symbol(s) for s in "VEH")
 
 SYMBOLS = symbols(
     "VPT",
@@ -28,7 +29,7 @@ SYMBOLS = symbols(
 )
 
 
-def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
     blocks: tuple[Block, ...] = (common.bert_embeddings(prefix, E),)
     if on["projected"]:
         blocks += (
@@ -55,40 +56,31 @@ def _generator_head(on: Mapping[str, bool]) -> Block:
         )
     else:
         lm_head = linear("generator_lm_head", "output projection (untied)", E, V)
-    modules = (
-        layer_norm("generator_predictions.LayerNorm", "transform LayerNorm", E),
-        linear("generator_predictions.dense", "transform dense (H to E)", H, E),
-        lm_head,
-    )
+    modules = (*common.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
     return Block("generator-head", "generator head", Kind.HEAD, "", modules)
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers ELECTRA class for this head."""
-    if head is Head.BASE:
-        return Architecture("ElectraModel", _backbone(on, ""))
-    if head is Head.PRETRAINING:
-        discriminator = Block(
-            "discriminator-head",
-            "discriminator head",
-            Kind.HEAD,
-            "discriminator_predictions.",
-            (
-                linear("dense", "discriminator dense", H, H),
-                linear("dense_prediction", "replaced-token score", H, Poly.constant(1)),
-            ),
-        )
-        return Architecture("ElectraForPreTraining", (*_backbone(on, "electra."), discriminator))
-    if head is Head.MASKED_LM:
-        return Architecture("ElectraForMaskedLM", (*_backbone(on, "electra."), _generator_head(on)))
-    classifier = Block(
-        "classifier",
-        "classification head",
+def _discriminator_head() -> Block:
+    return Block(
+        "discriminator-head",
+        "discriminator head",
         Kind.HEAD,
-        "classifier.",
-        (linear("dense", "classifier dense", H, H), linear("out_proj", "classifier output", H, C)),
+        "discriminator_predictions.",
+        (
+            linear("dense", "discriminator dense", H, H),
+            linear("dense_prediction", "replaced-token score", H, Poly.constant(1)),
+        ),
     )
-    return Architecture("ElectraForSequenceClassification", (*_backbone(on, "electra."), classifier))
+
+
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the transformers ELECTRA class for this head (it has no pooler)."""
+    on_top = {
+        Head.PRETRAINING: lambda: (_discriminator_head(),),  # the discriminator; the generator is the masked LM
+        Head.MASKED_LM: lambda: (_generator_head(on),),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier(),),
+    }
+    return common.assemble("Electra", "electra.", head, functools.partial(_backbone, on), on_top)
 
 
 DIFFERENCES = (

@@ -14,17 +14,18 @@ stacked FFNs), MobileBertPooler and the heads. Three details decide the names an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting.architecture import Architecture, Block, Family, Head, Module, Param, Part, Symbol
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
-V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
+V, H, E, B, I, F = (Poly.symbol(s) for s in "VHEBIF")
 
 SYMBOLS = symbols(
     "VPT",
@@ -65,46 +66,36 @@ def _width(on: Mapping[str, bool]) -> Poly:
 def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     n_in = 3 * E if on["trigram"] else E
     label = "trigram projection" if on["trigram"] else "embedding projection"
-    return Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, E),
-            embedding("position_embeddings", "position embeddings", P, H),
-            embedding("token_type_embeddings", "segment embeddings", T, H),
-            linear("embedding_transformation", label, n_in, H, part=Part.EMBEDDINGS),
-            _norm("LayerNorm", "embedding", H, on),
-        ),
-    )
+    tables = (common.token_table(E), common.position_table(H), common.segment_table(H))
+    projection = linear("embedding_transformation", label, n_in, H, part=Part.EMBEDDINGS)
+    return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
+
+
+def _bottleneck(on: Mapping[str, bool], path: str, label: str, widths: str, part: Part) -> tuple[Module, ...]:
+    """A Linear between the wide and the narrow stream ("HB": H to B), then its norm."""
+    n_in, n_out = (Poly.symbol(w) for w in widths)
+    dense = linear(f"{path}.dense", f"{label} ({widths[0]} to {widths[1]})", n_in, n_out, part=part)
+    return (dense, _norm(f"{path}.LayerNorm", label, n_out, on))
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     width = _width(on)
     value_in = width if on["bottleneck_attention"] else H
+    query_key_value = ("attention.self.query", "attention.self.key", "attention.self.value")
     modules: tuple[Module, ...] = (
-        linear("attention.self.query", "query", width, width, heads="A", part=Part.ATTENTION),
-        linear("attention.self.key", "key", width, width, heads="A", part=Part.ATTENTION),
-        linear("attention.self.value", "value", value_in, width, heads="A", part=Part.ATTENTION),
-        linear("attention.output.dense", "attention output", width, width, part=Part.ATTENTION),
+        *common.query_key_value(query_key_value, width, width, value_in=value_in),
+        common.attention_output("attention.output.dense", width),
         _norm("attention.output.LayerNorm", "attention", width, on),
-        linear("intermediate.dense", "feed-forward in", width, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, width, part=Part.FEED_FORWARD),
+        *common.feed_forward("intermediate.dense", "output.dense", width),
         _norm("output.LayerNorm", "feed-forward", width, on),
     )
     if on["bottleneck"]:
         modules += (
-            linear("output.bottleneck.dense", "bottleneck out (B to H)", B, H, part=Part.FEED_FORWARD),
-            _norm("output.bottleneck.LayerNorm", "bottleneck out", H, on),
-            linear("bottleneck.input.dense", "bottleneck in (H to B)", H, B, part=Part.FEED_FORWARD),
-            _norm("bottleneck.input.LayerNorm", "bottleneck in", B, on),
+            *_bottleneck(on, "output.bottleneck", "bottleneck out", "BH", Part.FEED_FORWARD),
+            *_bottleneck(on, "bottleneck.input", "bottleneck in", "HB", Part.FEED_FORWARD),
         )
         if on["shared_bottleneck"]:
-            modules += (
-                linear("bottleneck.attention.dense", "query-key bottleneck (H to B)", H, B, part=Part.ATTENTION),
-                _norm("bottleneck.attention.LayerNorm", "query-key bottleneck", B, on),
-            )
+            modules += _bottleneck(on, "bottleneck.attention", "query-key bottleneck", "HB", Part.ATTENTION)
     if on["stacked_ffn"]:
         ffn = (
             Param("intermediate.dense.weight", (I, width), "weight in"),
@@ -114,39 +105,24 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
             *_norm_params("output.LayerNorm", width, on),
         )
         modules += (Module("ffn.{n}", "extra feed-forward network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
-    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (_embeddings(on, prefix), _encoder_layer(on, prefix))
+def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block, ...]:
+    blocks = (_embeddings(on, prefix), _encoder_layer(on, prefix))
     # Without classifier_activation the pooler only picks the first token and holds no tensor.
-    if pooler and on["pooler_dense"]:
-        blocks += (common.bert_pooler(prefix),)
-    return blocks
+    return (*blocks, common.bert_pooler(prefix)) if pooler and on["pooler_dense"] else blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = common.mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
-    modules = (
-        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
-        Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),)),
-        decoder,
-    )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+    beyond = Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),))
+    return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,))
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("MobileBertModel", _backbone(on, "", pooler=True))
-    if head is Head.PRETRAINING:
-        nsp = common.next_sentence_head()
-        blocks = (*_backbone(on, "mobilebert.", pooler=True), _mlm_head(on), nsp)
-        return Architecture("MobileBertForPreTraining", blocks)
-    if head is Head.MASKED_LM:
-        return Architecture("MobileBertForMaskedLM", (*_backbone(on, "mobilebert.", pooler=False), _mlm_head(on)))
-    classifier = common.classifier_head()
-    return Architecture("MobileBertForSequenceClassification", (*_backbone(on, "mobilebert.", pooler=True), classifier))
+    on_top = common.bert_heads(functools.partial(_mlm_head, on), common.next_sentence_head)
+    return common.assemble("MobileBert", "mobilebert.", head, functools.partial(_backbone, on), on_top)
 
 
 # MobileBertSelfAttention rounds the head size down instead of refusing, which leaves a layer

@@ -12,6 +12,7 @@ Every bias is optional: ``attention_bias``, ``mlp_bias``, ``norm_bias`` and ``cl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from generator.counting.architecture import Architecture, Block, Family, Head, K
 from generator.counting.conditions import gt, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, linear
+from generator.counting.layouts import linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -67,13 +68,9 @@ def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, 
     )
 
 
-def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
-    embeddings = Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (embedding("tok_embeddings", "token embeddings", V, H), _norm(on, "norm", "embedding norm")),
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
+    embeddings = common.embeddings_block(
+        prefix, (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding norm"))
     )
     first = Block(
         "layer-0",
@@ -107,26 +104,28 @@ def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
     )
 
 
+def _decoder(on: Mapping[str, bool]) -> Module:
+    """The masked-LM decoder: the token table again when tied, with a bias of its own by default."""
+    params: tuple[Param | Tie, ...]
+    if on["tied"]:
+        params = (Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
+    else:
+        params = (Param("weight", (V, H), "weight"),)
+    if on["decoder_bias"]:
+        params += (Param("bias", (V,), "bias"),)
+    return Module("decoder", "decoder (tied)" if on["tied"] else "decoder (untied)", params)
+
+
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers ModernBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("ModernBertModel", _backbone(on, ""))
-    if head is Head.MASKED_LM:
-        params: tuple[Param | Tie, ...]
-        if on["tied"]:
-            params = (Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
-            label = "decoder (tied)"
-        else:
-            params = (Param("weight", (V, H), "weight"),)
-            label = "decoder (untied)"
-        if on["decoder_bias"]:
-            params += (Param("bias", (V,), "bias"),)
-        modules = (*_prediction_head(on), Module("decoder", label, params))
-        mlm = Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
-        return Architecture("ModernBertForMaskedLM", (*_backbone(on, BACKBONE), mlm))
-    modules = (*_prediction_head(on), linear("classifier", "classifier", H, C))
-    classifier = Block("classifier", "classification head", Kind.HEAD, "", modules)
-    return Architecture("ModernBertForSequenceClassification", (*_backbone(on, BACKBONE), classifier))
+    """Declare the tensors of the transformers ModernBERT class for this head (it has no pooler)."""
+    classifier = (linear("classifier", "classifier", H, C),)
+    on_top = {
+        Head.MASKED_LM: lambda: (common.mlm_head("", (*_prediction_head(on), _decoder(on))),),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (
+            Block("classifier", "classification head", Kind.HEAD, "", (*_prediction_head(on), *classifier)),
+        ),
+    }
+    return common.assemble("ModernBert", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
 FAMILY = Family(

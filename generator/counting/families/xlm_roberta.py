@@ -18,7 +18,7 @@ from generator.counting.families import roberta
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers XLM-RoBERTa class for this head."""
-    return roberta.roberta_like(on, head, class_prefix="XLMRoberta", heads_first=True)
+    return roberta.roberta_like(on, head, stem="XLMRoberta", heads_first=True)
 
 
 DIFFERENCES = (
