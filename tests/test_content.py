@@ -17,6 +17,9 @@ import pytest
 from conftest import MODELS
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
+from generator.counting import texts
+from generator.counting.architecture import Part
+from generator.counting.families import FAMILIES
 from generator.site import content, render
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
@@ -25,6 +28,7 @@ from generator.site.views import Model, model_of
 
 LANGUAGES = sorted(p.name for p in CONTENT.iterdir() if p.is_dir())
 LOAD = content.load
+FAMILY_TEXTS = "families.yaml"  # read by the counting layer (generator/counting/texts.py), not by a page kind
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +62,45 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     for path, document in documents.items():
         found += [str(p) for p in content.unread(Text(document, (), read[path]))]
     for path in sorted((root / language).glob("*.yaml")):
-        if path not in documents:
+        if path not in documents and path.name != FAMILY_TEXTS:
             found.append(f"{path}: no page kind reads this file")
+    return found + family_text_problems(language, root)
+
+
+def family_text_problems(language: str, root: Path) -> list[str]:
+    """What families.yaml lacks for the families' declarations, and what it holds that none declares."""
+    path = root / language / FAMILY_TEXTS
+    if not path.is_file():
+        return [f"{path}: expected the families' texts, found no file"]
+    found: list[str] = []
+    for family in FAMILIES.values():
+        try:
+            texts.with_texts(family, language, root)
+        except texts.MissingTextError as error:
+            found.append(str(error))
+    try:
+        texts.part_titles(language, root)
+    except texts.MissingTextError as error:
+        found.append(str(error))
+    data = texts.load(language, root)
+    found += [f"{path}: {key}: not a section the code reads" for key in data if key not in SECTIONS]
+    found += [f"{path}: families.{name}: no family of this name" for name in data["families"] if name not in FAMILIES]
+    found += [f"{path}: parts.{key}: no part of this name" for key in data.get("parts") or {} if key not in PARTS]
+    own = {name: data["families"].get(name) or {} for name in FAMILIES}
+    for kind, one in (("symbols", "symbol"), ("switches", "switch")):
+        declared = {name: [x.name for x in getattr(family, kind)] for name, family in FAMILIES.items()}
+        for name, section in own.items():
+            extra = [key for key in section.get(kind) or {} if key not in declared[name]]
+            found += [f"{path}: families.{name}.{kind}.{key}: the family declares no such {one}" for key in extra]
+        read = {key for name, keys in declared.items() for key in keys if key not in (own[name].get(kind) or {})}
+        found += [
+            f"{path}: {kind}.{key}: no family reads this shared text" for key in data.get(kind) or {} if key not in read
+        ]
     return found
+
+
+SECTIONS = ("parts", "symbols", "switches", "families")
+PARTS = {part.value for part in Part}
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -78,6 +118,7 @@ def test_the_languages_are_found() -> None:
         "diffs.yaml",
         "errata.yaml",
         "exercises.yaml",
+        "families.yaml",
         "site.yaml",
     }
 
@@ -210,3 +251,52 @@ def test_a_file_that_is_not_yaml(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         content.load("calculator", "zh", target.parents[1])
     assert str(error.value).startswith(f"{target}:3:1: YAML syntax:")
+
+
+# The families' words (content/<language>/families.yaml), tied to the declarations the same way. ---
+
+
+def test_a_translation_that_loses_a_family(
+    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _second_language(tmp_path, lambda t: t.replace("  bert: {}\n", ""), FAMILY_TEXTS)
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [
+        f"{target}: families: no section for the family 'bert'"
+    ]
+
+
+def test_a_translation_that_loses_a_symbol(
+    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _second_language(
+        tmp_path, lambda t: t.replace("      G: stored groups of layers (shared across depth)\n", ""), FAMILY_TEXTS
+    )
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [
+        f"{target}: families.albert.symbols.G: expected a text here, found none"
+    ]
+
+
+def test_a_family_text_without_code(models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def add(t: str) -> str:
+        t = t.replace("  bert: {}\n", "  bert:\n    switches:\n      trigram: a switch BERT does not have\n")
+        return t.replace(
+            "  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"
+        )
+
+    target = _second_language(tmp_path, add, FAMILY_TEXTS)
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [
+        f"{target}: symbols.Z: no family reads this shared text",
+        f"{target}: families.bert.switches.trigram: the family declares no such switch",
+    ]
+
+
+def test_the_families_words_reach_the_declarations() -> None:
+    albert, bert = FAMILIES["albert"], FAMILIES["bert"]
+    assert {s.name: s.meaning for s in albert.symbols}["G"] == "stored groups of layers (shared across depth)"
+    assert {s.name: s.meaning for s in albert.symbols}["H"] == "hidden size"  # the shared text
+    assert albert.differences[0].startswith("**Factorized embeddings.**")
+    assert bert.differences == ()
+    assert [t for _, t in texts.family_texts("xlm-roberta").differences] == list(FAMILIES["xlm-roberta"].differences)
+    assert {s.name: s.meaning for s in FAMILIES["mobilebert"].switches}["tied"] == (
+        "the output layer reuses the token embedding table"
+    )

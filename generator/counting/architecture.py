@@ -161,11 +161,11 @@ class Symbol:
 
     name: str
     key: str  # the config key; for a derived symbol, how it is computed ("hidden_size / conv_groups")
-    meaning: str
     optional: bool = False  # the config may leave it null (e.g. DeBERTa's embedding_size means H then)
     size: bool = True  # a size (minimum to 2³¹ − 1); False for a count whose sign means something (DeBERTa's R)
     minimum: int = 1  # 0 where transformers builds an empty table (type_vocab_size: no token types)
     value: Value | None = None  # a derived symbol: computed from config values, not read from ``key``
+    meaning: str = ""  # what it is, in words: from content/ (texts.py), by the family's name and the symbol's
 
 
 # A cross-field rule's verdict: None, or the message and the keys it is about.
@@ -193,7 +193,8 @@ class Family:
     # from the config: what a builder may branch on is declared, as data, in ``switches``.
     declare: Callable[[Mapping[str, bool], Head], Architecture]
     flag_keys: tuple[str, ...] = ()
-    # Markdown paragraphs: what differs from BERT and what it does to the count (empty for BERT).
+    # Markdown paragraphs: what differs from BERT and what it does to the count (none for BERT).
+    # Written in content/, not here: the registry fills them in (texts.py), keyed by family.
     differences: tuple[str, ...] = ()
     # A family that transformers does not implement declares its own config keys and defaults.
     own_config: OwnConfig | None = None

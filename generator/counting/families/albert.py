@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
 from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families import common
-from generator.counting.families.symbols import shared, symbols
+from generator.counting.families.symbols import symbols
 from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
@@ -24,13 +24,11 @@ E, H, C = (Poly.symbol(s) for s in "EHC")
 
 SYMBOLS = symbols(
     "VPT",
-    Symbol("E", "embedding_size", "embedding width (the tables are E wide, then projected to H)", minimum=0),
-    "HI",
-    shared("L", meaning="layer steps the encoder runs (reusing the stored groups)"),
-    Symbol("G", "num_hidden_groups", "stored groups of layers (shared across depth)"),
-    Symbol("K", "inner_group_num", "stored layers inside each group"),
-    "A",
-    shared("C", meaning="classification labels (also the sentence-order classes)"),
+    Symbol("E", "embedding_size", minimum=0),
+    "HIL",  # L counts the steps over the stored groups (its meaning is ALBERT's own)
+    Symbol("G", "num_hidden_groups"),
+    Symbol("K", "inner_group_num"),
+    "AC",
 )
 
 
@@ -108,29 +106,6 @@ _heads_divide_hidden = Rule(
 )
 
 
-DIFFERENCES = (
-    "**Factorized embeddings.** The token, position and segment tables are *E* wide instead of *H*, "
-    "and one linear layer, `encoder.embedding_hidden_mapping_in`, projects them up to *H*. The "
-    "vocabulary costs *V*·*E* + *E*·*H* instead of *V*·*H*; with *E* = 128 and *H* = 4096 that is "
-    "less than a twentieth of the table a BERT of the same width would carry. The projection exists "
-    "even when *E* equals *H*.",
-    "**Cross-layer sharing.** The encoder stores *G* (`num_hidden_groups`) groups of *K* "
-    "(`inner_group_num`) layers and counts each stored layer once. The forward pass runs *L* "
-    "(`num_hidden_layers`) steps; step *i* uses group ⌊*i*·*G*/*L*⌋ and runs its *K* layers in turn. "
-    "*L* therefore sets the computation, not the parameter count: the encoder term is "
-    "*G*·*K*·(one layer), and *L* appears nowhere in the total. The published checkpoints use "
-    "*G* = *K* = 1, one layer applied *L* times.",
-    "**Layer layout.** Each layer has the same tensors as a BERT layer (so one layer is the same "
-    "4*H*² + 2*HI* + 9*H* + *I*), under other names: `attention.dense` is the attention output, "
-    "`ffn` and `ffn_output` the feed-forward pair, `full_layer_layer_norm` the closing LayerNorm, "
-    "which transformers registers first.",
-    "**Heads.** The pooler is a bare linear layer (`albert.pooler`). The masked-LM head maps *H* "
-    "down to *E* before the tied decoder, so its transform costs *H*·*E* + 3*E* rather than "
-    "*H*² + 3*H*. Pre-training replaces next-sentence prediction with sentence-order prediction, "
-    "a linear layer sized by `num_labels` (2 unless the config says otherwise).",
-)
-
-
 FAMILY = Family(
     name="albert",
     title="ALBERT",
@@ -138,7 +113,6 @@ FAMILY = Family(
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("tie_word_embeddings",),
-    differences=DIFFERENCES,
     checks=(_heads_divide_hidden, common.padding_in_vocabulary),
     switches=(common.tied("mlm-head"),),
 )

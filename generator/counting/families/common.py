@@ -190,14 +190,12 @@ padding_in_vocabulary = Rule(
 )
 
 # The switch every family with BertLayer's cross-attention declares.
-CROSS_ATTENTION = Switch(
-    "cross_attention", truthy("add_cross_attention"), "every layer adds cross-attention (a decoder's)", ("layer",)
-)
+CROSS_ATTENTION = Switch("cross_attention", truthy("add_cross_attention"), ("layer",))
 
 
 def tied(*blocks: str) -> Switch:
     """tie_word_embeddings: the output layer reuses the token table instead of holding its own."""
-    return Switch("tied", truthy("tie_word_embeddings"), "the output layer reuses the token embedding table", blocks)
+    return Switch("tied", truthy("tie_word_embeddings"), blocks)
 
 
 def padding_fits(key: str) -> Rule:

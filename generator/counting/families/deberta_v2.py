@@ -43,28 +43,23 @@ from generator.counting.switches import FirstOf, Rule, Switch
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
 
 SYMBOLS = symbols(
-    "V",
-    shared("P", meaning="absolute position rows (relative positions fall back on it too)"),
-    shared("T", meaning="token types, or segments (0 or less: no segment table)", size=False, minimum=1),
-    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
-    Symbol(
-        "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
-    ),
-    Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
+    "VP",
+    shared("T", size=False, minimum=1),
+    Symbol("E", "embedding_size", optional=True, minimum=0),
+    Symbol("B", "position_buckets", optional=True, size=False),
+    Symbol("R", "max_relative_positions", size=False),
     shared("H", minimum=0),
     "I",
-    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
-    Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
+    Symbol("D", "attention_head_size", optional=True, minimum=0),
+    Symbol("K", "conv_kernel_size", size=False),
     Symbol(
         "Q",
         "hidden_size / conv_groups",
-        "input channels of each convolution group (H divided by conv_groups)",
         value=div("hidden_size", "conv_groups"),
     ),
     Symbol(
         "W",
         "pooler_hidden_size",
-        "width of the context pooler (left out: the hidden size)",
         optional=True,
         size=False,  # only the classification head reads it (deberta_v2's _value_types)
     ),
@@ -262,52 +257,26 @@ _convolution_groups = FirstOf(
 )
 
 SWITCHES = (
-    Switch(
-        "projected",
-        given("embedding_size") & ne("embedding_size", "hidden_size"),
-        "the tables are E wide and embed_proj maps them to H",
-        ("embeddings", "mlm-head"),
-    ),
-    Switch("position_table", truthy("position_biased_input"), "an absolute position table", ("embeddings",)),
-    Switch("token_types", gt("type_vocab_size", 0), "a segment table", ("embeddings",)),
+    Switch("projected", given("embedding_size") & ne("embedding_size", "hidden_size"), ("embeddings", "mlm-head")),
+    Switch("position_table", truthy("position_biased_input"), ("embeddings",)),
+    Switch("token_types", gt("type_vocab_size", 0), ("embeddings",)),
     Switch(
         "wide_heads",
         given("attention_head_size") & ne(mul("attention_head_size", "num_attention_heads"), "hidden_size"),
-        "query, key and value are A·D wide, not H",
         ("layer",),
     ),
-    Switch("relative", truthy("relative_attention"), "relative position embeddings", ("layer", "relative")),
-    Switch("shared_keys", truthy("share_att_key"), "position terms reuse the key and query projections", ("layer",)),
-    Switch(
-        "c2p",
-        contains("pos_att_type", "c2p"),
-        "content-to-position attention (with unshared keys, pos_key_proj)",
-        ("layer",),
-    ),
-    Switch(
-        "p2c",
-        contains("pos_att_type", "p2c"),
-        "position-to-content attention (with unshared keys, pos_query_proj)",
-        ("layer",),
-    ),
-    Switch("buckets", gt("position_buckets", 0), "relative positions in buckets", ("relative",)),
-    Switch("max_relative", ge("max_relative_positions", 1), "a relative distance limit of its own", ("relative",)),
-    Switch(
-        "relative_norm",
-        contains("norm_rel_ebd", "layer_norm"),
-        "a LayerNorm over the relative table (layer_norm)",
-        ("relative",),
-    ),
-    Switch("conv", gt("conv_kernel_size", 0), "a convolution after the first layer", ("conv",)),
-    Switch("grouped_conv", ne("conv_groups", 1), "the convolution is grouped (anything but 1)", ("conv",)),
-    Switch("legacy", truthy("legacy"), "the legacy masked-LM head with a decoder", ("mlm-head",)),
+    Switch("relative", truthy("relative_attention"), ("layer", "relative")),
+    Switch("shared_keys", truthy("share_att_key"), ("layer",)),
+    Switch("c2p", contains("pos_att_type", "c2p"), ("layer",)),
+    Switch("p2c", contains("pos_att_type", "p2c"), ("layer",)),
+    Switch("buckets", gt("position_buckets", 0), ("relative",)),
+    Switch("max_relative", ge("max_relative_positions", 1), ("relative",)),
+    Switch("relative_norm", contains("norm_rel_ebd", "layer_norm"), ("relative",)),
+    Switch("conv", gt("conv_kernel_size", 0), ("conv",)),
+    Switch("grouped_conv", ne("conv_groups", 1), ("conv",)),
+    Switch("legacy", truthy("legacy"), ("mlm-head",)),
     common.tied("mlm-head"),
-    Switch(
-        "wide_pooler",
-        given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"),
-        "the pooler is W wide",
-        ("pooler",),
-    ),
+    Switch("wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler",)),
 )
 
 
@@ -318,32 +287,6 @@ FAMILY = Family(
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("relative_attention", "position_biased_input", "share_att_key", "legacy", "tie_word_embeddings"),
-    differences=(
-        "**Positions are relative, not absolute.** With `relative_attention` on, the encoder holds one table "
-        "of relative position embeddings, `encoder.rel_embeddings`, shared by every layer. It has two rows per "
-        "relative distance bucket, 2*B* × *H* (DeBERTa-v3 uses *B* = 256 buckets, so 512 rows); without "
-        "buckets it falls back on 2 × `max_relative_positions`, or 2*P*. A LayerNorm over that table "
-        "(`norm_rel_ebd: layer_norm`) adds 2*H*. The table is counted once, not once per layer.",
-        "**No absolute position table when `position_biased_input` is false**, as in every DeBERTa-v3 "
-        "checkpoint: BERT's *P* × *H* position embeddings are simply absent. `type_vocab_size` is 0 there "
-        "too, so there is no segment table either; the embeddings are the token table and a LayerNorm.",
-        "**The attention is disentangled, but the projections are shared by default.** Each layer has "
-        "BERT's query, key and value projections, renamed `query_proj`, `key_proj`, `value_proj`. The "
-        "content-to-position and position-to-content terms reuse them when `share_att_key` is true (v3); "
-        "with it false, `pos_key_proj` (for c2p) and `pos_query_proj` (for p2c) add up to two more "
-        "*H* × *H* + *H* projections to every layer. Otherwise a layer counts exactly like BERT's.",
-        "**The vocabulary dominates.** DeBERTa-v3 uses a 128,100-token vocabulary, so the token table "
-        "*V* × *H* is larger than the whole encoder stack of the base model. A smaller `embedding_size` "
-        "*E* would shrink it to *V* × *E* plus an *E* × *H* projection, `embed_proj` (no bias); no v3 "
-        "checkpoint uses that.",
-        "**Heads.** The bare model has no pooler. Classification adds a `ContextPooler` (a dense layer on "
-        "the first token, *H* × *H* + *H*) and the classifier. The masked-LM head depends on `legacy`: "
-        "the default legacy head (`cls.predictions`) has a transform, an output bias and a decoder tied to "
-        "the token embeddings; the newer head (`lm_predictions.lm_head`) registers only the dense layer, "
-        "the LayerNorm and the bias, and multiplies by the token embeddings without a decoder module. "
-        "DeBERTa-v2's optional convolution after the first layer (`conv_kernel_size` *K*) adds one "
-        "*H* × *H* × *K* kernel, a bias and a LayerNorm to the encoder.",
-    ),
     extra_config=EXTRA_CONFIG,
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.

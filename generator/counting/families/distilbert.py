@@ -92,27 +92,6 @@ _heads_divide_dim = Rule(
 _padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 
-DIFFERENCES = (
-    "**Half the layers.** DistilBERT keeps BERT-Base's width (H = 768, I = 3,072, 12 heads) and takes "
-    "L = 6 instead of 12 (the student was initialised from layers of its BERT teacher). Each layer "
-    "holds exactly the tensors of a BERT layer under other names (`q_lin`, `k_lin`, `v_lin`, `out_lin`, "
-    "`sa_layer_norm`, `ffn.lin1`, `ffn.lin2`, `output_layer_norm`), so the per-layer formula is BERT's. "
-    "Halving L halves the encoder, but the embedding tables stay whole, so the total shrinks by well under "
-    "half.",
-    "**No token types and no pooler.** There is no `token_type_embeddings` table (BERT's T·H is gone, and "
-    "the embeddings are (V + P + 2)H) and `DistilBertModel` has no pooler (BERT's H² + H is gone).",
-    "**Different key names.** The config uses `dim` for the hidden size H, `n_layers` for L, `n_heads` for "
-    "A and `hidden_dim` for the feed-forward size I. Beware: `hidden_dim` is the feed-forward width, not "
-    "the hidden size.",
-    "**Its own heads.** The masked-LM head is `vocab_transform` (H × H), `vocab_layer_norm` and "
-    "`vocab_projector`; with `tie_word_embeddings` (the default) the projector's weight is the token "
-    "table, counted once, but its bias (V) is its own tensor. The classification head is `pre_classifier` "
-    "(H × H, where BERT's classifier would read the pooler) followed by `classifier` (C × H).",
-    "**`sinusoidal_pos_embds` does not change the count.** In transformers 5.23 it only decides how the "
-    "position table starts out (sines and cosines instead of random values): the table is still a "
-    "registered, trainable `nn.Embedding` parameter of P × H, listed and counted like a learned one.",
-)
-
 FAMILY = Family(
     name="distilbert",
     title="DistilBERT",
@@ -120,7 +99,6 @@ FAMILY = Family(
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("tie_word_embeddings",),
-    differences=DIFFERENCES,
     checks=(common.in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
     switches=(common.tied("mlm-head"),),
 )

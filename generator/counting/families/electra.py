@@ -24,7 +24,7 @@ V, E, H = (Poly.symbol(s) for s in "VEH")
 
 SYMBOLS = symbols(
     "VPT",
-    Symbol("E", "embedding_size", "embedding width (projected to H when it differs)", minimum=0),
+    Symbol("E", "embedding_size", minimum=0),
     "HILAC",
 )
 
@@ -83,27 +83,6 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     return common.assemble("Electra", "electra.", head, functools.partial(_backbone, on), on_top)
 
 
-DIFFERENCES = (
-    "**Embedding width.** The token, position and segment tables are *E* (`embedding_size`) wide. "
-    "When *E* differs from *H*, ElectraModel adds one linear layer, `embeddings_project`, that maps "
-    "*E* to *H* (*E*·*H* + *H* parameters); when they are equal that layer does not exist. The "
-    "small models use *E* = 128 below *H* = 256; the base and large discriminators use *E* = *H*, "
-    "so their backbone has the same tensors as BERT's, minus the pooler.",
-    "**No pooler.** ElectraModel stops after the encoder. The classification head brings its own "
-    "*H* × *H* dense layer before the output layer, so a classifier still costs about one pooler "
-    "more than the bare encoder.",
-    "**Discriminator and generator.** ELECTRA is pre-trained as a pair. The discriminator "
-    "(ElectraForPreTraining) scores every token as original or replaced: a dense *H* × *H* layer, "
-    "then `dense_prediction`, one output per token (*H* + 1 parameters). It is the model that is "
-    "fine-tuned. The generator (ElectraForMaskedLM) is a smaller masked language model that "
-    "proposes the replacements. Its encoder is narrower (*H*, *I* and *A* are a third of the "
-    "discriminator's for base and a quarter for large; the released small generator is as wide as "
-    "its discriminator), but it keeps the discriminator's *E*-wide embeddings, which the two "
-    "networks share during pre-training. Its head maps *H* down to *E*, normalizes, and scores the "
-    "vocabulary with the tied token embeddings plus a bias of *V*.",
-)
-
-
 FAMILY = Family(
     name="electra",
     title="ELECTRA",
@@ -111,16 +90,10 @@ FAMILY = Family(
     heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    differences=DIFFERENCES,
     checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
     switches=(
         common.tied("generator-head"),
         common.CROSS_ATTENTION,
-        Switch(
-            "projected",
-            ne("embedding_size", "hidden_size"),
-            "embeddings_project maps E up to H",
-            ("embedding-projection",),
-        ),
+        Switch("projected", ne("embedding_size", "hidden_size"), ("embedding-projection",)),
     ),
 )

@@ -29,13 +29,13 @@ V, H, E, B, I, F = (Poly.symbol(s) for s in "VHEBIF")
 
 SYMBOLS = symbols(
     "VPT",
-    shared("H", meaning="inter-block hidden size (the width between layers)", minimum=0),
-    Symbol("E", "embedding_size", "token embedding width", minimum=0),
-    Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
+    shared("H", minimum=0),
+    Symbol("E", "embedding_size", minimum=0),
+    Symbol("B", "intra_bottleneck_size"),
     "I",
     shared("L", minimum=1),
     "A",
-    Symbol("F", "num_feedforward_networks", "feed-forward networks per layer"),
+    Symbol("F", "num_feedforward_networks"),
     "C",
 )
 
@@ -194,80 +194,15 @@ FAMILY = Family(
         "classifier_activation",
         "tie_word_embeddings",
     ),
-    differences=(
-        "**Bottleneck in and out.** Layers pass a wide stream of width H (`hidden_size`) to each "
-        "other but do their work at a narrow width B (`intra_bottleneck_size`). Each layer starts with "
-        "`bottleneck.input`, a Linear from H to B with its norm, and ends with `output.bottleneck`, a "
-        "Linear from B back to H with its norm. In between, query, key, attention output and the "
-        "feed-forward matrices are B wide, so a layer costs terms in B² and BI where BERT's cost H² "
-        "and HI. The value projection still reads the wide input (B × H) unless "
-        "`use_bottleneck_attention` feeds it the narrowed one (B × B). With "
-        "`key_query_shared_bottleneck` a second H-to-B Linear, `bottleneck.attention`, makes the "
-        "input that query and key share. With `use_bottleneck` false all of these go away and the "
-        "layer works at H, as in BERT.",
-        "**Stacked feed-forward networks.** A layer holds F (`num_feedforward_networks`) "
-        "feed-forward networks instead of one: the usual `intermediate` and `output` pair, plus F − 1 "
-        "more under `ffn.0`, `ffn.1`, ..., each with its own input and output matrices and its own "
-        "norm. The derivation counts them as one step multiplied by F − 1. With F = 1 the `ffn` list "
-        "is not created at all. Because the networks run at the narrow width, several of them still "
-        "cost less than one of BERT's.",
-        "**NoNorm.** With `normalization_type` `no_norm` (the published setting), every norm in "
-        "the embeddings and the encoder is a plain elementwise scale and shift, with no mean or "
-        "variance computed. It stores the same two vectors as a LayerNorm, so the count does not "
-        "change; the tensors keep the name `LayerNorm` but are registered bias first. The masked-LM "
-        "head's transform uses a real LayerNorm whatever the setting says.",
-        "**Embedding trigram projection.** The token table is only E wide (`embedding_size`), while "
-        "the position and segment tables are H wide. With `trigram_input`, each token's embedding is "
-        "joined with its left and right neighbours' into a 3E vector, and `embedding_transformation`, "
-        "a Linear from 3E to H, brings it to the hidden width; without it the same Linear runs from E "
-        "to H. transformers creates this Linear even when E equals H and it goes unused, so it is "
-        "always counted.",
-        "**The masked-LM head's extra matrix.** The decoder reuses the token table, but that table is "
-        "only E wide, so it scores just E of the H hidden dimensions. The other H − E come from "
-        "`cls.predictions.dense`, a separate matrix stored as (H − E) × V. So a tied MobileBERT "
-        "masked-LM head still adds a vocabulary-sized matrix, which BERT's does not, and it is larger "
-        "than the token table it complements. Between them the two hold a full V × H output matrix, "
-        "which is why the closed form of a tied model with this head shows VH, as BERT's does. "
-        "Untying the decoder (`tie_word_embeddings` false) adds an E-wide decoder weight and its own "
-        "bias on top.",
-        "**Pooler.** The published config sets `classifier_activation` false: the pooler then only "
-        "takes the first token's hidden state and holds no weights, and the classifier and the "
-        "next-sentence head read that state directly.",
-    ),
     switches=(
         common.tied("mlm-head"),
-        Switch(
-            "trigram",
-            truthy("trigram_input"),
-            "the embedding projection reads three neighbouring tokens (3E)",
-            ("embeddings",),
-        ),
-        Switch("bottleneck", truthy("use_bottleneck"), "layers work at the bottleneck width B", ("layer",)),
-        Switch(
-            "bottleneck_attention",
-            truthy("use_bottleneck_attention"),
-            "the value projection reads the B-wide input",
-            ("layer",),
-        ),
-        Switch(
-            "shared_bottleneck",
-            truthy("key_query_shared_bottleneck"),
-            "query and key share their own H-to-B input",
-            ("layer",),
-        ),
-        Switch(
-            "layer_norm",
-            eq("normalization_type", const("layer_norm")),
-            "norms are LayerNorms, not NoNorms",
-            ("embeddings", "layer"),
-        ),
-        Switch(
-            "stacked_ffn",
-            gt("num_feedforward_networks", 1),
-            "each layer has F − 1 extra feed-forward networks",
-            ("layer",),
-        ),
-        Switch("pooler_dense", truthy("classifier_activation"), "the pooler has a dense layer", ("pooler",)),
+        Switch("trigram", truthy("trigram_input"), ("embeddings",)),
+        Switch("bottleneck", truthy("use_bottleneck"), ("layer",)),
+        Switch("bottleneck_attention", truthy("use_bottleneck_attention"), ("layer",)),
+        Switch("shared_bottleneck", truthy("key_query_shared_bottleneck"), ("layer",)),
+        Switch("layer_norm", eq("normalization_type", const("layer_norm")), ("embeddings", "layer")),
+        Switch("stacked_ffn", gt("num_feedforward_networks", 1), ("layer",)),
+        Switch("pooler_dense", truthy("classifier_activation"), ("pooler",)),
     ),
     # PretrainedConfig sets a given true_hidden_size after MobileBertConfig.__post_init__ derives it,
     # so a null written down reaches MobileBertSelfAttention, which divides it.

@@ -29,7 +29,7 @@ V, H, I, C = (Poly.symbol(s) for s in "VHIC")
 SYMBOLS = symbols(
     "V",
     shared("H", minimum=0),
-    shared("I", meaning="feed-forward size (each half of the gated input projection)"),
+    "I",  # each half of the gated input projection (its meaning is ModernBERT's own)
     shared("L", minimum=1),
     "AC",
 )
@@ -135,47 +135,20 @@ FAMILY = Family(
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("attention_bias", "mlp_bias", "norm_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"),
-    differences=(
-        "**No biases.** By default no linear layer of the backbone has a bias and no LayerNorm has a "
-        "shift β: each norm is *H* scale weights, and every projection is a bare weight matrix. Of BERT's "
-        "9*H* + *I* small terms per layer only the two norms' 2*H* scales remain; the 7*H* + *I* biases "
-        "and shifts are gone. `attention_bias`, `mlp_bias`, `norm_bias` and `classifier_bias` bring them "
-        "back one group at a time.",
-        "**A gated feed-forward network.** `mlp.Wi` is 2*I* × *H*: it produces a value half and a gate "
-        "half (GeGLU), multiplied together before `mlp.Wo` (*H* × *I*) maps back. The feed-forward block "
-        "therefore holds 3*HI* weights where BERT's holds 2*HI*; ModernBERT picks a smaller *I* "
-        "(1,152 for a 768-wide model) to pay for it.",
-        "**Fused attention projections.** `attn.Wqkv` is one 3*H* × *H* matrix holding query, key and "
-        "value for all heads, followed by `attn.Wo` (*H* × *H*): the same 4*H*² as BERT, in two tensors "
-        "instead of four.",
-        "**Rotary positions: no position table.** Positions enter by rotating queries and keys inside "
-        "attention, which needs only fixed frequency buffers, so there is no *P* × *H* table and "
-        "`max_position_embeddings` (8,192) does not change the count. There are no token types either.",
-        "**Pre-norm, with a final norm.** Each layer normalizes its input before attention and before "
-        "the feed-forward network, except that layer 0 has no attention norm (it is an identity: the "
-        "embedding norm has just run). After the last layer, `final_norm` adds *H* more. The masked-LM "
-        "head is a dense layer and a norm (`head`), then a `decoder` whose weight is the token embedding "
-        "table (tied) and whose bias (`decoder_bias`) is its own *V*. Classification uses the same "
-        "`head` and a classifier, with no pooler.",
-    ),
     extra_config=EXTRA_CONFIG,
     checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(
         *(
-            Switch(key, truthy(key), meaning, blocks)
-            for key, meaning, blocks in (
-                ("attention_bias", "the attention projections have biases", ("layer-0", "layer")),
-                ("mlp_bias", "the feed-forward projections have biases", ("layer-0", "layer")),
-                (
-                    "norm_bias",
-                    "every norm has a shift β",
-                    ("embeddings", "layer-0", "layer", "final-norm", "mlm-head", "classifier"),
-                ),
-                ("classifier_bias", "the head's dense layer has a bias", ("mlm-head", "classifier")),
-                ("decoder_bias", "the decoder has its own bias", ("mlm-head",)),
+            Switch(key, truthy(key), blocks)
+            for key, blocks in (
+                ("attention_bias", ("layer-0", "layer")),
+                ("mlp_bias", ("layer-0", "layer")),
+                ("norm_bias", ("embeddings", "layer-0", "layer", "final-norm", "mlm-head", "classifier")),
+                ("classifier_bias", ("mlm-head", "classifier")),
+                ("decoder_bias", ("mlm-head",)),
             )
         ),
         common.tied("mlm-head"),
-        Switch("later_layers", gt("num_hidden_layers", 1), "layers after layer 0 exist", ("layer",)),
+        Switch("later_layers", gt("num_hidden_layers", 1), ("layer",)),
     ),
 )

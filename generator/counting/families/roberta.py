@@ -92,25 +92,6 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding_fits("max_position_embeddings")))
 
 
-DIFFERENCES = (
-    "**The same encoder, different embeddings.** Every encoder layer holds exactly the tensors of a BERT "
-    "layer, so the per-layer formula is unchanged. The differences are in the tables the layers read from.",
-    "**Position table with a padding offset (P = 514 in the published models).** RoBERTa numbers the "
-    "positions of real tokens from `pad_token_id + 1` = 2 onwards: padding tokens all look up row 1 (the "
-    "padding row, which gets no gradient) and row 0 is never read. To serve 512 tokens the table needs "
-    "514 rows, two more than BERT's. Both extra rows are stored parameters like any other: 2H more.",
-    "**One token type (T = 1).** RoBERTa drops next-sentence prediction and segment ids, but transformers "
-    "still builds a `token_type_embeddings` table, of a single row: H parameters instead of BERT's 2H.",
-    "**A much larger vocabulary.** The byte-level BPE vocabulary has V = 50,265 entries against BERT's "
-    "30,522, and each entry is a row of H numbers. The extra rows, not the layers, make nearly all of the "
-    "difference between RoBERTa-Base and BERT-Base.",
-    "**Heads.** The masked-LM head is `lm_head` (`dense`, `layer_norm`, `decoder`, and its own `bias` listed "
-    "first). With `tie_word_embeddings` (the default) the decoder weight is the token embedding table and "
-    "the decoder bias is `lm_head.bias`: both are counted once, elsewhere. The classification head "
-    "(`classifier.dense` and `classifier.out_proj`) reads the first token directly, so "
-    "`RobertaForMaskedLM` and `RobertaForSequenceClassification` have no pooler.",
-)
-
 FAMILY = Family(
     name="roberta",
     title="RoBERTa",
@@ -118,7 +99,6 @@ FAMILY = Family(
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
     flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
-    differences=DIFFERENCES,
     checks=(*common.LAYER_RULES, padding_fits_tables),
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )

@@ -17,14 +17,14 @@ from generator.counting.architecture import Symbol
 SHARED: dict[str, Symbol] = {
     s.name: s
     for s in (
-        Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-        Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-        Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-        Symbol("H", "hidden_size", "hidden size"),
-        Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-        Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-        Symbol("A", "num_attention_heads", "attention heads"),
-        Symbol("C", "num_labels", "classification labels", minimum=0),
+        Symbol("V", "vocab_size", minimum=0),  # 0 with pad_token_id null: an empty table
+        Symbol("P", "max_position_embeddings", minimum=0),
+        Symbol("T", "type_vocab_size", minimum=0),  # 0: an empty table, built all the same
+        Symbol("H", "hidden_size"),
+        Symbol("I", "intermediate_size", minimum=0),
+        Symbol("L", "num_hidden_layers", minimum=0),
+        Symbol("A", "num_attention_heads"),
+        Symbol("C", "num_labels", minimum=0),
     )
 }
 

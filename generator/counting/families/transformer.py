@@ -34,15 +34,15 @@ V, U, S, H, I, A, K, M = (Poly.symbol(s) for s in "VUSHIAKM")
 ONE = Poly.constant(1)
 
 SYMBOLS = (
-    Symbol("V", "n_src_vocab", "source vocabulary size"),
-    Symbol("U", "n_tgt_vocab", "target vocabulary size"),
-    Symbol("S", "len_max_seq", "longest sequence; the position tables have S + 1 rows"),
-    Symbol("H", "d_model", "model width"),
-    Symbol("I", "d_inner", "feed-forward size"),
-    Symbol("L", "n_layers", "layers in the encoder, and again in the decoder"),
-    Symbol("A", "n_head", "attention heads"),
-    Symbol("K", "d_k", "query and key size per head"),
-    Symbol("M", "d_v", "value size per head"),
+    Symbol("V", "n_src_vocab"),
+    Symbol("U", "n_tgt_vocab"),
+    Symbol("S", "len_max_seq"),
+    Symbol("H", "d_model"),
+    Symbol("I", "d_inner"),
+    Symbol("L", "n_layers"),
+    Symbol("A", "n_head"),
+    Symbol("K", "d_k"),
+    Symbol("M", "d_v"),
 )
 
 # Transformer.__init__ defaults in transformer/Models.py; the vocabularies and length have none.
@@ -168,32 +168,9 @@ FAMILY = Family(
     declare=declare,
     flag_keys=("tgt_emb_prj_weight_sharing", "emb_src_tgt_weight_sharing"),
     checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
-    differences=(
-        "BERT keeps only the encoder of this model. Here a decoder follows it: each decoder layer has a "
-        "second attention block (queries from the decoder, keys and values from the encoder output), so "
-        "a decoder layer holds one attention block more than an encoder layer.",
-        "There are no segment embeddings, no pooler, and the position tables are fixed sinusoids. This "
-        "implementation keeps them as frozen embedding weights, so they are listed and counted; the paper "
-        "does not count them.",
-        "One token table can serve three roles: source embeddings, target embeddings and the output "
-        "projection. With both sharing flags on, it is stored and counted once, which is why a listing "
-        "that prints every name adds up to more than the model holds.",
-        "The attention projections are A·K (or A·M) wide, not H: the number of heads changes the count "
-        "unless A·K = H, as it does in the paper's configurations.",
-    ),
     own_config=OWN_CONFIG,
     switches=(
-        Switch(
-            "shared_tables",
-            truthy("emb_src_tgt_weight_sharing"),
-            "the target side reuses the source token table",
-            ("target-embeddings", "output-projection"),
-        ),
-        Switch(
-            "shared_projection",
-            truthy("tgt_emb_prj_weight_sharing"),
-            "the output projection reuses the target table",
-            ("output-projection",),
-        ),
+        Switch("shared_tables", truthy("emb_src_tgt_weight_sharing"), ("target-embeddings", "output-projection")),
+        Switch("shared_projection", truthy("tgt_emb_prj_weight_sharing"), ("output-projection",)),
     ),
 )
