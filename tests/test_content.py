@@ -87,6 +87,12 @@ def family_text_problems(language: str, root: Path) -> list[str]:
     found += [f"{path}: families.{name}: no family of this name" for name in data["families"] if name not in FAMILIES]
     found += [f"{path}: parts.{key}: no part of this name" for key in data.get("parts") or {} if key not in PARTS]
     own = {name: data["families"].get(name) or {} for name in FAMILIES}
+    found += [
+        f"{path}: families.{name}.{key}: not a section the code reads"
+        for name, section in own.items()
+        for key in section
+        if key not in ("title", "symbols", "switches", "differences")
+    ]
     for kind, one in (("symbols", "symbol"), ("switches", "switch")):
         declared = {name: [x.name for x in getattr(family, kind)] for name, family in FAMILIES.items()}
         for name, section in own.items():
@@ -259,7 +265,7 @@ def test_a_file_that_is_not_yaml(tmp_path: Path) -> None:
 def test_a_translation_that_loses_a_family(
     models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    target = _second_language(tmp_path, lambda t: t.replace("  bert: {}\n", ""), FAMILY_TEXTS)
+    target = _second_language(tmp_path, lambda t: t.replace("  bert:\n    title: BERT\n", ""), FAMILY_TEXTS)
     assert problems(models, "zh", target.parents[1], monkeypatch) == [
         f"{target}: families: no section for the family 'bert'"
     ]
@@ -278,7 +284,9 @@ def test_a_translation_that_loses_a_symbol(
 
 def test_a_family_text_without_code(models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def add(t: str) -> str:
-        t = t.replace("  bert: {}\n", "  bert:\n    switches:\n      trigram: a switch BERT does not have\n")
+        t = t.replace(
+            "    title: BERT\n", "    title: BERT\n    switches:\n      trigram: a switch BERT does not have\n"
+        )
         return t.replace(
             "  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"
         )
@@ -296,6 +304,7 @@ def test_the_families_words_reach_the_declarations() -> None:
     assert {s.name: s.meaning for s in albert.symbols}["H"] == "hidden size"  # the shared text
     assert albert.differences[0].startswith("**Factorized embeddings.**")
     assert bert.differences == ()
+    assert (bert.title, FAMILIES["deberta-v2"].title) == ("BERT", "DeBERTa-v2/v3")
     assert [t for _, t in texts.family_texts("xlm-roberta").differences] == list(FAMILIES["xlm-roberta"].differences)
     assert {s.name: s.meaning for s in FAMILIES["mobilebert"].switches}["tied"] == (
         "the output layer reuses the token embedding table"

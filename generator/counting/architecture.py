@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.counting.conditions import Value
+from generator.counting.conditions import Value, flags
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, Switches, decide
+from generator.counting.switches import FirstOf, Rule, Switch, Switches, decide
 
 
 class Head(enum.Enum):
@@ -186,13 +186,13 @@ class Family:
     """A transformers model type: its symbols, its heads and its tensor declaration."""
 
     name: str
-    title: str
     symbols: tuple[Symbol, ...]
-    heads: tuple[Head, ...]
     # Declares the tensors of a head from the family's switches alone (``on["tied"]``), never
     # from the config: what a builder may branch on is declared, as data, in ``switches``.
     declare: Callable[[Mapping[str, bool], Head], Architecture]
-    flag_keys: tuple[str, ...] = ()
+    heads: tuple[Head, ...] = tuple(Head)  # BERT's four; a family with fewer lists them
+    # The name a reader sees ("DeBERTa-v2/v3"): content, filled in with the differences (texts.py).
+    title: str = ""
     # Markdown paragraphs: what differs from BERT and what it does to the count (none for BERT).
     # Written in content/, not here: the registry fills them in (texts.py), keyed by family.
     differences: tuple[str, ...] = ()
@@ -208,6 +208,15 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
+
+    @property
+    def flag_keys(self) -> tuple[str, ...]:
+        """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
+        conditions = [s.when for s in self.switches]
+        for check in self.checks:
+            rules = check.rules if isinstance(check, FirstOf) else (check,)
+            conditions += [rule.fails for rule in rules if isinstance(rule, Rule)]
+        return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)

@@ -136,11 +136,11 @@ def neg(a: Value | str | int) -> Arithmetic:
 class _Combinable:
     """``a & b``, ``a | b`` and ``~a`` build the and/or/not of conditions."""
 
-    def __and__(self, other: Condition) -> All:
-        return All((self, other))  # type: ignore[arg-type]
+    def __and__(self, other: Condition) -> Junction:
+        return Junction("all", (self, other))  # type: ignore[arg-type]
 
-    def __or__(self, other: Condition) -> AnyOf:
-        return AnyOf((self, other))  # type: ignore[arg-type]
+    def __or__(self, other: Condition) -> Junction:
+        return Junction("any", (self, other))  # type: ignore[arg-type]
 
     def __invert__(self) -> Not:
         return Not(self)  # type: ignore[arg-type]
@@ -250,28 +250,18 @@ class Compare(_Combinable):
 
 
 @dataclass(frozen=True)
-class All(_Combinable):
+class Junction(_Combinable):
+    """Every condition holds (``op`` "all", written ``a & b``) or one does ("any", ``a | b``)."""
+
+    op: str  # all, any
     conditions: tuple[Condition, ...]
 
     def evaluate(self, config: Mapping[str, Any]) -> bool:
-        return all(c.evaluate(config) for c in self.conditions)
+        verdicts = (c.evaluate(config) for c in self.conditions)
+        return all(verdicts) if self.op == "all" else any(verdicts)
 
     def to_json(self) -> JSON:
-        return {"all": [c.to_json() for c in self.conditions]}
-
-    def reads(self) -> set[str]:
-        return set().union(*(c.reads() for c in self.conditions))
-
-
-@dataclass(frozen=True)
-class AnyOf(_Combinable):
-    conditions: tuple[Condition, ...]
-
-    def evaluate(self, config: Mapping[str, Any]) -> bool:
-        return any(c.evaluate(config) for c in self.conditions)
-
-    def to_json(self) -> JSON:
-        return {"any": [c.to_json() for c in self.conditions]}
+        return {self.op: [c.to_json() for c in self.conditions]}
 
     def reads(self) -> set[str]:
         return set().union(*(c.reads() for c in self.conditions))
@@ -291,7 +281,18 @@ class Not(_Combinable):
         return self.condition.reads()
 
 
-Condition = Truthy | IsNull | Is | Contains | Compare | All | AnyOf | Not
+Condition = Truthy | IsNull | Is | Contains | Compare | Junction | Not
+
+
+def flags(condition: Condition) -> tuple[str, ...]:
+    """The keys a condition reads as flags (``truthy``), in order: a card must give them as true or false."""
+    if isinstance(condition, Truthy):
+        return (condition.key,)
+    if isinstance(condition, Junction):
+        return tuple(key for c in condition.conditions for key in flags(c))
+    if isinstance(condition, Not):
+        return flags(condition.condition)
+    return ()
 
 
 def truthy(key: str) -> Truthy:
@@ -350,6 +351,6 @@ def le(a: Value | str, b: Value | str | int) -> Compare:
 HEAD = "@head"
 
 
-def head_is(*heads: str) -> AnyOf:
+def head_is(*heads: str) -> Junction:
     """The config is checked for one of these heads (their ``Head`` values)."""
-    return AnyOf(tuple(Compare("eq", Key(HEAD), Const(head)) for head in heads))
+    return Junction("any", tuple(Compare("eq", Key(HEAD), Const(head)) for head in heads))

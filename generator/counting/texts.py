@@ -1,8 +1,8 @@
 """What the families' declarations are called, read from ``content/<language>/families.yaml``.
 
-A family declares keys only: a symbol's letter, a switch's name, a part; the words a reader sees
-(a symbol's meaning, what a switch decides, a part's title, the paragraphs on what differs from
-BERT) are content, beside the site's other prose, so that a second language is a sibling file.
+A family declares keys only: its name, a symbol's letter, a switch's name, a part; the words a
+reader sees (its title, a symbol's meaning, what a switch decides, a part's title, the paragraphs
+on what differs from BERT) are content, beside the site's other prose, so that a second language is a sibling file.
 The file has the shared ``symbols`` and ``switches`` at the top, the ``parts``, and under
 ``families`` one section a family, whose ``symbols`` and ``switches`` say what differs for it
 and whose ``differences`` are keyed paragraphs in reading order.
@@ -35,8 +35,9 @@ class MissingTextError(LookupError):
 
 @dataclass(frozen=True)
 class FamilyTexts:
-    """The words of one family: its symbols' meanings, its switches', and what differs from BERT."""
+    """The words of one family: its title, its symbols' meanings, its switches', and what differs from BERT."""
 
+    title: str
     symbols: Mapping[str, str]
     switches: Mapping[str, str]
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
@@ -66,6 +67,7 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path = CONTENT) -> F
         raise MissingTextError(f"{root / language / 'families.yaml'}: families: no section for the family {name!r}")
     own = _section(data, "families", name)
     return FamilyTexts(
+        title=_text(own, "title", root / language, f"families.{name}.title"),
         symbols={**_section(data, "symbols"), **_section(own, "symbols")},
         switches={**_section(data, "switches"), **_section(own, "switches")},
         differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
@@ -95,4 +97,4 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path = CONTENT) -
         replace(s, meaning=_text(texts.switches, s.name, folder, f"{where}.switches.{s.name}")) for s in family.switches
     )
     differences = tuple(text for _, text in texts.differences)
-    return replace(family, symbols=symbols, switches=switches, differences=differences)
+    return replace(family, title=texts.title, symbols=symbols, switches=switches, differences=differences)

@@ -108,11 +108,8 @@ _heads_divide_hidden = Rule(
 
 FAMILY = Family(
     name="albert",
-    title="ALBERT",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("tie_word_embeddings",),
     checks=(_heads_divide_hidden, common.padding_in_vocabulary),
     switches=(common.tied("mlm-head"),),
 )

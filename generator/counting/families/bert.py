@@ -31,11 +31,8 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 
 FAMILY = Family(
     name="bert",
-    title="BERT",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

@@ -282,11 +282,9 @@ SWITCHES = (
 
 FAMILY = Family(
     name="deberta-v2",
-    title="DeBERTa-v2/v3",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("relative_attention", "position_biased_input", "share_att_key", "legacy", "tie_word_embeddings"),
     extra_config=EXTRA_CONFIG,
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.

@@ -94,11 +94,9 @@ _padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 FAMILY = Family(
     name="distilbert",
-    title="DistilBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("tie_word_embeddings",),
     checks=(common.in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
     switches=(common.tied("mlm-head"),),
 )

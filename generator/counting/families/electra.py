@@ -85,11 +85,8 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 
 FAMILY = Family(
     name="electra",
-    title="ELECTRA",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
     switches=(
         common.tied("generator-head"),

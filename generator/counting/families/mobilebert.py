@@ -182,18 +182,8 @@ _known_normalization = Rule(
 
 FAMILY = Family(
     name="mobilebert",
-    title="MobileBERT",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=(
-        "trigram_input",
-        "use_bottleneck",
-        "use_bottleneck_attention",
-        "key_query_shared_bottleneck",
-        "classifier_activation",
-        "tie_word_embeddings",
-    ),
     switches=(
         common.tied("mlm-head"),
         Switch("trigram", truthy("trigram_input"), ("embeddings",)),

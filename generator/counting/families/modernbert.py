@@ -130,11 +130,9 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 
 FAMILY = Family(
     name="modernbert",
-    title="ModernBERT",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("attention_bias", "mlp_bias", "norm_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"),
     extra_config=EXTRA_CONFIG,
     checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(

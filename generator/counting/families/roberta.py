@@ -94,11 +94,9 @@ padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding
 
 FAMILY = Family(
     name="roberta",
-    title="RoBERTa",
     symbols=SYMBOLS,
     heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=("tie_word_embeddings", "add_cross_attention", "is_decoder"),
     checks=(*common.LAYER_RULES, padding_fits_tables),
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )

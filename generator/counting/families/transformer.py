@@ -162,11 +162,9 @@ _shared_tables_need_one_vocabulary = Rule(
 
 FAMILY = Family(
     name="transformer",
-    title="Transformer (2017)",
     symbols=SYMBOLS,
     heads=(Head.BASE,),
     declare=declare,
-    flag_keys=("tgt_emb_prj_weight_sharing", "emb_src_tgt_weight_sharing"),
     checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
     own_config=OWN_CONFIG,
     switches=(

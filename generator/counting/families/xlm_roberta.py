@@ -22,4 +22,4 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 
 
 # RoBERTa's family in all but its name, its declaration and its notes.
-FAMILY = dataclasses.replace(roberta.FAMILY, name="xlm-roberta", title="XLM-RoBERTa", declare=declare)
+FAMILY = dataclasses.replace(roberta.FAMILY, name="xlm-roberta", declare=declare)
