@@ -147,9 +147,17 @@ class _Combinable:
 
 
 @dataclass(frozen=True)
-class Truthy(_Combinable):
+class _OnKey(_Combinable):
+    """A test of one config value: it reads that key alone."""
+
     key: str
 
+    def reads(self) -> set[str]:
+        return {self.key}
+
+
+@dataclass(frozen=True)
+class Truthy(_OnKey):
     def evaluate(self, config: Mapping[str, Any]) -> bool:
         item = config.get(self.key)
         return item not in (None, False, 0, "") and item != []
@@ -157,32 +165,23 @@ class Truthy(_Combinable):
     def to_json(self) -> JSON:
         return {"truthy": self.key}
 
-    def reads(self) -> set[str]:
-        return {self.key}
-
 
 @dataclass(frozen=True)
-class IsNull(_Combinable):
-    key: str
-
+class IsNull(_OnKey):
     def evaluate(self, config: Mapping[str, Any]) -> bool:
         return config.get(self.key) is None
 
     def to_json(self) -> JSON:
         return {"null": self.key}
 
-    def reads(self) -> set[str]:
-        return {self.key}
-
 
 KINDS = ("int", "str", "bool", "strings")
 
 
 @dataclass(frozen=True)
-class Is(_Combinable):
+class Is(_OnKey):
     """The value's type: int (a whole number, not a boolean), str, bool, or strings (a list of strings)."""
 
-    key: str
     kind: str
 
     def evaluate(self, config: Mapping[str, Any]) -> bool:
@@ -198,15 +197,11 @@ class Is(_Combinable):
     def to_json(self) -> JSON:
         return {"is": [self.key, self.kind]}
 
-    def reads(self) -> set[str]:
-        return {self.key}
-
 
 @dataclass(frozen=True)
-class Contains(_Combinable):
+class Contains(_OnKey):
     """A list holds the item, or a "p2c|c2p" string has it among its parts (as transformers splits it)."""
 
-    key: str
     item: str
 
     def evaluate(self, config: Mapping[str, Any]) -> bool:
@@ -219,9 +214,6 @@ class Contains(_Combinable):
 
     def to_json(self) -> JSON:
         return {"contains": [self.key, self.item]}
-
-    def reads(self) -> set[str]:
-        return {self.key}
 
 
 ORDERINGS = ("gt", "ge", "lt", "le")

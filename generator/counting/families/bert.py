@@ -33,6 +33,6 @@ FAMILY = Family(
     name="bert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
+    checks=common.BERT_RULES,
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

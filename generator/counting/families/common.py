@@ -189,6 +189,12 @@ padding_in_vocabulary = Rule(
     ("pad_token_id", "vocab_size"),
 )
 
+# BERT's rules, which ELECTRA's copy of its layer and embeddings shares.
+BERT_RULES = (*LAYER_RULES, padding_in_vocabulary)
+
+# The heads of the families that have no pre-training class in transformers.
+WITHOUT_PRETRAINING = (Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION)
+
 # The switch every family with BertLayer's cross-attention declares.
 CROSS_ATTENTION = Switch("cross_attention", truthy("add_cross_attention"), ("layer",))
 

@@ -283,7 +283,7 @@ SWITCHES = (
 FAMILY = Family(
     name="deberta-v2",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    heads=common.WITHOUT_PRETRAINING,
     declare=declare,
     extra_config=EXTRA_CONFIG,
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,

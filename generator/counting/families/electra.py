@@ -87,7 +87,7 @@ FAMILY = Family(
     name="electra",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.LAYER_RULES, common.padding_in_vocabulary),
+    checks=common.BERT_RULES,
     switches=(
         common.tied("generator-head"),
         common.CROSS_ATTENTION,

@@ -131,7 +131,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 FAMILY = Family(
     name="modernbert",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    heads=common.WITHOUT_PRETRAINING,
     declare=declare,
     extra_config=EXTRA_CONFIG,
     checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
