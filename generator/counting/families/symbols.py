@@ -1,10 +1,12 @@
-"""The symbols families share, each declared once with its usual config key and meaning.
+"""The symbols families share, each declared once with its usual config key.
 
 Most families of the catalog read the same numbers under the same names (V, P, T, H, I, L, A, C):
 they list them by name, and declare in full only their own symbols (ALBERT's groups, DeBERTa's
-buckets) and the shared ones whose key or meaning differs for them (DistilBERT's ``dim``,
-ALBERT's L, which counts steps over shared layers). The order of the list is the order the
-family's formulas use. This module declares no family.
+buckets) and the shared ones whose key or range differs for them (DistilBERT's ``dim``,
+ModernBERT's L of at least 1). The order of the list is the order the family's formulas use.
+What a symbol means is content (``content/en/families.yaml``: the shared meanings, and a
+family's own where it differs, as ALBERT's L, which counts steps over shared layers). This
+module declares no family.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ SHARED: dict[str, Symbol] = {
 
 
 def shared(name: str, **differs: Any) -> Symbol:
-    """A shared symbol with what differs for one family (its key, meaning, minimum...) changed."""
+    """A shared symbol with what differs for one family (its key, minimum...) changed."""
     return replace(SHARED[name], **differs)
 
 
