@@ -8,17 +8,19 @@ a row or a whole file, or keeps a key the code no longer has, fails here with fi
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_calculator import every_path
 
 from conftest import MODELS
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.counting import texts
-from generator.counting.architecture import Part
+from generator.counting.architecture import Head, Part
 from generator.counting.families import FAMILIES
 from generator.site import content, render
 from generator.site.content import CONTENT, Text
@@ -78,6 +80,13 @@ def family_text_problems(language: str, root: Path) -> list[str]:
             texts.with_texts(family, language, root)
         except texts.MissingTextError as error:
             found.append(str(error))
+            continue
+        words = texts.family_texts(family.name, language, root)
+        for kind in ("blocks", "modules"):  # every one the family can declare (the registry fills them as declared)
+            missing = sorted(declared_keys(family.name, kind) - set(getattr(words, kind)))
+            found += [
+                f"{path}: families.{family.name}.{kind}.{key}: expected a text here, found none" for key in missing
+            ]
     try:
         texts.part_titles(language, root)
     except texts.MissingTextError as error:
@@ -91,10 +100,10 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         f"{path}: families.{name}.{key}: not a section the code reads"
         for name, section in own.items()
         for key in section
-        if key not in ("title", "symbols", "switches", "differences")
+        if key not in ("title", "symbols", "switches", "blocks", "modules", "differences")
     ]
-    for kind, one in (("symbols", "symbol"), ("switches", "switch")):
-        declared = {name: [x.name for x in getattr(family, kind)] for name, family in FAMILIES.items()}
+    for kind, one in (("symbols", "symbol"), ("switches", "switch"), ("blocks", "block"), ("modules", "module")):
+        declared = {name: declared_keys(name, kind) for name in FAMILIES}
         for name, section in own.items():
             extra = [key for key in section.get(kind) or {} if key not in declared[name]]
             found += [f"{path}: families.{name}.{kind}.{key}: the family declares no such {one}" for key in extra]
@@ -105,8 +114,18 @@ def family_text_problems(language: str, root: Path) -> list[str]:
     return found
 
 
-SECTIONS = ("parts", "symbols", "switches", "families")
+SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "families")
 PARTS = {part.value for part in Part}
+
+
+@functools.cache
+def declared_keys(family: str, kind: str) -> frozenset[str]:
+    """The names a family declares of one kind: its symbols, switches, blocks or modules."""
+    found = FAMILIES[family]
+    if kind in ("symbols", "switches"):
+        return frozenset(x.name for x in getattr(found, kind))
+    blocks = [b for head in found.heads for _, a in every_path(found, head) for b in a.blocks]
+    return frozenset(b.key for b in blocks) if kind == "blocks" else frozenset(m.key for b in blocks for m in b.modules)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -309,3 +328,43 @@ def test_the_families_words_reach_the_declarations() -> None:
     assert {s.name: s.meaning for s in FAMILIES["mobilebert"].switches}["tied"] == (
         "the output layer reuses the token embedding table"
     )
+
+
+def test_a_translation_that_loses_a_module(
+    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = _second_language(
+        tmp_path, lambda t: t.replace("      sentence-order-classifier: sentence-order classifier\n", ""), FAMILY_TEXTS
+    )
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [
+        f"{target}: families.albert.modules.sentence-order-classifier: expected a text here, found none"
+    ]
+
+
+def test_a_block_title_without_code(models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = _second_language(
+        tmp_path,
+        lambda t: t.replace(
+            "      sop-head: sentence-order head\n",
+            "      sop-head: sentence-order head\n      nsp-head: next-sentence head\n",
+        ),
+        FAMILY_TEXTS,
+    )
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [
+        f"{target}: families.albert.blocks.nsp-head: the family declares no such block"
+    ]
+
+
+def test_the_words_of_blocks_and_modules_reach_the_architecture() -> None:
+    blocks = {
+        b.key: b
+        for b in FAMILIES["distilbert"]
+        .architecture({"n_layers": 6, "tie_word_embeddings": True}, Head.MASKED_LM)
+        .blocks
+    }
+    assert blocks["layer"].title == "transformer block"  # DistilBERT's own, over the shared "encoder layer"
+    assert [(m.key, m.label) for m in blocks["layer"].modules][-3:] == [
+        ("feed-forward-in", "feed-forward in"),
+        ("feed-forward-out", "feed-forward out"),
+        ("output-layernorm", "output LayerNorm"),
+    ]

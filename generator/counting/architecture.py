@@ -93,19 +93,19 @@ class Module:
     """A group of tensors that one derivation step accounts for (a Linear, a LayerNorm...)."""
 
     path: str  # contains "{n}" when the module is repeated inside its block
-    label: str
+    key: str  # stable within its family ("feed-forward-in"): its step's anchor, and its label's key in content/
     params: tuple[Param | Tie, ...]  # a param name may be a dotted path below the module
     heads: str | None = None  # symbol of the head count when the projection is split into heads
     repeat: Poly | None = None  # how many copies one block instance holds, e.g. F - 1 stacked FFNs
     part: Part | None = None  # see Part; a module in a pooler or head block needs none
+    label: str = ""  # what a reader calls it ("feed-forward in"): from content/ by key (texts.py)
 
 
 @dataclass(frozen=True)
 class Block:
     """A component: embeddings, an encoder layer (repeated), the pooler, a head."""
 
-    key: str
-    title: str
+    key: str  # stable within its family: the block's anchors, and its title's key in content/
     kind: Kind
     prefix: str  # contains "{0}" (and "{1}", ...) for each symbol in ``repeat``
     modules: tuple[Module, ...]
@@ -114,6 +114,7 @@ class Block:
     # The first index of the outermost repeat, when earlier instances differ and are declared
     # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
     start: int = 0
+    title: str = ""  # what a reader calls it ("encoder layer"): from content/ by key (texts.py)
 
     def counts(self) -> tuple[Poly, ...]:
         """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""

@@ -38,25 +38,23 @@ def _embeddings(prefix: str) -> tuple[Block, ...]:
     # even when E equals H.
     projection = Block(
         "embedding-projection",
-        "embedding projection",
         Kind.EMBEDDINGS,
         f"{prefix}encoder.",
-        (linear("embedding_hidden_mapping_in", "E to H projection", E, H, part=Part.EMBEDDINGS),),
+        (linear("embedding_hidden_mapping_in", "e-to-h-projection", E, H, part=Part.EMBEDDINGS),),
     )
     return tables, projection
 
 
 def _shared_layer(prefix: str) -> Block:
     modules = (
-        layer_norm("full_layer_layer_norm", "output LayerNorm", H),
+        layer_norm("full_layer_layer_norm", "output-layernorm", H),
         *common.query_key_value(("attention.query", "attention.key", "attention.value")),
         common.attention_output("attention.dense"),
-        layer_norm("attention.LayerNorm", "attention LayerNorm", H),
+        layer_norm("attention.LayerNorm", "attention-layernorm", H),
         *common.feed_forward("ffn", "ffn_output"),
     )
     return Block(
         "layer",
-        "shared encoder layer",
         Kind.ENCODER,
         f"{prefix}encoder.albert_layer_groups.{{0}}.albert_layers.{{1}}.",
         modules,
@@ -68,7 +66,7 @@ def _shared_layer(prefix: str) -> Block:
 def _backbone(prefix: str, pooler: bool) -> tuple[Block, ...]:
     blocks = (*_embeddings(prefix), _shared_layer(prefix))
     # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
-    bare_pooler = Block("pooler", "pooler", Kind.POOLER, prefix, (linear("pooler", "pooler dense", H, H),))
+    bare_pooler = Block("pooler", Kind.POOLER, prefix, (linear("pooler", "pooler-dense", H, H),))
     return (*blocks, bare_pooler) if pooler else blocks
 
 
@@ -82,10 +80,9 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
 def _sentence_order_head() -> Block:
     return Block(
         "sop-head",
-        "sentence-order head",
         Kind.HEAD,
         "sop_classifier.",
-        (linear("classifier", "sentence-order classifier", H, C),),
+        (linear("classifier", "sentence-order-classifier", H, C),),
     )
 
 

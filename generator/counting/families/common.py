@@ -70,27 +70,27 @@ def bert_heads(mlm: Callable[[], Block], pretraining: Callable[[], Block]) -> On
 
 def token_table(width: Poly, path: str = "word_embeddings") -> Module:
     """The token embedding table: V rows ``width`` wide."""
-    return embedding(path, "token embeddings", V, width)
+    return embedding(path, "token-embeddings", V, width)
 
 
-def position_table(width: Poly, label: str = "position embeddings") -> Module:
+def position_table(width: Poly, key: str = "position-embeddings") -> Module:
     """The learned absolute position table: P rows ``width`` wide."""
-    return embedding("position_embeddings", label, P, width)
+    return embedding("position_embeddings", key, P, width)
 
 
 def segment_table(width: Poly) -> Module:
     """The token type (segment) table: T rows ``width`` wide."""
-    return embedding("token_type_embeddings", "segment embeddings", T, width)
+    return embedding("token_type_embeddings", "segment-embeddings", T, width)
 
 
 def embedding_norm(width: Poly) -> Module:
     """The LayerNorm over the summed embeddings."""
-    return layer_norm("LayerNorm", "embedding LayerNorm", width)
+    return layer_norm("LayerNorm", "embedding-layernorm", width)
 
 
 def embeddings_block(prefix: str, modules: tuple[Module, ...]) -> Block:
     """The embeddings module of a backbone stored under ``prefix``."""
-    return Block("embeddings", "embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
+    return Block("embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
 
 
 def bert_embeddings(prefix: str, width: Poly) -> Block:
@@ -119,20 +119,20 @@ def query_key_value(
 
 def attention_output(path: str, width: Poly = H) -> Module:
     """The projection that mixes the heads' outputs back together."""
-    return linear(path, "attention output", width, width, part=Part.ATTENTION)
+    return linear(path, "attention-output", width, width, part=Part.ATTENTION)
 
 
 def feed_forward(into: str, out: str, width: Poly = H) -> tuple[Module, ...]:
     """The feed-forward pair: ``width`` up to I, then back down."""
     return (
-        linear(into, "feed-forward in", width, I, part=Part.FEED_FORWARD),
-        linear(out, "feed-forward out", I, width, part=Part.FEED_FORWARD),
+        linear(into, "feed-forward-in", width, I, part=Part.FEED_FORWARD),
+        linear(out, "feed-forward-out", I, width, part=Part.FEED_FORWARD),
     )
 
 
-def layers(path: str, modules: tuple[Module, ...], title: str = "encoder layer") -> Block:
+def layers(path: str, modules: tuple[Module, ...]) -> Block:
     """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index)."""
-    return Block("layer", title, Kind.ENCODER, path, modules, repeat=("L",))
+    return Block("layer", Kind.ENCODER, path, modules, repeat=("L",))
 
 
 def bert_attention(path: str) -> tuple[Module, ...]:
@@ -140,7 +140,7 @@ def bert_attention(path: str) -> tuple[Module, ...]:
     return (
         *query_key_value((f"{path}.self.query", f"{path}.self.key", f"{path}.self.value")),
         attention_output(f"{path}.output.dense"),
-        layer_norm(f"{path}.output.LayerNorm", "attention LayerNorm", H),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
     )
 
 
@@ -149,10 +149,10 @@ def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     modules = bert_attention("attention")
     if on["cross_attention"]:
         cross = bert_attention("crossattention")
-        modules += tuple(Module(m.path, f"cross-attention {m.label}", m.params, m.heads, part=m.part) for m in cross)
+        modules += tuple(Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
     modules += (
         *feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output LayerNorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H),
     )
     return layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
@@ -219,51 +219,50 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     if tied_to:
         return Module(
             "decoder",
-            "decoder (tied)",
+            "decoder-tied",
             (
                 Tie("weight", word_embeddings, "reuses the token embeddings"),
                 Tie("bias", output_bias, "is the output bias"),
             ),
         )
-    return linear("decoder", "decoder (untied)", width, Poly.symbol("V"))
+    return linear("decoder", "decoder-untied", width, Poly.symbol("V"))
 
 
 def bert_pooler(prefix: str) -> Block:
     """BertPooler (and its copies): one H × H Linear on the first token; its tanh holds nothing."""
-    return Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),))
+    return Block("pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler-dense", H, H),))
 
 
 def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[Module, ...]:
     """A masked-LM head's own output bias over the vocabulary (registered first), then its
     transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names."""
     own_bias = (output_bias(),) if bias else ()
-    return (*own_bias, linear(dense, "transform dense", H, width), layer_norm(norm, "transform LayerNorm", width))
+    return (*own_bias, linear(dense, "transform-dense", H, width), layer_norm(norm, "transform-layernorm", width))
 
 
 def output_bias() -> Module:
     """A masked-LM head's own bias over the vocabulary, registered by the head itself."""
-    return Module("", "output bias", (Param("bias", (V,), "bias"),))
+    return Module("", "output-bias", (Param("bias", (V,), "bias"),))
 
 
 def classifier_head() -> Block:
     """The sequence-classification head on the pooled output: one Linear, H to C labels."""
-    return Block("classifier", "classification head", Kind.HEAD, "", (linear("classifier", "classifier", H, C),))
+    return Block("classifier", Kind.HEAD, "", (linear("classifier", "classifier", H, C),))
 
 
 def next_sentence_head() -> Block:
     """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2."""
     return Block(
         "nsp-head",
-        "next-sentence head",
         Kind.HEAD,
         "cls.",
-        (linear("seq_relationship", "next-sentence classifier", H, Poly.constant(2)),),
+        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2)),),
     )
 
 
 def mlm_head(prefix: str, modules: tuple[Module, ...]) -> Block:
     """The masked-LM head block, whatever its modules."""
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, prefix, modules)
+    return Block("mlm-head", Kind.HEAD, prefix, modules)
 
 
 def bert_mlm_head(
@@ -278,10 +277,10 @@ def bert_mlm_head(
 
 def narrow_transform(norm: str, dense: str) -> tuple[Module, ...]:
     """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA)."""
-    return (layer_norm(norm, "transform LayerNorm", E), linear(dense, "transform dense (H to E)", H, E))
+    return (layer_norm(norm, "transform-layernorm", E), linear(dense, "transform-dense-h-to-e", H, E))
 
 
 def dense_classifier() -> Block:
     """A classification head of its own on the first token: dense H × H, then out_proj to C (ELECTRA, RoBERTa)."""
-    modules = (linear("dense", "classifier dense", H, H), linear("out_proj", "classifier output", H, C))
-    return Block("classifier", "classification head", Kind.HEAD, "classifier.", modules)
+    modules = (linear("dense", "classifier-dense", H, H), linear("out_proj", "classifier-output", H, C))
+    return Block("classifier", Kind.HEAD, "classifier.", modules)

@@ -106,11 +106,11 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     width = _embedding_width(on)
     modules: tuple[Module, ...] = (common.token_table(width),)
     if on["position_table"]:
-        modules += (common.position_table(width, "absolute position embeddings"),)
+        modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
         modules += (common.segment_table(width),)
     if on["projected"]:
-        modules += (linear("embed_proj", "embedding projection E → H", E, H, bias=False, part=Part.EMBEDDINGS),)
+        modules += (linear("embed_proj", "embedding-projection-e-h", E, H, bias=False, part=Part.EMBEDDINGS),)
     return common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
 
 
@@ -121,14 +121,14 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     modules = common.query_key_value(projections, H, width, heads=heads)
     if on["relative"] and not on["shared_keys"]:
         if on["c2p"]:
-            modules += (linear("attention.self.pos_key_proj", "position key (c2p)", H, width, part=Part.ATTENTION),)
+            modules += (linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=Part.ATTENTION),)
         if on["p2c"]:
-            modules += (linear("attention.self.pos_query_proj", "position query (p2c)", H, width, part=Part.ATTENTION),)
+            modules += (linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=Part.ATTENTION),)
     modules += (
         common.attention_output("attention.output.dense"),
-        layer_norm("attention.output.LayerNorm", "attention LayerNorm", H),
+        layer_norm("attention.output.LayerNorm", "attention-layernorm", H),
         *common.feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output LayerNorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H),
     )
     return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
@@ -139,22 +139,22 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
     relative: tuple[Module, ...] = ()
     if on["relative"]:
         relative += (
-            embedding("rel_embeddings", "relative position embeddings", _relative_rows(on), H, part=Part.ATTENTION),
+            embedding("rel_embeddings", "relative-position-embeddings", _relative_rows(on), H, part=Part.ATTENTION),
         )
     if on["relative_norm"]:
-        relative += (layer_norm("LayerNorm", "relative position LayerNorm", H),)
+        relative += (layer_norm("LayerNorm", "relative-position-layernorm", H),)
     if relative:
-        blocks += (Block("relative", "relative positions", Kind.ENCODER, f"{prefix}encoder.", relative),)
+        blocks += (Block("relative", Kind.ENCODER, f"{prefix}encoder.", relative),)
     if on["conv"]:
         per_group = Q if on["grouped_conv"] else H
         conv = Module(
             "conv",
-            "grouped convolution" if on["grouped_conv"] else "convolution",
+            "grouped-convolution" if on["grouped_conv"] else "convolution",
             (Param("weight", (H, per_group, K), "kernel"), Param("bias", (H,), "bias")),
             part=Part.ATTENTION,
         )
-        modules = (conv, layer_norm("LayerNorm", "convolution LayerNorm", H))
-        blocks += (Block("conv", "convolution", Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
+        modules = (conv, layer_norm("LayerNorm", "convolution-layernorm", H))
+        blocks += (Block("conv", Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
     return blocks
 
 
@@ -175,10 +175,9 @@ def _classification(on: Mapping[str, bool]) -> tuple[Block, ...]:
     pooler_width = W if on["wide_pooler"] else H
     pooler = Block(
         "pooler",
-        "context pooler",
         Kind.POOLER,
         "pooler.",
-        (linear("dense", "pooler dense", pooler_width, pooler_width),),
+        (linear("dense", "pooler-dense", pooler_width, pooler_width),),
     )
     return (pooler, common.classifier_head())
 

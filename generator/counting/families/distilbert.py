@@ -42,11 +42,11 @@ def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
     modules = (
         *common.query_key_value(("attention.q_lin", "attention.k_lin", "attention.v_lin")),
         common.attention_output("attention.out_lin"),
-        layer_norm("sa_layer_norm", "attention LayerNorm", H),
+        layer_norm("sa_layer_norm", "attention-layernorm", H),
         *common.feed_forward("ffn.lin1", "ffn.lin2"),
-        layer_norm("output_layer_norm", "output LayerNorm", H),
+        layer_norm("output_layer_norm", "output-layernorm", H),
     )
-    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules, "transformer block"))
+    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules))
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
@@ -55,23 +55,22 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
         projector: tuple[Module, ...] = (
             Module(
                 "vocab_projector",
-                "vocabulary projector weight (tied)",
+                "vocabulary-projector-weight-tied",
                 (Tie("weight", WORD_EMBEDDINGS, "reuses the token embeddings"),),
             ),
-            Module("vocab_projector", "vocabulary projector bias", (Param("bias", (V,), "bias"),)),
+            Module("vocab_projector", "vocabulary-projector-bias", (Param("bias", (V,), "bias"),)),
         )
     else:
-        projector = (linear("vocab_projector", "vocabulary projector (untied)", H, V),)
+        projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)
     return common.mlm_head("", (*common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector))
 
 
 def _classifier() -> Block:
     return Block(
         "classifier",
-        "classification head",
         Kind.HEAD,
         "",
-        (linear("pre_classifier", "pre-classifier dense", H, H), linear("classifier", "classifier", H, C)),
+        (linear("pre_classifier", "pre-classifier-dense", H, H), linear("classifier", "classifier", H, C)),
     )
 
 

@@ -35,10 +35,9 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block
         blocks += (
             Block(
                 "embedding-projection",
-                "embedding projection",
                 Kind.EMBEDDINGS,
                 prefix,
-                (linear("embeddings_project", "E to H projection", E, H, part=Part.EMBEDDINGS),),
+                (linear("embeddings_project", "e-to-h-projection", E, H, part=Part.EMBEDDINGS),),
             ),
         )
     return (*blocks, common.bert_encoder_layer(on, prefix))
@@ -48,27 +47,26 @@ def _generator_head(on: Mapping[str, bool]) -> Block:
     if on["tied"]:
         lm_head = Module(
             "generator_lm_head",
-            "output projection (tied) and bias",
+            "output-projection-tied-and-bias",
             (
                 Tie("weight", "electra.embeddings.word_embeddings.weight", "reuses the token embeddings"),
                 Param("bias", (V,), "bias"),
             ),
         )
     else:
-        lm_head = linear("generator_lm_head", "output projection (untied)", E, V)
+        lm_head = linear("generator_lm_head", "output-projection-untied", E, V)
     modules = (*common.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
-    return Block("generator-head", "generator head", Kind.HEAD, "", modules)
+    return Block("generator-head", Kind.HEAD, "", modules)
 
 
 def _discriminator_head() -> Block:
     return Block(
         "discriminator-head",
-        "discriminator head",
         Kind.HEAD,
         "discriminator_predictions.",
         (
-            linear("dense", "discriminator dense", H, H),
-            linear("dense_prediction", "replaced-token score", H, Poly.constant(1)),
+            linear("dense", "discriminator-dense", H, H),
+            linear("dense_prediction", "replaced-token-score", H, Poly.constant(1)),
         ),
     )
 

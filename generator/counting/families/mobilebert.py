@@ -40,13 +40,13 @@ SYMBOLS = symbols(
 )
 
 
-def _norm(path: str, label: str, dim: Poly, on: Mapping[str, bool]) -> Module:
+def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> Module:
     """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says."""
     if on["layer_norm"]:
-        return layer_norm(path, f"{label} LayerNorm", dim)
+        return layer_norm(path, f"{key}-layernorm", dim)
     return Module(
         path,
-        f"{label} NoNorm",
+        f"{key}-nonorm",
         (Param("bias", (dim,), "elementwise shift"), Param("weight", (dim,), "elementwise scale")),
         part=Part.NORMS,
     )
@@ -65,17 +65,17 @@ def _width(on: Mapping[str, bool]) -> Poly:
 
 def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     n_in = 3 * E if on["trigram"] else E
-    label = "trigram projection" if on["trigram"] else "embedding projection"
+    key = "trigram-projection" if on["trigram"] else "embedding-projection"
     tables = (common.token_table(E), common.position_table(H), common.segment_table(H))
-    projection = linear("embedding_transformation", label, n_in, H, part=Part.EMBEDDINGS)
+    projection = linear("embedding_transformation", key, n_in, H, part=Part.EMBEDDINGS)
     return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
 
 
-def _bottleneck(on: Mapping[str, bool], path: str, label: str, widths: str, part: Part) -> tuple[Module, ...]:
+def _bottleneck(on: Mapping[str, bool], path: str, key: str, widths: str, part: Part) -> tuple[Module, ...]:
     """A Linear between the wide and the narrow stream ("HB": H to B), then its norm."""
     n_in, n_out = (Poly.symbol(w) for w in widths)
-    dense = linear(f"{path}.dense", f"{label} ({widths[0]} to {widths[1]})", n_in, n_out, part=part)
-    return (dense, _norm(f"{path}.LayerNorm", label, n_out, on))
+    dense = linear(f"{path}.dense", f"{key}-{widths[0]}-to-{widths[1]}".lower(), n_in, n_out, part=part)
+    return (dense, _norm(f"{path}.LayerNorm", key, n_out, on))
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
@@ -91,11 +91,11 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     )
     if on["bottleneck"]:
         modules += (
-            *_bottleneck(on, "output.bottleneck", "bottleneck out", "BH", Part.FEED_FORWARD),
-            *_bottleneck(on, "bottleneck.input", "bottleneck in", "HB", Part.FEED_FORWARD),
+            *_bottleneck(on, "output.bottleneck", "bottleneck-out", "BH", Part.FEED_FORWARD),
+            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", Part.FEED_FORWARD),
         )
         if on["shared_bottleneck"]:
-            modules += _bottleneck(on, "bottleneck.attention", "query-key bottleneck", "HB", Part.ATTENTION)
+            modules += _bottleneck(on, "bottleneck.attention", "query-key-bottleneck", "HB", Part.ATTENTION)
     if on["stacked_ffn"]:
         ffn = (
             Param("intermediate.dense.weight", (I, width), "weight in"),
@@ -104,7 +104,7 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
             Param("output.dense.bias", (width,), "bias out"),
             *_norm_params("output.LayerNorm", width, on),
         )
-        modules += (Module("ffn.{n}", "extra feed-forward network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
+        modules += (Module("ffn.{n}", "extra-feed-forward-network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
     return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
 
@@ -115,7 +115,7 @@ def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block,
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    beyond = Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),))
+    beyond = Module("dense", "output-rows-beyond-e", (Param("weight", (H + (-1) * E, V), "weight"),))
     return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,))
 
 

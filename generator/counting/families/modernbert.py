@@ -45,36 +45,35 @@ EXTRA_CONFIG: Mapping[str, Any] = {
 BACKBONE = "model."  # the attribute every head class stores the encoder under
 
 
-def _norm(on: Mapping[str, bool], path: str, label: str) -> Module:
+def _norm(on: Mapping[str, bool], path: str, key: str) -> Module:
     """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias."""
     params: tuple[Param | Tie, ...] = (Param("weight", (H,), "scale γ"),)
     if on["norm_bias"]:
         params += (Param("bias", (H,), "shift β"),)
-    return Module(path, label, params, part=Part.NORMS)
+    return Module(path, key, params, part=Part.NORMS)
 
 
 def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, ...]:
     attention_bias, mlp_bias = on["attention_bias"], on["mlp_bias"]
-    modules: tuple[Module, ...] = (_norm(on, "attn_norm", "attention norm"),) if attn_norm else ()
+    modules: tuple[Module, ...] = (_norm(on, "attn_norm", "attention-norm"),) if attn_norm else ()
     return (
         *modules,
         # One fused projection for query, key and value of all heads: 3H rows.
-        linear("attn.Wqkv", "fused query, key, value", H, 3 * H, bias=attention_bias, part=Part.ATTENTION),
-        linear("attn.Wo", "attention output", H, H, bias=attention_bias, part=Part.ATTENTION),
-        _norm(on, "mlp_norm", "feed-forward norm"),
+        linear("attn.Wqkv", "fused-query-key-value", H, 3 * H, bias=attention_bias, part=Part.ATTENTION),
+        linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=Part.ATTENTION),
+        _norm(on, "mlp_norm", "feed-forward-norm"),
         # GeGLU: Wi produces the value and the gate side by side, 2I rows; Wo maps I back to H.
-        linear("mlp.Wi", "gated feed-forward in (value and gate)", H, 2 * I, bias=mlp_bias, part=Part.FEED_FORWARD),
-        linear("mlp.Wo", "feed-forward out", I, H, bias=mlp_bias, part=Part.FEED_FORWARD),
+        linear("mlp.Wi", "gated-feed-forward-in-value-and-gate", H, 2 * I, bias=mlp_bias, part=Part.FEED_FORWARD),
+        linear("mlp.Wo", "feed-forward-out", I, H, bias=mlp_bias, part=Part.FEED_FORWARD),
     )
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
     embeddings = common.embeddings_block(
-        prefix, (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding norm"))
+        prefix, (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding-norm"))
     )
     first = Block(
         "layer-0",
-        "first encoder layer",
         Kind.ENCODER,
         f"{prefix}layers.0.",
         _layer_modules(on, attn_norm=False),
@@ -84,7 +83,6 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block
         blocks += (
             Block(
                 "layer",
-                "later encoder layer",
                 Kind.ENCODER,
                 f"{prefix}layers.{{0}}.",
                 _layer_modules(on, attn_norm=True),
@@ -92,15 +90,15 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block
                 start=1,
             ),
         )
-    final = Block("final-norm", "final norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final norm"),))
+    final = Block("final-norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final-norm"),))
     return (*blocks, final)
 
 
 def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
     """ModernBertPredictionHead: dense (bias only with classifier_bias), activation, norm."""
     return (
-        linear("head.dense", "head dense", H, H, bias=on["classifier_bias"]),
-        _norm(on, "head.norm", "head norm"),
+        linear("head.dense", "head-dense", H, H, bias=on["classifier_bias"]),
+        _norm(on, "head.norm", "head-norm"),
     )
 
 
@@ -113,7 +111,7 @@ def _decoder(on: Mapping[str, bool]) -> Module:
         params = (Param("weight", (V, H), "weight"),)
     if on["decoder_bias"]:
         params += (Param("bias", (V,), "bias"),)
-    return Module("decoder", "decoder (tied)" if on["tied"] else "decoder (untied)", params)
+    return Module("decoder", "decoder-tied" if on["tied"] else "decoder-untied", params)
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -122,7 +120,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     on_top = {
         Head.MASKED_LM: lambda: (common.mlm_head("", (*_prediction_head(on), _decoder(on))),),
         Head.SEQUENCE_CLASSIFICATION: lambda: (
-            Block("classifier", "classification head", Kind.HEAD, "", (*_prediction_head(on), *classifier)),
+            Block("classifier", Kind.HEAD, "", (*_prediction_head(on), *classifier)),
         ),
     }
     return common.assemble("ModernBert", BACKBONE, head, functools.partial(_backbone, on), on_top)

@@ -38,7 +38,7 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> Block:
     else:
         words = Module(
             "word_embeddings",
-            "token embeddings (listed first as the decoder)",
+            "token-embeddings-listed-first-as-the-decoder",
             (Tie("weight", word_tied_to, "is the masked-LM decoder weight"),),
         )
     tables = (words, common.segment_table(H), common.embedding_norm(H), common.position_table(H))
@@ -59,14 +59,12 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
     shared = (
-        Module(
-            "decoder", "token embeddings (decoder weight)", (Param("weight", (V, H), "table"),), part=Part.EMBEDDINGS
-        ),
-        Module("decoder", "decoder bias (tied)", (Tie("bias", "lm_head.bias", "is the output bias"),)),
+        Module("decoder", "token-embeddings-decoder-weight", (Param("weight", (V, H), "table"),), part=Part.EMBEDDINGS),
+        Module("decoder", "decoder-bias-tied", (Tie("bias", "lm_head.bias", "is the output bias"),)),
     )
     return (
         common.mlm_head("lm_head.", modules),
-        Block("shared-embeddings", "shared token embeddings", Kind.EMBEDDINGS, "lm_head.", shared),
+        Block("shared-embeddings", Kind.EMBEDDINGS, "lm_head.", shared),
     )
 
 
