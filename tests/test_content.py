@@ -281,40 +281,49 @@ def test_a_file_that_is_not_yaml(tmp_path: Path) -> None:
 # The families' words (content/<language>/families.yaml), tied to the declarations the same way. ---
 
 
-def test_a_translation_that_loses_a_family(
-    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+# Each case: what a translation changes in families.yaml (old text, new text), and what the check says.
+FAMILY_TEXT_CASES = {
+    "a family lost": (
+        [("  bert:\n    title: BERT\n", "")],
+        ["families: no section for the family 'bert'"],
+    ),
+    "a symbol lost": (
+        [("      G: stored groups of layers (shared across depth)\n", "")],
+        ["families.albert.symbols.G: expected a text here, found none"],
+    ),
+    "a module lost": (
+        [("      sentence-order-classifier: sentence-order classifier\n", "")],
+        ["families.albert.modules.sentence-order-classifier: expected a text here, found none"],
+    ),
+    "texts without code": (
+        [
+            ("    title: BERT\n", "    title: BERT\n    switches:\n      trigram: a switch BERT does not have\n"),
+            ("  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"),
+            ("      sop-head: sentence-order head\n", "      sop-head: sentence-order head\n      nsp-head: a head\n"),
+        ],
+        [
+            "symbols.Z: no family reads this shared text",
+            "families.bert.switches.trigram: the family declares no such switch",
+            "families.albert.blocks.nsp-head: the family declares no such block",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FAMILY_TEXT_CASES)
+def test_a_translation_of_the_families_words_that_differs_from_the_code(
+    case: str, models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    target = _second_language(tmp_path, lambda t: t.replace("  bert:\n    title: BERT\n", ""), FAMILY_TEXTS)
-    assert problems(models, "zh", target.parents[1], monkeypatch) == [
-        f"{target}: families: no section for the family 'bert'"
-    ]
+    edits, expected = FAMILY_TEXT_CASES[case]
 
+    def edit(text: str) -> str:
+        for old, new in edits:
+            assert old in text
+            text = text.replace(old, new)
+        return text
 
-def test_a_translation_that_loses_a_symbol(
-    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = _second_language(
-        tmp_path, lambda t: t.replace("      G: stored groups of layers (shared across depth)\n", ""), FAMILY_TEXTS
-    )
-    assert problems(models, "zh", target.parents[1], monkeypatch) == [
-        f"{target}: families.albert.symbols.G: expected a text here, found none"
-    ]
-
-
-def test_a_family_text_without_code(models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def add(t: str) -> str:
-        t = t.replace(
-            "    title: BERT\n", "    title: BERT\n    switches:\n      trigram: a switch BERT does not have\n"
-        )
-        return t.replace(
-            "  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"
-        )
-
-    target = _second_language(tmp_path, add, FAMILY_TEXTS)
-    assert problems(models, "zh", target.parents[1], monkeypatch) == [
-        f"{target}: symbols.Z: no family reads this shared text",
-        f"{target}: families.bert.switches.trigram: the family declares no such switch",
-    ]
+    target = _second_language(tmp_path, edit, FAMILY_TEXTS)
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [f"{target}: {line}" for line in expected]
 
 
 def test_the_families_words_reach_the_declarations() -> None:
@@ -328,31 +337,6 @@ def test_the_families_words_reach_the_declarations() -> None:
     assert {s.name: s.meaning for s in FAMILIES["mobilebert"].switches}["tied"] == (
         "the output layer reuses the token embedding table"
     )
-
-
-def test_a_translation_that_loses_a_module(
-    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    target = _second_language(
-        tmp_path, lambda t: t.replace("      sentence-order-classifier: sentence-order classifier\n", ""), FAMILY_TEXTS
-    )
-    assert problems(models, "zh", target.parents[1], monkeypatch) == [
-        f"{target}: families.albert.modules.sentence-order-classifier: expected a text here, found none"
-    ]
-
-
-def test_a_block_title_without_code(models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    target = _second_language(
-        tmp_path,
-        lambda t: t.replace(
-            "      sop-head: sentence-order head\n",
-            "      sop-head: sentence-order head\n      nsp-head: next-sentence head\n",
-        ),
-        FAMILY_TEXTS,
-    )
-    assert problems(models, "zh", target.parents[1], monkeypatch) == [
-        f"{target}: families.albert.blocks.nsp-head: the family declares no such block"
-    ]
 
 
 def test_the_words_of_blocks_and_modules_reach_the_architecture() -> None:
