@@ -91,7 +91,7 @@ def ordered_families() -> list[Family]:
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
-    text = content.load("families", language)
+    text = content.load("family-pages", language)
     index, one = text.section("index"), text.section("family")
     views = [family_view(family, models) for family in ordered_families()]
     result = [
