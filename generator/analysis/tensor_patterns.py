@@ -62,7 +62,8 @@ class Placeholder:
     name: str
     first: int
     last: Expr
-    label: str  # the block's title, or the repeated module's label
+    label: str  # what a block's level counts (its symbol's meaning), or the repeated module's label
+    module: bool = False  # the copies of a module inside the block, not the block's own instances
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def family_patterns(family: Family) -> tuple[BlockPatterns, ...]:
                 if block.key != key:
                     continue
                 titles.setdefault(key, block.title)
-                placeholders.setdefault(key, {}).update(_placeholders(block, order))
+                placeholders.setdefault(key, {}).update(_placeholders(block, family))
                 for module in block.modules:
                     for param in module.params:
                         name = pattern_name(block, module, param)
@@ -201,16 +202,18 @@ def _form(
     return Form(tuple(dim_expr(d, order) for d in param.shape), count, None, module.label, param.role, when, exact)
 
 
-def _placeholders(block: Block, order: tuple[str, ...]) -> dict[str, Placeholder]:
+def _placeholders(block: Block, family: Family) -> dict[str, Placeholder]:
+    order = _order(family)
+    meanings = {s.name: s.meaning for s in family.symbols}
     found: dict[str, Placeholder] = {}
-    for level, count in enumerate(block.counts()):
+    for level, (symbol, count) in enumerate(zip(block.repeat, block.counts(), strict=True)):
         first = block.start if level == 0 else 0
         last = poly_expr(count + (first - 1), order)
-        found[BLOCK_PLACEHOLDERS[level]] = Placeholder(BLOCK_PLACEHOLDERS[level], first, last, block.title)
+        found[BLOCK_PLACEHOLDERS[level]] = Placeholder(BLOCK_PLACEHOLDERS[level], first, last, meanings[symbol])
     for module in block.modules:
         if module.repeat is not None:
             last = poly_expr(module.repeat + (-1), order)
-            found[MODULE_PLACEHOLDER] = Placeholder(MODULE_PLACEHOLDER, 0, last, module.label)
+            found[MODULE_PLACEHOLDER] = Placeholder(MODULE_PLACEHOLDER, 0, last, module.label, module=True)
     return found
 
 
