@@ -150,6 +150,8 @@ def test_the_languages_are_found() -> None:
         "errata.yaml",
         "exercises.yaml",
         "families.yaml",
+        "family-pages.yaml",
+        "handout.yaml",
         "site.yaml",
     }
 
@@ -331,6 +333,8 @@ def test_an_unknown_language(tmp_path: Path) -> None:
         "error: 1 problem(s) in 1 file(s); out/ was left unchanged",
     ]
     assert not out.exists()
+
+
 # The families' words (content/<language>/families.yaml), tied to the declarations the same way. ---
 
 
