@@ -117,7 +117,11 @@ class Cache:
         """Keep a file's content; return its digest."""
         name = _digest(content)
         path = self._path("blobs", name)
-        if not path.exists():
+        try:
+            kept = path.stat().st_size == len(content) and _digest(path.read_bytes()) == name
+        except OSError:
+            kept = False
+        if not kept:  # missing, or altered since it was written: written anew
             self._write(path, content)
         return name
 
