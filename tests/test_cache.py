@@ -22,7 +22,7 @@ import pytest
 
 from conftest import MODELS, ROOT, snapshot
 from generator.build import pipeline
-from generator.build.cache import FORMAT, LIBRARIES, Cache
+from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
 from generator.site.render import SiteOptions
 
@@ -146,11 +146,14 @@ def test_store_and_load(tmp_path: Path) -> None:
     assert cache.load(cache.key("a")) is None
     cache.store(cache.key("a"), {"x": (1, 2)})
     assert cache.load(cache.key("a")) == {"x": (1, 2)}
-    name = cache.put(b"<p>hello</p>")
-    assert cache.place(name, tmp_path / "site" / "a.html")
-    assert (tmp_path / "site" / "a.html").read_bytes() == b"<p>hello</p>"
-    (tmp_path / "site" / "a.html").unlink()
-    assert not cache.place("0" * 40, tmp_path / "site" / "b.html")
+    blob = cache.put(b"<p>hello</p>")
+    assert blob.size == len(b"<p>hello</p>")
+    placed = tmp_path / "site" / "a.html"
+    assert cache.place(blob, placed) and placed.read_bytes() == b"<p>hello</p>"
+    assert not cache.place(Blob("0" * 40, 12, blob.modified), tmp_path / "site" / "b.html")  # no such blob
+    placed.write_bytes(b"<p>edited</p>")  # in place, through the link: the blob is altered too
+    assert not cache.place(blob, tmp_path / "site" / "c.html")
+    assert cache.put(b"<p>hello</p>") != blob  # written anew
     assert not list(tmp_path.rglob(".new-*"))  # no temporary file left behind
 
 

@@ -13,8 +13,9 @@ otherwise, beside the project rather than in a per-user folder, so that ``make c
 ``rm -rf .cache`` clear it and each checkout keeps its own):
 
 - ``blobs/ab/<digest>``: the content of one output file, named by its BLAKE2b digest; a build
-  hard-links it into the staged site (a copy where linking fails) after checking the digest,
-  so a blob altered in place is noticed and written anew.
+  hard-links it into the staged site (a copy where linking fails) after checking that its size
+  and modification time are those it was kept with, so that a blob altered in place (through
+  its link in a site) is noticed, and written anew by the build that makes that file again.
 - ``entries/ab/<key>``: a pickle of what the entry holds, after a header and its digest; one
   that does not match its digest, or does not unpickle, is ignored like a missing one. The
   cache is as trusted as the project's own code (a pickle can run code), never shared.
@@ -36,7 +37,7 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from generator.site.content import CONTENT
 from generator.site.render import TEMPLATES, SiteOptions
@@ -80,6 +81,14 @@ def fingerprint(options: SiteOptions, folders: Iterable[Path] = (GENERATOR, TEMP
     return _digest(*parts)
 
 
+class Blob(NamedTuple):
+    """A kept file: its content's digest (its name in the cache), and its size and time when it was kept."""
+
+    name: str
+    size: int
+    modified: int  # st_mtime_ns
+
+
 class Cache:
     """Entries and blobs below ``root``, keyed within one build's fingerprint."""
 
@@ -113,8 +122,8 @@ class Cache:
         payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         self._write(self._path("entries", key), FORMAT + _digest(payload).encode() + payload)
 
-    def put(self, content: bytes) -> str:
-        """Keep a file's content; return its digest."""
+    def put(self, content: bytes) -> Blob:
+        """Keep a file's content; return its blob."""
         name = _digest(content)
         path = self._path("blobs", name)
         try:
@@ -123,17 +132,22 @@ class Cache:
             kept = False
         if not kept:  # missing, or altered since it was written: written anew
             self._write(path, content)
-        return name
-
-    def place(self, name: str, target: Path, *, verify: bool = True) -> bool:
-        """Link (or copy) blob ``name`` to ``target``; False, and the blob dropped, if it is missing or altered.
-
-        ``verify=False`` skips reading the blob back, for one this build has just put.
-        """
-        path = self._path("blobs", name)
         try:
-            if verify and _digest(path.read_bytes()) != name:
-                path.unlink()
+            found = path.stat()
+        except OSError:
+            return Blob(name, -1, -1)  # a cache that cannot be written: a blob no build will find
+        return Blob(name, found.st_size, found.st_mtime_ns)
+
+    def place(self, blob: Blob, target: Path) -> bool:
+        """Link (or copy) a blob to ``target``; False if it is missing or was altered since it was kept.
+
+        Whether it was altered is told as rsync and make tell it, by its size and modification
+        time: a file written in place through a link in a site gets a new one.
+        """
+        path = self._path("blobs", blob.name)
+        try:
+            found = path.stat()
+            if (found.st_size, found.st_mtime_ns) != (blob.size, blob.modified):
                 return False
             target.parent.mkdir(parents=True, exist_ok=True)
             target.unlink(missing_ok=True)  # never write through a link into a blob

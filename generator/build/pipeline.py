@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.build.cache import Cache, fingerprint
+from generator.build.cache import Blob, Cache, fingerprint
 from generator.build.output import check_cache_dir, check_output_dir, staged_site
 from generator.build.progress import Progress
 from generator.build.reuse import ModelEntry, Reuse
@@ -82,7 +82,7 @@ def build(
             reuse.keep_model(ModelEntry(card, numbers, files, record))
             return numbers
 
-        def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> dict[str, str]:
+        def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
             files = work[number]()
             if index is not None:
                 for path, content in files.items():

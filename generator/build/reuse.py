@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.build.cache import Cache
+from generator.build.cache import Blob, Cache
 from generator.build.output import Staging
 from generator.cards.card import Card
 from generator.site.search import SearchIndex, SearchRecord, page_record
@@ -26,7 +26,7 @@ class ModelEntry:
 
     card: Card
     numbers: SummaryNumbers
-    files: dict[str, str]
+    files: dict[str, Blob]
     record: SearchRecord | None
 
 
@@ -70,7 +70,7 @@ class Reuse:
         if self.cache is not None and path in self.keys and self._card_key(path) == self.keys[path]:
             self.cache.store(self.keys[path], entry)
 
-    def write(self, staging: Staging, files: dict[str, bytes]) -> dict[str, str]:
+    def write(self, staging: Staging, files: dict[str, bytes]) -> dict[str, Blob]:
         """Write files into the staged site, through the cache when there is one; return their blobs."""
         if self.cache is None:
             for path, content in files.items():
@@ -79,7 +79,7 @@ class Reuse:
         names = {}
         for path, content in files.items():
             names[path] = self.cache.put(content)
-            if not self.cache.place(names[path], staging.path / path, verify=False):
+            if not self.cache.place(names[path], staging.path / path):
                 staging.write(path, content)  # a cache that cannot be written: the file is still made
         return names
 
@@ -94,7 +94,7 @@ class Reuse:
         files = self.cache.load(key) if self.cache is not None and key else None
         return isinstance(files, dict) and self._place(files, root)
 
-    def keep_all(self, key: str, files: dict[str, str]) -> None:
+    def keep_all(self, key: str, files: dict[str, Blob]) -> None:
         if self.cache is not None and key:
             self.cache.store(key, files)
 
@@ -116,11 +116,11 @@ class Reuse:
             if (record := page_record(path, (root / path).read_bytes())) is not None:
                 index.add(record)
 
-    def _place(self, files: dict[str, str], root: Path) -> bool:
+    def _place(self, files: dict[str, Blob], root: Path) -> bool:
         assert self.cache is not None
         placed: list[Path] = []
-        for path, name in files.items():
-            if not _inside(path) or not isinstance(name, str) or not self.cache.place(name, root / path):
+        for path, blob in files.items():
+            if not _inside(path) or not isinstance(blob, Blob) or not self.cache.place(blob, root / path):
                 for done in placed:  # never left for a writer to overwrite: the blob shares its inode
                     done.unlink(missing_ok=True)
                 return False
