@@ -45,7 +45,9 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     found: list[str] = []
     try:
         render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
-        render.Renderer(SiteOptions(language=language)).model_files(models[0])
+        renderer = render.Renderer(SiteOptions(language=language))
+        renderer.model_files(models[0])
+        renderer.not_found(models)
     except InputError as error:
         found += [str(p) for p in error.problems]
     if found:

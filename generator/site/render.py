@@ -280,12 +280,12 @@ class Renderer:
 
     def _site_files(self, urls: list[str], models: Sequence[Summary]) -> dict[str, bytes]:
         return {
-            "404.html": self._not_found(models),
+            "404.html": self.not_found(models),
             "sitemap.xml": sitemap(urls, self.options).encode("utf-8"),
             "robots.txt": robots(self.options).encode("utf-8"),
         }
 
-    def _not_found(self, models: Sequence[Summary]) -> bytes:
+    def not_found(self, models: Sequence[Summary]) -> bytes:
         """404.html: served for a missing address at any depth, so its links start from the base URL (or /)."""
         words = self.text.section("not-found")
         page = Page("404.html", "404.html", words("title", site=SITE_TITLE), words("description"))
