@@ -290,9 +290,11 @@ class Renderer:
         words = self.text.section("not-found")
         page = Page("404.html", "404.html", words("title", site=SITE_TITLE), words("description"))
         root = self.options.base_url or "/"
-        return self.env.get_template("404.html").render(
-            page=page, root=root, options=self.options, catalog=catalog(models)
-        ).encode("utf-8")
+        return (
+            self.env.get_template("404.html")
+            .render(page=page, root=root, options=self.options, catalog=catalog(models))
+            .encode("utf-8")
+        )
 
     def _assets(self) -> dict[str, bytes]:
         static = self.templates / "static"

@@ -47,7 +47,7 @@ def test_the_header_links_every_section_on_every_page(built_site: Path) -> None:
         header = re.search(r'<header class="site">(.*?)</header>', html, re.S)
         assert header, path
         root = "../" * path.count("/")
-        links = dict((label, href) for href, label in re.findall(r'<li><a href="([^"]+)"[^>]*>([^<]+)</a></li>', header[1]))
+        links = {label: href for href, label in re.findall(r'<li><a href="([^"]+)"[^>]*>([^<]+)</a></li>', header[1])}
         assert links == {label: root + target for label, target in SECTIONS.items()}, path
         for label, target in SECTIONS.items():
             if label not in LATER:
@@ -107,7 +107,9 @@ def test_name_and_count_of_the_first_rows_are_on_screen(open_page: Any, site_url
         }).flat()"""
     )
     assert len(found) >= 12, found  # symbols, derivation, tensors, memory: several tables of several rows
-    outside = [r for r in found if r["name"][0] < 0 or r["count"][1] > PHONE or r["count"][0] < 0 or r["name"][1] > PHONE]
+    outside = [
+        r for r in found if r["name"][0] < 0 or r["count"][1] > PHONE or r["count"][0] < 0 or r["name"][1] > PHONE
+    ]
     assert outside == [], f"rows whose name or count is off the screen at {PHONE} px: {outside}"
     tables = {r["table"] for r in found}
     assert {"symbols stack", "derivation stack", "tensors stack", "memory stack"} <= tables
@@ -136,7 +138,9 @@ def test_a_deep_link_lands_a_third_down_with_its_header(open_page: Any, site_url
     assert seen["highlighted"], f"#{anchor}: the target row is not highlighted: {seen}"
     if seen["head"] is not None:
         top, bottom = seen["head"]
-        assert 0 <= top and bottom <= seen["top"] * seen["viewport"] + 1, f"#{anchor}: its table's header is not in view: {seen}"
+        assert top >= 0 and bottom <= seen["top"] * seen["viewport"] + 1, (
+            f"#{anchor}: its table's header is not in view: {seen}"
+        )
 
 
 def test_the_feed_forward_anchor_covers_both_steps(built_site: Path) -> None:
@@ -177,7 +181,9 @@ def test_model_pages_print_within_the_paper(open_page: Any, site_url: str, paper
         widest = page.evaluate(
             """() => Math.max(...[...document.querySelectorAll('main table, main math')].map(e => e.getBoundingClientRect().right))"""
         )
-        assert widest <= printable + 1, f"{card_id} on {paper}: something is {widest:.0f} px wide, the paper {printable:.0f}"
+        assert widest <= printable + 1, (
+            f"{card_id} on {paper}: something is {widest:.0f} px wide, the paper {printable:.0f}"
+        )
 
 
 def test_the_index_sorts_and_filters(open_page: Any, site_url: str) -> None:
@@ -185,7 +191,13 @@ def test_the_index_sorts_and_filters(open_page: Any, site_url: str) -> None:
     page.goto(site_url + "index.html")
 
     def totals() -> list[int]:
-        return [int(t) for t in page.eval_on_selector_all("#all-models tbody tr[data-total]:not([hidden])", "rs => rs.filter(r => r.offsetParent).map(r => r.dataset.total)")]
+        return [
+            int(t)
+            for t in page.eval_on_selector_all(
+                "#all-models tbody tr[data-total]:not([hidden])",
+                "rs => rs.filter(r => r.offsetParent).map(r => r.dataset.total)",
+            )
+        ]
 
     grouped = totals()
     assert len(grouped) == page.locator("#all-models tr[data-total]").count()
