@@ -13,17 +13,10 @@ from dataclasses import dataclass
 
 from generator.cards.card import Card
 from generator.site.differences import PAIRS
+from generator.site.erratum import Link
 from generator.site.page import LANGUAGE
 from generator.site.pages import errata, exercises
 from generator.site.views import model_of
-
-
-@dataclass(frozen=True)
-class Link:
-    """A page of the site, by its path below the site root (with a fragment), and its title."""
-
-    path: str
-    title: str
 
 
 @dataclass(frozen=True)
@@ -41,7 +34,7 @@ def related_pages(cards: Sequence[Card], language: str = LANGUAGE) -> dict[str, 
     diffs: dict[str, list[Link]] = {}
     for pair in PAIRS:
         if pair.a in ids and pair.b in ids:
-            link = Link(f"diffs/{pair.slug}/index.html", pair.topic)
+            link = Link(pair.topic, f"diffs/{pair.slug}/index.html")
             diffs.setdefault(pair.a, []).append(link)
             diffs.setdefault(pair.b, []).append(link)
     errata_by_model = _teaching(cards, {n for _, needs in errata.BUILDERS for n in needs}, "errata", language)
@@ -65,5 +58,5 @@ def _teaching(cards: Iterable[Card], needed: set[str], kind: str, language: str)
     for page in provider.pages(models, language):
         context = page.context() if callable(page.context) else page.context
         for item in context[kind]:
-            found.setdefault(item.model.id, []).append(Link(f"{page.path}#{item.id}", item.title))
+            found.setdefault(item.model.id, []).append(Link(item.title, f"{page.path}#{item.id}"))
     return found
