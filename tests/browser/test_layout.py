@@ -209,3 +209,18 @@ def test_the_index_sorts_and_filters(open_page: Any, site_url: str) -> None:
     assert page.locator("form.table-tools output").inner_text() == f"5 of {len(grouped)} models shown"
     page.select_option("form.table-tools select[name=order]", "family")
     assert totals() == sorted(albert)
+
+
+def test_the_comparison_shows_its_totals_on_a_wide_screen(open_page: Any, site_url: str) -> None:
+    """At 1,366 px the comparison's totals and embedding shares are in view without scrolling the table."""
+    page = open_page(1366)
+    page.goto(site_url + "compare/index.html")
+    seen = page.evaluate(
+        """() => {
+            const box = document.querySelector('#compare-models').closest('.scroll').getBoundingClientRect();
+            const heads = [...document.querySelectorAll('#compare-models thead th')];
+            const at = name => heads.find(h => h.textContent.trim() === name).getBoundingClientRect().right;
+            return {box: box.right, total: at('Total'), share: at('Embedding share')};
+        }"""
+    )
+    assert seen["total"] <= seen["box"] and seen["share"] <= seen["box"], seen
