@@ -173,6 +173,7 @@ class StepRun:
     """
 
     anchor: str | None
+    part: Part | None
     steps: tuple[Step, ...]
 
 
@@ -194,7 +195,7 @@ def step_runs(model: Model, block: BlockDerivation) -> tuple[StepRun, ...]:
             seen[part] = seen.get(part, 0) + 1
             suffix = "" if seen[part] == 1 else f"-{seen[part]}"
             anchor = f"d-{block.block.key}-{part.value}{suffix}"
-        result.append(StepRun(anchor, tuple(steps)))
+        result.append(StepRun(anchor, part, tuple(steps)))
     return tuple(result)
 
 
