@@ -126,7 +126,7 @@ def test_a_deep_link_lands_a_third_down_with_its_header(open_page: Any, site_url
     seen = page.evaluate(
         """id => {
             const target = document.getElementById(id), r = target.getBoundingClientRect();
-            const table = target.closest('table'), head = table && table.tHead.getBoundingClientRect();
+            const table = target.closest('table'), head = table && table.tHead.rows[0].cells[0].getBoundingClientRect();
             const row = target.tagName === 'TBODY' ? target.rows[0] : target;
             const cell = getComputedStyle(row).backgroundColor, page = getComputedStyle(document.body).backgroundColor;
             return {top: r.top / innerHeight, head: head && [head.top, head.bottom], bottom: r.bottom,
