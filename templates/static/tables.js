@@ -1,7 +1,7 @@
 // Sorting and filtering of a table of models grouped by family (index, compare); an enhancement only.
-// The page already holds every row, grouped by family and ordered by total; this shows the form the
-// template wrote hidden (templates/_macros.html: table_tools) and reorders or hides rows. Its words
-// are the template's, so it writes none of its own.
+// The page already holds every row, grouped by family and ordered by total; this makes the form the
+// template wrote (templates/_macros.html: table_tools; shown only with scripting on) reorder or hide
+// rows. Its words are the template's, so it writes none of its own.
 "use strict";
 (function () {
   function setUp(form) {
@@ -43,7 +43,6 @@
     }
     form.addEventListener("change", update);
     form.addEventListener("submit", function (event) { event.preventDefault(); });
-    form.hidden = false;
   }
   document.querySelectorAll("form.table-tools").forEach(setUp);
 })();

@@ -224,3 +224,18 @@ def test_the_comparison_shows_its_totals_on_a_wide_screen(open_page: Any, site_u
         }"""
     )
     assert seen["total"] <= seen["box"] and seen["share"] <= seen["box"], seen
+
+
+def test_without_script_no_dead_controls(browser: Any, site_url: str) -> None:
+    """The sort and filter form shows only when script runs; without it the grouped table is all there is."""
+    context = browser.new_context(java_script_enabled=False, viewport={"width": WIDE, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(site_url + "index.html")
+        assert not page.locator("form.table-tools").is_visible()
+        assert (
+            page.locator("#all-models tr[data-total]").count()
+            == page.locator("#all-models tr[data-total]:visible").count()
+        )
+    finally:
+        context.close()
