@@ -239,3 +239,15 @@ def test_without_script_no_dead_controls(browser: Any, site_url: str) -> None:
         )
     finally:
         context.close()
+
+
+def test_formulas_in_prose_and_tables_share_one_type(open_page: Any, site_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + "models/bert-base-uncased/index.html")
+    fonts = page.evaluate(
+        """() => ({
+            prose: getComputedStyle(document.querySelector('#d-layer-heads var')).fontFamily,
+            table: getComputedStyle(document.querySelector('table.derivation math mi')).fontFamily,
+        })"""
+    )
+    assert fonts["prose"] == fonts["table"], fonts
