@@ -12,10 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from generator.cards.card import Card
+from generator.site import content
 from generator.site.differences import PAIRS
 from generator.site.erratum import Link
 from generator.site.page import LANGUAGE
 from generator.site.pages import errata, exercises
+from generator.site.pages.diffs import diff_path
 from generator.site.views import model_of
 
 
@@ -31,10 +33,11 @@ class Related:
 def related_pages(cards: Sequence[Card], language: str = LANGUAGE) -> dict[str, Related]:
     """Each card's related pages by card id (a card nothing relates to is left out)."""
     ids = {card.id for card in cards}
+    topics = content.load("diffs", language).section("topics")  # what each comparison teaches
     diffs: dict[str, list[Link]] = {}
     for pair in PAIRS:
         if pair.a in ids and pair.b in ids:
-            link = Link(pair.topic, f"diffs/{pair.slug}/index.html")
+            link = Link(topics(pair.slug), diff_path(pair.slug))
             diffs.setdefault(pair.a, []).append(link)
             diffs.setdefault(pair.b, []).append(link)
     errata_by_model = _teaching(cards, {n for _, needs in errata.BUILDERS for n in needs}, "errata", language)
