@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.counting.conditions import Value
+from generator.counting.conditions import Condition, Value
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch, Switches, decide
 
@@ -88,6 +88,65 @@ class Tie:
     role: str
 
 
+class Dtype(enum.Enum):
+    """The element type of a tensor autograd keeps; ACTIVATION is the model's (fp32, or bf16 when cast)."""
+
+    ACTIVATION = "activation"
+    FLOAT32 = "float32"  # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model (CPU kernel)
+    INT64 = "int64"  # token ids, labels, index tensors
+
+
+@dataclass(frozen=True)
+class Product:
+    """A matrix product of the forward: 2·m·n·k FLOPs (a multiply and an add per term), as FlopCounterMode counts.
+
+    The backward computes the gradient of each operand that needs one with a product of the same
+    size: ``backward`` of them, 2 when both do, 1 when one is a constant or needs no gradient.
+    """
+
+    what: str
+    m: Poly
+    n: Poly
+    k: Poly
+    backward: int = 2
+
+    @property
+    def flops(self) -> Poly:
+        return 2 * self.m * self.n * self.k
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A tensor autograd keeps for the backward: its storage's shape and element type.
+
+    ``key`` names the storage: tensors with the same key in one block instance are one storage,
+    counted once (a layer's input, read by the query, key and value projections); a ``shared`` key
+    is one storage across the whole model (the encoder's output, read by the pooler and the heads).
+    ``when`` is a condition on the config (a dropout mask exists only when its probability is not 0).
+    """
+
+    key: str
+    shape: tuple[Poly, ...]
+    dtype: Dtype = Dtype.ACTIVATION
+    shared: bool = False
+    when: Condition | None = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """A step of the forward that holds no parameter: attention scores, softmax, dropout, an activation, the loss.
+
+    ``activation`` names the config key of an activation function: what it keeps depends on the
+    function (``compute.ACTIVATIONS``), and its ``saved`` entries are then its input and output.
+    """
+
+    path: str
+    label: str
+    products: tuple[Product, ...] = ()
+    saved: tuple[Saved, ...] = ()
+    activation: str | None = None
+
+
 @dataclass(frozen=True)
 class Module:
     """A group of tensors that one derivation step accounts for (a Linear, a LayerNorm...)."""
@@ -98,6 +157,9 @@ class Module:
     heads: str | None = None  # symbol of the head count when the projection is split into heads
     repeat: Poly | None = None  # how many copies one block instance holds, e.g. F - 1 stacked FFNs
     part: Part | None = None  # see Part; a module in a pooler or head block needs none
+    # What it computes in the forward and keeps for the backward, in the config's symbols and b, s.
+    products: tuple[Product, ...] = ()
+    saved: tuple[Saved, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +176,8 @@ class Block:
     # The first index of the outermost repeat, when earlier instances differ and are declared
     # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
     start: int = 0
+    # The steps between its modules that hold no parameter (attention scores, dropout, losses).
+    ops: tuple[Op, ...] = ()
 
     def counts(self) -> tuple[Poly, ...]:
         """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""

@@ -36,7 +36,8 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
         *common.mlm_transform("transform.dense", "transform.LayerNorm"),
         decoder,
     )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+    mlm_ops = common.mlm_ops("transform.transform_act_fn")
+    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules, ops=mlm_ops)
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:

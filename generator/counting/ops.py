@@ -1,0 +1,101 @@
+"""The steps of a forward that hold no parameter, as declared ops: attention, dropout, activations, losses.
+
+Each says, in the config's symbols and the batch size b and sequence length s, the matrix
+products it performs and the tensors autograd keeps for its backward (torch's derivative
+formulas: softmax keeps its output, dropout its mask, a product both operands). Families string
+them into their blocks (``Block.ops``); ``compute.py`` counts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from generator.counting.architecture import Dtype, Op, Product, Saved
+from generator.counting.conditions import Condition, ne
+from generator.counting.layouts import TOKENS, b, s
+from generator.counting.poly import Poly
+
+
+def dropout(path: str, label: str, shape: tuple[Poly, ...], when: Condition, *, output: str | None = None) -> Op:
+    """nn.Dropout in training: on CPU torch multiplies by a scaled random mask of the input's type
+    and keeps that mask (at::dropout's _dropout_impl); with p = 0 it returns its input and keeps nothing.
+
+    ``output`` names the dropped tensor when a later step keeps it (a classifier's input).
+    """
+    saved: tuple[Saved, ...] = (Saved(f"{path} mask", shape, when=when),)
+    if output is not None:
+        saved += (Saved(output, shape, when=when),)
+    return Op(path, label, saved=saved)
+
+
+def probability(key: str) -> Condition:
+    """A dropout that acts: its probability in the config is not 0 (an equality, which holds for 0.0 too;
+    the ordering comparisons of ``conditions`` are for whole numbers)."""
+    return ne(key, 0)
+
+
+def attention(path: str, width: Poly, heads: Poly, dropout_key: str, *, keys: Poly = s) -> Op:
+    """Eager scaled dot-product attention over ``heads`` heads of a ``width``-wide projection.
+
+    Scores QKᵀ: b·A products of s × d by d × s (d = width / A), 2·b·s²·width FLOPs; the weighted
+    sum of values the same again. It keeps the query, key and value for the two products, the
+    softmax's output (b·A·s² values, where s² enters the memory), and with attention dropout its
+    mask and the dropped probabilities, b·A·s² each again.
+    """
+    when = probability(dropout_key)
+    tokens = (b, s, width)
+    return Op(
+        path,
+        "attention",
+        products=(Product("scores QKᵀ", b * s, keys, width), Product("probabilities × V", b * s, width, keys)),
+        saved=(
+            Saved("query", tokens),
+            Saved("key", (b, keys, width)),
+            Saved("value", (b, keys, width)),
+            Saved("probabilities", (b, heads, s, keys)),
+            Saved("attention dropout mask", (b, heads, s, keys), when=when),
+            Saved("dropped probabilities", (b, heads, s, keys), when=when),
+        ),
+    )
+
+
+def activation(path: str, label: str, key: str, shape: tuple[Poly, ...], *, before: str, after: str) -> Op:
+    """An activation function named by the config key ``key``: what it keeps depends on the function
+    (``compute.ACTIVATIONS``); ``before`` and ``after`` name its input and output storages."""
+    return Op(path, label, saved=(Saved(before, shape), Saved(after, shape)), activation=key)
+
+
+def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str) -> Op:
+    """torch.tanh keeps its output (its derivative is 1 − tanh²)."""
+    return Op(path, label, saved=(Saved(output, shape, shared=True),))
+
+
+def cross_entropy(path: str, label: str, rows: Poly, classes: Poly, labels: Saved) -> Op:
+    """nn.CrossEntropyLoss, mean over the rows: log_softmax keeps its output, nll_loss the labels
+    and the total weight (a scalar of the logits' type)."""
+    return Op(
+        path,
+        label,
+        saved=(
+            Saved(f"{path} log-probabilities", (rows, classes)),
+            labels,
+            Saved(f"{path} total weight", ()),
+        ),
+    )
+
+
+def mse(path: str, label: str, rows: Poly) -> Op:
+    """nn.MSELoss on one output per example against float labels: it keeps both (the labels as given, fp32)."""
+    return Op(path, label, saved=(Saved(f"{path} input", (rows,)), Saved(f"{path} labels", (rows,), Dtype.FLOAT32)))
+
+
+def only(op: Op, when: Condition) -> Op:
+    """The same op, keeping its tensors only for configs where ``when`` holds."""
+    saved = tuple(replace(t, when=when if t.when is None else t.when & when) for t in op.saved)
+    return replace(op, saved=saved)
+
+
+LABELS = Saved("labels", (b, s), Dtype.INT64, shared=True)
+SENTENCE_LABELS = Saved("sentence labels", (b,), Dtype.INT64, shared=True)
+CLASS_LABELS = Saved("class labels", (b,), Dtype.INT64, shared=True)
+TOKEN_ROWS = TOKENS
