@@ -33,7 +33,7 @@ def test_help_for_every_command(tmp_path: Path) -> None:
 def test_readme_documents_every_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert set(subcommands) == {"build", "import", "serve"}
+    assert set(subcommands) == {"build", "import", "serve", "count"}
     for name in subcommands:
         assert f"python -m generator {name}" in readme, name
     for target in ("site", "test", "serve", "check", "reference", "clean"):
