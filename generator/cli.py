@@ -13,8 +13,8 @@ from generator.build.progress import Progress
 from generator.build.serve import serve
 from generator.cards.card import load_card
 from generator.cards.importer import import_config
-from generator.counting.compute import UndeclaredActivationError, count_compute
 from generator.cards.problems import InputError, display_path
+from generator.counting.compute import UndeclaredActivationError, count_compute
 from generator.parallel import available_jobs
 from generator.site.render import SiteOptions
 from generator.site.search import SearchIndexError

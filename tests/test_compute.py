@@ -22,9 +22,6 @@ from generator.counting.compute import count_compute
 COMPUTE = REFERENCE / "compute"
 # Families whose declarations do not carry compute yet: their cards must fail, never pass by chance.
 NOT_DECLARED: dict[str, str] = {
-    "albert": "ALBERT's factorized embeddings, shared layers and gelu_new are not declared for compute yet",
-    "distilbert": "DistilBERT's attention and heads are not declared for compute yet",
-    "electra": "ELECTRA's projection and heads are not declared for compute yet",
     "roberta": "RoBERTa's computed position ids and classification head are not declared for compute yet",
     "xlm-roberta": "XLM-RoBERTa's computed position ids and classification head are not declared for compute yet",
     "mobilebert": "MobileBERT's bottlenecks, stacked feed-forward networks and NoNorm are not declared for compute yet",

@@ -136,8 +136,9 @@ class Saved:
 class Op:
     """A step of the forward that holds no parameter: attention scores, softmax, dropout, an activation, the loss.
 
-    ``activation`` names the config key of an activation function: what it keeps depends on the
-    function (``compute.ACTIVATIONS``), and its ``saved`` entries are then its input and output.
+    ``activation`` names the config key of an activation function, ``function`` one the class fixes:
+    what it keeps depends on the function (``compute.ACTIVATIONS``), and its ``saved`` entries are
+    then its input and output.
     """
 
     path: str
@@ -145,6 +146,7 @@ class Op:
     products: tuple[Product, ...] = ()
     saved: tuple[Saved, ...] = ()
     activation: str | None = None
+    function: str | None = None  # an activation the class fixes whatever the config says (RoBERTa's lm_head gelu)
 
 
 @dataclass(frozen=True)

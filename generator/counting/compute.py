@@ -200,7 +200,7 @@ def count_compute(card: Counted) -> Compute:
         # nothing after it, such as the pooler, is differentiated.
         differentiated = not (card.head is Head.BASE and block.kind is Kind.POOLER)
         steps = _block_steps(block, card.config, seen, differentiated=differentiated)
-        blocks.append(BlockCompute(block, steps, block.copies()))
+        blocks.append(BlockCompute(block, steps, _applied(block)))
     order = (*(s.name for s in card.family.symbols), "b", "s")
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
@@ -233,15 +233,22 @@ def _block_steps(
     return tuple(steps)
 
 
+def _applied(block: Block) -> Poly:
+    """How many times a block runs: its copies, or, for ALBERT's shared layers, L steps of a group's K layers."""
+    if block.applied is None:
+        return block.copies()
+    return product((Poly.symbol(block.applied), *block.counts()[1:]))
+
+
 def _repeated(item: Product, repeat: Poly) -> Product:
     return Product(item.what, item.m * repeat, item.n, item.k, item.backward) if repeat != Poly.constant(1) else item
 
 
 def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]:
     """What a module or op keeps; for an activation function, what that function keeps."""
-    if not isinstance(item, Op) or item.activation is None:
+    if not isinstance(item, Op) or (item.activation is None and item.function is None):
         return item.saved
-    name = config.get(item.activation)
+    name = item.function or config.get(item.activation or "")
     keeps = ACTIVATIONS.get(name) if isinstance(name, str) else None
     if keeps is None:
         raise UndeclaredActivationError(

@@ -26,7 +26,7 @@ def linear(
     heads: str | None = None,
     part: Part | None = None,
     rows: Poly = TOKENS,
-    saves: str | Saved | None = "",
+    saves: str | Saved | tuple[Saved, ...] | None = "",
 ) -> Module:
     """nn.Linear: weight [out, in], then bias [out]; one rows × in by in × out product.
 
@@ -48,12 +48,14 @@ def linear(
     )
 
 
-def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | None) -> tuple[Saved, ...]:
-    """What a module keeps of its input: its own storage, a named one, a given one, or none."""
+def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | tuple[Saved, ...] | None) -> tuple[Saved, ...]:
+    """What a module keeps of its input: its own storage, a named one, given ones, or none."""
     if saves is None:
         return ()
     if isinstance(saves, Saved):
         return (saves,)
+    if isinstance(saves, tuple):
+        return saves
     return (Saved(saves or f"{path} input", shape),)
 
 

@@ -59,15 +59,26 @@ def attention(path: str, width: Poly, heads: Poly, dropout_key: str, *, keys: Po
     )
 
 
-def activation(path: str, label: str, key: str, shape: tuple[Poly, ...], *, before: str, after: str) -> Op:
-    """An activation function named by the config key ``key``: what it keeps depends on the function
-    (``compute.ACTIVATIONS``); ``before`` and ``after`` name its input and output storages."""
-    return Op(path, label, saved=(Saved(before, shape), Saved(after, shape)), activation=key)
+def activation(
+    path: str, label: str, key: str, shape: tuple[Poly, ...], *, before: str, after: str, fixed: bool = False
+) -> Op:
+    """An activation function named by the config key ``key`` (or, ``fixed``, the function ``key`` itself):
+    what it keeps depends on the function (``compute.ACTIVATIONS``); ``before`` and ``after`` name its
+    input and output storages."""
+    saved = (Saved(before, shape), Saved(after, shape))
+    if fixed:
+        return Op(path, label, saved=saved, function=key)
+    return Op(path, label, saved=saved, activation=key)
 
 
-def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str) -> Op:
+def either(when: Condition, then: Saved, otherwise: Saved) -> tuple[Saved, Saved]:
+    """One storage or another, as a config decides (a dropout's output, or its input when it does not act)."""
+    return (replace(then, when=when), replace(otherwise, when=~when))
+
+
+def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str, *, shared: bool = True) -> Op:
     """torch.tanh keeps its output (its derivative is 1 − tanh²)."""
-    return Op(path, label, saved=(Saved(output, shape, shared=True),))
+    return Op(path, label, saved=(Saved(output, shape, shared=shared),))
 
 
 def cross_entropy(path: str, label: str, rows: Poly, classes: Poly, labels: Saved) -> Op:

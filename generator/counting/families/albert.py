@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting import ops
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Saved, Symbol
 from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import layer_norm, linear
+from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
+V, P, T, E, H, I, C, A = (Poly.symbol(name) for name in "VPTEHICA")
 
 SYMBOLS = symbols(
     "VPT",
@@ -50,13 +51,27 @@ def _embeddings(prefix: str) -> tuple[Block, ...]:
 def _shared_layer(prefix: str) -> Block:
     modules = (
         layer_norm("full_layer_layer_norm", "output LayerNorm", H),
-        linear("attention.query", "query", H, H, heads="A", part=Part.ATTENTION),
-        linear("attention.key", "key", H, H, heads="A", part=Part.ATTENTION),
-        linear("attention.value", "value", H, H, heads="A", part=Part.ATTENTION),
+        linear("attention.query", "query", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
+        linear("attention.key", "key", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
+        linear("attention.value", "value", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
         linear("attention.dense", "attention output", H, H, part=Part.ATTENTION),
         layer_norm("attention.LayerNorm", "attention LayerNorm", H),
         linear("ffn", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-        linear("ffn_output", "feed-forward out", I, H, part=Part.FEED_FORWARD),
+        linear("ffn_output", "feed-forward out", I, H, part=Part.FEED_FORWARD, saves="feed-forward activated"),
+    )
+    # AlbertLayer drops out the attention's output only; its feed-forward output goes straight
+    # into full_layer_layer_norm.
+    layer_ops = (
+        ops.attention("attention", H, A, "attention_probs_dropout_prob"),
+        ops.dropout("attention.output_dropout", "attention output dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        ops.activation(
+            "activation",
+            "feed-forward activation",
+            "hidden_act",
+            (b, s, I),
+            before="feed-forward hidden",
+            after="feed-forward activated",
+        ),
     )
     return Block(
         "layer",
@@ -66,6 +81,7 @@ def _shared_layer(prefix: str) -> Block:
         modules,
         repeat=("G", "K"),
         applied="L",
+        ops=layer_ops,
     )
 
 
@@ -73,7 +89,9 @@ def _backbone(prefix: str, *, pooler: bool) -> tuple[Block, ...]:
     blocks = (*_embeddings(prefix), _shared_layer(prefix))
     if pooler:
         # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
-        blocks += (Block("pooler", "pooler", Kind.POOLER, prefix, (linear("pooler", "pooler dense", H, H),)),)
+        dense = linear("pooler", "pooler dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
+        tanh = ops.tanh("pooler_activation", "pooler tanh", (b, H), common.POOLED.key)
+        blocks += (Block("pooler", "pooler", Kind.POOLER, prefix, (dense,), ops=(tanh,)),)
     return blocks
 
 
@@ -81,11 +99,29 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
     modules = (
         Module("", "output bias", (Param("bias", (V,), "bias"),)),
-        layer_norm("LayerNorm", "transform LayerNorm", E),
-        linear("dense", "transform dense (H to E)", H, E),
+        layer_norm("LayerNorm", "transform LayerNorm", E, saves="transform activated"),
+        linear("dense", "transform dense (H to E)", H, E, saves=common.ENCODER_OUTPUT),
         decoder,
     )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "predictions.", modules)
+    mlm_ops = common.mlm_ops("activation", E)
+    return Block("mlm-head", "masked-LM head", Kind.HEAD, "predictions.", modules, ops=mlm_ops)
+
+
+def _sentence_order_head() -> Block:
+    """AlbertSOPHead: dropout (classifier_dropout_prob) and one Linear on the pooled output, H to C."""
+    acts = ops.probability("classifier_dropout_prob")
+    kept = ops.either(acts, Saved("dropped", (b, H)), common.POOLED)
+    return Block(
+        "sop-head",
+        "sentence-order head",
+        Kind.HEAD,
+        "sop_classifier.",
+        (linear("classifier", "sentence-order classifier", H, C, rows=b, saves=kept),),
+        ops=(
+            ops.dropout("dropout", "classifier dropout", (b, H), acts),
+            ops.cross_entropy("loss", "sentence-order loss", b, C, ops.SENTENCE_LABELS),
+        ),
+    )
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -93,17 +129,11 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     if head is Head.BASE:
         return Architecture("AlbertModel", _backbone("", pooler=True))
     if head is Head.PRETRAINING:
-        sop = Block(
-            "sop-head",
-            "sentence-order head",
-            Kind.HEAD,
-            "sop_classifier.",
-            (linear("classifier", "sentence-order classifier", H, C),),
-        )
+        sop = _sentence_order_head()
         return Architecture("AlbertForPreTraining", (*_backbone("albert.", pooler=True), _mlm_head(on), sop))
     if head is Head.MASKED_LM:
         return Architecture("AlbertForMaskedLM", (*_backbone("albert.", pooler=False), _mlm_head(on)))
-    classifier = common.classifier_head()
+    classifier = common.classifier_head(ops.probability("classifier_dropout_prob"))
     return Architecture("AlbertForSequenceClassification", (*_backbone("albert.", pooler=True), classifier))
 
 

@@ -206,8 +206,9 @@ def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) 
     )
 
 
-def mlm_ops(activation: str, width: Poly = H, *, key: str = "hidden_act") -> tuple[Op, ...]:
-    """A masked-LM head's transform activation and its loss over the vocabulary at every token."""
+def mlm_ops(activation: str, width: Poly = H, *, key: str = "hidden_act", fixed: bool = False) -> tuple[Op, ...]:
+    """A masked-LM head's transform activation (the config's ``key``, or the function ``key`` when
+    ``fixed``) and its loss over the vocabulary at every token."""
     return (
         ops.activation(
             activation,
@@ -216,6 +217,7 @@ def mlm_ops(activation: str, width: Poly = H, *, key: str = "hidden_act") -> tup
             (b, s, width),
             before="transform hidden",
             after="transform activated",
+            fixed=fixed,
         ),
         ops.cross_entropy("loss", "masked-LM loss", TOKENS, V, ops.LABELS),
     )
@@ -245,6 +247,47 @@ def classifier_head(dropout: Condition | None = None) -> Block:
         "",
         (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
         ops=(ops.dropout("dropout", "classifier dropout", (b, H), acts, output="classifier input"), *class_loss()),
+    )
+
+
+def token_classifier(prefix: str, function: str) -> Block:
+    """RoBERTa's and ELECTRA's classification head on token 0: dropout, an H × H dense, ``function``
+    (tanh; gelu), dropout again, and the output projection to C labels.
+
+    Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
+    """
+    acts = classifier_dropout()
+    return Block(
+        "classifier",
+        "classification head",
+        Kind.HEAD,
+        prefix,
+        (
+            linear(
+                "dense",
+                "classifier dense",
+                H,
+                H,
+                rows=b,
+                saves=ops.either(acts, Saved("dropped", (b, H)), ENCODER_OUTPUT),
+            ),
+            linear(
+                "out_proj",
+                "classifier output",
+                H,
+                C,
+                rows=b,
+                saves=ops.either(acts, Saved("dropped again", (b, H)), Saved("activated", (b, H))),
+            ),
+        ),
+        ops=(
+            ops.dropout("dropout", "classifier dropout", (b, H), acts),
+            ops.activation(
+                "activation", "classifier activation", function, (b, H), before="hidden", after="activated", fixed=True
+            ),
+            ops.dropout("dropout again", "classifier dropout", (b, H), acts),
+            *class_loss(),
+        ),
     )
 
 

@@ -13,15 +13,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Tie,
+)
 from generator.counting.conditions import mod, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-V, P, H, I, C = (Poly.symbol(s) for s in "VPHIC")
+V, P, H, I, C, A = (Poly.symbol(name) for name in "VPHICA")
+DROPOUT = ops.probability("dropout")
 
 SYMBOLS = symbols(
     "VP",
@@ -43,9 +57,10 @@ def _backbone(prefix: str) -> tuple[Block, ...]:
         f"{prefix}embeddings.",
         (
             embedding("word_embeddings", "token embeddings", V, H),
-            embedding("position_embeddings", "position embeddings", P, H),
+            embedding("position_embeddings", "position embeddings", P, H, ids=None),  # a view of position_ids
             layer_norm("LayerNorm", "embedding LayerNorm", H),
         ),
+        ops=(ops.dropout("dropout", "embedding dropout", (b, s, H), DROPOUT),),
     )
     layer = Block(
         "layer",
@@ -53,16 +68,29 @@ def _backbone(prefix: str) -> tuple[Block, ...]:
         Kind.ENCODER,
         f"{prefix}transformer.layer.{{0}}.",
         (
-            linear("attention.q_lin", "query", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.k_lin", "key", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.v_lin", "value", H, H, heads="A", part=Part.ATTENTION),
+            linear("attention.q_lin", "query", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
+            linear("attention.k_lin", "key", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
+            linear("attention.v_lin", "value", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
             linear("attention.out_lin", "attention output", H, H, part=Part.ATTENTION),
             layer_norm("sa_layer_norm", "attention LayerNorm", H),
             linear("ffn.lin1", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-            linear("ffn.lin2", "feed-forward out", I, H, part=Part.FEED_FORWARD),
+            linear("ffn.lin2", "feed-forward out", I, H, part=Part.FEED_FORWARD, saves="feed-forward activated"),
             layer_norm("output_layer_norm", "output LayerNorm", H),
         ),
         repeat=("L",),
+        # No dropout between out_lin and sa_layer_norm (DistilBertSelfAttention returns out_lin's output).
+        ops=(
+            ops.attention("attention", H, A, "attention_dropout"),
+            ops.activation(
+                "ffn.activation",
+                "feed-forward activation",
+                "activation",
+                (b, s, I),
+                before="feed-forward hidden",
+                after="feed-forward activated",
+            ),
+            ops.dropout("ffn.dropout", "feed-forward dropout", (b, s, H), DROPOUT),
+        ),
     )
     return (embeddings, layer)
 
@@ -75,6 +103,8 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
                 "vocab_projector",
                 "vocabulary projector weight (tied)",
                 (Tie("weight", WORD_EMBEDDINGS, "reuses the token embeddings"),),
+                products=(Product("vocabulary projector (tied)", TOKENS, V, H),),
+                saved=(Saved("vocab_projector input", (TOKENS, H)),),
             ),
             Module("vocab_projector", "vocabulary projector bias", (Param("bias", (V,), "bias"),)),
         )
@@ -84,7 +114,27 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
         *common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
         *projector,
     )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
+    mlm_ops = common.mlm_ops("activation", key="activation")
+    return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules, ops=mlm_ops)
+
+
+def _classifier() -> Block:
+    """pre_classifier on token 0 (a view that keeps the encoder's output), ReLU, dropout, classifier."""
+    acts = ops.probability("seq_classif_dropout")
+    pre = linear("pre_classifier", "pre-classifier dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
+    kept = ops.either(acts, Saved("dropped", (b, H)), Saved("activated", (b, H)))
+    return Block(
+        "classifier",
+        "classification head",
+        Kind.HEAD,
+        "",
+        (pre, linear("classifier", "classifier", H, C, rows=b, saves=kept)),
+        ops=(
+            ops.activation("relu", "ReLU", "relu", (b, H), before="hidden", after="activated", fixed=True),
+            ops.dropout("dropout", "classifier dropout", (b, H), acts),
+            *common.class_loss(),
+        ),
+    )
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -93,13 +143,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
         return Architecture("DistilBertModel", _backbone(""))
     if head is Head.MASKED_LM:
         return Architecture("DistilBertForMaskedLM", (*_backbone("distilbert."), _mlm_head(on)))
-    classifier = Block(
-        "classifier",
-        "classification head",
-        Kind.HEAD,
-        "",
-        (linear("pre_classifier", "pre-classifier dense", H, H), linear("classifier", "classifier", H, C)),
-    )
+    classifier = _classifier()
     return Architecture("DistilBertForSequenceClassification", (*_backbone("distilbert."), classifier))
 
 

@@ -11,11 +11,27 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol, Tie
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Symbol,
+    Tie,
+)
 from generator.counting.conditions import ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import layer_norm, linear
+from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -52,15 +68,19 @@ def _generator_head(on: Mapping[str, bool]) -> Block:
                 Tie("weight", "electra.embeddings.word_embeddings.weight", "reuses the token embeddings"),
                 Param("bias", (V,), "bias"),
             ),
+            products=(Product("output projection (tied)", TOKENS, V, E),),
+            saved=(Saved("generator_lm_head input", (TOKENS, E)),),
         )
     else:
         lm_head = linear("generator_lm_head", "output projection (untied)", E, V)
     modules = (
-        layer_norm("generator_predictions.LayerNorm", "transform LayerNorm", E),
-        linear("generator_predictions.dense", "transform dense (H to E)", H, E),
+        layer_norm("generator_predictions.LayerNorm", "transform LayerNorm", E, saves="transform activated"),
+        linear("generator_predictions.dense", "transform dense (H to E)", H, E, saves=common.ENCODER_OUTPUT),
         lm_head,
     )
-    return Block("generator-head", "generator head", Kind.HEAD, "", modules)
+    # ElectraGeneratorPredictions applies gelu whatever hidden_act says.
+    mlm_ops = common.mlm_ops("generator_predictions.activation", E, key="gelu", fixed=True)
+    return Block("generator-head", "generator head", Kind.HEAD, "", modules, ops=mlm_ops)
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -74,20 +94,31 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
             Kind.HEAD,
             "discriminator_predictions.",
             (
-                linear("dense", "discriminator dense", H, H),
-                linear("dense_prediction", "replaced-token score", H, Poly.constant(1)),
+                linear("dense", "discriminator dense", H, H, saves=common.ENCODER_OUTPUT),
+                linear("dense_prediction", "replaced-token score", H, Poly.constant(1), saves="activated"),
+            ),
+            ops=(
+                ops.activation(
+                    "activation",
+                    "discriminator activation",
+                    "hidden_act",
+                    (b, s, H),
+                    before="hidden",
+                    after="activated",
+                ),
+                # BCEWithLogitsLoss on the scores and labels.float(): it keeps both.
+                Op(
+                    "loss",
+                    "replaced-token loss",
+                    saved=(Saved("scores", (b, s)), Saved("labels", (b, s), Dtype.FLOAT32)),
+                ),
             ),
         )
         return Architecture("ElectraForPreTraining", (*_backbone(on, "electra."), discriminator))
     if head is Head.MASKED_LM:
         return Architecture("ElectraForMaskedLM", (*_backbone(on, "electra."), _generator_head(on)))
-    classifier = Block(
-        "classifier",
-        "classification head",
-        Kind.HEAD,
-        "classifier.",
-        (linear("dense", "classifier dense", H, H), linear("out_proj", "classifier output", H, C)),
-    )
+    # ElectraClassificationHead: RoBERTa's, with gelu for tanh.
+    classifier = common.token_classifier("classifier.", "gelu")
     return Architecture("ElectraForSequenceClassification", (*_backbone(on, "electra."), classifier))
 
 

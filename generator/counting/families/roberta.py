@@ -15,10 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Tie,
+)
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import INPUT_IDS, TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf
 
@@ -42,14 +56,20 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> Block:
             "word_embeddings",
             "token embeddings (listed first as the decoder)",
             (Tie("weight", word_tied_to, "is the masked-LM decoder weight"),),
+            saved=(INPUT_IDS,),
         )
+    # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
+    # (numbered from the padding index), and the tables keep them.
     modules = (
         words,
-        embedding("token_type_embeddings", "segment embeddings", T, H),
+        embedding(
+            "token_type_embeddings", "segment embeddings", T, H, ids=Saved("token type ids", (b, s), Dtype.INT64)
+        ),
         layer_norm("LayerNorm", "embedding LayerNorm", H),
-        embedding("position_embeddings", "position embeddings", P, H),
+        embedding("position_embeddings", "position embeddings", P, H, ids=Saved("position ids", (b, s), Dtype.INT64)),
     )
-    return Block("embeddings", "embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
+    dropout = ops.dropout("dropout", "embedding dropout", (b, s, H), common.HIDDEN_DROPOUT)
+    return Block("embeddings", "embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=(dropout,))
 
 
 def _backbone(
@@ -64,10 +84,11 @@ def _backbone(
 def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
     modules = common.mlm_transform("dense", "layer_norm")
+    # RobertaLMHead applies gelu whatever hidden_act says.
+    mlm_ops = common.mlm_ops("gelu", key="gelu", fixed=True)
     if not on["tied"]:
-        head = Block(
-            "mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, linear("decoder", "decoder (untied)", H, V))
-        )
+        untied = linear("decoder", "decoder (untied)", H, V)
+        head = Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, untied), ops=mlm_ops)
         return (head,)
     bias = Tie("bias", "lm_head.bias", "is the output bias")
     if not heads_first:
@@ -75,31 +96,32 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
             "decoder",
             "decoder (tied)",
             (Tie("weight", BACKBONE + WORD_EMBEDDINGS, "reuses the token embeddings"), bias),
+            products=(Product("decoder (tied)", TOKENS, V, H),),
+            saved=(Saved("decoder input", (TOKENS, H)),),
         )
-        return (Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, decoder)),)
+        return (Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", (*modules, decoder), ops=mlm_ops),)
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
     shared = (
         Module(
-            "decoder", "token embeddings (decoder weight)", (Param("weight", (V, H), "table"),), part=Part.EMBEDDINGS
+            "decoder",
+            "token embeddings (decoder weight)",
+            (Param("weight", (V, H), "table"),),
+            part=Part.EMBEDDINGS,
+            products=(Product("decoder (tied)", TOKENS, V, H),),
+            saved=(Saved("decoder input", (TOKENS, H)),),
         ),
         Module("decoder", "decoder bias (tied)", (bias,)),
     )
     return (
-        Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", modules),
+        Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_head.", modules, ops=mlm_ops),
         Block("shared-embeddings", "shared token embeddings", Kind.EMBEDDINGS, "lm_head.", shared),
     )
 
 
 def _classifier() -> Block:
     """RobertaClassificationHead: dense + tanh on the first token, then out_proj."""
-    return Block(
-        "classifier",
-        "classification head",
-        Kind.HEAD,
-        "classifier.",
-        (linear("dense", "classifier dense", H, H), linear("out_proj", "classifier output", H, C)),
-    )
+    return common.token_classifier("classifier.", "tanh")
 
 
 def roberta_like(on: Mapping[str, bool], head: Head, *, class_prefix: str, heads_first: bool) -> Architecture:
