@@ -18,6 +18,8 @@ import pytest
 from conftest import ALL_CARD_PATHS, REFERENCE, card_by_id
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute
+from generator.counting.compute_derivation import derive_compute
+from generator.counting.expr import to_text
 
 COMPUTE = REFERENCE / "compute"
 # Families whose declarations do not carry compute yet: their cards must fail, never pass by chance.
@@ -129,3 +131,32 @@ def test_training_memory_adds_weights_gradients_adam_and_activations() -> None:
     }
     # At batch 32 of 512 tokens the activations outweigh the 16 bytes per parameter several times.
     assert figures.activations["bf16"] > 3 * 16 * n
+
+
+@pytest.mark.parametrize("card_id", ["bert-base-uncased", "bert-base-uncased-pretraining", "albert-base-v2"])
+def test_derivation_lines_add_up_to_the_figures(card_id: str) -> None:
+    compute = count_compute(card_by_id(card_id))
+    derivation = derive_compute(compute, 4, 128)
+    figures = compute.at(4, 128)
+    forward = backward = 0
+    activations = dict.fromkeys(("fp32", "bf16"), 0)
+    for component in derivation.components:
+        one = sum(line.value for step in component.steps for line in step.forward)
+        assert component.forward == one * component.copies
+        forward += component.forward
+        backward += sum(s.backward.value for s in component.steps if s.backward) * component.copies
+        for precision in activations:
+            kept = sum(line.value for step in component.steps for line in step.saved[precision])
+            activations[precision] += kept * component.copies
+    assert (forward, backward, activations) == (figures.forward, figures.backward, dict(figures.activations))
+
+
+def test_the_backward_skips_the_pooler_of_a_bare_model() -> None:
+    """BertModel's backward starts from last_hidden_state, so its pooler's product is never differentiated:
+    that is the whole gap between the backward and twice the forward."""
+    compute = count_compute(card_by_id("bert-base-uncased"))
+    derivation = derive_compute(compute, 2, 64)
+    figures = compute.at(2, 64)
+    assert [(s.component, s.what) for s in derivation.skipped] == [("pooler", "pooler dense")]
+    assert 2 * figures.forward - figures.backward == derivation.skipped[0].flops == 2 * (2 * 2 * 768 * 768)
+    assert to_text(derivation.forward) == "36,864bs² + 169,869,312bs + 1,179,648b"
