@@ -26,7 +26,6 @@ COMPUTE = REFERENCE / "compute"
 NOT_DECLARED: dict[str, str] = {
     "roberta": "RoBERTa's computed position ids and classification head are not declared for compute yet",
     "xlm-roberta": "XLM-RoBERTa's computed position ids and classification head are not declared for compute yet",
-    "mobilebert": "MobileBERT's bottlenecks, stacked feed-forward networks and NoNorm are not declared for compute yet",
     "modernbert": "ModernBERT's rotary embeddings, gated feed-forward and local attention are not declared yet",
     "deberta-v2": "DeBERTa-v2's disentangled attention and relative positions are not declared for compute yet",
 }

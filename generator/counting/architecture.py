@@ -109,6 +109,7 @@ class Product:
     n: Poly
     k: Poly
     backward: int = 2
+    when: Condition | None = None  # a condition on the config (a projection only some configs apply)
 
     @property
     def flops(self) -> Poly:
@@ -147,6 +148,7 @@ class Op:
     saved: tuple[Saved, ...] = ()
     activation: str | None = None
     function: str | None = None  # an activation the class fixes whatever the config says (RoBERTa's lm_head gelu)
+    repeat: Poly | None = None  # how many times one block instance runs it (MobileBERT's stacked FFNs)
 
 
 @dataclass(frozen=True)

@@ -224,8 +224,9 @@ def _block_steps(
                 continue
             scope.add(tensor.key)
             saved.append(tensor)
-        repeat = item.repeat if isinstance(item, Module) and item.repeat is not None else Poly.constant(1)
-        products = tuple(_repeated(p, repeat) for p in item.products)
+        repeat = item.repeat if item.repeat is not None else Poly.constant(1)
+        applied = (p for p in item.products if p.when is None or p.when.evaluate(config))
+        products = tuple(_repeated(p, repeat) for p in applied)
         backward = total(p.flops * p.backward for p in products) if differentiated else Poly()
         once = repeat == Poly.constant(1)
         scaled = tuple(saved) if once else tuple(Saved(t.key, (repeat, *t.shape), t.dtype, t.shared) for t in saved)

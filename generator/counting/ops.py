@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from generator.counting.architecture import Dtype, Op, Product, Saved
+from generator.counting.architecture import Dtype, Module, Op, Product, Saved
 from generator.counting.conditions import Condition, ne
 from generator.counting.layouts import TOKENS, b, s
 from generator.counting.poly import Poly
@@ -98,6 +98,19 @@ def cross_entropy(path: str, label: str, rows: Poly, classes: Poly, labels: Save
 def mse(path: str, label: str, rows: Poly) -> Op:
     """nn.MSELoss on one output per example against float labels: it keeps both (the labels as given, fp32)."""
     return Op(path, label, saved=(Saved(f"{path} input", (rows,)), Saved(f"{path} labels", (rows,), Dtype.FLOAT32)))
+
+
+def gated(module: Module, when: Condition) -> Module:
+    """The same module, computing and keeping anything only for configs where ``when`` holds
+    (its parameters exist either way)."""
+    products = tuple(replace(p, when=when if p.when is None else p.when & when) for p in module.products)
+    saved = tuple(replace(t, when=when if t.when is None else t.when & when) for t in module.saved)
+    return replace(module, products=products, saved=saved)
+
+
+def idle(module: Module) -> Module:
+    """The same module, with its parameters and nothing computed (a module the forward does not call)."""
+    return replace(module, products=(), saved=())
 
 
 def only(op: Op, when: Condition) -> Op:

@@ -236,10 +236,14 @@ def class_loss(rows: Poly = b) -> tuple[Op, ...]:
     return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
 
 
-def classifier_head(dropout: Condition | None = None) -> Block:
-    """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels."""
+def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED) -> Block:
+    """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels.
+
+    ``pooled`` is the storage the pooled output lives in (the encoder's output when the pooler only
+    takes token 0, as MobileBERT's does without classifier_activation).
+    """
     acts = dropout if dropout is not None else classifier_dropout()
-    kept = Saved(POOLED.key, POOLED.shape, shared=True, when=~acts)
+    kept = replace(pooled, when=~acts)
     return Block(
         "classifier",
         "classification head",
@@ -291,13 +295,13 @@ def token_classifier(prefix: str, function: str) -> Block:
     )
 
 
-def next_sentence_head() -> Block:
+def next_sentence_head(pooled: Saved = POOLED) -> Block:
     """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2, on the pooled output."""
     return Block(
         "nsp-head",
         "next-sentence head",
         Kind.HEAD,
         "cls.",
-        (linear("seq_relationship", "next-sentence classifier", H, Poly.constant(2), rows=b, saves=POOLED),),
+        (linear("seq_relationship", "next-sentence classifier", H, Poly.constant(2), rows=b, saves=pooled),),
         ops=(ops.cross_entropy("loss", "next-sentence loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
     )

@@ -15,16 +15,33 @@ stacked FFNs), MobileBertPooler and the heads. Three details decide the names an
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Symbol,
+)
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
-V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
+V, P, T, H, E, B, I, F, C, A = (Poly.symbol(name) for name in "VPTHEBIFCA")
+TRANSFORMED = truthy("trigram_input") | ne("embedding_size", "hidden_size")
 
 SYMBOLS = symbols(
     "VPT",
@@ -40,7 +57,10 @@ SYMBOLS = symbols(
 
 
 def _norm(path: str, label: str, dim: Poly, on: Mapping[str, bool]) -> Module:
-    """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says."""
+    """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says.
+
+    NoNorm's input times its weight keeps the input for the weight's gradient, and nothing else.
+    """
     if on["layer_norm"]:
         return layer_norm(path, f"{label} LayerNorm", dim)
     return Module(
@@ -48,6 +68,7 @@ def _norm(path: str, label: str, dim: Poly, on: Mapping[str, bool]) -> Module:
         f"{label} NoNorm",
         (Param("bias", (dim,), "elementwise shift"), Param("weight", (dim,), "elementwise scale")),
         part=Part.NORMS,
+        saved=(Saved(f"{path} input", (TOKENS, dim)),),
     )
 
 
@@ -72,39 +93,68 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
         f"{prefix}embeddings.",
         (
             embedding("word_embeddings", "token embeddings", V, E),
-            embedding("position_embeddings", "position embeddings", P, H),
-            embedding("token_type_embeddings", "segment embeddings", T, H),
-            linear("embedding_transformation", label, n_in, H, part=Part.EMBEDDINGS),
+            embedding("position_embeddings", "position embeddings", P, H, ids=None),  # a view of position_ids
+            embedding(
+                "token_type_embeddings", "segment embeddings", T, H, ids=Saved("token types", (b, s), Dtype.INT64)
+            ),
+            # Applied only with the trigram input or when E differs from H (MobileBertEmbeddings.forward).
+            ops.gated(linear("embedding_transformation", label, n_in, H, part=Part.EMBEDDINGS), TRANSFORMED),
             _norm("LayerNorm", "embedding", H, on),
         ),
+        ops=(ops.dropout("dropout", "embedding dropout", (b, s, H), common.HIDDEN_DROPOUT),),
     )
+
+
+def _attention_inputs(on: Mapping[str, bool]) -> tuple[str, str]:
+    """The storages the query and key, and the value, read (Bottleneck.forward): the layer's input,
+    the input bottleneck's output (use_bottleneck_attention), or the shared query-key bottleneck's."""
+    if not on["bottleneck"]:
+        return "layer input", "layer input"
+    if on["bottleneck_attention"]:
+        return "bottleneck in output", "bottleneck in output"
+    if on["shared_bottleneck"]:
+        return "query-key bottleneck output", "layer input"
+    return "layer input", "layer input"
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     width = _width(on)
     value_in = width if on["bottleneck_attention"] else H
+    query_key, value = _attention_inputs(on)
     modules: tuple[Module, ...] = (
-        linear("attention.self.query", "query", width, width, heads="A", part=Part.ATTENTION),
-        linear("attention.self.key", "key", width, width, heads="A", part=Part.ATTENTION),
-        linear("attention.self.value", "value", value_in, width, heads="A", part=Part.ATTENTION),
+        linear("attention.self.query", "query", width, width, heads="A", part=Part.ATTENTION, saves=query_key),
+        linear("attention.self.key", "key", width, width, heads="A", part=Part.ATTENTION, saves=query_key),
+        linear("attention.self.value", "value", value_in, width, heads="A", part=Part.ATTENTION, saves=value),
         linear("attention.output.dense", "attention output", width, width, part=Part.ATTENTION),
         _norm("attention.output.LayerNorm", "attention", width, on),
         linear("intermediate.dense", "feed-forward in", width, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, width, part=Part.FEED_FORWARD),
+        linear("output.dense", "feed-forward out", I, width, part=Part.FEED_FORWARD, saves="feed-forward activated"),
         _norm("output.LayerNorm", "feed-forward", width, on),
     )
     if on["bottleneck"]:
+        bottleneck_in = _norm("bottleneck.input.LayerNorm", "bottleneck in", B, on)
         modules += (
             linear("output.bottleneck.dense", "bottleneck out (B to H)", B, H, part=Part.FEED_FORWARD),
             _norm("output.bottleneck.LayerNorm", "bottleneck out", H, on),
-            linear("bottleneck.input.dense", "bottleneck in (H to B)", H, B, part=Part.FEED_FORWARD),
-            _norm("bottleneck.input.LayerNorm", "bottleneck in", B, on),
+            linear(
+                "bottleneck.input.dense", "bottleneck in (H to B)", H, B, part=Part.FEED_FORWARD, saves="layer input"
+            ),
+            bottleneck_in,
         )
         if on["shared_bottleneck"]:
-            modules += (
-                linear("bottleneck.attention.dense", "query-key bottleneck (H to B)", H, B, part=Part.ATTENTION),
+            shared_modules = (
+                linear(
+                    "bottleneck.attention.dense",
+                    "query-key bottleneck (H to B)",
+                    H,
+                    B,
+                    part=Part.ATTENTION,
+                    saves="layer input",
+                ),
                 _norm("bottleneck.attention.LayerNorm", "query-key bottleneck", B, on),
             )
+            # With use_bottleneck_attention the shared bottleneck is built but never called.
+            modules += tuple(ops.idle(m) for m in shared_modules) if on["bottleneck_attention"] else shared_modules
     if on["stacked_ffn"]:
         ffn = (
             Param("intermediate.dense.weight", (I, width), "weight in"),
@@ -113,8 +163,57 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
             Param("output.dense.bias", (width,), "bias out"),
             *_norm_params("output.LayerNorm", width, on),
         )
-        modules += (Module("ffn.{n}", "extra feed-forward network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
-    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+        stacked = Module(
+            "ffn.{n}",
+            "extra feed-forward network",
+            ffn,
+            repeat=F + (-1),
+            part=Part.FEED_FORWARD,
+            products=(Product("feed-forward in", TOKENS, I, width), Product("feed-forward out", TOKENS, width, I)),
+            saved=(
+                Saved("stacked input", (TOKENS, width)),
+                Saved("stacked activated", (TOKENS, I)),
+                *_renamed(_norm("ffn", "", width, on).saved, "stacked norm input"),
+            ),
+        )
+        modules += (stacked,)
+    return Block(
+        "layer",
+        "encoder layer",
+        Kind.ENCODER,
+        f"{prefix}encoder.layer.{{0}}.",
+        modules,
+        repeat=("L",),
+        ops=_layer_ops(on, width),
+    )
+
+
+def _renamed(saved: tuple[Saved, ...], key: str) -> tuple[Saved, ...]:
+    """A norm's saved tensors with its input under ``key`` (its statistics keep their own keys)."""
+    return (replace(saved[0], key=key), *saved[1:])
+
+
+def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[Op, ...]:
+    """Attention, the activations of every feed-forward network, and the dropouts MobileBertLayer applies:
+    after the attention output and the feed-forward output only without the bottleneck, else after the
+    output bottleneck."""
+
+    def act(path: str, before: str, after: str, repeat: Poly | None = None) -> Op:
+        op = ops.activation(path, "feed-forward activation", "hidden_act", (b, s, I), before=before, after=after)
+        return replace(op, repeat=repeat)
+
+    layer_ops = [
+        ops.attention("attention.self", width, A, "attention_probs_dropout_prob"),
+        act("intermediate.intermediate_act_fn", "feed-forward hidden", "feed-forward activated"),
+        ops.dropout("output.dropout", "output dropout", (b, s, H), common.HIDDEN_DROPOUT),
+    ]
+    if not on["bottleneck"]:
+        layer_ops.append(ops.dropout("attention.output.dropout", "attention dropout", (b, s, H), common.HIDDEN_DROPOUT))
+    if on["stacked_ffn"]:
+        layer_ops.append(
+            act("ffn.{n}.intermediate.intermediate_act_fn", "stacked hidden", "stacked activated", F + (-1))
+        )
+    return tuple(layer_ops)
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Block, ...]:
@@ -125,14 +224,25 @@ def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Blo
     return blocks
 
 
+def _pooled(on: Mapping[str, bool]) -> Saved:
+    """Without classifier_activation the pooled output is token 0, a view of the encoder's output."""
+    return common.POOLED if on["pooler_dense"] else common.ENCODER_OUTPUT
+
+
 def _mlm_head(on: Mapping[str, bool]) -> Block:
     decoder = common.mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
-    modules = (
-        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
-        Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),)),
-        decoder,
+    # MobileBertLMPredictionHead multiplies by the concatenation [decoder.weightᵀ; dense.weight], an H × V
+    # matrix made anew at every step and kept for the backward, with the transform's output.
+    scores = Module(
+        "dense",
+        "output rows beyond E",
+        (Param("weight", (H + (-1) * E, V), "weight"),),
+        products=(Product("scores against [decoderᵀ; dense]", TOKENS, V, H),),
+        saved=(Saved("scores input", (TOKENS, H)), Saved("concatenated output weights", (H, V))),
     )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+    modules = (*common.mlm_transform("transform.dense", "transform.LayerNorm"), scores, ops.idle(decoder))
+    mlm_ops = common.mlm_ops("transform.transform_act_fn")
+    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules, ops=mlm_ops)
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -140,12 +250,12 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     if head is Head.BASE:
         return Architecture("MobileBertModel", _backbone(on, "", pooler=True))
     if head is Head.PRETRAINING:
-        nsp = common.next_sentence_head()
+        nsp = common.next_sentence_head(_pooled(on))
         blocks = (*_backbone(on, "mobilebert.", pooler=True), _mlm_head(on), nsp)
         return Architecture("MobileBertForPreTraining", blocks)
     if head is Head.MASKED_LM:
         return Architecture("MobileBertForMaskedLM", (*_backbone(on, "mobilebert.", pooler=False), _mlm_head(on)))
-    classifier = common.classifier_head()
+    classifier = common.classifier_head(pooled=_pooled(on))
     return Architecture("MobileBertForSequenceClassification", (*_backbone(on, "mobilebert.", pooler=True), classifier))
 
 
