@@ -145,8 +145,10 @@ def test_derivation_lines_add_up_to_the_figures(card_id: str) -> None:
         forward += component.forward
         backward += sum(s.backward.value for s in component.steps if s.backward) * component.copies
         for precision in activations:
-            kept = sum(line.value for step in component.steps for line in step.saved[precision])
-            activations[precision] += kept * component.copies
+            lines = [line for step in component.steps for line in step.saved[precision]]
+            kept = sum(line.value * (1 if line.once else component.copies) for line in lines)
+            assert component.activations[precision] == kept
+            activations[precision] += kept
     assert (forward, backward, activations) == (figures.forward, figures.backward, dict(figures.activations))
 
 

@@ -94,6 +94,7 @@ class Dtype(enum.Enum):
     ACTIVATION = "activation"
     FLOAT32 = "float32"  # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model (CPU kernel)
     INT64 = "int64"  # token ids, labels, index tensors
+    BOOL = "bool"  # masks
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,8 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
+    # Derived symbols only compute formulas use (ModernBERT's head size, for its rotary tables).
+    compute_symbols: tuple[Symbol, ...] = ()
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)

@@ -27,6 +27,7 @@ ELEMENT_BYTES: Mapping[Dtype, Mapping[str, int]] = {
     Dtype.ACTIVATION: {"fp32": 4, "bf16": 2},
     Dtype.FLOAT32: {"fp32": 4, "bf16": 4},
     Dtype.INT64: {"fp32": 8, "bf16": 8},
+    Dtype.BOOL: {"fp32": 1, "bf16": 1},
 }
 
 
@@ -73,8 +74,10 @@ class StepCompute:
     def forward(self) -> Poly:
         return total(p.flops for p in self.products)
 
-    def saved_bytes(self, precision: str) -> Poly:
-        return total(product(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in self.saved)
+    def saved_bytes(self, precision: str, *, shared: bool = False) -> Poly:
+        """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones."""
+        kept = (t for t in self.saved if t.shared is shared)
+        return total(product(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in kept)
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,9 @@ class BlockCompute:
         return total(step.backward for step in self.steps)
 
     def saved_bytes(self, precision: str) -> Poly:
-        return total(step.saved_bytes(precision) for step in self.steps)
+        """Every copy's own storages, and the shared ones once (a rotary table all layers read)."""
+        own = total(step.saved_bytes(precision) for step in self.steps)
+        return own * self.copies + total(step.saved_bytes(precision, shared=True) for step in self.steps)
 
 
 @dataclass(frozen=True)
@@ -116,8 +121,8 @@ class Compute:
         return total(block.backward * block.copies for block in self.blocks)
 
     def activations(self, precision: str) -> Poly:
-        """Bytes autograd keeps, in symbols: every block's storages times its copies."""
-        return total(block.saved_bytes(precision) * block.copies for block in self.blocks)
+        """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
+        return total(block.saved_bytes(precision) for block in self.blocks)
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -193,6 +198,10 @@ def count_compute(card: Counted) -> Compute:
     """A card's compute and memory in closed form, from its family's declaration."""
     architecture = card.family.architecture(card.config, card.head)
     values = card.symbol_values()
+    for symbol in card.family.compute_symbols:
+        found = symbol.value.evaluate(card.config) if symbol.value is not None else None
+        if isinstance(found, int):
+            values[symbol.name] = found
     seen: set[str] = set()
     blocks = []
     for block in architecture.blocks:
@@ -201,7 +210,7 @@ def count_compute(card: Counted) -> Compute:
         differentiated = not (card.head is Head.BASE and block.kind is Kind.POOLER)
         steps = _block_steps(block, card.config, seen, differentiated=differentiated)
         blocks.append(BlockCompute(block, steps, _applied(block)))
-    order = (*(s.name for s in card.family.symbols), "b", "s")
+    order = (*(s.name for s in (*card.family.symbols, *card.family.compute_symbols)), "b", "s")
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
     return Compute(tuple(blocks), values, order, totals.total, trainable)

@@ -25,6 +25,7 @@ class Line:
     symbolic: Expr
     substituted: Expr
     value: int
+    once: bool = False  # a storage the whole model shares: counted once, not once per copy
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,14 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
     """Work a card's training step at batch size ``batch`` and sequence length ``seq``."""
     values = {**compute.values, "b": batch, "s": seq}
 
-    def line(what: str, formula: Poly) -> Line:
+    def line(what: str, formula: Poly, *, once: bool = False) -> Line:
         return Line(
             what,
             formula,
             compute.closed_form(formula),
             compute.substituted(formula, batch, seq),
             formula.evaluate(values),
+            once,
         )
 
     components = []
@@ -92,7 +94,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
         steps = []
         for step in block.steps:
             saved = {
-                p: tuple(line(t.key, product(t.shape) * ELEMENT_BYTES[t.dtype][p]) for t in step.saved)
+                p: tuple(line(t.key, product(t.shape) * ELEMENT_BYTES[t.dtype][p], once=t.shared) for t in step.saved)
                 for p in PRECISIONS
             }
             backward = line("backward", step.backward) if step.products else None
@@ -125,5 +127,5 @@ def _component(
         copies,
         block.forward.evaluate(values) * copies,
         block.backward.evaluate(values) * copies,
-        {p: block.saved_bytes(p).evaluate(values) * copies for p in PRECISIONS},
+        {p: block.saved_bytes(p).evaluate(values) for p in PRECISIONS},
     )
