@@ -33,6 +33,8 @@ NOT_DECLARED: dict[str, str] = {
 CANNOT_RUN = {
     "test-bert-no-token-types": "index_select(): self indexing axis dim should be positive",
     "test-albert-pretraining": "AlbertForPreTraining gives no loss for these labels",
+    "test-modernbert-norm-bias-base": "Attempting to broadcast a dimension of length 16 at -1! Mismatching argument "
+    "at index 1 had torch.Size([1, 1, 1, 16]); but expected shape should be broadcastable to [1, 2, 1, 15]",
 }
 MEASURED = [path for path in ALL_CARD_PATHS if (COMPUTE / f"{path.stem}.json").exists()]
 
@@ -75,7 +77,8 @@ def test_matches_torch(path: Path) -> None:
 
 def test_cards_that_cannot_run_say_why() -> None:
     """A segment table with no rows cannot be looked up; ALBERT's pre-training head with 3 sentence-order
-    labels reshapes its logits to pairs and takes no sentence label, so it has no loss to train."""
+    labels reshapes its logits to pairs and takes no sentence label, so it has no loss to train; a
+    ModernBERT head size of 15 does not fit its rotary tables of 16 (odd sizes are rounded up)."""
     found = {p.stem: _reference(p).get("error") for p in MEASURED if "error" in _reference(p)}
     assert found == CANNOT_RUN
 

@@ -95,6 +95,9 @@ class Dtype(enum.Enum):
     FLOAT32 = "float32"  # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model (CPU kernel)
     INT64 = "int64"  # token ids, labels, index tensors
     BOOL = "bool"  # masks
+    # A copy cast to the model's type: the same storage as its fp32 source in an fp32 model, a second
+    # one in bf16 (ModernBERT's attention probabilities, computed in fp32 and cast back).
+    CAST = "cast"
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,9 @@ class Saved:
     dtype: Dtype = Dtype.ACTIVATION
     shared: bool = False
     when: Condition | None = None
+    # Kept only when b = 1: a view torch can fold into a batched product without a copy when the
+    # batch has one sequence, and copies otherwise (the figures are then piecewise in b).
+    batch_one: bool = False
 
 
 @dataclass(frozen=True)

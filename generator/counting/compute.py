@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from generator.counting.architecture import Block, Dtype, Head, Kind, Module, Op, Param, Product, Saved
@@ -28,6 +28,7 @@ ELEMENT_BYTES: Mapping[Dtype, Mapping[str, int]] = {
     Dtype.FLOAT32: {"fp32": 4, "bf16": 4},
     Dtype.INT64: {"fp32": 8, "bf16": 8},
     Dtype.BOOL: {"fp32": 1, "bf16": 1},
+    Dtype.CAST: {"fp32": 0, "bf16": 2},
 }
 
 
@@ -74,9 +75,10 @@ class StepCompute:
     def forward(self) -> Poly:
         return total(p.flops for p in self.products)
 
-    def saved_bytes(self, precision: str, *, shared: bool = False) -> Poly:
-        """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones."""
-        kept = (t for t in self.saved if t.shared is shared)
+    def saved_bytes(self, precision: str, *, shared: bool = False, batch_one: bool = False) -> Poly:
+        """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones;
+        with ``batch_one``, those kept only when b = 1."""
+        kept = (t for t in self.saved if t.shared is shared and t.batch_one is batch_one)
         return total(product(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in kept)
 
 
@@ -101,6 +103,10 @@ class BlockCompute:
         own = total(step.saved_bytes(precision) for step in self.steps)
         return own * self.copies + total(step.saved_bytes(precision, shared=True) for step in self.steps)
 
+    def batch_one_bytes(self, precision: str) -> Poly:
+        """What every copy keeps in addition when b = 1 (``Saved.batch_one``)."""
+        return total(step.saved_bytes(precision, batch_one=True) for step in self.steps) * self.copies
+
 
 @dataclass(frozen=True)
 class Compute:
@@ -121,8 +127,14 @@ class Compute:
         return total(block.backward * block.copies for block in self.blocks)
 
     def activations(self, precision: str) -> Poly:
-        """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
+        """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once.
+
+        For every b but 1; ``batch_one`` is what b = 1 adds (zero for most families)."""
         return total(block.saved_bytes(precision) for block in self.blocks)
+
+    def batch_one(self, precision: str) -> Poly:
+        """Bytes kept in addition when the batch holds one sequence (views torch folds without a copy)."""
+        return total(block.batch_one_bytes(precision) for block in self.blocks)
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -137,7 +149,10 @@ class Compute:
     def at(self, batch: int, seq: int) -> Figures:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
         values = {**self.values, "b": batch, "s": seq}
-        activations = {p: self.activations(p).evaluate(values) for p in PRECISIONS}
+        activations = {
+            p: self.activations(p).evaluate(values) + (self.batch_one(p).evaluate(values) if batch == 1 else 0)
+            for p in PRECISIONS
+        }
         return Figures(
             batch=batch,
             seq=seq,
@@ -238,7 +253,7 @@ def _block_steps(
         products = tuple(_repeated(p, repeat) for p in applied)
         backward = total(p.flops * p.backward for p in products) if differentiated else Poly()
         once = repeat == Poly.constant(1)
-        scaled = tuple(saved) if once else tuple(Saved(t.key, (repeat, *t.shape), t.dtype, t.shared) for t in saved)
+        scaled = tuple(saved) if once else tuple(replace(t, shape=(repeat, *t.shape)) for t in saved)
         steps.append(StepCompute(item.path, item.label, products, backward, tuple(scaled)))
     return tuple(steps)
 

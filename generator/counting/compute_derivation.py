@@ -94,7 +94,11 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
         steps = []
         for step in block.steps:
             saved = {
-                p: tuple(line(t.key, product(t.shape) * ELEMENT_BYTES[t.dtype][p], once=t.shared) for t in step.saved)
+                p: tuple(
+                    line(t.key, product(t.shape) * ELEMENT_BYTES[t.dtype][p], once=t.shared)
+                    for t in step.saved
+                    if batch == 1 or not t.batch_one
+                )
                 for p in PRECISIONS
             }
             backward = line("backward", step.backward) if step.products else None
@@ -106,7 +110,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
                 lost = (2 - done) * item.flops.evaluate(values) * copies
                 if lost:
                     skipped.append(Skipped(block.block.title, item.what, lost))
-        components.append(_component(block, tuple(steps), copies, values))
+        components.append(_component(block, tuple(steps), copies, values, batch == 1))
     return ComputeDerivation(
         batch,
         seq,

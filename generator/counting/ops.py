@@ -34,16 +34,28 @@ def probability(key: str) -> Condition:
     return ne(key, 0)
 
 
-def attention(path: str, width: Poly, heads: Poly, dropout_key: str, *, keys: Poly = s) -> Op:
+def attention(
+    path: str,
+    width: Poly,
+    heads: Poly,
+    dropout_key: str,
+    *,
+    keys: Poly = s,
+    value: Saved | None = None,
+    float_softmax: bool = False,
+) -> Op:
     """Eager scaled dot-product attention over ``heads`` heads of a ``width``-wide projection.
 
     Scores QKᵀ: b·A products of s × d by d × s (d = width / A), 2·b·s²·width FLOPs; the weighted
-    sum of values the same again. It keeps the query, key and value for the two products, the
-    softmax's output (b·A·s² values, where s² enters the memory), and with attention dropout its
-    mask and the dropped probabilities, b·A·s² each again.
+    sum of values the same again. It keeps the query, key and value for the two products (``value``
+    when the values are a view of a larger storage), the softmax's output (b·A·s² values, where s²
+    enters the memory), and with attention dropout its mask and the dropped probabilities, b·A·s²
+    each again. ``float_softmax``: the softmax runs in fp32 and is cast back, a second copy in bf16.
     """
     when = probability(dropout_key)
     tokens = (b, s, width)
+    grid = (b, heads, s, keys)
+    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), Saved("probabilities, cast", grid, Dtype.CAST))
     return Op(
         path,
         "attention",
@@ -51,10 +63,10 @@ def attention(path: str, width: Poly, heads: Poly, dropout_key: str, *, keys: Po
         saved=(
             Saved("query", tokens),
             Saved("key", (b, keys, width)),
-            Saved("value", (b, keys, width)),
-            Saved("probabilities", (b, heads, s, keys)),
-            Saved("attention dropout mask", (b, heads, s, keys), when=when),
-            Saved("dropped probabilities", (b, heads, s, keys), when=when),
+            value or Saved("value", (b, keys, width)),
+            *(softmax if float_softmax else (Saved("probabilities", grid),)),
+            Saved("attention dropout mask", grid, when=when),
+            Saved("dropped probabilities", grid, when=when),
         ),
     )
 
@@ -81,16 +93,19 @@ def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str, *, shared:
     return Op(path, label, saved=(Saved(output, shape, shared=shared),))
 
 
-def cross_entropy(path: str, label: str, rows: Poly, classes: Poly, labels: Saved) -> Op:
+def cross_entropy(
+    path: str, label: str, rows: Poly, classes: Poly, labels: Saved, *, dtype: Dtype = Dtype.ACTIVATION
+) -> Op:
     """nn.CrossEntropyLoss, mean over the rows: log_softmax keeps its output, nll_loss the labels
-    and the total weight (a scalar of the logits' type)."""
+    and the total weight (a scalar of the logits' type; ``dtype`` FLOAT32 where the loss upcasts
+    the logits first, as transformers' ForMaskedLMLoss does)."""
     return Op(
         path,
         label,
         saved=(
-            Saved(f"{path} log-probabilities", (rows, classes)),
+            Saved(f"{path} log-probabilities", (rows, classes), dtype),
             labels,
-            Saved(f"{path} total weight", ()),
+            Saved(f"{path} total weight", (), dtype),
         ),
     )
 
