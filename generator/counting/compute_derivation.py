@@ -123,13 +123,14 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
 
 
 def _component(
-    block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int]
+    block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], single: bool
 ) -> ComponentLines:
+    kept = {p: block.saved_bytes(p) + (block.batch_one_bytes(p) if single else Poly()) for p in PRECISIONS}
     return ComponentLines(
         block.block,
         steps,
         copies,
         block.forward.evaluate(values) * copies,
         block.backward.evaluate(values) * copies,
-        {p: block.saved_bytes(p).evaluate(values) for p in PRECISIONS},
+        {p: kept[p].evaluate(values) for p in PRECISIONS},
     )
