@@ -161,6 +161,6 @@ def test_the_backward_skips_the_pooler_of_a_bare_model() -> None:
     compute = count_compute(card_by_id("bert-base-uncased"))
     derivation = derive_compute(compute, 2, 64)
     figures = compute.at(2, 64)
-    assert [(s.component, s.what) for s in derivation.skipped] == [("pooler", "pooler dense")]
+    assert [(s.component, s.what) for s in derivation.skipped] == [("pooler", "pooler-dense")]
     assert 2 * figures.forward - figures.backward == derivation.skipped[0].flops == 2 * (2 * 2 * 768 * 768)
     assert to_text(derivation.forward) == "36,864bs² + 169,869,312bs + 1,179,648b"

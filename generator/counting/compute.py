@@ -66,7 +66,7 @@ class StepCompute:
     """One module or op: its forward and backward FLOPs and the tensors it keeps, in symbols."""
 
     path: str
-    label: str
+    label: str  # a module's label from content/, else its key (an op's, until its words are content)
     products: tuple[Product, ...]
     backward: Poly
     saved: tuple[Saved, ...]  # only those it is the first to keep (a shared storage counts once)
@@ -254,7 +254,8 @@ def _block_steps(
         backward = total(p.flops * p.backward for p in products) if differentiated else Poly()
         once = repeat == Poly.constant(1)
         scaled = tuple(saved) if once else tuple(replace(t, shape=(repeat, *t.shape)) for t in saved)
-        steps.append(StepCompute(item.path, item.label, products, backward, tuple(scaled)))
+        label = item.label if isinstance(item, Module) and item.label else item.key
+        steps.append(StepCompute(item.path, label, products, backward, tuple(scaled)))
     return tuple(steps)
 
 

@@ -18,7 +18,7 @@ INPUT_IDS = Saved("input ids", (b, s), Dtype.INT64, shared=True)
 
 def linear(
     path: str,
-    label: str,
+    key: str,
     n_in: Poly,
     n_out: Poly,
     *,
@@ -39,11 +39,11 @@ def linear(
         params += (Param("bias", (n_out,), "bias"),)
     return Module(
         path,
-        label,
+        key,
         params,
         heads,
         part=part,
-        products=(Product(label, rows, n_out, n_in),),
+        products=(Product(key, rows, n_out, n_in),),
         saved=input_saved(path, (rows, n_in), saves),
     )
 
@@ -59,7 +59,7 @@ def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | tuple[S
     return (Saved(saves or f"{path} input", shape),)
 
 
-def layer_norm(path: str, label: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "") -> Module:
+def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "") -> Module:
     """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned).
 
     Its backward needs the input and, per row, the mean and the reciprocal standard deviation,
@@ -67,7 +67,7 @@ def layer_norm(path: str, label: str, dim: Poly, *, rows: Poly = TOKENS, saves: 
     """
     return Module(
         path,
-        label,
+        key,
         (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")),
         part=Part.NORMS,
         saved=(
@@ -80,7 +80,7 @@ def layer_norm(path: str, label: str, dim: Poly, *, rows: Poly = TOKENS, saves: 
 
 def embedding(
     path: str,
-    label: str,
+    key: str,
     rows: Poly,
     dim: Poly,
     *,
@@ -91,4 +91,4 @@ def embedding(
     """nn.Embedding: one row of size dim per id; a lookup, no product. Its backward keeps the ids
     (none when they are a view of a buffer the model holds anyway, such as ``position_ids``)."""
     saved = (ids,) if ids is not None and not frozen else ()
-    return Module(path, label, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part, saved=saved)
+    return Module(path, key, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part, saved=saved)

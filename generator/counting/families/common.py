@@ -8,101 +8,207 @@ This module declares no family.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from generator.counting import ops
-from generator.counting.architecture import Block, Dtype, Kind, Module, Op, Param, Part, Product, Saved, Tie
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Tie,
+)
 from generator.counting.conditions import Condition, eq, ge, given, gt, is_null, is_whole, lt, mod, ne, neg, truthy
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
 
-V, P, T, H, I, C, A = (Poly.symbol(name) for name in "VPTHICA")
+V, P, T, E, H, I, C, A = (Poly.symbol(name) for name in "VPTEHICA")
 
 # Storages several blocks read: the encoder's output (the pooler reads token 0 of it, a view that
 # keeps the whole tensor) and the pooled output (the heads' input), each kept once.
 ENCODER_OUTPUT = Saved("encoder output", (b, s, H), shared=True)
-POOLED = Saved("pooled output", (b, H), shared=True)
+POOLED_OUTPUT = Saved("pooled output", (b, H), shared=True)
 HIDDEN_DROPOUT = ops.probability("hidden_dropout_prob")
 # BertEmbeddings gathers the token types from its zero buffer at the position ids: a new (1, s)
 # tensor of ids, kept by the segment table (modeling_bert.py, BertEmbeddings.forward).
 GATHERED_TOKEN_TYPES = Saved("token type ids", (s,), Dtype.INT64)
 
 
-def bert_embeddings(prefix: str, width: Poly) -> Block:
-    """BertEmbeddings: token, position and segment tables ``width`` wide, then a LayerNorm.
+# The class names transformers gives a family's heads, after the family's stem ("Bert").
+CLASS_SUFFIXES = {
+    Head.BASE: "Model",
+    Head.PRETRAINING: "ForPreTraining",
+    Head.MASKED_LM: "ForMaskedLM",
+    Head.SEQUENCE_CLASSIFICATION: "ForSequenceClassification",
+}
 
-    The position ids are a view of a buffer (nothing new is kept for them); the sum of the three
-    lookups goes through the LayerNorm and a dropout.
+# The heads whose class keeps BERT's pooler: every one but the masked LM (BertForMaskedLM drops it).
+POOLED = frozenset({Head.BASE, Head.PRETRAINING, Head.SEQUENCE_CLASSIFICATION})
+
+# A family's backbone for a prefix ("" for the bare model, else the attribute) and whether it is pooled.
+Backbone = Callable[[str, bool], tuple[Block, ...]]
+
+# What each head class adds to the backbone, built only for the head asked for: a builder that
+# reads a switch only another head depends on would tie its blocks to that switch.
+OnTop = Mapping[Head, Callable[[], tuple[Block, ...]]]
+
+
+def assemble(
+    stem: str,
+    attribute: str,
+    head: Head,
+    backbone: Backbone,
+    on_top: OnTop,
+    *,
+    pooled: frozenset[Head] = POOLED,
+    heads_first: bool = False,
+) -> Architecture:
+    """A head class: the backbone under ``attribute`` (bare for the base model) and the head's blocks.
+
+    ``heads_first`` when the class creates its head before the backbone (XLM-RoBERTa's), which
+    puts the head first in ``named_parameters()``.
     """
-    return Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, width),
-            embedding("position_embeddings", "position embeddings", P, width, ids=None),
-            embedding("token_type_embeddings", "segment embeddings", T, width, ids=GATHERED_TOKEN_TYPES),
-            layer_norm("LayerNorm", "embedding LayerNorm", width),
-        ),
-        ops=(ops.dropout("dropout", "embedding dropout", (b, s, width), HIDDEN_DROPOUT),),
+    blocks = backbone("" if head is Head.BASE else attribute, head in pooled)
+    top = on_top[head]() if head in on_top else ()
+    return Architecture(f"{stem}{CLASS_SUFFIXES[head]}", (*top, *blocks) if heads_first else (*blocks, *top))
+
+
+def bert_heads(mlm: Callable[[], Block], pretraining: Callable[[], Block]) -> OnTop:
+    """BERT's heads on its backbone: pre-training adds a second head to the masked LM's; a classifier."""
+    return {
+        Head.PRETRAINING: lambda: (mlm(), pretraining()),
+        Head.MASKED_LM: lambda: (mlm(),),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (classifier_head(),),
+    }
+
+
+def token_table(width: Poly, path: str = "word_embeddings") -> Module:
+    """The token embedding table: V rows ``width`` wide."""
+    return embedding(path, "token-embeddings", V, width)
+
+
+def position_table(width: Poly, key: str = "position-embeddings", ids: Saved | None = None) -> Module:
+    """The learned absolute position table: P rows ``width`` wide. Its ids are a view of the
+    ``position_ids`` buffer (nothing new is kept) unless the class makes them (``ids``)."""
+    return embedding("position_embeddings", key, P, width, ids=ids)
+
+
+def segment_table(width: Poly, ids: Saved = GATHERED_TOKEN_TYPES) -> Module:
+    """The token type (segment) table: T rows ``width`` wide, keeping the token type ids it was given."""
+    return embedding("token_type_embeddings", "segment-embeddings", T, width, ids=ids)
+
+
+def embedding_norm(width: Poly) -> Module:
+    """The LayerNorm over the summed embeddings."""
+    return layer_norm("LayerNorm", "embedding-layernorm", width)
+
+
+def embeddings_block(
+    prefix: str, modules: tuple[Module, ...], width: Poly = H, dropout: Condition = HIDDEN_DROPOUT
+) -> Block:
+    """The embeddings module of a backbone stored under ``prefix``; the sum goes through a dropout."""
+    dropped = (ops.dropout("dropout", "embedding-dropout", (b, s, width), dropout),)
+    return Block("embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=dropped)
+
+
+def bert_embeddings(prefix: str, width: Poly) -> Block:
+    """BertEmbeddings: token, position and segment tables ``width`` wide, then a LayerNorm."""
+    return embeddings_block(
+        prefix, (token_table(width), position_table(width), segment_table(width), embedding_norm(width)), width
     )
+
+
+def query_key_value(
+    paths: tuple[str, str, str],
+    n_in: Poly = H,
+    width: Poly = H,
+    *,
+    value_in: Poly | None = None,
+    heads: str | None = "A",
+    reads: tuple[str, str] = ("layer input", "layer input"),
+) -> tuple[Module, ...]:
+    """The query, key and value projections, each ``n_in`` to ``width`` and split into heads.
+
+    ``reads`` names the storages the query and key, and the value, read: the layer's input for
+    all three in most classes, one storage kept once.
+    """
+    query, key, value = paths
+    query_key, value_input = reads
+    value_width = n_in if value_in is None else value_in
+    return (
+        linear(query, "query", n_in, width, heads=heads, part=Part.ATTENTION, saves=query_key),
+        linear(key, "key", n_in, width, heads=heads, part=Part.ATTENTION, saves=query_key),
+        linear(value, "value", value_width, width, heads=heads, part=Part.ATTENTION, saves=value_input),
+    )
+
+
+def attention_output(path: str, width: Poly = H) -> Module:
+    """The projection that mixes the heads' outputs back together."""
+    return linear(path, "attention-output", width, width, part=Part.ATTENTION)
+
+
+def feed_forward(into: str, out: str, width: Poly = H) -> tuple[Module, ...]:
+    """The feed-forward pair: ``width`` up to I, then back down; the second reads the activation's output."""
+    return (
+        linear(into, "feed-forward-in", width, I, part=Part.FEED_FORWARD),
+        linear(out, "feed-forward-out", I, width, part=Part.FEED_FORWARD, saves="feed-forward activated"),
+    )
+
+
+def feed_forward_activation(path: str, key: str = "hidden_act") -> Op:
+    """The activation between the feed-forward pair, the config's ``key``: what it keeps depends on it."""
+    return ops.activation(
+        path, "feed-forward-activation", key, (b, s, I), before="feed-forward hidden", after="feed-forward activated"
+    )
+
+
+def layers(path: str, modules: tuple[Module, ...], layer_ops: tuple[Op, ...] = ()) -> Block:
+    """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index)."""
+    return Block("layer", Kind.ENCODER, path, modules, repeat=("L",), ops=layer_ops)
 
 
 def bert_attention(path: str) -> tuple[Module, ...]:
     """BertAttention: query, key, value (each split into A heads), output dense, LayerNorm."""
-    # The three projections read the same input, the layer's: one storage, kept once.
     return (
-        linear(f"{path}.self.query", "query", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
-        linear(f"{path}.self.key", "key", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
-        linear(f"{path}.self.value", "value", H, H, heads="A", part=Part.ATTENTION, saves="layer input"),
-        linear(f"{path}.output.dense", "attention output", H, H, part=Part.ATTENTION),
-        layer_norm(f"{path}.output.LayerNorm", "attention LayerNorm", H),
-    )
-
-
-def bert_layer_ops() -> tuple[Op, ...]:
-    """What BertLayer computes between its modules: attention, dropouts, the feed-forward activation."""
-    return (
-        ops.attention("attention.self", H, A, "attention_probs_dropout_prob"),
-        ops.dropout("attention.output.dropout", "attention output dropout", (b, s, H), HIDDEN_DROPOUT),
-        ops.activation(
-            "intermediate.intermediate_act_fn",
-            "feed-forward activation",
-            "hidden_act",
-            (b, s, I),
-            before="feed-forward hidden",
-            after="feed-forward activated",
-        ),
-        ops.dropout("output.dropout", "output dropout", (b, s, H), HIDDEN_DROPOUT),
+        *query_key_value((f"{path}.self.query", f"{path}.self.key", f"{path}.self.value")),
+        attention_output(f"{path}.output.dense"),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
     )
 
 
 def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
-    """BertLayer, repeated L times: attention, cross-attention for a decoder, feed-forward.
-
-    Cross-attention runs only on an encoder's states, which a step with ``input_ids`` alone does
-    not give: its modules hold parameters but compute nothing.
-    """
+    """BertLayer, repeated L times: attention, cross-attention for a decoder, feed-forward."""
     modules = bert_attention("attention")
     if on["cross_attention"]:
         cross = bert_attention("crossattention")
-        modules += tuple(Module(m.path, f"cross-attention {m.label}", m.params, m.heads, part=m.part) for m in cross)
+        modules += tuple(Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
     modules += (
-        linear("intermediate.dense", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, H, part=Part.FEED_FORWARD, saves="feed-forward activated"),
-        layer_norm("output.LayerNorm", "output LayerNorm", H),
+        *feed_forward("intermediate.dense", "output.dense"),
+        layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    return Block(
-        "layer",
-        "encoder layer",
-        Kind.ENCODER,
-        f"{prefix}encoder.layer.{{0}}.",
-        modules,
-        repeat=("L",),
-        ops=bert_layer_ops(),
+    return layers(f"{prefix}encoder.layer.{{0}}.", modules, bert_layer_ops())
+
+
+def bert_layer_ops() -> tuple[Op, ...]:
+    """What BertLayer computes between its modules: attention, dropouts, the feed-forward activation.
+
+    Cross-attention runs only on an encoder's states, which a step with ``input_ids`` alone does not
+    give: its modules hold parameters but compute nothing.
+    """
+    return (
+        ops.attention("attention.self", H, A, "attention_probs_dropout_prob"),
+        ops.dropout("attention.output.dropout", "attention-output-dropout", (b, s, H), HIDDEN_DROPOUT),
+        feed_forward_activation("intermediate.intermediate_act_fn"),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), HIDDEN_DROPOUT),
     )
 
 
@@ -138,15 +244,19 @@ padding_in_vocabulary = Rule(
     ("pad_token_id", "vocab_size"),
 )
 
+# BERT's rules, which ELECTRA's copy of its layer and embeddings shares.
+BERT_RULES = (*LAYER_RULES, padding_in_vocabulary)
+
+# The heads of the families that have no pre-training class in transformers.
+WITHOUT_PRETRAINING = (Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION)
+
 # The switch every family with BertLayer's cross-attention declares.
-CROSS_ATTENTION = Switch(
-    "cross_attention", truthy("add_cross_attention"), "every layer adds cross-attention (a decoder's)", ("layer",)
-)
+CROSS_ATTENTION = Switch("cross_attention", truthy("add_cross_attention"), ("layer",))
 
 
 def tied(*blocks: str) -> Switch:
     """tie_word_embeddings: the output layer reuses the token table instead of holding its own."""
-    return Switch("tied", truthy("tie_word_embeddings"), "the output layer reuses the token embedding table", blocks)
+    return Switch("tied", truthy("tie_word_embeddings"), blocks)
 
 
 def padding_fits(key: str) -> Rule:
@@ -167,15 +277,15 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     if tied_to:
         return Module(
             "decoder",
-            "decoder (tied)",
+            "decoder-tied",
             (
                 Tie("weight", word_embeddings, "reuses the token embeddings"),
                 Tie("bias", output_bias, "is the output bias"),
             ),
-            products=(Product("decoder (tied)", TOKENS, V, width),),
+            products=(Product("decoder-tied", TOKENS, V, width),),
             saved=(Saved("decoder input", (TOKENS, width)),),
         )
-    return linear("decoder", "decoder (untied)", width, V)
+    return linear("decoder", "decoder-untied", width, Poly.symbol("V"))
 
 
 def bert_pooler(prefix: str) -> Block:
@@ -185,11 +295,10 @@ def bert_pooler(prefix: str) -> Block:
     """
     return Block(
         "pooler",
-        "pooler",
         Kind.POOLER,
         f"{prefix}pooler.",
-        (linear("dense", "pooler dense", H, H, rows=b, saves=ENCODER_OUTPUT),),
-        ops=(ops.tanh("activation", "pooler tanh", (b, H), POOLED.key),),
+        (linear("dense", "pooler-dense", H, H, rows=b, saves=ENCODER_OUTPUT),),
+        ops=(ops.tanh("activation", "pooler-tanh", (b, H), POOLED_OUTPUT.key),),
     )
 
 
@@ -198,28 +307,35 @@ def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) 
     transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names.
 
     The Linear reads the encoder's output; the LayerNorm the activation's (``mlm_ops``)."""
-    own_bias = (Module("", "output bias", (Param("bias", (V,), "bias"),)),) if bias else ()
+    own_bias = (output_bias(),) if bias else ()
     return (
         *own_bias,
-        linear(dense, "transform dense", H, width, saves=ENCODER_OUTPUT),
-        layer_norm(norm, "transform LayerNorm", width, saves="transform activated"),
+        linear(dense, "transform-dense", H, width, saves=ENCODER_OUTPUT),
+        layer_norm(norm, "transform-layernorm", width, saves="transform activated"),
     )
 
 
-def mlm_ops(activation: str, width: Poly = H, *, key: str = "hidden_act", fixed: bool = False) -> tuple[Op, ...]:
+def mlm_ops(
+    activation: str,
+    width: Poly = H,
+    *,
+    key: str = "hidden_act",
+    fixed: bool = False,
+    loss_dtype: Dtype = Dtype.ACTIVATION,
+) -> tuple[Op, ...]:
     """A masked-LM head's transform activation (the config's ``key``, or the function ``key`` when
     ``fixed``) and its loss over the vocabulary at every token."""
     return (
         ops.activation(
             activation,
-            "transform activation",
+            "transform-activation",
             key,
             (b, s, width),
             before="transform hidden",
             after="transform activated",
             fixed=fixed,
         ),
-        ops.cross_entropy("loss", "masked-LM loss", TOKENS, V, ops.LABELS),
+        ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=loss_dtype),
     )
 
 
@@ -231,12 +347,17 @@ def classifier_dropout(key: str = "classifier_dropout", fallback: str = "hidden_
 def class_loss(rows: Poly = b) -> tuple[Op, ...]:
     """The classification loss: cross-entropy over C labels, or mean squared error with one label
     (transformers' problem_type: regression when num_labels is 1 and the labels are floats)."""
-    entropy = ops.cross_entropy("loss", "classification loss", rows, C, ops.CLASS_LABELS)
-    squared = ops.mse("loss", "regression loss", rows)
+    entropy = ops.cross_entropy("loss", "classification-loss", rows, C, ops.CLASS_LABELS)
+    squared = ops.mse("loss", "regression-loss", rows)
     return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
 
 
-def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED) -> Block:
+def output_bias() -> Module:
+    """A masked-LM head's own bias over the vocabulary, registered by the head itself."""
+    return Module("", "output-bias", (Param("bias", (V,), "bias"),))
+
+
+def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED_OUTPUT) -> Block:
     """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels.
 
     ``pooled`` is the storage the pooled output lives in (the encoder's output when the pooler only
@@ -246,62 +367,80 @@ def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED) ->
     kept = replace(pooled, when=~acts)
     return Block(
         "classifier",
-        "classification head",
         Kind.HEAD,
         "",
         (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
-        ops=(ops.dropout("dropout", "classifier dropout", (b, H), acts, output="classifier input"), *class_loss()),
+        ops=(ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"), *class_loss()),
     )
 
 
-def token_classifier(prefix: str, function: str) -> Block:
-    """RoBERTa's and ELECTRA's classification head on token 0: dropout, an H × H dense, ``function``
-    (tanh; gelu), dropout again, and the output projection to C labels.
+def next_sentence_head(pooled: Saved = POOLED_OUTPUT) -> Block:
+    """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2, on the pooled output."""
+    return Block(
+        "nsp-head",
+        Kind.HEAD,
+        "cls.",
+        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2), rows=b, saves=pooled),),
+        ops=(ops.cross_entropy("loss", "next-sentence-loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
+    )
+
+
+def mlm_head(prefix: str, modules: tuple[Module, ...], head_ops: tuple[Op, ...] = ()) -> Block:
+    """The masked-LM head block, whatever its modules."""
+    return Block("mlm-head", Kind.HEAD, prefix, modules, ops=head_ops)
+
+
+def bert_mlm_head(
+    on: Mapping[str, bool],
+    attribute: str,
+    width: Poly = H,
+    decoder_width: Poly = H,
+    extra: tuple[Module, ...] = (),
+    *,
+    idle_decoder: bool = False,
+) -> Block:
+    """BertOnlyMLMHead and its copies (``cls.predictions``): bias, transform, ``extra``, the decoder.
+
+    ``idle_decoder`` when an ``extra`` module does the decoder's product (MobileBERT's).
+    """
+    word_embeddings = f"{attribute}embeddings.word_embeddings.weight"
+    decoder = mlm_decoder(on["tied"], word_embeddings, "cls.predictions.bias", decoder_width)
+    if idle_decoder:
+        decoder = ops.idle(decoder)
+    modules = (*mlm_transform("transform.dense", "transform.LayerNorm", width), *extra, decoder)
+    return mlm_head("cls.predictions.", modules, mlm_ops("transform.transform_act_fn", width))
+
+
+def narrow_transform(norm: str, dense: str) -> tuple[Module, ...]:
+    """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA).
+
+    The Linear reads the encoder's output; the LayerNorm the activation's."""
+    return (
+        layer_norm(norm, "transform-layernorm", E, saves="transform activated"),
+        linear(dense, "transform-dense-h-to-e", H, E, saves=ENCODER_OUTPUT),
+    )
+
+
+def dense_classifier(function: str) -> Block:
+    """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
+    ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
 
     Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
     """
     acts = classifier_dropout()
-    return Block(
-        "classifier",
-        "classification head",
-        Kind.HEAD,
-        prefix,
-        (
-            linear(
-                "dense",
-                "classifier dense",
-                H,
-                H,
-                rows=b,
-                saves=ops.either(acts, Saved("dropped", (b, H)), ENCODER_OUTPUT),
-            ),
-            linear(
-                "out_proj",
-                "classifier output",
-                H,
-                C,
-                rows=b,
-                saves=ops.either(acts, Saved("dropped again", (b, H)), Saved("activated", (b, H))),
-            ),
-        ),
-        ops=(
-            ops.dropout("dropout", "classifier dropout", (b, H), acts),
-            ops.activation(
-                "activation", "classifier activation", function, (b, H), before="hidden", after="activated", fixed=True
-            ),
-            ops.dropout("dropout again", "classifier dropout", (b, H), acts),
-            *class_loss(),
-        ),
+    dense_input = ops.either(acts, Saved("dropped", (b, H)), ENCODER_OUTPUT)
+    out_input = ops.either(acts, Saved("dropped again", (b, H)), Saved("activated", (b, H)))
+    modules = (
+        linear("dense", "classifier-dense", H, H, rows=b, saves=dense_input),
+        linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
     )
-
-
-def next_sentence_head(pooled: Saved = POOLED) -> Block:
-    """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2, on the pooled output."""
-    return Block(
-        "nsp-head",
-        "next-sentence head",
-        Kind.HEAD,
-        "cls.",
-        (linear("seq_relationship", "next-sentence classifier", H, Poly.constant(2), rows=b, saves=pooled),),
-        ops=(ops.cross_entropy("loss", "next-sentence loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
+    activation = ops.activation(
+        "activation", "classifier-activation", function, (b, H), before="hidden", after="activated", fixed=True
     )
+    classifier_ops = (
+        ops.dropout("dropout", "classifier-dropout", (b, H), acts),
+        activation,
+        ops.dropout("dropout again", "classifier-dropout-again", (b, H), acts),
+        *class_loss(),
+    )
+    return Block("classifier", Kind.HEAD, "classifier.", modules, ops=classifier_ops)
