@@ -253,7 +253,8 @@ def _block_steps(
         products = tuple(_repeated(p, repeat) for p in applied)
         backward = total(p.flops * p.backward for p in products) if differentiated else Poly()
         once = repeat == Poly.constant(1)
-        scaled = tuple(saved) if once else tuple(replace(t, shape=(repeat, *t.shape)) for t in saved)
+        # A shared storage is one storage however often the step runs.
+        scaled = tuple(t if once or t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
         label = item.label if isinstance(item, Module) and item.label else item.key
         steps.append(StepCompute(item.path, label, products, backward, tuple(scaled)))
     return tuple(steps)
