@@ -354,7 +354,7 @@ SWITCHES = (
     Switch(
         "wide_heads",
         given("attention_head_size") & ne(mul("attention_head_size", "num_attention_heads"), "hidden_size"),
-        ("layer",),
+        ("layer", "relative"),
     ),
     Switch("relative", truthy("relative_attention"), ("layer", "relative")),
     Switch("shared_keys", truthy("share_att_key"), ("layer", "relative")),
@@ -367,7 +367,7 @@ SWITCHES = (
     Switch("grouped_conv", ne("conv_groups", 1), ("conv",)),
     Switch("legacy", truthy("legacy"), ("mlm-head",)),
     common.tied("mlm-head"),
-    Switch("wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler",)),
+    Switch("wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler", "classifier")),
 )
 
 
