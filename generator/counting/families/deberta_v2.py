@@ -367,7 +367,9 @@ SWITCHES = (
     Switch("grouped_conv", ne("conv_groups", 1), ("conv",)),
     Switch("legacy", truthy("legacy"), ("mlm-head",)),
     common.tied("mlm-head"),
-    Switch("wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler", "classifier")),
+    Switch(
+        "wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler", "classifier")
+    ),
 )
 
 
