@@ -150,6 +150,8 @@ def test_the_languages_are_found() -> None:
         "errata.yaml",
         "exercises.yaml",
         "families.yaml",
+        "family-pages.yaml",
+        "handout.yaml",
         "site.yaml",
     }
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from conftest import card_by_id
 from generator.site import content
-from generator.site.search import NOTES_OPENING, SearchIndex, _opening, model_record
+from generator.site.search import (
+    ASIDE_WEIGHT,
+    LIGHTER,
+    NOTES_OPENING,
+    TITLE_WEIGHT,
+    SearchIndex,
+    _opening,
+    kind_of,
+    model_record,
+    page_record,
+)
 from generator.site.views import model_of
 
 SITE_TEXT = content.load("site")
@@ -12,19 +22,27 @@ SITE_TEXT = content.load("site")
 
 def test_a_model_record_names_the_model_its_sizes_and_its_parts() -> None:
     record = model_record(model_of(card_by_id("albert-base-v2")), SITE_TEXT)
-    assert (record.url, record.title, record.html) == ("models/albert-base-v2/", "ALBERT-Base v2", None)
-    lines = record.content.splitlines()
-    assert lines[:4] == [
+    assert (record.url, record.title, record.html, record.kind) == (
+        "models/albert-base-v2/",
         "ALBERT-Base v2",
+        None,
+        "model",
+    )
+    lines = record.content.splitlines()
+    # the title is the stub's heading, not repeated in its text (it would open every snippet)
+    assert lines[:3] == [
         "albert-base-v2",
         "ALBERT (albert), base head, AlbertModel.",
         "11,683,584 parameters (11.7M).",
     ]
-    assert lines[4].startswith("Published: 12M, Lan et al. 2020")
-    assert lines[5].startswith("The second release of ALBERT-Base from Google Research") and lines[5].endswith(" …")
-    assert lines[6] == "Made of: embeddings, embedding projection, shared encoder layer, pooler."
+    assert lines[3] == "Made of: embeddings, embedding projection, shared encoder layer, pooler."
+    # what names other models too (published figures, the notes) finds the page but barely ranks it
+    aside = record.aside.splitlines()
+    assert aside[0].startswith("Published: 12M, Lan et al. 2020")
+    assert aside[1].startswith("The second release of ALBERT-Base from Google Research") and aside[1].endswith(" …")
     # numbers, step labels and tensor names stay on the page, out of the index (see model_record)
-    assert len(lines) == 7 and "albert_layer_groups" not in record.content and "30000" not in record.content
+    assert len(lines) == 4 and len(aside) == 2
+    assert "albert_layer_groups" not in record.content + record.aside and "30000" not in record.content + record.aside
 
 
 def test_the_notes_opening_is_the_first_paragraph_cut_at_a_word() -> None:
@@ -40,3 +58,48 @@ def test_a_record_becomes_a_page_under_its_own_address(tmp_path) -> None:  # typ
     stub = (tmp_path / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
     assert stub.startswith('<!doctype html><html lang="en">') and "<body data-pagefind-body>" in stub
     assert "<title>BERT-Base, uncased</title>" in stub and "109,482,240 parameters (109.5M)." in stub
+    assert '<span data-pagefind-meta="kind:model"></span>' in stub
+    assert f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">BERT-Base, uncased</h1>' in stub
+    assert f'<p data-pagefind-weight="{ASIDE_WEIGHT}">Published: 110M, Devlin et al.' in stub
+
+
+def test_each_address_has_its_kind() -> None:
+    kinds = {
+        "models/bert-base-uncased/": "model",
+        "models/exercise-bert-base-v30000/": "exercise",
+        "families/bert/": "family",
+        "families/": "page",
+        "diffs/bert-base-uncased--bert-large-uncased/": "diff",
+        "diffs/": "page",
+        "errata/": "erratum",
+        "exercises/": "exercise",
+        "compare/": "page",
+        "handout/": "page",
+        "": "page",
+    }
+    assert {url: kind_of(url) for url in kinds} == kinds
+
+
+def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_its_kind() -> None:
+    page = (
+        '<html><body><main id="main" data-pagefind-body><p class="crumbs"><a href="..">All</a> › X</p>'
+        '<h1 id="top">Title <a class="permalink" href="#top" aria-label="Link to Title">#</a></h1>'
+        "<table><thead><tr><th>Tensor</th></tr></thead><tbody><tr><td><code>a.b</code></td></tr></tbody></table>"
+        "</main></body></html>"
+    )
+    family = page_record("families/bert/index.html", page.encode())
+    assert family is not None and family.kind == "family" and family.url == "families/bert/"
+    assert family.html is not None
+    assert "#</a>" not in family.html and "crumbs" not in family.html and "<thead>" not in family.html
+    assert '<main id="main" data-pagefind-body><span data-pagefind-meta="kind:family"' in family.html
+    assert "<code>a.b</code>" in family.html  # a family page keeps its tensor names: they are what is searched
+    diff = page_record("diffs/a--b/index.html", page.encode())
+    assert diff is not None and diff.html is not None and diff.kind == "diff"
+    # a comparison is lighter, and its tables (hundreds of model names in tensor lists) stay out
+    assert f'<div data-pagefind-weight="{LIGHTER["diff"]}">' in diff.html and "<table" not in diff.html
+    assert diff.html.endswith("</div></main></body></html>")
+    # elsewhere the title keeps its weight (a search for "errata" ranks the errata first), the rest is lighter
+    errata = page_record("errata/index.html", page.encode())
+    assert errata is not None and errata.html is not None and errata.kind == "erratum"
+    assert f'Title </h1><div data-pagefind-weight="{LIGHTER["erratum"]}"><table>' in errata.html
+    assert page_record("search/index.html", page.encode()) is None

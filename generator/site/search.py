@@ -13,6 +13,7 @@ paths, and writes its bundle into the staged site.
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -38,6 +39,8 @@ class SearchRecord:
     title: str
     content: str = ""
     html: str | None = None  # index these pages from their HTML instead
+    kind: str = "page"  # what the search page shows beside the result (see KINDS)
+    aside: str = ""  # text that finds the page but should barely rank it (ASIDE_WEIGHT)
 
 
 class SearchIndexError(Exception):
@@ -78,12 +81,57 @@ def search_index(enabled: bool, language: str = LANGUAGE) -> Iterator[SearchInde
         yield SearchIndex(Path(scratch), language)
 
 
+# A result's kind, by the first folder of its address: a page of its own below the folder, or the
+# folder's page itself (the errata and the exercises are one page each, an entry per anchor).
+KINDS = {"models": "model", "families": "family", "diffs": "diff"}
+WHOLE = {"errata": "erratum", "exercises": "exercise"}
+# Pages a name search should not put above a model or family page: each word on them counts this much.
+LIGHTER = {"diff": 0.3, "erratum": 0.5, "exercise": 0.5, "page": 0.5}
+# A model page's title, weighted above any heading of a page indexed from its HTML (Pagefind's h1 is 7),
+# and the rest of its record below plain text: a name search then ranks the page whose title it is
+# first, not a longer title that repeats its words (ALBERT-Base v2 before "ALBERT-Base v2, with ...").
+TITLE_WEIGHT = 10
+RECORD_WEIGHT = 0.5
+# A model's published figures and the opening of its notes name other models ("the same
+# albert-base-v2 configuration"): they find the page, but count a tenth of plain text.
+ASIDE_WEIGHT = 0.1
+# Kinds whose tables hold little a reader searches for by name but repeat model names hundreds of
+# times (a comparison's tensor lists): left out of the index, which keeps the page's prose.
+NO_TABLES = ("diff",)
+_TABLE = re.compile(r"<table\b.*?</table>|<code>[^<]*\.[^<]*</code>", re.DOTALL)
+
+
+def kind_of(url: str) -> str:
+    """model, family, diff, erratum, exercise or page, for an address below the site root."""
+    folder, _, rest = url.partition("/")
+    if folder in WHOLE:
+        return WHOLE[folder]
+    if folder not in KINDS or not rest.strip("/"):
+        return "page"  # the home page, and the lists of models, families and comparisons
+    if folder == "models" and rest.startswith("exercise-"):
+        return "exercise"  # an exercise's worked answer is a model page (models/exercise-*)
+    return KINDS[folder]
+
+
+def _kind_marks(kind: str) -> str:
+    """An empty element that gives a page its kind as metadata, which the search page shows.
+
+    Metadata and not a Pagefind filter: Pagefind 1.5 writes a filter's values in no fixed order,
+    and builds must stay byte-identical.
+    """
+    return f'<span data-pagefind-meta="kind:{kind}"></span>'
+
+
 def _stub(record: SearchRecord, language: str) -> str:
     """A minimal page holding only what the index should know; it is indexed, never published."""
     return (
         f'<!doctype html><html lang="{escape(language)}"><head><meta charset="utf-8">'
         f"<title>{escape(record.title)}</title></head>"
-        f"<body data-pagefind-body><h1>{escape(record.title)}</h1><p>{escape(record.content)}</p></body></html>"
+        f"<body data-pagefind-body>{_kind_marks(record.kind)}"
+        f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">{escape(record.title)}</h1>'
+        f'<p data-pagefind-weight="{RECORD_WEIGHT}">{escape(record.content)}</p>'
+        + (f'<p data-pagefind-weight="{ASIDE_WEIGHT}">{escape(record.aside)}</p>' if record.aside else "")
+        + "</body></html>"
     )
 
 
@@ -98,16 +146,18 @@ def model_record(model: Model, text: Text) -> SearchRecord:
     under 1 GB. Its sentences are the ``model-record`` texts of content/<language>/site.yaml.
     """
     card, own = model.card, text.section("model-record")
-    words = [
-        card.title,
+    words = [  # the title is the stub's heading: repeated here, it would open every snippet
         card.id,
         own("kind", family=card.family.title, name=card.family.name, head=card.head.value, class_name=model.class_name),
         own("size", total=model.total, rounded=rounded(model.total)),
-        " ".join(own("published", figure=claim.figure, source=claim.source) for claim in card.claims),
-        _opening(card.notes),
         own("parts", parts=", ".join(group.block.title for group in model.groups)),
     ]
-    return SearchRecord(f"models/{card.id}/", card.title, "\n".join(w for w in words if w))
+    aside = [
+        " ".join(own("published", figure=claim.figure, source=claim.source) for claim in card.claims),
+        _opening(card.notes),
+    ]
+    url = f"models/{card.id}/"
+    return SearchRecord(url, card.title, "\n".join(words), kind=kind_of(url), aside="\n".join(w for w in aside if w))
 
 
 def _opening(notes: str, limit: int = NOTES_OPENING) -> str:
@@ -116,8 +166,34 @@ def _opening(notes: str, limit: int = NOTES_OPENING) -> str:
     return first if len(first) <= limit else first[:limit].rsplit(" ", 1)[0] + " …"
 
 
+# What a snippet should not show: the "#" of each permalink, and the breadcrumbs above the title.
+_NOISE = re.compile(r'<a class="permalink"[^>]*>#</a>|<p class="crumbs">.*?</p>|<thead>.*?</thead>', re.DOTALL)
+_BODY = re.compile(r"<main\b[^>]*\bdata-pagefind-body\b[^>]*>")
+
+
 def page_record(path: str, content: bytes) -> SearchRecord | None:
-    """A page other than a model's, indexed from its HTML; search, 404 and non-pages are left out."""
+    """A page other than a model's, indexed from its HTML; search, 404 and non-pages are left out.
+
+    The HTML is indexed with its kind marked, its permalinks and breadcrumbs left out, and, on
+    the kinds a name search should rank below a model or family page, every word after the
+    title made lighter: the title keeps a page's own name ("calculator") ranking it first. A
+    comparison's title names two models, so there the title is lighter too.
+    """
     if not path.endswith(".html") or path in ("search/index.html", "404.html") or path.startswith("models/"):
         return None
-    return SearchRecord(path.removesuffix("index.html"), "", html=content.decode("utf-8"))
+    url = path.removesuffix("index.html")
+    kind = kind_of(url)
+    html = _NOISE.sub("", content.decode("utf-8"))
+    if kind in NO_TABLES:
+        html = _TABLE.sub("", html)
+    html = _BODY.sub(lambda m: m.group(0) + _kind_marks(kind), html, count=1)
+    weight = LIGHTER.get(kind)
+    if weight:
+        lighter = f'<div data-pagefind-weight="{weight}">'
+        title_end = html.find("</h1>")
+        if kind in NO_TABLES or title_end < 0:
+            html = _BODY.sub(lambda m: m.group(0) + lighter, html, count=1)
+        else:
+            html = html[: title_end + 5] + lighter + html[title_end + 5 :]
+        html = html.replace("</main>", "</div></main>", 1)
+    return SearchRecord(url, "", html=html, kind=kind)

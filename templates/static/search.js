@@ -1,7 +1,40 @@
 // Mount Pagefind's search box; a ?q= in the address starts a search (links from elsewhere).
+// A tensor name is searched as its parts ("query.weight" as "query weight": Pagefind indexes
+// the parts of a dotted name, not its tails), and a family page's rows whose name ends with
+// what was typed come first among its sub-results, each linking to its row (#t-<name>).
 window.addEventListener("DOMContentLoaded", function () {
   if (typeof PagefindUI === "undefined") { return; }
-  var ui = new PagefindUI({ element: "#search", showSubResults: true, showImages: false });
+  var typed = "";
+  function pattern(text) {
+    // A typed index (layer 3) stands for the placeholder a family page writes ({n}).
+    var escaped = text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\\.\d+(?=\\\.|$)/g, "\\.(?:\\d+|\\{[a-z]\\})");
+    return new RegExp("(^|\\.)" + escaped + "$");
+  }
+  function rows(result) {
+    if (!/[._]/.test(typed) || !/\/families\/[^/]+\/$/.test(result.url)) { return result; }
+    var wanted = pattern(typed.trim());
+    var words = (result.content || "").split(/\s+/);
+    var found = [];
+    for (var i = 0; i < words.length && found.length < 3; i++) {
+      if (wanted.test(words[i]) && found.indexOf(words[i]) < 0) { found.push(words[i]); }
+    }
+    var rowResults = found.map(function (name) {
+      var i = words.indexOf(name);
+      return { title: name, url: result.url + "#t-" + encodeURI(name), excerpt: words.slice(i + 1, i + 12).join(" "), locations: [], weighted_locations: [] };
+    });
+    result.sub_results = rowResults.concat((result.sub_results || []).filter(function (s) { return s.url !== result.url; })).slice(0, 4);
+    return result;
+  }
+  var ui = new PagefindUI({
+    element: "#search",
+    showSubResults: true,
+    showImages: false,
+    // Words in a page's title are already weighted in its body (a model's record, a page's h1);
+    // counted again from the title, a comparison titled "A → B" outranks both A's and B's pages.
+    ranking: { metaWeights: { title: 0 }, pageLength: 0 },
+    processTerm: function (term) { typed = term; return term.replace(/[._]/g, " "); },
+    processResult: rows
+  });
   var query = new URLSearchParams(window.location.search).get("q");
   if (query) { ui.triggerSearch(query); }
 });

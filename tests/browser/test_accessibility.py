@@ -24,6 +24,14 @@ PAGES = {
     "claims": "models/deberta-v3-xsmall/index.html",
     "tf-names": "models/bert-base-uncased-pretraining/index.html",
 }
+# Family pages and the handout (issue 12).
+PAGES = {
+    **PAGES,
+    "families": "families/index.html",
+    "family": "families/deberta-v2/index.html",
+    "family-bert": "families/bert/index.html",
+    "handout": "handout/index.html",
+}
 # The calculator (issue 5): its page as loaded; test_calculator.py checks it again once drawn.
 PAGES = {**PAGES, "calculator": "calculator/index.html?family=mobilebert&head=pretraining"}
 

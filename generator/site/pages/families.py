@@ -1,0 +1,118 @@
+"""Family pages: ``families/`` lists every declared family, ``families/<family>/`` shows one.
+
+A family page says how the family differs from BERT, lists its heads with their closed forms
+and its switches, every tensor name its classes can register as a pattern (one row per name,
+shape and count in symbols), and its catalog models with their totals. Everything is read off
+the family's declaration (``analysis.tensor_patterns``) and the models' summaries: nothing is
+typed here, and the page counts nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
+from generator.cards.config import load_schema
+from generator.counting.architecture import Family, Symbol
+from generator.counting.families import FAMILIES
+from generator.counting.families.symbols import SHARED
+from generator.counting.switches import Switch
+from generator.site import content
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.views import Summary
+
+INDEX = "families/index.html"
+REFERENCE = "bert"  # the family the others are described against
+
+
+def family_path(name: str) -> str:
+    return f"families/{name}/index.html"
+
+
+def differences(family: Family) -> tuple[str, ...]:
+    """The family's Markdown paragraphs on what differs from BERT: the one place this page reads them."""
+    return family.differences
+
+
+@dataclass(frozen=True)
+class SwitchView:
+    """A switch as the page lists it: what it decides, the keys it reads, and its setting by default."""
+
+    switch: Switch
+    keys: tuple[str, ...]
+    default: bool
+
+
+@dataclass(frozen=True)
+class FamilyView:
+    """What a family page shows."""
+
+    family: Family
+    differences: tuple[str, ...]
+    symbols: tuple[Symbol, ...]
+    heads: tuple[HeadForm, ...]
+    switches: tuple[SwitchView, ...]
+    blocks: tuple[BlockPatterns, ...]
+    models: tuple[Summary, ...]
+    config_class: str
+
+    @property
+    def name(self) -> str:
+        return self.family.name
+
+    @property
+    def rows(self) -> int:
+        return sum(len(block.rows) for block in self.blocks)
+
+
+def family_view(family: Family, models: Sequence[Summary]) -> FamilyView:
+    """A family's page, from its declaration and its catalog models (smallest first)."""
+    config = defaults(family)
+    switches = tuple(
+        SwitchView(s, tuple(sorted(s.when.reads())), bool(s.when.evaluate(config))) for s in family.switches
+    )
+    own = sorted((m for m in models if m.card.family.name == family.name), key=lambda m: (m.total, m.id))
+    return FamilyView(
+        family=family,
+        differences=differences(family),
+        symbols=family.symbols,
+        heads=head_forms(family),
+        switches=switches,
+        blocks=family_patterns(family),
+        models=tuple(own),
+        config_class=load_schema(family).config_class,
+    )
+
+
+def ordered_families() -> list[Family]:
+    """BERT first, then the others by title."""
+    return sorted(FAMILIES.values(), key=lambda f: (f.name != REFERENCE, f.title.lower()))
+
+
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    text = content.load("family-pages", language)
+    index, one = text.section("index"), text.section("family")
+    views = [family_view(family, models) for family in ordered_families()]
+    result = [
+        Page(
+            INDEX,
+            "families.html",
+            index("title", site=SITE_TITLE),
+            index("description", families=len(views)),
+            {"families": views, "shared_symbols": tuple(SHARED.values())},
+            guide=index("guide"),
+        )
+    ]
+    for view in views:
+        words = {"family": view.family.title, "name": view.name, "site": SITE_TITLE, "models": len(view.models)}
+        result.append(
+            Page(
+                family_path(view.name),
+                "family.html",
+                one("title", **words),
+                one("description", **words),
+                {"view": view, "reference": REFERENCE},
+            )
+        )
+    return result

@@ -1,0 +1,44 @@
+"""The handout: a formula sheet to print on one or two pages (A4 or Letter).
+
+The symbols, the closed form of every family's base model and what each head adds or leaves
+out, BERT-Base worked in numbers, and its memory at each precision. Every formula comes from
+the families' declarations (``analysis.tensor_patterns``), every number from BERT-Base's own
+inventory and ``counting.memory``: the page types none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from generator.analysis.tensor_patterns import head_forms
+from generator.counting.families.symbols import SHARED
+from generator.site import content
+from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.pages.families import ordered_families
+from generator.site.views import Summary
+
+WORKED = "bert-base-uncased"  # the card worked in numbers, when the build has it
+
+
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    text = content.load("handout", language).section("page")
+    worked = next((m for m in models if m.id == WORKED), None)
+    families = [(family, head_forms(family)) for family in ordered_families()]
+
+    def context() -> dict[str, object]:
+        return {
+            "symbols": tuple(SHARED.values()),
+            "families": families,
+            "worked": worked.model() if worked is not None else None,
+        }
+
+    return [
+        Page(
+            "handout/index.html",
+            "handout.html",
+            text("title", site=SITE_TITLE),
+            text("description"),
+            context,
+            guide=text("guide"),
+        )
+    ]
