@@ -81,7 +81,7 @@ def test_mobilebert_default_config_adds_a_pooler() -> None:
     assert other.config["true_hidden_size"] == other.config["intra_bottleneck_size"]
     html = page(model)
     assert "<code>MobileBertModel(MobileBertConfig())</code></th><td>MobileBertConfig&#39;s default turns" in html
-    assert '<td class="n">24,844,544</td>' in html and '<td class="n">24,581,888</td>' in html
+    assert '<td class="n count">24,844,544</td>' in html and '<td class="n">24,581,888</td>' in html
 
 
 def test_electra_small_names_the_bare_model_too() -> None:
@@ -95,7 +95,7 @@ def test_electra_small_names_the_bare_model_too() -> None:
     assert claim.parts[0].match is not None and claim.parts[0].match.class_name == "ElectraForPreTraining"
     html = page(model)
     assert (
-        '<th scope="row"><code>ElectraModel</code></th><td>No head, the bare encoder</td><td class="n">13,483,008</td>'
+        '<th scope="row"><code>ElectraModel</code></th><td>No head, the bare encoder</td><td class="n count">13,483,008</td>'
         in html
     )
 
@@ -111,7 +111,7 @@ def test_minilm_sentence_embeddings_skip_the_pooler() -> None:
     assert own.this_card and own.pooler == pooler
     assert own.total - own.pooler == reference["total"] - pooler == 22_565_376
     assert "Pooling and normalization have no weights" not in model.card.notes
-    assert '<td class="n">22,713,216</td><td class="n">22,565,376</td>' in page(model)
+    assert '<td class="n count">22,713,216</td><td class="n">22,565,376</td>' in page(model)
 
 
 def test_deberta_v3_base_backbone_figure_is_ambiguous() -> None:

@@ -56,6 +56,7 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
         render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
         renderer = render.Renderer(SiteOptions(language=language))
         renderer.model_files(models[0])
+        renderer.not_found(models)
         for model in models:  # the search index's record of each model page
             search.model_record(model, renderer.text)
     except InputError as error:

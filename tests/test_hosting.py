@@ -72,8 +72,10 @@ def test_sitemap_and_robots(hosted: Path, local: Path) -> None:
 
 def test_not_found_page_works_at_any_depth(hosted: Path, local: Path) -> None:
     page = read(hosted, "404.html")
-    assert f'<a href="{BASE}compare/">' in page and "<style>" in page and "stylesheet" not in page
-    assert '<a href="/compare/">' in read(local, "404.html")
+    assert f'<a href="{BASE}compare/index.html">' in page and "<style>" in page and 'rel="stylesheet"' not in page
+    assert f'<a href="{BASE}models/bert-base-uncased/">' in page  # every model, grouped by family
+    assert f'action="{BASE}search/index.html"' in page  # the header's search
+    assert '<a href="/compare/index.html">' in read(local, "404.html")
 
 
 def test_every_page_has_title_description_canonical_and_favicon(hosted: Path) -> None:
@@ -168,8 +170,18 @@ def test_search_page_works_without_javascript(local: Path) -> None:
     assert '<div id="search" class="search"></div>' in html
     assert "<noscript>" in html
     assert html.count('<li><a href="../models/') == len(list(MODELS.glob("*.yaml")))
-    for page in ("index.html", "compare/index.html", "models/bert-base-uncased/index.html"):
-        assert "<script" not in read(local, page)  # the content pages load no script at all
+    # Content pages load no script, but for enhancements: sorting the index and the comparison, and
+    # copying a model page's permalinks (issue 12). Each works without it.
+    scripts = {
+        "index.html": ['<script src="static/tables.js" defer></script>'],
+        "compare/index.html": ['<script src="../static/tables.js" defer></script>'],
+        "models/bert-base-uncased/index.html": ['<script src="../../static/permalink.js" defer></script>'],
+        "charts/index.html": [],
+        "errata/index.html": [],
+        "diffs/index.html": [],
+    }
+    for page, expected in scripts.items():
+        assert re.findall(r"<script[^>]*>.*?</script>", read(local, page), re.S) == expected, page
 
 
 def test_pages_workflow_uses_the_readme_command() -> None:

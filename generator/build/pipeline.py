@@ -63,7 +63,7 @@ def build(
     cards = load_cards(models_dir, progress.advance, jobs, reuse.card if cache else None)
     progress.finish(f"{len(cards):,} cards")
 
-    renderer = Renderer(options)
+    renderer = Renderer(options, cards=cards)
     with staged_site(out_dir) as staging, search_index(options.search, options.language) as index:
 
         def one_model(number: int) -> SummaryNumbers:

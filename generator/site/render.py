@@ -20,6 +20,7 @@ import markdown
 import nh3
 from markupsafe import Markup, escape
 
+from generator.cards.card import Card
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
@@ -27,7 +28,8 @@ from generator.site import content, exports, formats
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
-from generator.site.views import COMPARED_SYMBOLS, Model, Summary, rounded
+from generator.site.related import Related, related_pages
+from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
@@ -74,7 +76,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
-    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS)
+    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink))
     return env
 
@@ -120,7 +122,9 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     for entry in entries:
         name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
-        head = f'<th scope="row"><code>{name}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
+        # <wbr> after each dot: on a phone a long name breaks between its parts, not inside a word.
+        shown = name.replace(".", ".<wbr>")
+        head = f'<th scope="row"><code>{shown}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
         if isinstance(entry, TiedTensor):
             target = html.escape(entry.tied_to)
             tied = words.tied.format(target=f'<a href="#t-{target}"><code>{target}</code></a>')
@@ -130,7 +134,7 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
         key = (entry.shape, entry.count, entry.role)
         if key not in cells:
             cells[key] = (
-                f'<td class="shape">{shape_text(entry.shape)}</td><td class="n">{entry.count:,}</td>'
+                f'<td class="shape">{shape_text(entry.shape)}</td><td class="n count">{entry.count:,}</td>'
                 f"<td>{html.escape(entry.role)}</td></tr>\n"
             )
         rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
@@ -193,7 +197,7 @@ def render_markdown(text: str) -> Markup:
     return Markup(clean)
 
 
-def model_page(model: Model, text: Text) -> Page:
+def model_page(model: Model, text: Text, related: Related | None = None) -> Page:
     """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages."""
     words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
     own = text.section("model")
@@ -202,7 +206,7 @@ def model_page(model: Model, text: Text) -> Page:
         "model.html",
         own("title", **words),
         own("description", **words),
-        {"model": model},
+        {"model": model, "related": related or Related()},
     )
 
 
@@ -216,7 +220,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "compare.html",
             compare("title", site=SITE_TITLE),
             compare("description"),
-            {"models": models},
+            {"models": models, "catalog": catalog(models)},
         ),
         Page(
             "search/index.html",
@@ -233,7 +237,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         "index.html",
         SITE_TITLE,
         text.section("home")("description", models=len(models)),
-        {"models": models, "guides": [page for page in result if page.guide]},
+        {"models": models, "catalog": catalog(models), "guides": [page for page in result if page.guide]},
     )
     return [home, *result]
 
@@ -241,8 +245,9 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 class Renderer:
     """The template environment and the build's options: turns pages and models into files."""
 
-    def __init__(self, options: SiteOptions, templates: Path = TEMPLATES) -> None:
+    def __init__(self, options: SiteOptions, templates: Path = TEMPLATES, cards: Sequence[Card] = ()) -> None:
         self.options = options
+        self.related = related_pages(cards, options.language)  # gathered before any worker process starts
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.env = environment(self.text, templates)
@@ -265,7 +270,7 @@ class Renderer:
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
         return {
-            f"models/{model.id}/index.html": self.render(model_page(model, self.text)),
+            f"models/{model.id}/index.html": self.render(model_page(model, self.text, self.related.get(model.id))),
             f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
@@ -277,7 +282,7 @@ class Renderer:
         work: list[Callable[[], dict[str, bytes]]] = [functools.partial(self._page_file, page) for page in site_pages]
         urls = [page.url for page in site_pages if page.template != "search.html"]
         urls += [f"models/{model.id}/" for model in models]
-        work.append(functools.partial(self._site_files, urls))
+        work.append(functools.partial(self._site_files, urls, models))
         work += [functools.partial(provider, models) for provider in discover_files()]
         work.append(self._assets)
         return work
@@ -285,12 +290,23 @@ class Renderer:
     def _page_file(self, page: Page) -> dict[str, bytes]:
         return {page.path: self.render(page)}
 
-    def _site_files(self, urls: list[str]) -> dict[str, bytes]:
+    def _site_files(self, urls: list[str], models: Sequence[Summary]) -> dict[str, bytes]:
         return {
-            "404.html": self.env.get_template("404.html").render(options=self.options).encode("utf-8"),
+            "404.html": self.not_found(models),
             "sitemap.xml": sitemap(urls, self.options).encode("utf-8"),
             "robots.txt": robots(self.options).encode("utf-8"),
         }
+
+    def not_found(self, models: Sequence[Summary]) -> bytes:
+        """404.html: served for a missing address at any depth, so its links start from the base URL (or /)."""
+        words = self.text.section("not-found")
+        page = Page("404.html", "404.html", words("title", site=SITE_TITLE), words("description"))
+        root = self.options.base_url or "/"
+        return (
+            self.env.get_template("404.html")
+            .render(page=page, root=root, options=self.options, catalog=catalog(models))
+            .encode("utf-8")
+        )
 
     def _assets(self) -> dict[str, bytes]:
         static = self.templates / "static"

@@ -14,9 +14,9 @@ from functools import cached_property
 from generator.analysis import calculator
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
-from generator.cards.card import Card
-from generator.counting.architecture import Architecture, Block, Kind, Part, Symbol
-from generator.counting.derivation import Derivation, derive
+from generator.cards.card import Card, natural_key
+from generator.counting.architecture import Architecture, Block, Family, Kind, Part, Symbol
+from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
@@ -163,6 +163,42 @@ class Model(Summary):
         return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
 
 
+@dataclass(frozen=True)
+class StepRun:
+    """Consecutive steps of a block's derivation that belong to one part (the attention, the feed-forward).
+
+    A run of two or more attention or feed-forward steps gets its own anchor, ``d-<block>-<part>``
+    (``d-layer-feed-forward`` covers feed-forward in and out; issue 12), a later run of the same
+    part in the block ``-2``, ``-3``, ...
+    """
+
+    anchor: str | None
+    part: Part | None
+    steps: tuple[Step, ...]
+
+
+def step_runs(model: Model, block: BlockDerivation) -> tuple[StepRun, ...]:
+    """A block's steps cut where the part changes, each run of several steps with its anchor."""
+    parts = {t.name: t.part for t in model.inventory.tensors}
+    runs: list[tuple[Part | None, list[Step]]] = []
+    for step in block.steps:
+        part = next((parts[n] for n in step.names if n in parts), None)
+        if runs and part is not None and runs[-1][0] == part:
+            runs[-1][1].append(step)
+        else:
+            runs.append((part, [step]))
+    seen: dict[Part, int] = {}
+    result = []
+    for part, steps in runs:
+        anchor = None
+        if part is not None and part in (Part.ATTENTION, Part.FEED_FORWARD) and len(steps) > 1:
+            seen[part] = seen.get(part, 0) + 1
+            suffix = "" if seen[part] == 1 else f"-{seen[part]}"
+            anchor = f"d-{block.block.key}-{part.value}{suffix}"
+        result.append(StepRun(anchor, part, tuple(steps)))
+    return tuple(result)
+
+
 class Details(Mapping[str, Model]):
     """Models by id, each counted again when first asked for: for pages about a few named cards."""
 
@@ -218,6 +254,56 @@ def _group(inventory: Inventory, block: Block) -> TableGroup:
     repeat = block.copies().evaluate(inventory.values)
     subtotal = inventory.count_of(block=block.key)
     return TableGroup(block, shown, rest, all_entries, per_instance, repeat, subtotal)
+
+
+@dataclass(frozen=True)
+class FamilyGroup:
+    """The models of one family, smallest first: a group of rows in the index and the comparison."""
+
+    family: Family
+    models: tuple[Summary, ...]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every model in the sections the index shows: BERT's variants by family, the 2017 Transformer, the exercises."""
+
+    variants: tuple[FamilyGroup, ...]  # BERT first, then the other families by title
+    transformer: tuple[FamilyGroup, ...]
+    exercises: tuple[FamilyGroup, ...]
+
+    @property
+    def groups(self) -> tuple[FamilyGroup, ...]:
+        return self.variants + self.transformer + self.exercises
+
+
+# The one family that predates BERT and the prefix of the textbook questions' cards (models/exercise-*.yaml).
+TRANSFORMER = "transformer"
+EXERCISE_PREFIX = "exercise-"
+
+
+def catalog(models: Iterable[Summary]) -> Catalog:
+    """The models grouped by family and ordered by total, exercises and the 2017 Transformer apart."""
+    every = list(models)
+    exercises = [m for m in every if m.id.startswith(EXERCISE_PREFIX)]
+    others = [m for m in every if not m.id.startswith(EXERCISE_PREFIX)]
+    transformer = [m for m in others if m.card.family.name == TRANSFORMER]
+    variants = [m for m in others if m.card.family.name != TRANSFORMER]
+    return Catalog(_by_family(variants), _by_family(transformer), _by_family(exercises))
+
+
+def _by_family(models: Iterable[Summary]) -> tuple[FamilyGroup, ...]:
+    families: dict[str, list[Summary]] = {}
+    for model in models:
+        families.setdefault(model.card.family.name, []).append(model)
+    order = sorted(families, key=lambda name: (name != "bert", families[name][0].card.family.title.lower()))
+    return tuple(
+        FamilyGroup(
+            families[name][0].card.family,
+            tuple(sorted(families[name], key=lambda m: (m.total, natural_key(m.id)))),
+        )
+        for name in order
+    )
 
 
 def rounded(count: int) -> str:

@@ -34,6 +34,8 @@ PAGES = {
 }
 # The calculator (issue 5): its page as loaded; test_calculator.py checks it again once drawn.
 PAGES = {**PAGES, "calculator": "calculator/index.html?family=mobilebert&head=pretraining"}
+# The frame (issue 12): the page served for a missing address, with the header and every model.
+PAGES = {**PAGES, "not-found": "404.html"}
 
 
 def axe_report(violations: list[dict[str, Any]], limit: int = 8) -> str:

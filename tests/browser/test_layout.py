@@ -1,0 +1,249 @@
+"""The frame and the tables on a phone and in print (issue 12): header, no sideways page, counts in view, deep links."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import PHONE, WIDE
+
+# The header's sections, as a reader sees them.
+SECTIONS = {
+    "Models": "index.html",
+    "Families": "families/index.html",
+    "Compare": "compare/index.html",
+    "Calculator": "calculator/index.html",
+    "Charts": "charts/index.html",
+    "Errata": "errata/index.html",
+    "Exercises": "exercises/index.html",
+    "Handout": "handout/index.html",
+}
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every HTML page of the build but 404.html (whose links are absolute; see test_not_found_has_the_header)."""
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.name != "404.html")
+
+
+def test_no_page_scrolls_sideways_on_a_phone(open_page: Any, site_url: str, built_site: Path) -> None:
+    """Every page of the built site, at 390 px: the page is never wider than the screen."""
+    page = open_page(PHONE)
+    wide = {}
+    for path in site_pages(built_site):
+        page.goto(site_url + path, wait_until="load")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE:
+            wide[path] = width
+    assert wide == {}, f"pages wider than {PHONE} px: {wide}"
+
+
+def test_the_header_links_every_section_on_every_page(built_site: Path) -> None:
+    for path in site_pages(built_site):
+        html = (built_site / path).read_text(encoding="utf-8")
+        header = re.search(r'<header class="site">(.*?)</header>', html, re.S)
+        assert header, path
+        root = "../" * path.count("/")
+        links = {label: href for href, label in re.findall(r'<li><a href="([^"]+)"[^>]*>([^<]+)</a></li>', header[1])}
+        assert links == {label: root + target for label, target in SECTIONS.items()}, path
+        for label, target in SECTIONS.items():
+            assert (built_site / target).is_file(), f"{path}: the header's {label} leads nowhere"
+        assert f'action="{root}search/index.html"' in header[1], path
+        current = re.findall(r'<a href="([^"]+)" aria-current="(page|true)">', header[1])
+        section = path.split("/")[0]
+        expected = {
+            "index.html": [(root + "index.html", "page")],
+            "models": [(root + "index.html", "true")],
+            "compare": [(root + "compare/index.html", "page")],
+            "diffs": [(root + "compare/index.html", "true")],
+            "search": [],
+        }.get(section, [(root + f"{section}/index.html", "page" if path == f"{section}/index.html" else "true")])
+        assert current == expected, path
+
+
+def test_the_header_links_work_from_a_page(open_page: Any, site_url: str) -> None:
+    page = open_page(PHONE)
+    page.goto(site_url + "models/bert-base-uncased/index.html")
+    for label, target in SECTIONS.items():
+        link = page.get_by_role("navigation", name="Site").get_by_role("link", name=label, exact=True)
+        assert link.is_visible(), label
+        response = page.request.get(link.evaluate("a => a.href"))
+        assert response.ok, f"{label}: HTTP {response.status}"
+        assert response.url.endswith(target), response.url
+
+
+def test_not_found_has_the_header_search_and_every_model(built_site: Path) -> None:
+    html = (built_site / "404.html").read_text(encoding="utf-8")
+    assert '<nav class="sections" aria-label="Site">' in html
+    assert 'action="/search/index.html"' in html
+    for card in (built_site / "models").glob("*/index.html"):
+        assert f'<a href="/models/{card.parent.name}/">' in html, card.parent.name
+    assert html.index("<h3>BERT</h3>") < html.index("<h3>ALBERT</h3>")  # grouped by family, BERT first
+
+
+# The first rows of each kind of table on a model page, by CSS selector, and the model pages checked.
+MODEL_PAGES = ["bert-base-uncased", "deberta-v3-base", "mobilebert-uncased", "modernbert-base", "transformer-big"]
+
+
+@pytest.mark.parametrize("card_id", MODEL_PAGES)
+def test_name_and_count_of_the_first_rows_are_on_screen(open_page: Any, site_url: str, card_id: str) -> None:
+    """At 390 px, the first rows of every table with a count: name and count inside the viewport's width."""
+    page = open_page(PHONE)
+    page.goto(site_url + f"models/{card_id}/index.html")
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('table')].filter(t => t.querySelector('tbody .count')).map(t => {
+            const rows = [...t.querySelectorAll('tbody tr')].filter(r => r.querySelector('.count')).slice(0, 3);
+            return rows.map(r => {
+                const name = r.firstElementChild.getBoundingClientRect(), count = r.querySelector('.count').getBoundingClientRect();
+                return {table: t.className, row: r.id || r.firstElementChild.textContent.trim().slice(0, 40),
+                        name: [name.left, name.right], count: [count.left, count.right]};
+            });
+        }).flat()"""
+    )
+    assert len(found) >= 12, found  # symbols, derivation, tensors, memory: several tables of several rows
+    outside = [
+        r for r in found if r["name"][0] < 0 or r["count"][1] > PHONE or r["count"][0] < 0 or r["name"][1] > PHONE
+    ]
+    assert outside == [], f"rows whose name or count is off the screen at {PHONE} px: {outside}"
+    tables = {r["table"] for r in found}
+    assert {"symbols stack", "derivation stack", "tensors stack", "memory stack"} <= tables
+
+
+@pytest.mark.parametrize("width", [PHONE, WIDE])
+@pytest.mark.parametrize(
+    "anchor",
+    ["d-layer-feed-forward-in", "d-layer-feed-forward", "t-encoder.layer.0.attention.self.query.weight", "claim-1"],
+)
+def test_a_deep_link_lands_a_third_down_with_its_header(open_page: Any, site_url: str, anchor: str, width: int) -> None:
+    page = open_page(width, height=800)
+    page.goto(site_url + f"models/bert-base-uncased/index.html#{anchor}")
+    seen = page.evaluate(
+        """id => {
+            const target = document.getElementById(id), r = target.getBoundingClientRect();
+            const table = target.closest('table'), head = table && table.tHead.rows[0].cells[0].getBoundingClientRect();
+            const row = target.tagName === 'TBODY' ? target.rows[0] : target;
+            const cell = getComputedStyle(row).backgroundColor, page = getComputedStyle(document.body).backgroundColor;
+            return {top: r.top / innerHeight, head: head && [head.top, head.bottom], bottom: r.bottom,
+                    highlighted: cell !== page && cell !== 'rgba(0, 0, 0, 0)', viewport: innerHeight};
+        }""",
+        anchor,
+    )
+    assert 0.15 <= seen["top"] <= 0.6, f"#{anchor} at {seen['top']:.0%} of the viewport's height: {seen}"
+    assert seen["highlighted"], f"#{anchor}: the target row is not highlighted: {seen}"
+    if seen["head"] is not None:
+        top, bottom = seen["head"]
+        assert top >= 0 and bottom <= seen["top"] * seen["viewport"] + 1, (
+            f"#{anchor}: its table's header is not in view: {seen}"
+        )
+
+
+def test_the_feed_forward_anchor_covers_both_steps(built_site: Path) -> None:
+    html = (built_site / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
+    block = re.search(r'<tbody id="d-layer-feed-forward">(.*?)</tbody>', html, re.S)
+    assert block is not None
+    assert re.findall(r'<tr id="([^"]+)">', block[1]) == ["d-layer-feed-forward-in", "d-layer-feed-forward-out"]
+
+
+def test_print_folds_the_repeated_layers(open_page: Any, site_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + "models/bert-base-uncased/index.html")
+    page.emulate_media(media="print")
+    printed = page.evaluate(
+        """() => ({
+            copies: [...document.querySelectorAll('[id^="t-encoder.layer."]')].filter(e => e.getClientRects().length).map(e => e.id),
+            folded: [...document.querySelectorAll('.print-only')].filter(e => e.getClientRects().length).map(e => e.textContent.trim()),
+            source: getComputedStyle(document.querySelector('section[aria-labelledby="sources"] a[href^="http"]'), '::after').content,
+        })"""
+    )
+    assert printed["copies"] and all(i.startswith("t-encoder.layer.0.") for i in printed["copies"]), printed["copies"]
+    assert len(printed["copies"]) == 16  # one layer of BERT: 16 tensors; the 176 of the 11 others are folded
+    assert printed["folded"] == [
+        "The other 11 copies of the encoder layer (176 tensors, the same shapes) are folded and not printed;"
+        " the page online lists them."
+    ]
+    assert "https://" in printed["source"]  # source addresses are printed
+
+
+@pytest.mark.parametrize("paper", ["A4", "Letter"])
+def test_model_pages_print_within_the_paper(open_page: Any, site_url: str, paper: str) -> None:
+    """No table or formula wider than the printable width of A4 or Letter (Chromium's default margins)."""
+    printable = {"A4": 210 / 25.4 * 96, "Letter": 8.5 * 96}[paper] - 2 * 0.4 * 96
+    for card_id in ("bert-base-uncased", "bert-base-uncased-pretraining", "transformer-big"):
+        page = open_page(int(printable))
+        page.goto(site_url + f"models/{card_id}/index.html")
+        page.emulate_media(media="print")
+        widest = page.evaluate(
+            """() => Math.max(...[...document.querySelectorAll('main table, main math')].map(e => e.getBoundingClientRect().right))"""
+        )
+        assert widest <= printable + 1, (
+            f"{card_id} on {paper}: something is {widest:.0f} px wide, the paper {printable:.0f}"
+        )
+
+
+def test_the_index_sorts_and_filters(open_page: Any, site_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + "index.html")
+
+    def totals() -> list[int]:
+        return [
+            int(t)
+            for t in page.eval_on_selector_all(
+                "#all-models tbody tr[data-total]:not([hidden])",
+                "rs => rs.filter(r => r.offsetParent).map(r => r.dataset.total)",
+            )
+        ]
+
+    grouped = totals()
+    assert len(grouped) == page.locator("#all-models tr[data-total]").count()
+    page.select_option("form.table-tools select[name=order]", "-total")
+    assert totals() == sorted(grouped, reverse=True)
+    page.select_option("form.table-tools select[name=family]", "albert")
+    albert = totals()
+    assert albert == sorted(albert, reverse=True) and len(albert) == 5
+    assert page.locator("form.table-tools output").inner_text() == f"5 of {len(grouped)} models shown"
+    page.select_option("form.table-tools select[name=order]", "family")
+    assert totals() == sorted(albert)
+
+
+def test_the_comparison_shows_its_totals_on_a_wide_screen(open_page: Any, site_url: str) -> None:
+    """At 1,366 px the comparison's totals and embedding shares are in view without scrolling the table."""
+    page = open_page(1366)
+    page.goto(site_url + "compare/index.html")
+    seen = page.evaluate(
+        """() => {
+            const box = document.querySelector('#compare-models').closest('.scroll').getBoundingClientRect();
+            const heads = [...document.querySelectorAll('#compare-models thead th')];
+            const at = name => heads.find(h => h.textContent.trim() === name).getBoundingClientRect().right;
+            return {box: box.right, total: at('Total'), share: at('Embedding share')};
+        }"""
+    )
+    assert seen["total"] <= seen["box"] and seen["share"] <= seen["box"], seen
+
+
+def test_without_script_no_dead_controls(browser: Any, site_url: str) -> None:
+    """The sort and filter form shows only when script runs; without it the grouped table is all there is."""
+    context = browser.new_context(java_script_enabled=False, viewport={"width": WIDE, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(site_url + "index.html")
+        assert not page.locator("form.table-tools").is_visible()
+        assert (
+            page.locator("#all-models tr[data-total]").count()
+            == page.locator("#all-models tr[data-total]:visible").count()
+        )
+    finally:
+        context.close()
+
+
+def test_formulas_in_prose_and_tables_share_one_type(open_page: Any, site_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + "models/bert-base-uncased/index.html")
+    fonts = page.evaluate(
+        """() => ({
+            prose: getComputedStyle(document.querySelector('#d-layer-heads var')).fontFamily,
+            table: getComputedStyle(document.querySelector('table.derivation math mi')).fontFamily,
+        })"""
+    )
+    assert fonts["prose"] == fonts["table"], fonts
