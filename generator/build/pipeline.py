@@ -68,7 +68,8 @@ def build(
 
         def one_model(number: int) -> SummaryNumbers:
             card = cards[number]
-            held = reuse.model(card, staging.path)
+            inputs = renderer.model_inputs(card.id)
+            held = reuse.model(card, inputs, staging.path)
             if held is not None:
                 if index is not None and held.record is not None:
                     index.add(held.record)
@@ -79,7 +80,7 @@ def build(
             if index is not None and record is not None:
                 index.add(record)
             numbers = model.numbers()
-            reuse.keep_model(ModelEntry(card, numbers, files, record))
+            reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
             return numbers
 
         def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:

@@ -28,6 +28,7 @@ class ModelEntry:
     numbers: SummaryNumbers
     files: dict[str, Blob]
     record: SearchRecord | None
+    inputs: str  # what the files show besides the card (Renderer.model_inputs): other cards' pages it links to
 
 
 class Reuse:
@@ -57,10 +58,11 @@ class Reuse:
         self.held[path] = entry
         return entry.card
 
-    def model(self, card: Card, root: Path) -> ModelEntry | None:
-        """The card's entry, its files placed under ``root``; None if there is none or a file is lost."""
+    def model(self, card: Card, inputs: str, root: Path) -> ModelEntry | None:
+        """The card's entry, its files placed under ``root``; None if there is none, it was made with
+        other ``inputs`` (see ModelEntry), or a file is lost."""
         entry = self.held.get(card.path)
-        if entry is None or self.cache is None or not self._place(entry.files, root):
+        if entry is None or self.cache is None or entry.inputs != inputs or not self._place(entry.files, root):
             return None
         return entry
 
