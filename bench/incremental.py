@@ -35,9 +35,8 @@ def snapshot(folder: Path) -> dict[str, str]:
 def edit(card: Path, run: int) -> None:
     """Change a card's layer count (its depth key is the first ``*layers:`` line), a new value each run."""
     text = card.read_text(encoding="utf-8")
-    changed = re.sub(
-        r"^(  \w*layers\w*): (\d+)$", lambda m: f"{m.group(1)}: {int(m.group(2)) + run + 1}", text, 1, re.M
-    )
+    line = re.compile(r"^(  \w*layers\w*): (\d+)$", re.MULTILINE)
+    changed = line.sub(lambda m: f"{m.group(1)}: {int(m.group(2)) + run + 1}", text, count=1)
     assert changed != text, f"{card} has no layer count to edit"
     card.write_text(changed, encoding="utf-8")
 
@@ -62,13 +61,13 @@ def main(argv: list[str] | None = None) -> int:
             cache, out, fresh = tmp / "cache", tmp / "site", tmp / "fresh"
             common = [*build, "--models", str(models), *search]
             full, cold, same, edited = (Series(label) for label in ("full", "cold", "same", "edited"))
-            for run in range(args.repeat):
+            for _ in range(args.repeat):
                 shutil.rmtree(fresh, ignore_errors=True)
                 full.runs.append(measure([*common, "--out", str(fresh), "--no-cache"], tmp))
                 shutil.rmtree(cache, ignore_errors=True)
                 shutil.rmtree(out, ignore_errors=True)
                 cold.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
-            for run in range(args.repeat):
+            for _ in range(args.repeat):
                 same.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
             for run in range(args.repeat):
                 edit(cards[(run * 97) % len(cards)], run)

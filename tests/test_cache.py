@@ -150,6 +150,7 @@ def test_store_and_load(tmp_path: Path) -> None:
     blob = cache.put(b"<p>hello</p>")
     assert blob.size == len(b"<p>hello</p>")
     placed = tmp_path / "site" / "a.html"
+    placed.parent.mkdir()
     assert cache.place(blob, placed) and placed.read_bytes() == b"<p>hello</p>"
     assert not cache.place(Blob("0" * 40, 12, blob.modified), tmp_path / "site" / "b.html")  # no such blob
     placed.write_bytes(b"<p>edited</p>")  # in place, through the link: the blob is altered too

@@ -139,7 +139,7 @@ class Cache:
         return Blob(name, found.st_size, found.st_mtime_ns)
 
     def place(self, blob: Blob, target: Path) -> bool:
-        """Link (or copy) a blob to ``target``; False if it is missing or was altered since it was kept.
+        """Link (or copy) a blob to ``target`` (in a folder that exists); False if it is missing or was altered.
 
         Whether it was altered is told as rsync and make tell it, by its size and modification
         time: a file written in place through a link in a site gets a new one.
@@ -149,9 +149,10 @@ class Cache:
             found = path.stat()
             if (found.st_size, found.st_mtime_ns) != (blob.size, blob.modified):
                 return False
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.unlink(missing_ok=True)  # never write through a link into a blob
             try:
+                os.link(path, target)
+            except FileExistsError:  # replaced, never written through: a link's content is the blob's
+                target.unlink()
                 os.link(path, target)
             except OSError:  # another file system, or too many links to one file
                 shutil.copyfile(path, target)

@@ -38,6 +38,7 @@ class Reuse:
         self.cache = cache
         self.keys: dict[Path, str] = {}
         self.held: dict[Path, ModelEntry] = {}
+        self.folders: set[Path] = set()  # made in the staged site by this process
 
     def _card_key(self, path: Path) -> str | None:
         assert self.cache is not None
@@ -81,7 +82,7 @@ class Reuse:
         names = {}
         for path, content in files.items():
             names[path] = self.cache.put(content)
-            if not self.cache.place(names[path], staging.path / path):
+            if not self.cache.place(names[path], self._folder_made(staging.path / path)):
                 staging.write(path, content)  # a cache that cannot be written: the file is still made
         return names
 
@@ -118,11 +119,22 @@ class Reuse:
             if (record := page_record(path, (root / path).read_bytes())) is not None:
                 index.add(record)
 
+    def _folder_made(self, target: Path) -> Path:
+        """``target``, once the folder it goes in exists."""
+        if target.parent not in self.folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.folders.add(target.parent)
+        return target
+
     def _place(self, files: dict[str, Blob], root: Path) -> bool:
         assert self.cache is not None
         placed: list[Path] = []
         for path, blob in files.items():
-            if not _inside(path) or not isinstance(blob, Blob) or not self.cache.place(blob, root / path):
+            if (
+                not _inside(path)
+                or not isinstance(blob, Blob)
+                or not self.cache.place(blob, self._folder_made(root / path))
+            ):
                 for done in placed:  # never left for a writer to overwrite: the blob shares its inode
                     done.unlink(missing_ok=True)
                 return False
