@@ -229,7 +229,11 @@ def test_two_builds_at_once_and_a_build_killed_half_way(models: Path, tmp_path: 
         text = source.read_text(encoding="utf-8").split("\n", 1)[1]  # all but its first line, its id
         (models / f"copy-{number:02d}.yaml").write_text(f"id: copy-{number:02d}\n{text}", encoding="utf-8")
     common = ["-m", "generator", "build", "--models", str(models), "--cache-dir", "cache", "--no-search"]
-    killed = subprocess.Popen([sys.executable, *common, "--out", "killed"], cwd=tmp_path, start_new_session=True)
+    # Dated like the in-process build they are compared with (make test exports SOURCE_DATE_EPOCH).
+    env = {name: value for name, value in os.environ.items() if name != "SOURCE_DATE_EPOCH"}
+    killed = subprocess.Popen(
+        [sys.executable, *common, "--out", "killed"], cwd=tmp_path, start_new_session=True, env=env
+    )
     deadline = time.monotonic() + 60
     while len(list((tmp_path / "cache").glob("entries/*/*"))) < 5:  # killed once some cards are kept
         assert time.monotonic() < deadline and killed.poll() is None
@@ -237,7 +241,7 @@ def test_two_builds_at_once_and_a_build_killed_half_way(models: Path, tmp_path: 
     os.killpg(killed.pid, signal.SIGKILL)
     assert killed.wait() == -signal.SIGKILL
     assert not (tmp_path / "killed").exists()
-    both = [subprocess.Popen([sys.executable, *common, "--out", out], cwd=tmp_path) for out in ("one", "two")]
+    both = [subprocess.Popen([sys.executable, *common, "--out", out], cwd=tmp_path, env=env) for out in ("one", "two")]
     assert [process.wait() for process in both] == [0, 0]
     expected = fresh(models, tmp_path, SiteOptions(search=False))
     assert snapshot(tmp_path / "one") == expected
