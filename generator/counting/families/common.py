@@ -262,17 +262,9 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     Either way one b·s × width by width × V product, the largest of most models at short lengths.
     """
     if tied_to:
-        return arch.Module(
-            "decoder",
-            "decoder-tied",
-            (
-                arch.Tie("weight", word_embeddings, "reuses the token embeddings"),
-                arch.Tie("bias", output_bias, "is the output bias"),
-            ),
-            products=(arch.Product("decoder-tied", TOKENS, V, width),),
-            saved=(arch.Saved("decoder input", (TOKENS, width)),),
-        )
-    return linear("decoder", "decoder-untied", width, Poly.symbol("V"))
+        decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings)
+        return replace(decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "is the output bias")))
+    return linear("decoder", "decoder-untied", width, V)
 
 
 def bert_pooler(prefix: str) -> arch.Block:

@@ -18,7 +18,7 @@ from generator.counting import ops
 from generator.counting.conditions import mod, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
+from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
@@ -61,13 +61,7 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # Only the projector's weight is tied (DistilBertForMaskedLM._tied_weights_keys); its bias is its own.
     if on["tied"]:
         projector: tuple[arch.Module, ...] = (
-            arch.Module(
-                "vocab_projector",
-                "vocabulary-projector-weight-tied",
-                (arch.Tie("weight", WORD_EMBEDDINGS, "reuses the token embeddings"),),
-                products=(arch.Product("vocabulary-projector-weight-tied", TOKENS, V, H),),
-                saved=(arch.Saved("vocab_projector input", (TOKENS, H)),),
-            ),
+            linear("vocab_projector", "vocabulary-projector-weight-tied", H, V, bias=False, tied_to=WORD_EMBEDDINGS),
             arch.Module("vocab_projector", "vocabulary-projector-bias", (arch.Param("bias", (V,), "bias"),)),
         )
     else:

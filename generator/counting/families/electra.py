@@ -17,7 +17,7 @@ from generator.counting import ops
 from generator.counting.conditions import ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import TOKENS, b, linear, s
+from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -46,16 +46,8 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
 
 def _generator_head(on: Mapping[str, bool]) -> arch.Block:
     if on["tied"]:
-        lm_head = arch.Module(
-            "generator_lm_head",
-            "output-projection-tied-and-bias",
-            (
-                arch.Tie("weight", "electra.embeddings.word_embeddings.weight", "reuses the token embeddings"),
-                arch.Param("bias", (V,), "bias"),
-            ),
-            products=(arch.Product("output-projection-tied-and-bias", TOKENS, V, E),),
-            saved=(arch.Saved("generator_lm_head input", (TOKENS, E)),),
-        )
+        words = "electra.embeddings.word_embeddings.weight"
+        lm_head = linear("generator_lm_head", "output-projection-tied-and-bias", E, V, tied_to=words)
     else:
         lm_head = linear("generator_lm_head", "output-projection-untied", E, V)
     modules = (*common.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)

@@ -193,21 +193,9 @@ def _classifier(on: Mapping[str, bool]) -> arch.Block:
 
 def _decoder(on: Mapping[str, bool]) -> arch.Module:
     """The masked-LM decoder: the token table again when tied, with a bias of its own by default."""
-    params: tuple[arch.Param | arch.Tie, ...]
-    if on["tied"]:
-        params = (arch.Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
-    else:
-        params = (arch.Param("weight", (V, H), "weight"),)
-    if on["decoder_bias"]:
-        params += (arch.Param("bias", (V,), "bias"),)
     key = "decoder-tied" if on["tied"] else "decoder-untied"
-    return arch.Module(
-        "decoder",
-        key,
-        params,
-        products=(arch.Product(key, TOKENS, V, H),),
-        saved=(arch.Saved("decoder input", (TOKENS, H)),),
-    )
+    words = f"{BACKBONE}embeddings.tok_embeddings.weight" if on["tied"] else None
+    return linear("decoder", key, H, V, bias=on["decoder_bias"], tied_to=words)
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
