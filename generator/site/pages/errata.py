@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from generator.analysis import mistakes
+from generator.analysis.mistakes import Mistake
 from generator.counting.architecture import Head
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
@@ -76,6 +78,11 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     ]
 
 
+def mistake(erratum: str) -> Mistake:
+    """The published method of an erratum, as the calculator and the exercises' check read it too."""
+    return next(m for m in mistakes.MISTAKES if m.erratum == erratum)
+
+
 # The errata --------------------------------------------------------------------------------------
 # Each builder's name, dashed, is the erratum's id and the key of its texts in content/<language>/errata.yaml.
 
@@ -83,9 +90,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 def per_head_projections(t: Text, model: Model) -> Erratum:
     """Query, key, value and output taken as H × H per head, times the number of heads."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_attention = 3 * A * H * H + A * H * H
-    their_layer = their_attention + 2 * H * I
-    their_total = (V + P + T) * H + L * their_layer
+    their_attention, their_layer = mistakes.PER_HEAD_ATTENTION, mistakes.PER_HEAD_LAYER
+    their_total = mistake("per-head-projections").theirs
     # The assignment's figures (question 1): "3 × (768 × 768) × 8 = 14,155,008", "768 × 768 × 8 =
     # 4,569,984", "Total Self-Attention Parameters: 18,725,992", "Total FFN Parameters: 4,718,592",
     # "23,444,584 × 8 = 187,556,672" and "≈ 31,114,752" for the three tables.
@@ -136,7 +142,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
 def lha_product(t: Text, model: Model) -> Erratum:
     """ "12 × 768 × 12 = 110M": the three headline numbers multiplied together."""
     label, common = t.section("rows"), t.root.section("rows")
-    product = (L * H * A).evaluate(model.inventory.values)
+    product = mistake("lha-product").theirs.evaluate(model.inventory.values)
     embeddings, layer, pooler = (block_of(model, key) for key in ("embeddings", "layer", "pooler"))
     rows = (
         subtotal_row(
@@ -163,8 +169,8 @@ def lha_product(t: Text, model: Model) -> Erratum:
 def textbook_formula(t: Text, model: Model) -> Erratum:
     """A worked solution that leaves out every bias and counts LayerNorm as 2H per layer."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_layer = 3 * H * H + H * H + 2 * H * I + 2 * H
-    their_total = (V + P + T) * H + L * their_layer + H * H
+    their_layer = mistakes.TEXTBOOK_LAYER
+    their_total = mistake("textbook-formula").theirs
     # The worked example's figures: "30,000 · 768 + 512 · 768 + 2 · 768 = 23,685,120", "= 1,769,472 +
     # 589,824 + 4,718,592 + 1,536 = 7,079,424", "12 · 7,079,424 = 84,952,608" and "768^2 = 589,824".
     tables, embedding_norm = embedding_rows(t, model, printed="23,685,120")
@@ -343,7 +349,7 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
     label, common = t.section("rows"), t.root.section("rows")
     embeddings = block_of(model, "embeddings")
     pooler = block_of(model, "pooler")
-    their_layer = 4 * H * H + 2 * H * I + 9 * H
+    their_layer = mistakes.LAYER_WITHOUT_INTERMEDIATE_BIAS
     their_total = embeddings.formula + L * their_layer + pooler.formula
     # The table prints "12,592,128 * 24 = 302,211,072" in its Transformer * 24 row.
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("12,592,128", 0))
