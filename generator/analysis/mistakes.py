@@ -135,4 +135,3 @@ def candidates(inventory: Inventory) -> list[Candidate]:
 def export() -> list[dict[str, object]]:
     """Every mistake as the calculator reads it."""
     return [m.to_json() for m in MISTAKES]
-
