@@ -527,11 +527,16 @@
           seen[key + "=" + text] = true;
           good.push({ key: key, value: v, text: text, changes: changes });
         });
-        if (input.kind === "size" || input.kind === "int") {
-          var c = isInt(config[key]) ? config[key] : 0n;
+        if ((input.kind === "size" || input.kind === "int") && isInt(config[key])) {
+          var c = config[key];
           var below = good.filter(function (g) { return g.value < c; }).sort(function (a, b) { return a.value > b.value ? -1 : 1; })[0];
           var above = good.filter(function (g) { return g.value > c; }).sort(function (a, b) { return a.value < b.value ? -1 : 1; })[0];
           good = [below, above].filter(Boolean);
+        } else if (input.kind === "size" || input.kind === "int") {
+          // Left empty: the default first, then the nearest whole number to it.
+          var d = isInt(fromJson(input.default)) ? fromJson(input.default) : 0n;
+          var away = function (g) { return g.value > d ? g.value - d : d - g.value; };
+          good = good.sort(function (a, b) { return away(a) < away(b) ? -1 : away(a) > away(b) ? 1 : 0; }).slice(0, 2);
         }
         fixes = fixes.concat(good);
       });
