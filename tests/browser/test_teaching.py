@@ -360,3 +360,25 @@ def test_no_axe_violations_with_answers_and_checks_open(
     page.screenshot(path=output_dir / f"calculator-refused-{WIDE}-{scheme}.png", full_page=True)
     violations = Axe().run(page).response["violations"]
     assert not violations, f"axe-core on the calculator, refused ({scheme})" + axe_report(violations)
+
+
+def test_the_students_homework_on_a_phone(site_url: str, open_page: Any, output_dir: Path) -> None:
+    """ "6 layers, hidden 512, 30k vocabulary", from the home page at 390 px, through a refusal and its fix."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    page.locator("a[href='calculator/index.html']").first.click()
+    read_result(page)
+    page.locator("#calc-vocab_size").fill("30000")
+    page.locator("#calc-num_hidden_layers").fill("6")
+    page.locator("#calc-keep-ratio").check()
+    page.locator("#calc-hidden_size").fill("512")  # 12 heads do not divide 512
+    page.wait_for_selector(".calc-fixes a")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE  # the page never scrolls sideways
+    page.screenshot(path=output_dir / f"homework-refused-{PHONE}.png", full_page=True)
+    page.locator(".calc-fixes a", has_text="num_attention_heads").first.click()
+    total = read_result(page)["total"]
+    bert = card("bert-base-uncased")
+    config = {**bert.config, "vocab_size": 30_000, "num_hidden_layers": 6, "hidden_size": 512}
+    config |= {"intermediate_size": 2048, "num_attention_heads": 8}
+    assert total == str(count_parameters(dataclasses.replace(bert, config=config)).total)
+    page.screenshot(path=output_dir / f"homework-{PHONE}.png", full_page=True)
