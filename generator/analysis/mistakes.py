@@ -22,6 +22,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from generator.cards.card import Card
 from generator.counting.derivation import Derivation, derive
 from generator.counting.inventory import Inventory, count_parameters
 from generator.counting.poly import Poly
@@ -122,6 +123,7 @@ def candidates(inventory: Inventory) -> list[Candidate]:
             found.append(Candidate(mistake.erratum, value))
     # "The pooler or the heads, silently in or out": the same config as another head builds it.
     card = inventory.card
+    assert isinstance(card, Card)
     for head in card.family.heads:
         if head is not card.head:
             found.append(Candidate("pooler-and-heads", count_parameters(dataclasses.replace(card, head=head)).total))

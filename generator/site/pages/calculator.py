@@ -106,8 +106,7 @@ def _strings(language: str) -> str:
 
 def _errata(models: Sequence[Summary], language: str) -> tuple[str, str]:
     """Each erratum's title, and the figures sources printed for catalog configs, as JSON for the answer check."""
-    published = errata.pages(models, language)
-    known = tuple(published[0].context["errata"]) if published else ()
+    known = errata.published(models, language)
     titles = {e.id: e.title for e in known}
     printed = [
         {"query": e.model.calculator_query, "value": str(e.printed_value), "erratum": e.id}

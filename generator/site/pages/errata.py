@@ -54,8 +54,8 @@ from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Details, Model, Summary
 
 
-def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
-    """The errata page, with every erratum whose card is in the catalog."""
+def published(models: Sequence[Summary], language: str = LANGUAGE) -> tuple[Erratum, ...]:
+    """Every erratum whose card is in the catalog, worked on it (the answer checks name them too)."""
     text = content.load("errata", language)
     by_id = Details(models)
     errata = []
@@ -63,16 +63,22 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         if all(n in by_id for n in needs):
             section = text.section("errata").section(build.__name__.replace("_", "-"))
             errata.append(build(section, *(by_id[n] for n in needs)))
+    return tuple(errata)
+
+
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    """The errata page, with every erratum whose card is in the catalog."""
+    errata = published(models, language)
     if not errata:
         return []
-    page = text.section("page")
+    page = content.load("errata", language).section("page")
     return [
         Page(
             "errata/index.html",
             "errata.html",
             page("title", site=SITE_TITLE),
             page("description"),
-            {"errata": tuple(errata)},
+            {"errata": errata},
             guide=page("guide"),
         )
     ]

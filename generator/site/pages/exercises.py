@@ -73,8 +73,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     exercises = [build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id]
     if not exercises:
         return []
-    published = errata.pages(models, language)
-    known = tuple(published[0].context["errata"]) if published else ()
+    known = errata.published(models, language)
     exercises = [dataclasses.replace(x, check=check_data(x, known)) for x in exercises]
     page = text.section("page")
     return [
