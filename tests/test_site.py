@@ -96,6 +96,9 @@ def test_index_and_compare_list_every_card(site: Path) -> None:
         total = f"{reference_for(card_id)['total']:,}"
         for page in (index, compare):
             row = re.search(rf'<tr id="{re.escape(card_id)}">(.*?)</tr>', page, re.S)
+            if page is index and card_id.startswith("exercise-"):  # its answer stays on the exercises page (issue 12)
+                assert row and total not in row.group(1) and 'href="exercises/index.html"' in row.group(1), card_id
+                continue
             assert row and total in row.group(1), card_id
     assert "21.8%" in re.search(r'<tr id="bert-base-uncased">(.*?)</tr>', compare, re.S).group(1)  # type: ignore[union-attr]
 
