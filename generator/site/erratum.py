@@ -19,7 +19,7 @@ from generator.counting.derivation import BlockDerivation
 from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
 from generator.counting.poly import Poly
 from generator.site.content import Text
-from generator.site.views import Model
+from generator.site.views import Model, Summary
 
 V, P, T, H, I, L, A = (Poly.symbol(s) for s in "VPTHILA")
 ORDER = ("V", "U", "P", "T", "H", "I", "L", "A")
@@ -52,7 +52,7 @@ class Link:
     path: str
 
 
-def _exact_figure(text: str | None) -> int | None:
+def exact_figure(text: str | None) -> int | None:
     """A figure as a number when every digit is written out ("14,155,008"), else None ("110M")."""
     if text is None:
         return None
@@ -81,7 +81,7 @@ class Row:
     @property
     def printed_value(self) -> int | None:
         """The printed figure as a number, when it is written out in full ("14,155,008")."""
-        return _exact_figure(self.printed)
+        return exact_figure(self.printed)
 
     @property
     def off(self) -> int:
@@ -126,7 +126,7 @@ class Erratum:
     @property
     def printed_value(self) -> int | None:
         """The printed figure as a number, when it is exact ("218,671,424"); None otherwise."""
-        return _exact_figure(self.printed)
+        return exact_figure(self.printed)
 
 
 # Helpers: the card's own steps, as formula and value ------------------------------------------
@@ -226,7 +226,7 @@ def used_symbols(model: Model, rows: Sequence[Row], leave_out: str = "") -> tupl
     return symbols_of(model, order)
 
 
-def printed_by(model: Model, source_words: str) -> str | None:
+def printed_by(model: Summary, source_words: str) -> str | None:
     """The figure a source printed, as the card's claim from that source records it."""
     return next((c.figure for c in model.card.claims if source_words in c.source), None)
 

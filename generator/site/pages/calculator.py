@@ -106,15 +106,12 @@ def _strings(language: str) -> str:
 
 def _errata(models: Sequence[Summary], language: str) -> tuple[str, str]:
     """Each erratum's title, and the figures sources printed for catalog configs, as JSON for the answer check."""
-    known = errata.published(models, language)
-    titles = {e.id: e.title for e in known}
     printed = [
-        {"query": e.model.calculator_query, "value": str(e.printed_value), "erratum": e.id}
-        for e in known
-        if e.printed_value is not None and e.printed_value != e.model.total
+        {"query": card.calculator_query, "value": str(figure), "erratum": key}
+        for key, card, figure in errata.printed_figures(models)
     ]
     compact = {"ensure_ascii": False, "separators": (",", ":"), "sort_keys": True}
-    return json.dumps(titles, **compact), json.dumps(printed, **compact)  # type: ignore[arg-type]
+    return json.dumps(errata.titles(models, language), **compact), json.dumps(printed, **compact)  # type: ignore[arg-type]
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:

@@ -39,6 +39,7 @@ from generator.site.erratum import (
     closed_form,
     embedding_rows,
     erratum,
+    exact_figure,
     grouped,
     one_layer,
     per_layer,
@@ -54,8 +55,8 @@ from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Details, Model, Summary
 
 
-def published(models: Sequence[Summary], language: str = LANGUAGE) -> tuple[Erratum, ...]:
-    """Every erratum whose card is in the catalog, worked on it (the answer checks name them too)."""
+def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    """The errata page, with every erratum whose card is in the catalog."""
     text = content.load("errata", language)
     by_id = Details(models)
     errata = []
@@ -63,25 +64,58 @@ def published(models: Sequence[Summary], language: str = LANGUAGE) -> tuple[Erra
         if all(n in by_id for n in needs):
             section = text.section("errata").section(build.__name__.replace("_", "-"))
             errata.append(build(section, *(by_id[n] for n in needs)))
-    return tuple(errata)
-
-
-def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
-    """The errata page, with every erratum whose card is in the catalog."""
-    errata = published(models, language)
     if not errata:
         return []
-    page = content.load("errata", language).section("page")
+    page = text.section("page")
     return [
         Page(
             "errata/index.html",
             "errata.html",
             page("title", site=SITE_TITLE),
             page("description"),
-            {"errata": errata},
+            {"errata": tuple(errata)},
             guide=page("guide"),
         )
     ]
+
+
+# What the answer checks need of the errata, read without counting a card again: each erratum's
+# title, and each figure a source printed in full that its card's count is not (its slips).
+
+
+def titles(models: Sequence[Summary], language: str = LANGUAGE) -> dict[str, str]:
+    """The title of each erratum whose cards are in the catalog, by its id."""
+    section = content.load("errata", language).section("errata")
+    ids = {m.id for m in models}
+    found = {}
+    for build, needs in BUILDERS:
+        if all(n in ids for n in needs):
+            key = build.__name__.replace("_", "-")
+            found[key] = section.section(key)("title", theirs=mistakes.ROUND_VOCABULARY)  # vocabulary-30000's V
+    return found
+
+
+# The source whose printed figure an erratum's card records as a claim, by the words of its source.
+PRINTED_BY = {
+    "per-head-projections": "assignment",
+    "textbook-formula": "challenge",
+    "intermediate-bias": "issue 656",
+    "tied-twice": "issue 656",
+}
+
+
+def printed_figures(models: Sequence[Summary]) -> list[tuple[str, Summary, int]]:
+    """(erratum, card, figure) for each figure a source printed in full that differs from the card's count."""
+    by_id = {m.id: m for m in models}
+    found = []
+    for build, needs in BUILDERS:
+        key = build.__name__.replace("_", "-")
+        if key in PRINTED_BY and needs[0] in by_id:
+            card = by_id[needs[0]]
+            figure = exact_figure(printed_by(card, PRINTED_BY[key]))
+            if figure is not None and figure != card.total:
+                found.append((key, card, figure))
+    return found
 
 
 def mistake(erratum: str) -> Mistake:
@@ -137,10 +171,10 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
             total_of(model),
             "d-total",
             (Add((grouped((V + P + T) * H), per_layer(their_layer))), closed_form(model)),
-            (printed_by(model, "assignment"), tables.off + layers.off),
+            (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off),
         ),
     )
-    total, printed = their_total.evaluate(model.inventory.values), printed_by(model, "assignment")
+    total, printed = their_total.evaluate(model.inventory.values), printed_by(model, PRINTED_BY[t.key])
     sources, see_also = ("assignment", "qa-thread"), ("transformer-heads",)
     return erratum(t, model, used_symbols(model, rows), rows, total, printed, sources=sources, see_also=see_also)
 
@@ -204,12 +238,12 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
             total_of(model),
             "d-total",
             (Add((grouped((V + P + T) * H), per_layer(their_layer), poly_expr(H * H, ORDER))), closed_form(model)),
-            (printed_by(model, "challenge"), tables.off + layers.off + pooler.off),
+            (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off + pooler.off),
         ),
     )
     total = their_total.evaluate(model.inventory.values)
     symbols = used_symbols(model, rows)
-    return erratum(t, model, symbols, rows, total, printed_by(model, "challenge"), sources=("textbook",))
+    return erratum(t, model, symbols, rows, total, printed_by(model, PRINTED_BY[t.key]), sources=("textbook",))
 
 
 def layernorm_half(t: Text, model: Model) -> Erratum:
@@ -375,12 +409,12 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
                 Add((grouped(embeddings.formula), per_layer(their_layer), poly_expr(pooler.formula, ORDER))),
                 closed_form(model),
             ),
-            (printed_by(model, "issue 656"), layers.off),
+            (printed_by(model, PRINTED_BY[t.key]), layers.off),
         ),
     )
     total = their_total.evaluate(model.inventory.values)
     symbols = used_symbols(model, rows)
-    return erratum(t, model, symbols, rows, total, printed_by(model, "issue 656"), sources=("issue-656",))
+    return erratum(t, model, symbols, rows, total, printed_by(model, PRINTED_BY[t.key]), sources=("issue-656",))
 
 
 def tied_twice(t: Text, model: Model) -> Erratum:
@@ -412,7 +446,7 @@ def tied_twice(t: Text, model: Model) -> Erratum:
         used_symbols(model, rows),
         rows,
         listed,
-        printed_by(model, "issue 656"),
+        printed_by(model, PRINTED_BY[t.key]),
         sources=("issue-656",),
         method=t("method"),
         tensors=len(inventory.entries),

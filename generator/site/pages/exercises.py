@@ -23,7 +23,6 @@ from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
 from generator.site import content
 from generator.site.content import Text
-from generator.site.erratum import Erratum
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.pages import errata
 from generator.site.views import Details, Model, Summary
@@ -73,8 +72,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     exercises = [build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id]
     if not exercises:
         return []
-    known = errata.published(models, language)
-    exercises = [dataclasses.replace(x, check=check_data(x, known)) for x in exercises]
+    titles, printed = errata.titles(models, language), errata.printed_figures(models)
+    exercises = [dataclasses.replace(x, check=check_data(x, titles, printed)) for x in exercises]
     page = text.section("page")
     return [
         Page(
@@ -92,20 +91,15 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     ]
 
 
-def check_data(exercise: Exercise, known: Sequence[Erratum]) -> str:
+def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[tuple[str, Summary, int]]) -> str:
     """The numbers a reader's answer is checked against: the answer, and what each published mistake gives.
 
     Every mistake of ``generator/analysis/mistakes.py`` is evaluated on the exercise's card here, at
     build time; an erratum worked on this very card adds its figure as the source printed it.
     The script only compares numbers (static/check.js).
     """
-    titles = {e.id: e.title for e in known}
     found = list(candidates(exercise.model.inventory))
-    found += [
-        Candidate(e.id, e.printed_value, printed=True)
-        for e in known
-        if e.model.id == exercise.model.id and e.printed_value
-    ]
+    found += [Candidate(e, figure, printed=True) for e, card, figure in printed if card.id == exercise.model.id]
     return json.dumps(
         {
             "answer": str(exercise.answer),
