@@ -13,6 +13,7 @@ from generator.build.serve import serve
 from generator.cards.importer import import_config
 from generator.cards.problems import InputError, display_path
 from generator.parallel import available_jobs
+from generator.site.page import LANGUAGE
 from generator.site.render import SiteOptions
 from generator.site.search import SearchIndexError
 
@@ -44,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="where the site will be published, e.g. https://user.github.io/repo/; used only for canonical "
         "links, the sitemap and Open Graph tags (links inside the site stay relative)",
+    )
+    build_cmd.add_argument(
+        "--language",
+        default=LANGUAGE,
+        metavar="CODE",
+        help=f"the folder of content/ the site's prose comes from, and its <html lang> (default: {LANGUAGE})",
     )
     build_cmd.add_argument("--no-search", action="store_true", help="skip the Pagefind search index")
     build_cmd.add_argument(
@@ -129,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
-        options = SiteOptions.from_environment(args.base_url, search=not args.no_search)
+        options = SiteOptions.from_environment(args.base_url, search=not args.no_search, language=args.language)
         result = build(args.models, args.out, options, progress, args.jobs)
     except InputError as error:
         progress.abandon()

@@ -8,6 +8,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, count_card, reference_for
 from generator.build.pipeline import build
@@ -16,6 +17,7 @@ from generator.counting.architecture import Param, Part, part_of
 from generator.counting.inventory import Inventory
 from generator.counting.parts import part_subtotals, shares
 from generator.counting.poly import Poly, product
+from generator.site import content
 from generator.site.differences import PAIRS, Diff, available_pairs, compare
 from generator.site.formats import percent
 from generator.site.pages.charts import rule_rows, share_rows
@@ -103,7 +105,7 @@ def test_classification_choices(card: str, tensor: str, part: Part) -> None:
 
 
 def test_every_declared_pair_is_in_the_catalog(models: dict[str, Model]) -> None:
-    assert len(available_pairs(models.values())) == len(PAIRS)
+    assert len(available_pairs(models.values(), content.load("diffs").section("topics"))) == len(PAIRS)
     assert len({p.slug for p in PAIRS}) == len(PAIRS)
 
 
@@ -301,8 +303,11 @@ def test_diff_pages_are_built_and_linked(site: Path) -> None:
     assert 'href="diffs/index.html"' in index and 'href="charts/index.html"' in index  # under "Learn"
     assert 'href="../diffs/index.html"' in compare and 'href="../charts/index.html"' in compare
     listing = (site / "diffs" / "index.html").read_text(encoding="utf-8")
+    topics = content.load("diffs").section("topics")
     for pair in PAIRS:
-        assert (site / "diffs" / pair.slug / "index.html").is_file()
+        page = (site / "diffs" / pair.slug / "index.html").read_text(encoding="utf-8")
+        topic = str(escape(topics(pair.slug)))
+        assert f'<p class="lede">{topic[:1].upper()}{topic[1:]}. A is ' in page  # the topic, from content/en
         assert f'href="{pair.slug}/index.html"' in listing.replace("../diffs/", "")
 
 

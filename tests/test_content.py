@@ -8,16 +8,24 @@ a row or a whole file, or keeps a key the code no longer has, fails here with fi
 
 from __future__ import annotations
 
+import functools
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_calculator import every_path
 
 from conftest import MODELS
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
-from generator.site import content, render
+from generator.cli import main
+from generator.counting import texts
+from generator.counting.architecture import Head, Part
+from generator.counting.families import FAMILIES
+from generator.site import content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
@@ -25,6 +33,7 @@ from generator.site.views import Model, model_of
 
 LANGUAGES = sorted(p.name for p in CONTENT.iterdir() if p.is_dir())
 LOAD = content.load
+FAMILY_TEXTS = "families.yaml"  # read by the counting layer (generator/counting/texts.py), not by a page kind
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +54,10 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     found: list[str] = []
     try:
         render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
-        render.Renderer(SiteOptions(language=language)).model_files(models[0])
+        renderer = render.Renderer(SiteOptions(language=language))
+        renderer.model_files(models[0])
+        for model in models:  # the search index's record of each model page
+            search.model_record(model, renderer.text)
     except InputError as error:
         found += [str(p) for p in error.problems]
     if found:
@@ -58,9 +70,68 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     for path, document in documents.items():
         found += [str(p) for p in content.unread(Text(document, (), read[path]))]
     for path in sorted((root / language).glob("*.yaml")):
-        if path not in documents:
+        if path not in documents and path.name != FAMILY_TEXTS:
             found.append(f"{path}: no page kind reads this file")
+    return found + family_text_problems(language, root)
+
+
+def family_text_problems(language: str, root: Path) -> list[str]:
+    """What families.yaml lacks for the families' declarations, and what it holds that none declares."""
+    path = root / language / FAMILY_TEXTS
+    if not path.is_file():
+        return [f"{path}: expected the families' texts, found no file"]
+    found: list[str] = []
+    for family in FAMILIES.values():
+        try:
+            texts.with_texts(family, language, root)
+        except texts.MissingTextError as error:
+            found.append(str(error))
+            continue
+        words = texts.family_texts(family.name, language, root)
+        for kind in ("blocks", "modules"):  # every one the family can declare (the registry fills them as declared)
+            missing = sorted(declared_keys(family.name, kind) - set(getattr(words, kind)))
+            found += [
+                f"{path}: families.{family.name}.{kind}.{key}: expected a text here, found none" for key in missing
+            ]
+    try:
+        texts.part_titles(language, root)
+    except texts.MissingTextError as error:
+        found.append(str(error))
+    data = texts.load(language, root)
+    found += [f"{path}: {key}: not a section the code reads" for key in data if key not in SECTIONS]
+    found += [f"{path}: families.{name}: no family of this name" for name in data["families"] if name not in FAMILIES]
+    found += [f"{path}: parts.{key}: no part of this name" for key in data.get("parts") or {} if key not in PARTS]
+    own = {name: data["families"].get(name) or {} for name in FAMILIES}
+    found += [
+        f"{path}: families.{name}.{key}: not a section the code reads"
+        for name, section in own.items()
+        for key in section
+        if key not in ("title", "symbols", "switches", "blocks", "modules", "differences")
+    ]
+    for kind, one in (("symbols", "symbol"), ("switches", "switch"), ("blocks", "block"), ("modules", "module")):
+        declared = {name: declared_keys(name, kind) for name in FAMILIES}
+        for name, section in own.items():
+            extra = [key for key in section.get(kind) or {} if key not in declared[name]]
+            found += [f"{path}: families.{name}.{kind}.{key}: the family declares no such {one}" for key in extra]
+        read = {key for name, keys in declared.items() for key in keys if key not in (own[name].get(kind) or {})}
+        found += [
+            f"{path}: {kind}.{key}: no family reads this shared text" for key in data.get(kind) or {} if key not in read
+        ]
     return found
+
+
+SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "families")
+PARTS = {part.value for part in Part}
+
+
+@functools.cache
+def declared_keys(family: str, kind: str) -> frozenset[str]:
+    """The names a family declares of one kind: its symbols, switches, blocks or modules."""
+    found = FAMILIES[family]
+    if kind in ("symbols", "switches"):
+        return frozenset(x.name for x in getattr(found, kind))
+    blocks = [b for head in found.heads for _, a in every_path(found, head) for b in a.blocks]
+    return frozenset(b.key for b in blocks) if kind == "blocks" else frozenset(m.key for b in blocks for m in b.modules)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -78,6 +149,7 @@ def test_the_languages_are_found() -> None:
         "diffs.yaml",
         "errata.yaml",
         "exercises.yaml",
+        "families.yaml",
         "site.yaml",
     }
 
@@ -210,3 +282,126 @@ def test_a_file_that_is_not_yaml(tmp_path: Path) -> None:
     with pytest.raises(InputError) as error:
         content.load("calculator", "zh", target.parents[1])
     assert str(error.value).startswith(f"{target}:3:1: YAML syntax:")
+
+
+# The language of a build: `python -m generator build --language CODE` ----------------------
+
+
+def _one_card(tmp_path: Path) -> Path:
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(MODELS / "bert-base-uncased.yaml", models)
+    return models
+
+
+def test_a_build_in_a_second_language(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prose comes from content/<language>/ and every page, 404 included, says which language it is in."""
+    target = _second_language(
+        tmp_path,
+        lambda t: t.replace("Exact parameter counts, tensor by tensor,", "逐个张量的精确参数量,"),
+        "site.yaml",
+    )
+    monkeypatch.setattr(content, "CONTENT", target.parents[1])
+    out = tmp_path / "out"
+    args = ["build", "--models", str(_one_card(tmp_path)), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]
+    assert main([*args, "--language", "zh"]) == 0
+    home = (out / "index.html").read_text("utf-8")
+    assert home.startswith('<!doctype html>\n<html lang="zh">\n')
+    assert '<meta name="description" content="逐个张量的精确参数量, for 1 BERT-family models.">' in home
+    for page in ("404.html", "models/bert-base-uncased/index.html", "errata/index.html"):
+        assert '<html lang="zh">' in (out / page).read_text("utf-8"), page
+    assert main(args) == 0  # the default is English
+    home = (out / "index.html").read_text("utf-8")
+    assert home.startswith('<!doctype html>\n<html lang="en">\n') and "逐个" not in home
+
+
+def test_an_unknown_language(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "generator", "build", "--language", "xx", "--models", str(MODELS), "--out", str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [
+        f"{CONTENT / 'xx'}:1:1: --language: expected one of the languages in content/ ({', '.join(LANGUAGES)}), "
+        "found 'xx'",
+        "error: 1 problem(s) in 1 file(s); out/ was left unchanged",
+    ]
+    assert not out.exists()
+# The families' words (content/<language>/families.yaml), tied to the declarations the same way. ---
+
+
+# Each case: what a translation changes in families.yaml (old text, new text), and what the check says.
+FAMILY_TEXT_CASES = {
+    "a family lost": (
+        [("  bert:\n    title: BERT\n", "")],
+        ["families: no section for the family 'bert'"],
+    ),
+    "a symbol lost": (
+        [("      G: stored groups of layers (shared across depth)\n", "")],
+        ["families.albert.symbols.G: expected a text here, found none"],
+    ),
+    "a module lost": (
+        [("      sentence-order-classifier: sentence-order classifier\n", "")],
+        ["families.albert.modules.sentence-order-classifier: expected a text here, found none"],
+    ),
+    "texts without code": (
+        [
+            ("    title: BERT\n", "    title: BERT\n    switches:\n      trigram: a switch BERT does not have\n"),
+            ("  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"),
+            ("      sop-head: sentence-order head\n", "      sop-head: sentence-order head\n      nsp-head: a head\n"),
+        ],
+        [
+            "symbols.Z: no family reads this shared text",
+            "families.bert.switches.trigram: the family declares no such switch",
+            "families.albert.blocks.nsp-head: the family declares no such block",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FAMILY_TEXT_CASES)
+def test_a_translation_of_the_families_words_that_differs_from_the_code(
+    case: str, models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edits, expected = FAMILY_TEXT_CASES[case]
+
+    def edit(text: str) -> str:
+        for old, new in edits:
+            assert old in text
+            text = text.replace(old, new)
+        return text
+
+    target = _second_language(tmp_path, edit, FAMILY_TEXTS)
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [f"{target}: {line}" for line in expected]
+
+
+def test_the_families_words_reach_the_declarations() -> None:
+    albert, bert = FAMILIES["albert"], FAMILIES["bert"]
+    assert {s.name: s.meaning for s in albert.symbols}["G"] == "stored groups of layers (shared across depth)"
+    assert {s.name: s.meaning for s in albert.symbols}["H"] == "hidden size"  # the shared text
+    assert albert.differences[0].startswith("**Factorized embeddings.**")
+    assert bert.differences == ()
+    assert (bert.title, FAMILIES["deberta-v2"].title) == ("BERT", "DeBERTa-v2/v3")
+    assert [t for _, t in texts.family_texts("xlm-roberta").differences] == list(FAMILIES["xlm-roberta"].differences)
+    assert {s.name: s.meaning for s in FAMILIES["mobilebert"].switches}["tied"] == (
+        "the output layer reuses the token embedding table"
+    )
+
+
+def test_the_words_of_blocks_and_modules_reach_the_architecture() -> None:
+    blocks = {
+        b.key: b
+        for b in FAMILIES["distilbert"]
+        .architecture({"n_layers": 6, "tie_word_embeddings": True}, Head.MASKED_LM)
+        .blocks
+    }
+    assert blocks["layer"].title == "transformer block"  # DistilBERT's own, over the shared "encoder layer"
+    assert [(m.key, m.label) for m in blocks["layer"].modules][-3:] == [
+        ("feed-forward-in", "feed-forward in"),
+        ("feed-forward-out", "feed-forward out"),
+        ("output-layernorm", "output LayerNorm"),
+    ]

@@ -38,11 +38,10 @@ def test_an_architecture_refuses_a_block_key_twice() -> None:
 def test_a_family_holds_only_its_declaration_and_its_copies_share_the_built_architectures() -> None:
     assert [f.name for f in dataclasses.fields(Family)] == [
         "name",
-        "title",
         "symbols",
-        "heads",
         "declare",
-        "flag_keys",
+        "heads",
+        "title",
         "differences",
         "own_config",
         "extra_config",

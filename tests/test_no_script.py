@@ -413,7 +413,10 @@ class Visitor:
             self.results = page.locator(".pagefind-ui__result").count()
         page.keyboard.press("Tab")
         page.mouse.move(200, 200)
-        page.wait_for_timeout(100)  # onload, autofocus and zero-delay timers have fired by now
+        # Past a zero-delay timer queued after load, a rendering step (where autofocus is applied,
+        # before animation frames: HTML "update the rendering") and another timer: whatever the page
+        # queued at load, on focus or on pointing has run by then, with no fixed wait.
+        page.evaluate(SETTLED)
         flag = page.evaluate("() => window.__pwned")
         if flag is not None:
             self.signs.append(f"window.__pwned = {flag}")
@@ -426,6 +429,7 @@ class Visitor:
         self.context.close()
 
 
+SETTLED = "() => new Promise(done => setTimeout(() => requestAnimationFrame(() => setTimeout(done, 0)), 0))"
 SEARCH_QUERIES = ["alert", "script onerror", "javascript", "pwned"]
 ADDRESS_PAYLOADS = PAYLOADS[:12]
 CANARY = (

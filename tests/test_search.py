@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from conftest import card_by_id
+from generator.site import content
 from generator.site.search import NOTES_OPENING, SearchIndex, _opening, model_record
 from generator.site.views import model_of
 
+SITE_TEXT = content.load("site")
+
 
 def test_a_model_record_names_the_model_its_sizes_and_its_parts() -> None:
-    record = model_record(model_of(card_by_id("albert-base-v2")))
+    record = model_record(model_of(card_by_id("albert-base-v2")), SITE_TEXT)
     assert (record.url, record.title, record.html) == ("models/albert-base-v2/", "ALBERT-Base v2", None)
     lines = record.content.splitlines()
     assert lines[:4] == [
@@ -32,7 +35,7 @@ def test_the_notes_opening_is_the_first_paragraph_cut_at_a_word() -> None:
 
 
 def test_a_record_becomes_a_page_under_its_own_address(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    record = model_record(model_of(card_by_id("bert-base-uncased")))
+    record = model_record(model_of(card_by_id("bert-base-uncased")), SITE_TEXT)
     SearchIndex(tmp_path).add(record)
     stub = (tmp_path / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
     assert stub.startswith('<!doctype html><html lang="en">') and "<body data-pagefind-body>" in stub

@@ -16,6 +16,7 @@ from generator.build.output import check_output_dir, staged_site
 from generator.build.progress import Progress
 from generator.cards.card import load_cards
 from generator.parallel import available_jobs, map_parallel
+from generator.site import content
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
 from generator.site.search import model_record, page_record, search_index
 from generator.site.views import Summary, SummaryNumbers, model_of
@@ -44,6 +45,7 @@ def build(
     options = options or SiteOptions()
     progress = progress or Progress()
     check_output_dir(out_dir, protected=[models_dir, Path.cwd(), PROJECT_ROOT])
+    content.check_language(options.language)  # before the cards are read: a typo fails at once
 
     jobs = jobs or available_jobs()
     progress.start("reading cards")
@@ -51,14 +53,14 @@ def build(
     progress.finish(f"{len(cards):,} cards")
 
     renderer = Renderer(options)
-    with staged_site(out_dir) as staging, search_index(options.search) as index:
+    with staged_site(out_dir) as staging, search_index(options.search, options.language) as index:
 
         def one_model(number: int) -> SummaryNumbers:
             model = model_of(cards[number])
             for path, content in renderer.model_files(model).items():
                 staging.write(path, content)
             if index is not None:
-                index.add(model_record(model))
+                index.add(model_record(model, renderer.text))
             return model.numbers()
 
         def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> None:

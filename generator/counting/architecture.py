@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.counting.conditions import Value
+from generator.counting.conditions import Value, flags
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, Switches, decide
+from generator.counting.switches import FirstOf, Rule, Switch, Switches, decide
 
 
 class Head(enum.Enum):
@@ -93,19 +93,19 @@ class Module:
     """A group of tensors that one derivation step accounts for (a Linear, a LayerNorm...)."""
 
     path: str  # contains "{n}" when the module is repeated inside its block
-    label: str
+    key: str  # stable within its family ("feed-forward-in"): its step's anchor, and its label's key in content/
     params: tuple[Param | Tie, ...]  # a param name may be a dotted path below the module
     heads: str | None = None  # symbol of the head count when the projection is split into heads
     repeat: Poly | None = None  # how many copies one block instance holds, e.g. F - 1 stacked FFNs
     part: Part | None = None  # see Part; a module in a pooler or head block needs none
+    label: str = ""  # what a reader calls it ("feed-forward in"): from content/ by key (texts.py)
 
 
 @dataclass(frozen=True)
 class Block:
     """A component: embeddings, an encoder layer (repeated), the pooler, a head."""
 
-    key: str
-    title: str
+    key: str  # stable within its family: the block's anchors, and its title's key in content/
     kind: Kind
     prefix: str  # contains "{0}" (and "{1}", ...) for each symbol in ``repeat``
     modules: tuple[Module, ...]
@@ -114,6 +114,7 @@ class Block:
     # The first index of the outermost repeat, when earlier instances differ and are declared
     # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
     start: int = 0
+    title: str = ""  # what a reader calls it ("encoder layer"): from content/ by key (texts.py)
 
     def counts(self) -> tuple[Poly, ...]:
         """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""
@@ -161,11 +162,11 @@ class Symbol:
 
     name: str
     key: str  # the config key; for a derived symbol, how it is computed ("hidden_size / conv_groups")
-    meaning: str
     optional: bool = False  # the config may leave it null (e.g. DeBERTa's embedding_size means H then)
     size: bool = True  # a size (minimum to 2³¹ − 1); False for a count whose sign means something (DeBERTa's R)
     minimum: int = 1  # 0 where transformers builds an empty table (type_vocab_size: no token types)
     value: Value | None = None  # a derived symbol: computed from config values, not read from ``key``
+    meaning: str = ""  # what it is, in words: from content/ (texts.py), by the family's name and the symbol's
 
 
 # A cross-field rule's verdict: None, or the message and the keys it is about.
@@ -186,14 +187,15 @@ class Family:
     """A transformers model type: its symbols, its heads and its tensor declaration."""
 
     name: str
-    title: str
     symbols: tuple[Symbol, ...]
-    heads: tuple[Head, ...]
     # Declares the tensors of a head from the family's switches alone (``on["tied"]``), never
     # from the config: what a builder may branch on is declared, as data, in ``switches``.
     declare: Callable[[Mapping[str, bool], Head], Architecture]
-    flag_keys: tuple[str, ...] = ()
-    # Markdown paragraphs: what differs from BERT and what it does to the count (empty for BERT).
+    heads: tuple[Head, ...] = tuple(Head)  # BERT's four; a family with fewer lists them
+    # The name a reader sees ("DeBERTa-v2/v3"): content, filled in with the differences (texts.py).
+    title: str = ""
+    # Markdown paragraphs: what differs from BERT and what it does to the count (none for BERT).
+    # Written in content/, not here: the registry fills them in (texts.py), keyed by family.
     differences: tuple[str, ...] = ()
     # A family that transformers does not implement declares its own config keys and defaults.
     own_config: OwnConfig | None = None
@@ -207,6 +209,15 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
+
+    @property
+    def flag_keys(self) -> tuple[str, ...]:
+        """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
+        conditions = [s.when for s in self.switches]
+        for check in self.checks:
+            rules = check.rules if isinstance(check, FirstOf) else (check,)
+            conditions += [rule.fails for rule in rules if isinstance(rule, Rule)]
+        return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)

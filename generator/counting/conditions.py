@@ -136,20 +136,28 @@ def neg(a: Value | str | int) -> Arithmetic:
 class _Combinable:
     """``a & b``, ``a | b`` and ``~a`` build the and/or/not of conditions."""
 
-    def __and__(self, other: Condition) -> All:
-        return All((self, other))  # type: ignore[arg-type]
+    def __and__(self, other: Condition) -> Junction:
+        return Junction("all", (self, other))  # type: ignore[arg-type]
 
-    def __or__(self, other: Condition) -> AnyOf:
-        return AnyOf((self, other))  # type: ignore[arg-type]
+    def __or__(self, other: Condition) -> Junction:
+        return Junction("any", (self, other))  # type: ignore[arg-type]
 
     def __invert__(self) -> Not:
         return Not(self)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class Truthy(_Combinable):
+class _OnKey(_Combinable):
+    """A test of one config value: it reads that key alone."""
+
     key: str
 
+    def reads(self) -> set[str]:
+        return {self.key}
+
+
+@dataclass(frozen=True)
+class Truthy(_OnKey):
     def evaluate(self, config: Mapping[str, Any]) -> bool:
         item = config.get(self.key)
         return item not in (None, False, 0, "") and item != []
@@ -157,32 +165,23 @@ class Truthy(_Combinable):
     def to_json(self) -> JSON:
         return {"truthy": self.key}
 
-    def reads(self) -> set[str]:
-        return {self.key}
-
 
 @dataclass(frozen=True)
-class IsNull(_Combinable):
-    key: str
-
+class IsNull(_OnKey):
     def evaluate(self, config: Mapping[str, Any]) -> bool:
         return config.get(self.key) is None
 
     def to_json(self) -> JSON:
         return {"null": self.key}
 
-    def reads(self) -> set[str]:
-        return {self.key}
-
 
 KINDS = ("int", "str", "bool", "strings")
 
 
 @dataclass(frozen=True)
-class Is(_Combinable):
+class Is(_OnKey):
     """The value's type: int (a whole number, not a boolean), str, bool, or strings (a list of strings)."""
 
-    key: str
     kind: str
 
     def evaluate(self, config: Mapping[str, Any]) -> bool:
@@ -198,15 +197,11 @@ class Is(_Combinable):
     def to_json(self) -> JSON:
         return {"is": [self.key, self.kind]}
 
-    def reads(self) -> set[str]:
-        return {self.key}
-
 
 @dataclass(frozen=True)
-class Contains(_Combinable):
+class Contains(_OnKey):
     """A list holds the item, or a "p2c|c2p" string has it among its parts (as transformers splits it)."""
 
-    key: str
     item: str
 
     def evaluate(self, config: Mapping[str, Any]) -> bool:
@@ -219,9 +214,6 @@ class Contains(_Combinable):
 
     def to_json(self) -> JSON:
         return {"contains": [self.key, self.item]}
-
-    def reads(self) -> set[str]:
-        return {self.key}
 
 
 ORDERINGS = ("gt", "ge", "lt", "le")
@@ -250,28 +242,18 @@ class Compare(_Combinable):
 
 
 @dataclass(frozen=True)
-class All(_Combinable):
+class Junction(_Combinable):
+    """Every condition holds (``op`` "all", written ``a & b``) or one does ("any", ``a | b``)."""
+
+    op: str  # all, any
     conditions: tuple[Condition, ...]
 
     def evaluate(self, config: Mapping[str, Any]) -> bool:
-        return all(c.evaluate(config) for c in self.conditions)
+        verdicts = (c.evaluate(config) for c in self.conditions)
+        return all(verdicts) if self.op == "all" else any(verdicts)
 
     def to_json(self) -> JSON:
-        return {"all": [c.to_json() for c in self.conditions]}
-
-    def reads(self) -> set[str]:
-        return set().union(*(c.reads() for c in self.conditions))
-
-
-@dataclass(frozen=True)
-class AnyOf(_Combinable):
-    conditions: tuple[Condition, ...]
-
-    def evaluate(self, config: Mapping[str, Any]) -> bool:
-        return any(c.evaluate(config) for c in self.conditions)
-
-    def to_json(self) -> JSON:
-        return {"any": [c.to_json() for c in self.conditions]}
+        return {self.op: [c.to_json() for c in self.conditions]}
 
     def reads(self) -> set[str]:
         return set().union(*(c.reads() for c in self.conditions))
@@ -291,7 +273,18 @@ class Not(_Combinable):
         return self.condition.reads()
 
 
-Condition = Truthy | IsNull | Is | Contains | Compare | All | AnyOf | Not
+Condition = Truthy | IsNull | Is | Contains | Compare | Junction | Not
+
+
+def flags(condition: Condition) -> tuple[str, ...]:
+    """The keys a condition reads as flags (``truthy``), in order: a card must give them as true or false."""
+    if isinstance(condition, Truthy):
+        return (condition.key,)
+    if isinstance(condition, Junction):
+        return tuple(key for c in condition.conditions for key in flags(c))
+    if isinstance(condition, Not):
+        return flags(condition.condition)
+    return ()
 
 
 def truthy(key: str) -> Truthy:
@@ -350,6 +343,6 @@ def le(a: Value | str, b: Value | str | int) -> Compare:
 HEAD = "@head"
 
 
-def head_is(*heads: str) -> AnyOf:
+def head_is(*heads: str) -> Junction:
     """The config is checked for one of these heads (their ``Head`` values)."""
-    return AnyOf(tuple(Compare("eq", Key(HEAD), Const(head)) for head in heads))
+    return Junction("any", tuple(Compare("eq", Key(HEAD), Const(head)) for head in heads))

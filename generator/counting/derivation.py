@@ -102,6 +102,7 @@ def count_factors(block: Block, order: tuple[str, ...]) -> tuple[Expr, ...]:
 class Step:
     """One module: symbolic formula, the same with numbers, and the result."""
 
+    key: str  # the module's, stable in every language: the step's anchor is d-<block>-<key>
     label: str
     names: tuple[str, ...]
     tied: tuple[tuple[str, str], ...]
@@ -159,6 +160,7 @@ def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockD
         tied = [t for t in shown if t.module is module and isinstance(t, TiedTensor)]
         steps.append(
             Step(
+                key=module.key,
                 label=module.label,
                 names=tuple(t.name for t in tensors),
                 tied=tuple((t.name, t.tied_to) for t in tied),

@@ -12,7 +12,7 @@ from generator.counting.poly import Poly
 
 def linear(
     path: str,
-    label: str,
+    key: str,
     n_in: Poly,
     n_out: Poly,
     *,
@@ -24,16 +24,16 @@ def linear(
     params: tuple[Param | Tie, ...] = (Param("weight", (n_out, n_in), "weight"),)
     if bias:
         params += (Param("bias", (n_out,), "bias"),)
-    return Module(path, label, params, heads, part=part)
+    return Module(path, key, params, heads, part=part)
 
 
-def layer_norm(path: str, label: str, dim: Poly) -> Module:
+def layer_norm(path: str, key: str, dim: Poly) -> Module:
     """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned)."""
-    return Module(path, label, (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")), part=Part.NORMS)
+    return Module(path, key, (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")), part=Part.NORMS)
 
 
 def embedding(
-    path: str, label: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS, frozen: bool = False
+    path: str, key: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS, frozen: bool = False
 ) -> Module:
     """nn.Embedding: one row of size dim per id."""
-    return Module(path, label, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part)
+    return Module(path, key, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part)

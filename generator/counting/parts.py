@@ -11,15 +11,9 @@ from fractions import Fraction
 
 from generator.counting.architecture import Part
 from generator.counting.inventory import Inventory
+from generator.counting.texts import part_titles
 
-PART_TITLES = {
-    Part.EMBEDDINGS: "embeddings",
-    Part.ATTENTION: "attention",
-    Part.FEED_FORWARD: "feed-forward",
-    Part.NORMS: "norms",
-    Part.POOLER: "pooler",
-    Part.HEADS: "heads",
-}
+PART_TITLES = part_titles()  # content/en/families.yaml: parts
 
 
 def part_subtotals(inventory: Inventory) -> dict[Part, int]:

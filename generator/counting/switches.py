@@ -27,8 +27,8 @@ class Switch:
 
     name: str
     when: Condition
-    meaning: str
     blocks: tuple[str, ...]
+    meaning: str = ""  # what it decides, in words: from content/ (texts.py), by the switch's name
 
     def to_json(self) -> JSON:
         return {"name": self.name, "when": self.when.to_json(), "meaning": self.meaning}

@@ -80,8 +80,27 @@ class Text:
         raise InputError([Problem(self.document.where(keys), _dotted(keys), message)])
 
 
-def load(page: str, language: str = LANGUAGE, root: Path = CONTENT) -> Text:
+def languages(root: Path | None = None) -> list[str]:
+    """The languages content/ holds: one folder each, named by its code (en, zh, ...)."""
+    folder = root or CONTENT
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def check_language(language: str, root: Path | None = None) -> None:
+    """InputError, located at the folder looked for, unless content/ holds ``language``."""
+    folder = root or CONTENT
+    present = languages(folder)
+    if language not in present:
+        message = (
+            f"expected one of the languages in {folder.name}/ ({', '.join(present) or 'none'}), found {language!r}"
+        )
+        raise InputError([Problem(Location(folder / language), "--language", message)])
+
+
+def load(page: str, language: str = LANGUAGE, root: Path | None = None) -> Text:
     """The texts of one page in one language; InputError, located, when the file is not usable."""
+    root = root or CONTENT  # read when called, so a test may point CONTENT at a scratch copy
+    check_language(language, root)
     path = root / language / f"{page}.yaml"
     if not path.is_file():
         message = f"expected the content file of the {page} page in {language!r}, found none"

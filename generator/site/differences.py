@@ -7,7 +7,7 @@ tensors matched first by name, then, for those left over, by component and role.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -21,11 +21,10 @@ from generator.site.views import Model, Summary
 
 @dataclass(frozen=True)
 class Pair:
-    """Two models worth comparing, from ``a`` to ``b``, and what the comparison teaches."""
+    """Two models worth comparing, from ``a`` to ``b``; what it teaches is content (diffs.yaml, by slug)."""
 
     a: str
     b: str
-    topic: str
 
     @property
     def slug(self) -> str:
@@ -34,24 +33,24 @@ class Pair:
 
 # Every comparison page on the site; a pair whose cards are not in the build is left out.
 PAIRS = (
-    Pair("bert-base-uncased", "bert-large-uncased", "Base to Large: deeper and wider"),
-    Pair("bert-base-cased", "bert-base-uncased", "cased to uncased: only the vocabulary changes"),
-    Pair("bert-base-cased", "bert-base-multilingual-cased", "English to multilingual: a far larger vocabulary"),
-    Pair("bert-base-uncased", "bert-base-uncased-pretraining", "what the pre-training heads add"),
-    Pair("bert-base-uncased", "roberta-base", "BERT to RoBERTa: the same encoder, another vocabulary"),
-    Pair("roberta-base", "xlm-roberta-base", "RoBERTa to XLM-RoBERTa: a vocabulary for many languages"),
-    Pair("bert-base-uncased", "distilbert-base-uncased", "BERT to DistilBERT: fewer layers, fewer tables"),
-    Pair("bert-base-uncased", "albert-base-v2", "BERT to ALBERT: one shared layer, a factorized embedding"),
-    Pair("albert-base-v2", "albert-xxlarge-v2", "ALBERT Base to xxLarge: wider, never more stored layers"),
-    Pair("bert-base-uncased", "electra-base-discriminator", "BERT to ELECTRA: the same encoder, another head"),
-    Pair("electra-base-discriminator", "electra-base-generator", "ELECTRA's discriminator and its smaller generator"),
-    Pair("bert-base-uncased", "tinybert-general-4l-312d", "BERT-Base to TinyBERT: a distilled small encoder"),
-    Pair("bert-base-uncased", "all-minilm-l6-v2", "BERT-Base to all-MiniLM-L6-v2: a distilled sentence encoder"),
-    Pair("bert-large-uncased", "mobilebert-uncased", "BERT-Large to MobileBERT: as deep, through bottlenecks"),
-    Pair("bert-base-uncased", "deberta-v3-base", "BERT to DeBERTa-v3: relative positions, a larger vocabulary"),
-    Pair("bert-base-uncased", "modernbert-base", "BERT to ModernBERT: gated feed-forward, no biases"),
-    Pair("bert-base-uncased", "bert-uncased-l12-h768-a12", "the same architecture trained again: nothing differs"),
-    Pair("transformer-base", "transformer-big", "Transformer base to big (2017): wider, as deep"),
+    Pair("bert-base-uncased", "bert-large-uncased"),
+    Pair("bert-base-cased", "bert-base-uncased"),
+    Pair("bert-base-cased", "bert-base-multilingual-cased"),
+    Pair("bert-base-uncased", "bert-base-uncased-pretraining"),
+    Pair("bert-base-uncased", "roberta-base"),
+    Pair("roberta-base", "xlm-roberta-base"),
+    Pair("bert-base-uncased", "distilbert-base-uncased"),
+    Pair("bert-base-uncased", "albert-base-v2"),
+    Pair("albert-base-v2", "albert-xxlarge-v2"),
+    Pair("bert-base-uncased", "electra-base-discriminator"),
+    Pair("electra-base-discriminator", "electra-base-generator"),
+    Pair("bert-base-uncased", "tinybert-general-4l-312d"),
+    Pair("bert-base-uncased", "all-minilm-l6-v2"),
+    Pair("bert-large-uncased", "mobilebert-uncased"),
+    Pair("bert-base-uncased", "deberta-v3-base"),
+    Pair("bert-base-uncased", "modernbert-base"),
+    Pair("bert-base-uncased", "bert-uncased-l12-h768-a12"),
+    Pair("transformer-base", "transformer-big"),
 )
 
 
@@ -209,6 +208,7 @@ class Pairing:
     pair: Pair
     a: Summary
     b: Summary
+    topic: str  # what the comparison teaches, in the build's language
 
     @property
     def difference(self) -> int:
@@ -219,10 +219,10 @@ class Pairing:
         return compare(self.pair, self.a.model(), self.b.model())
 
 
-def available_pairs(models: Iterable[Summary]) -> tuple[Pairing, ...]:
-    """The declared pairs whose two cards are in this build, with their summaries."""
+def available_pairs(models: Iterable[Summary], topics: Callable[[str], str]) -> tuple[Pairing, ...]:
+    """The declared pairs whose two cards are in this build, with their summaries and ``topics(slug)``."""
     by_id = {model.id: model for model in models}
-    return tuple(Pairing(p, by_id[p.a], by_id[p.b]) for p in PAIRS if p.a in by_id and p.b in by_id)
+    return tuple(Pairing(p, by_id[p.a], by_id[p.b], topics(p.slug)) for p in PAIRS if p.a in by_id and p.b in by_id)
 
 
 def compare(pair: Pair, a: Model, b: Model) -> Diff:

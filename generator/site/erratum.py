@@ -118,10 +118,10 @@ class Erratum:
     symbols: tuple[Symbol, ...]  # the config values the rows use, each with what it means
     rows: tuple[Row, ...]
     their_total: int | None
+    method: str  # what their_total is, as the verdict names it (content: errata.yaml page.method)
     printed: str | None = None  # the figure as the source prints it, from the card's claims
     variants: tuple[Variant, ...] = ()
     see_also: tuple[Link, ...] = ()
-    method: str = "Published method, recomputed"  # what their_total is, as the verdict names it
 
     @property
     def printed_value(self) -> int | None:
@@ -289,10 +289,10 @@ def erratum(
         symbols,
         tuple(rows),
         their_total,
+        method or t.root.section("page")("method"),
         printed,
         variants,
         tuple(Link(t.root.section("links")(key), LINK_PATHS[key]) for key in see_also),
-        method or t.root.section("page")("method"),
     )
 
 

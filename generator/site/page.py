@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+# templates/ at the top of a source tree, reached through the link generator/site/templates; a wheel
+# carries copies (package data in pyproject.toml), as it does of content/ (see content.py).
+TEMPLATES = (Path(__file__).parent / "templates").resolve()
 SITE_TITLE = "BERT Parameter Atlas"
 LANGUAGE = "en"  # the folder of content/ a site is built from unless told otherwise
 
@@ -29,13 +31,13 @@ class SiteOptions:
     language: str = LANGUAGE  # the folder of content/ its sentences come from
 
     @staticmethod
-    def from_environment(base_url: str | None, *, search: bool = True) -> SiteOptions:
+    def from_environment(base_url: str | None, *, search: bool = True, language: str = LANGUAGE) -> SiteOptions:
         """Options with the date taken from SOURCE_DATE_EPOCH, when it is set."""
         epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
         date = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date() if epoch.isdigit() else None
         if base_url and not base_url.endswith("/"):
             base_url += "/"
-        return SiteOptions(base_url or None, date, search)
+        return SiteOptions(base_url or None, date, search, language)
 
     def absolute(self, url: str) -> str:
         """A site URL made absolute with the base URL, or left relative to the site root."""
@@ -64,3 +66,17 @@ class Page:
     def url(self) -> str:
         """The page's address below the site root, as it is linked from outside: models/<id>/."""
         return self.path.removesuffix("index.html")
+
+
+def guide_page(
+    path: str, template: str, texts: Callable[..., str], context: Mapping[str, Any], **values: object
+) -> Page:
+    """A page the index lists under "Learn": its title, description and guide are ``texts``, filled with ``values``."""
+    return Page(
+        path,
+        template,
+        texts("title", site=SITE_TITLE, **values),
+        texts("description", **values),
+        context,
+        guide=texts("guide", **values),
+    )

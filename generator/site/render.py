@@ -11,6 +11,7 @@ import functools
 import html
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -47,8 +48,9 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
             super().dump_bytecode(bucket)
 
 
-def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
-    """The one template environment: autoescape on, undefined names are errors."""
+def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
+    """The one template environment: autoescape on, undefined names are errors; ``text`` is site.yaml's."""
+    words = RowWords.of(text.section("rendering"))
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
         bytecode_cache=_CompiledTemplates(templates),
@@ -65,14 +67,15 @@ def environment(templates: Path = TEMPLATES) -> jinja2.Environment:
         formula=formula,
         mathtext=to_text,
         shape=shape_text,
-        tensor_rows=tensor_rows,
+        tensor_rows=functools.partial(tensor_rows, words=words),
         markdown=render_markdown,
         slug=slug,
         sentence=lambda text: text[:1].upper() + text[1:],
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
-    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, permalink=permalink)
+    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS)
+    env.globals.update(permalink=functools.partial(permalink, words.permalink))
     return env
 
 
@@ -82,12 +85,24 @@ def formula(expr: Expr) -> Markup:
     return Markup(f'<span class="math">{to_mathml(expr)}</span>')
 
 
-# A visible link to an element's own address, named for screen readers; both values escaped.
-PERMALINK = '<a class="permalink" href="#{anchor}" aria-label="Link to {label}">#</a>'
+@dataclass(frozen=True)
+class RowWords:
+    """The words markup written in Python carries, from the content, escaped, with {placeholders} left to fill."""
+
+    permalink: str  # a visible link to an element's own address, named for screen readers: {anchor}, {label}
+    tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
+
+    @staticmethod
+    def of(text: Text) -> RowWords:
+        """The words of ``text`` (site.yaml ``rendering``), each read once per build, not once per row."""
+        label = html.escape(text("permalink", label="{label}"))
+        tied = html.escape(text("tied", target="{target}"), quote=False)
+        return RowWords(f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>', tied)
 
 
-def permalink(anchor: str, label: str) -> Markup:
-    return Markup(PERMALINK.format(anchor=escape(anchor), label=escape(label)))
+def permalink(markup: str, anchor: str, label: str) -> Markup:
+    """A permalink (``markup`` is RowWords.permalink), both values escaped."""
+    return Markup(markup.format(anchor=escape(anchor), label=escape(label)))
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -95,7 +110,7 @@ def shape_text(shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(f"{d:,}" for d in shape) + "]"
 
 
-def tensor_rows(entries: Iterable[Tensor | TiedTensor]) -> Markup:
+def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Markup:
     """The rows of a tensor table: name with its permalink, shape, count and role.
 
     The one piece of page markup written in Python rather than in a template: a model page
@@ -105,13 +120,12 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor]) -> Markup:
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     for entry in entries:
         name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
-        head = f'<th scope="row"><code>{name}</code> {PERMALINK.format(anchor="t-" + name, label=name)}</th>'
+        head = f'<th scope="row"><code>{name}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
         if isinstance(entry, TiedTensor):
             target = html.escape(entry.tied_to)
-            rows.append(
-                f'<tr class="tied" id="t-{name}">{head}<td colspan="2">tied to <a href="#t-{target}">'
-                f"<code>{target}</code></a>, counted there</td><td>{html.escape(entry.role)}</td></tr>\n"
-            )
+            tied = words.tied.format(target=f'<a href="#t-{target}"><code>{target}</code></a>')
+            role = html.escape(entry.role)
+            rows.append(f'<tr class="tied" id="t-{name}">{head}<td colspan="2">{tied}</td><td>{role}</td></tr>\n')
             continue
         key = (entry.shape, entry.count, entry.role)
         if key not in cells:
@@ -231,7 +245,7 @@ class Renderer:
         self.options = options
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
-        self.env = environment(templates)
+        self.env = environment(self.text, templates)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (
             "model.html",

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pagefind_bin  # type: ignore[import-untyped]  # the package ships no type information
 
+from generator.site.content import Text
+from generator.site.page import LANGUAGE
 from generator.site.views import Model, rounded
 
 # Characters of a card's notes the search index keeps (see model_record).
@@ -45,13 +47,14 @@ class SearchIndexError(Exception):
 class SearchIndex:
     """The pages Pagefind will index, written to a scratch folder as the build makes them."""
 
-    def __init__(self, scratch: Path) -> None:
+    def __init__(self, scratch: Path, language: str = LANGUAGE) -> None:
         self.scratch = scratch
+        self.language = language  # the stand-ins' <html lang>: Pagefind indexes (and stems) by it
 
     def add(self, record: SearchRecord) -> None:
         page = self.scratch / record.url / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(record.html if record.html is not None else _stub(record), encoding="utf-8")
+        page.write_text(record.html if record.html is not None else _stub(record, self.language), encoding="utf-8")
 
     def write(self, site: Path) -> None:
         """Index what was added and write the bundle into the staged site's ``pagefind/`` folder."""
@@ -66,24 +69,25 @@ class SearchIndex:
 
 
 @contextlib.contextmanager
-def search_index(enabled: bool) -> Iterator[SearchIndex | None]:
+def search_index(enabled: bool, language: str = LANGUAGE) -> Iterator[SearchIndex | None]:
     """A search index to add pages to, with its scratch folder removed afterwards; None when search is off."""
     if not enabled:
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="bert-atlas-search-") as scratch:
-        yield SearchIndex(Path(scratch))
+        yield SearchIndex(Path(scratch), language)
 
 
-def _stub(record: SearchRecord) -> str:
+def _stub(record: SearchRecord, language: str) -> str:
     """A minimal page holding only what the index should know; it is indexed, never published."""
     return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(record.title)}</title></head>'
+        f'<!doctype html><html lang="{escape(language)}"><head><meta charset="utf-8">'
+        f"<title>{escape(record.title)}</title></head>"
         f"<body data-pagefind-body><h1>{escape(record.title)}</h1><p>{escape(record.content)}</p></body></html>"
     )
 
 
-def model_record(model: Model) -> SearchRecord:
+def model_record(model: Model, text: Text) -> SearchRecord:
     """The searchable text of a model page: its names, family, class, size, published figures,
     the opening of its notes and the components it is made of.
 
@@ -91,17 +95,17 @@ def model_record(model: Model) -> SearchRecord:
     what is long and tells pages apart poorly: the config values (numbers), the full notes,
     the derivation's step labels and the tensor names, which the page itself shows. Measured
     on 1,000 generated cards, that takes Pagefind from 175 MB to 69 MB; 10,000 cards stay
-    under 1 GB.
+    under 1 GB. Its sentences are the ``model-record`` texts of content/<language>/site.yaml.
     """
-    card = model.card
+    card, own = model.card, text.section("model-record")
     words = [
         card.title,
         card.id,
-        f"{card.family.title} ({card.family.name}), {card.head.value} head, {model.class_name}.",
-        f"{model.total:,} parameters ({rounded(model.total)}).",
-        " ".join(f"Published: {claim.figure}, {claim.source}." for claim in card.claims),
+        own("kind", family=card.family.title, name=card.family.name, head=card.head.value, class_name=model.class_name),
+        own("size", total=model.total, rounded=rounded(model.total)),
+        " ".join(own("published", figure=claim.figure, source=claim.source) for claim in card.claims),
         _opening(card.notes),
-        "Made of: " + ", ".join(group.block.title for group in model.groups) + ".",
+        own("parts", parts=", ".join(group.block.title for group in model.groups)),
     ]
     return SearchRecord(f"models/{card.id}/", card.title, "\n".join(w for w in words if w))
 

@@ -12,6 +12,7 @@ import pkgutil
 from collections.abc import Callable
 
 from generator.counting.architecture import Family
+from generator.counting.texts import with_texts
 
 
 def _discover() -> dict[str, Family]:
@@ -20,7 +21,7 @@ def _discover() -> dict[str, Family]:
         module = importlib.import_module(f"{__name__}.{info.name}")
         family = getattr(module, "FAMILY", None)
         if isinstance(family, Family):
-            families[family.name] = family
+            families[family.name] = with_texts(family)  # its words, from content/
     return families
 
 

@@ -8,42 +8,139 @@ This module declares no family.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from generator.counting.architecture import Block, Kind, Module, Param, Part, Tie
+from generator.counting.architecture import Architecture, Block, Head, Kind, Module, Param, Part, Tie
 from generator.counting.conditions import ge, gt, is_whole, lt, mod, ne, neg, truthy
 from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
 
-V, P, T, H, I, C = (Poly.symbol(s) for s in "VPTHIC")
+V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
+
+
+# The class names transformers gives a family's heads, after the family's stem ("Bert").
+CLASS_SUFFIXES = {
+    Head.BASE: "Model",
+    Head.PRETRAINING: "ForPreTraining",
+    Head.MASKED_LM: "ForMaskedLM",
+    Head.SEQUENCE_CLASSIFICATION: "ForSequenceClassification",
+}
+
+# The heads whose class keeps BERT's pooler: every one but the masked LM (BertForMaskedLM drops it).
+POOLED = frozenset({Head.BASE, Head.PRETRAINING, Head.SEQUENCE_CLASSIFICATION})
+
+# A family's backbone for a prefix ("" for the bare model, else the attribute) and whether it is pooled.
+Backbone = Callable[[str, bool], tuple[Block, ...]]
+
+# What each head class adds to the backbone, built only for the head asked for: a builder that
+# reads a switch only another head depends on would tie its blocks to that switch.
+OnTop = Mapping[Head, Callable[[], tuple[Block, ...]]]
+
+
+def assemble(
+    stem: str,
+    attribute: str,
+    head: Head,
+    backbone: Backbone,
+    on_top: OnTop,
+    *,
+    pooled: frozenset[Head] = POOLED,
+    heads_first: bool = False,
+) -> Architecture:
+    """A head class: the backbone under ``attribute`` (bare for the base model) and the head's blocks.
+
+    ``heads_first`` when the class creates its head before the backbone (XLM-RoBERTa's), which
+    puts the head first in ``named_parameters()``.
+    """
+    blocks = backbone("" if head is Head.BASE else attribute, head in pooled)
+    top = on_top[head]() if head in on_top else ()
+    return Architecture(f"{stem}{CLASS_SUFFIXES[head]}", (*top, *blocks) if heads_first else (*blocks, *top))
+
+
+def bert_heads(mlm: Callable[[], Block], pretraining: Callable[[], Block]) -> OnTop:
+    """BERT's heads on its backbone: pre-training adds a second head to the masked LM's; a classifier."""
+    return {
+        Head.PRETRAINING: lambda: (mlm(), pretraining()),
+        Head.MASKED_LM: lambda: (mlm(),),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (classifier_head(),),
+    }
+
+
+def token_table(width: Poly, path: str = "word_embeddings") -> Module:
+    """The token embedding table: V rows ``width`` wide."""
+    return embedding(path, "token-embeddings", V, width)
+
+
+def position_table(width: Poly, key: str = "position-embeddings") -> Module:
+    """The learned absolute position table: P rows ``width`` wide."""
+    return embedding("position_embeddings", key, P, width)
+
+
+def segment_table(width: Poly) -> Module:
+    """The token type (segment) table: T rows ``width`` wide."""
+    return embedding("token_type_embeddings", "segment-embeddings", T, width)
+
+
+def embedding_norm(width: Poly) -> Module:
+    """The LayerNorm over the summed embeddings."""
+    return layer_norm("LayerNorm", "embedding-layernorm", width)
+
+
+def embeddings_block(prefix: str, modules: tuple[Module, ...]) -> Block:
+    """The embeddings module of a backbone stored under ``prefix``."""
+    return Block("embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
 
 
 def bert_embeddings(prefix: str, width: Poly) -> Block:
     """BertEmbeddings: token, position and segment tables ``width`` wide, then a LayerNorm."""
-    return Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, width),
-            embedding("position_embeddings", "position embeddings", P, width),
-            embedding("token_type_embeddings", "segment embeddings", T, width),
-            layer_norm("LayerNorm", "embedding LayerNorm", width),
-        ),
+    return embeddings_block(
+        prefix, (token_table(width), position_table(width), segment_table(width), embedding_norm(width))
     )
+
+
+def query_key_value(
+    paths: tuple[str, str, str],
+    n_in: Poly = H,
+    width: Poly = H,
+    *,
+    value_in: Poly | None = None,
+    heads: str | None = "A",
+) -> tuple[Module, ...]:
+    """The query, key and value projections, each ``n_in`` to ``width`` and split into heads."""
+    query, key, value = paths
+    return (
+        linear(query, "query", n_in, width, heads=heads, part=Part.ATTENTION),
+        linear(key, "key", n_in, width, heads=heads, part=Part.ATTENTION),
+        linear(value, "value", n_in if value_in is None else value_in, width, heads=heads, part=Part.ATTENTION),
+    )
+
+
+def attention_output(path: str, width: Poly = H) -> Module:
+    """The projection that mixes the heads' outputs back together."""
+    return linear(path, "attention-output", width, width, part=Part.ATTENTION)
+
+
+def feed_forward(into: str, out: str, width: Poly = H) -> tuple[Module, ...]:
+    """The feed-forward pair: ``width`` up to I, then back down."""
+    return (
+        linear(into, "feed-forward-in", width, I, part=Part.FEED_FORWARD),
+        linear(out, "feed-forward-out", I, width, part=Part.FEED_FORWARD),
+    )
+
+
+def layers(path: str, modules: tuple[Module, ...]) -> Block:
+    """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index)."""
+    return Block("layer", Kind.ENCODER, path, modules, repeat=("L",))
 
 
 def bert_attention(path: str) -> tuple[Module, ...]:
     """BertAttention: query, key, value (each split into A heads), output dense, LayerNorm."""
     return (
-        linear(f"{path}.self.query", "query", H, H, heads="A", part=Part.ATTENTION),
-        linear(f"{path}.self.key", "key", H, H, heads="A", part=Part.ATTENTION),
-        linear(f"{path}.self.value", "value", H, H, heads="A", part=Part.ATTENTION),
-        linear(f"{path}.output.dense", "attention output", H, H, part=Part.ATTENTION),
-        layer_norm(f"{path}.output.LayerNorm", "attention LayerNorm", H),
+        *query_key_value((f"{path}.self.query", f"{path}.self.key", f"{path}.self.value")),
+        attention_output(f"{path}.output.dense"),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
     )
 
 
@@ -52,13 +149,12 @@ def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     modules = bert_attention("attention")
     if on["cross_attention"]:
         cross = bert_attention("crossattention")
-        modules += tuple(Module(m.path, f"cross-attention {m.label}", m.params, m.heads, part=m.part) for m in cross)
+        modules += tuple(Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
     modules += (
-        linear("intermediate.dense", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, H, part=Part.FEED_FORWARD),
-        layer_norm("output.LayerNorm", "output LayerNorm", H),
+        *feed_forward("intermediate.dense", "output.dense"),
+        layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+    return layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
 
 # The rules transformers enforces, as data (switches.Rule): the card check and the calculator read them.
@@ -93,15 +189,19 @@ padding_in_vocabulary = Rule(
     ("pad_token_id", "vocab_size"),
 )
 
+# BERT's rules, which ELECTRA's copy of its layer and embeddings shares.
+BERT_RULES = (*LAYER_RULES, padding_in_vocabulary)
+
+# The heads of the families that have no pre-training class in transformers.
+WITHOUT_PRETRAINING = (Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION)
+
 # The switch every family with BertLayer's cross-attention declares.
-CROSS_ATTENTION = Switch(
-    "cross_attention", truthy("add_cross_attention"), "every layer adds cross-attention (a decoder's)", ("layer",)
-)
+CROSS_ATTENTION = Switch("cross_attention", truthy("add_cross_attention"), ("layer",))
 
 
 def tied(*blocks: str) -> Switch:
     """tie_word_embeddings: the output layer reuses the token table instead of holding its own."""
-    return Switch("tied", truthy("tie_word_embeddings"), "the output layer reuses the token embedding table", blocks)
+    return Switch("tied", truthy("tie_word_embeddings"), blocks)
 
 
 def padding_fits(key: str) -> Rule:
@@ -119,38 +219,68 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     if tied_to:
         return Module(
             "decoder",
-            "decoder (tied)",
+            "decoder-tied",
             (
                 Tie("weight", word_embeddings, "reuses the token embeddings"),
                 Tie("bias", output_bias, "is the output bias"),
             ),
         )
-    return linear("decoder", "decoder (untied)", width, Poly.symbol("V"))
+    return linear("decoder", "decoder-untied", width, Poly.symbol("V"))
 
 
 def bert_pooler(prefix: str) -> Block:
     """BertPooler (and its copies): one H × H Linear on the first token; its tanh holds nothing."""
-    return Block("pooler", "pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler dense", H, H),))
+    return Block("pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler-dense", H, H),))
 
 
 def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[Module, ...]:
     """A masked-LM head's own output bias over the vocabulary (registered first), then its
     transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names."""
-    own_bias = (Module("", "output bias", (Param("bias", (V,), "bias"),)),) if bias else ()
-    return (*own_bias, linear(dense, "transform dense", H, width), layer_norm(norm, "transform LayerNorm", width))
+    own_bias = (output_bias(),) if bias else ()
+    return (*own_bias, linear(dense, "transform-dense", H, width), layer_norm(norm, "transform-layernorm", width))
+
+
+def output_bias() -> Module:
+    """A masked-LM head's own bias over the vocabulary, registered by the head itself."""
+    return Module("", "output-bias", (Param("bias", (V,), "bias"),))
 
 
 def classifier_head() -> Block:
     """The sequence-classification head on the pooled output: one Linear, H to C labels."""
-    return Block("classifier", "classification head", Kind.HEAD, "", (linear("classifier", "classifier", H, C),))
+    return Block("classifier", Kind.HEAD, "", (linear("classifier", "classifier", H, C),))
 
 
 def next_sentence_head() -> Block:
     """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2."""
     return Block(
         "nsp-head",
-        "next-sentence head",
         Kind.HEAD,
         "cls.",
-        (linear("seq_relationship", "next-sentence classifier", H, Poly.constant(2)),),
+        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2)),),
     )
+
+
+def mlm_head(prefix: str, modules: tuple[Module, ...]) -> Block:
+    """The masked-LM head block, whatever its modules."""
+    return Block("mlm-head", Kind.HEAD, prefix, modules)
+
+
+def bert_mlm_head(
+    on: Mapping[str, bool], attribute: str, width: Poly = H, decoder_width: Poly = H, extra: tuple[Module, ...] = ()
+) -> Block:
+    """BertOnlyMLMHead and its copies (``cls.predictions``): bias, transform, ``extra``, the decoder."""
+    word_embeddings = f"{attribute}embeddings.word_embeddings.weight"
+    decoder = mlm_decoder(on["tied"], word_embeddings, "cls.predictions.bias", decoder_width)
+    modules = (*mlm_transform("transform.dense", "transform.LayerNorm", width), *extra, decoder)
+    return mlm_head("cls.predictions.", modules)
+
+
+def narrow_transform(norm: str, dense: str) -> tuple[Module, ...]:
+    """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA)."""
+    return (layer_norm(norm, "transform-layernorm", E), linear(dense, "transform-dense-h-to-e", H, E))
+
+
+def dense_classifier() -> Block:
+    """A classification head of its own on the first token: dense H × H, then out_proj to C (ELECTRA, RoBERTa)."""
+    modules = (linear("dense", "classifier-dense", H, H), linear("out_proj", "classifier-output", H, C))
+    return Block("classifier", Kind.HEAD, "classifier.", modules)

@@ -14,6 +14,7 @@ cards that leave them out check those defaults against transformers.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,28 +43,23 @@ from generator.counting.switches import FirstOf, Rule, Switch
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
 
 SYMBOLS = symbols(
-    "V",
-    shared("P", meaning="absolute position rows (relative positions fall back on it too)"),
-    shared("T", meaning="token types, or segments (0 or less: no segment table)", size=False, minimum=1),
-    Symbol("E", "embedding_size", "embedding size (left out: the hidden size)", optional=True, minimum=0),
-    Symbol(
-        "B", "position_buckets", "relative position buckets on each side (0 or less: none)", optional=True, size=False
-    ),
-    Symbol("R", "max_relative_positions", "relative distances on each side without buckets (below 1: P)", size=False),
+    "VP",
+    shared("T", size=False, minimum=1),
+    Symbol("E", "embedding_size", optional=True, minimum=0),
+    Symbol("B", "position_buckets", optional=True, size=False),
+    Symbol("R", "max_relative_positions", size=False),
     shared("H", minimum=0),
     "I",
-    Symbol("D", "attention_head_size", "size of one attention head (left out: H/A)", optional=True, minimum=0),
-    Symbol("K", "conv_kernel_size", "width of the encoder's convolution (0 or less: no convolution)", size=False),
+    Symbol("D", "attention_head_size", optional=True, minimum=0),
+    Symbol("K", "conv_kernel_size", size=False),
     Symbol(
         "Q",
         "hidden_size / conv_groups",
-        "input channels of each convolution group (H divided by conv_groups)",
         value=div("hidden_size", "conv_groups"),
     ),
     Symbol(
         "W",
         "pooler_hidden_size",
-        "width of the context pooler (left out: the hidden size)",
         optional=True,
         size=False,  # only the classification head reads it (deberta_v2's _value_types)
     ),
@@ -108,38 +104,33 @@ def _relative_rows(on: Mapping[str, bool]) -> Poly:
 
 def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     width = _embedding_width(on)
-    modules: tuple[Module, ...] = (embedding("word_embeddings", "token embeddings", V, width),)
+    modules: tuple[Module, ...] = (common.token_table(width),)
     if on["position_table"]:
-        modules += (embedding("position_embeddings", "absolute position embeddings", P, width),)
+        modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
-        modules += (embedding("token_type_embeddings", "segment embeddings", T, width),)
+        modules += (common.segment_table(width),)
     if on["projected"]:
-        modules += (linear("embed_proj", "embedding projection E → H", E, H, bias=False, part=Part.EMBEDDINGS),)
-    modules += (layer_norm("LayerNorm", "embedding LayerNorm", H),)
-    return Block("embeddings", "embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
+        modules += (linear("embed_proj", "embedding-projection-e-h", E, H, bias=False, part=Part.EMBEDDINGS),)
+    return common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     width = _projection_width(on)
     heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
-    modules: tuple[Module, ...] = (
-        linear("attention.self.query_proj", "query", H, width, heads=heads, part=Part.ATTENTION),
-        linear("attention.self.key_proj", "key", H, width, heads=heads, part=Part.ATTENTION),
-        linear("attention.self.value_proj", "value", H, width, heads=heads, part=Part.ATTENTION),
-    )
+    projections = ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")
+    modules = common.query_key_value(projections, H, width, heads=heads)
     if on["relative"] and not on["shared_keys"]:
         if on["c2p"]:
-            modules += (linear("attention.self.pos_key_proj", "position key (c2p)", H, width, part=Part.ATTENTION),)
+            modules += (linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=Part.ATTENTION),)
         if on["p2c"]:
-            modules += (linear("attention.self.pos_query_proj", "position query (p2c)", H, width, part=Part.ATTENTION),)
+            modules += (linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=Part.ATTENTION),)
     modules += (
-        linear("attention.output.dense", "attention output", H, H, part=Part.ATTENTION),
-        layer_norm("attention.output.LayerNorm", "attention LayerNorm", H),
-        linear("intermediate.dense", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, H, part=Part.FEED_FORWARD),
-        layer_norm("output.LayerNorm", "output LayerNorm", H),
+        common.attention_output("attention.output.dense"),
+        layer_norm("attention.output.LayerNorm", "attention-layernorm", H),
+        *common.feed_forward("intermediate.dense", "output.dense"),
+        layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
 
 def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
@@ -148,62 +139,53 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
     relative: tuple[Module, ...] = ()
     if on["relative"]:
         relative += (
-            embedding("rel_embeddings", "relative position embeddings", _relative_rows(on), H, part=Part.ATTENTION),
+            embedding("rel_embeddings", "relative-position-embeddings", _relative_rows(on), H, part=Part.ATTENTION),
         )
     if on["relative_norm"]:
-        relative += (layer_norm("LayerNorm", "relative position LayerNorm", H),)
+        relative += (layer_norm("LayerNorm", "relative-position-layernorm", H),)
     if relative:
-        blocks += (Block("relative", "relative positions", Kind.ENCODER, f"{prefix}encoder.", relative),)
+        blocks += (Block("relative", Kind.ENCODER, f"{prefix}encoder.", relative),)
     if on["conv"]:
         per_group = Q if on["grouped_conv"] else H
         conv = Module(
             "conv",
-            "grouped convolution" if on["grouped_conv"] else "convolution",
+            "grouped-convolution" if on["grouped_conv"] else "convolution",
             (Param("weight", (H, per_group, K), "kernel"), Param("bias", (H,), "bias")),
             part=Part.ATTENTION,
         )
-        modules = (conv, layer_norm("LayerNorm", "convolution LayerNorm", H))
-        blocks += (Block("conv", "convolution", Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
+        modules = (conv, layer_norm("LayerNorm", "convolution-layernorm", H))
+        blocks += (Block("conv", Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
     return blocks
 
 
-def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    width = _embedding_width(on)
-    modules: tuple[Module, ...]
-    if not on["legacy"]:
-        # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-        modules = common.mlm_transform("dense", "LayerNorm")
-        return Block("mlm-head", "masked-LM head", Kind.HEAD, "lm_predictions.lm_head.", modules)
-    decoder = common.mlm_decoder(
-        on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "cls.predictions.bias", width
-    )
-    modules = (
-        *common.mlm_transform("transform.dense", "transform.LayerNorm", width),
-        decoder,
-    )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+    if on["legacy"]:
+        width = _embedding_width(on)
+        return common.bert_mlm_head(on, BACKBONE, width, width)
+    # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
+    return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"))
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers DeBERTa-v2 class for this head."""
-    if head is Head.BASE:
-        return Architecture("DebertaV2Model", _backbone(on, ""))
-    if head is Head.MASKED_LM:
-        return Architecture("DebertaV2ForMaskedLM", (*_backbone(on, BACKBONE), _mlm_head(on)))
+def _classification(on: Mapping[str, bool]) -> tuple[Block, ...]:
+    """ContextPooler, then the classifier on what it pools."""
     pooler_width = W if on["wide_pooler"] else H
     pooler = Block(
         "pooler",
-        "context pooler",
         Kind.POOLER,
         "pooler.",
-        (linear("dense", "pooler dense", pooler_width, pooler_width),),
+        (linear("dense", "pooler-dense", pooler_width, pooler_width),),
     )
-    classifier = common.classifier_head()
-    return Architecture("DebertaV2ForSequenceClassification", (*_backbone(on, BACKBONE), pooler, classifier))
+    return (pooler, common.classifier_head())
+
+
+def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+    """Declare the tensors of the transformers DeBERTa-v2 class for this head (the bare model has no pooler)."""
+    on_top = {Head.MASKED_LM: lambda: (_mlm_head(on),), Head.SEQUENCE_CLASSIFICATION: lambda: _classification(on)}
+    return common.assemble("DebertaV2", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
 # Values the declaration reads that are neither sizes nor flags.
@@ -274,88 +256,34 @@ _convolution_groups = FirstOf(
 )
 
 SWITCHES = (
-    Switch(
-        "projected",
-        given("embedding_size") & ne("embedding_size", "hidden_size"),
-        "the tables are E wide and embed_proj maps them to H",
-        ("embeddings", "mlm-head"),
-    ),
-    Switch("position_table", truthy("position_biased_input"), "an absolute position table", ("embeddings",)),
-    Switch("token_types", gt("type_vocab_size", 0), "a segment table", ("embeddings",)),
+    Switch("projected", given("embedding_size") & ne("embedding_size", "hidden_size"), ("embeddings", "mlm-head")),
+    Switch("position_table", truthy("position_biased_input"), ("embeddings",)),
+    Switch("token_types", gt("type_vocab_size", 0), ("embeddings",)),
     Switch(
         "wide_heads",
         given("attention_head_size") & ne(mul("attention_head_size", "num_attention_heads"), "hidden_size"),
-        "query, key and value are A·D wide, not H",
         ("layer",),
     ),
-    Switch("relative", truthy("relative_attention"), "relative position embeddings", ("layer", "relative")),
-    Switch("shared_keys", truthy("share_att_key"), "position terms reuse the key and query projections", ("layer",)),
-    Switch(
-        "c2p",
-        contains("pos_att_type", "c2p"),
-        "content-to-position attention (with unshared keys, pos_key_proj)",
-        ("layer",),
-    ),
-    Switch(
-        "p2c",
-        contains("pos_att_type", "p2c"),
-        "position-to-content attention (with unshared keys, pos_query_proj)",
-        ("layer",),
-    ),
-    Switch("buckets", gt("position_buckets", 0), "relative positions in buckets", ("relative",)),
-    Switch("max_relative", ge("max_relative_positions", 1), "a relative distance limit of its own", ("relative",)),
-    Switch(
-        "relative_norm",
-        contains("norm_rel_ebd", "layer_norm"),
-        "a LayerNorm over the relative table (layer_norm)",
-        ("relative",),
-    ),
-    Switch("conv", gt("conv_kernel_size", 0), "a convolution after the first layer", ("conv",)),
-    Switch("grouped_conv", ne("conv_groups", 1), "the convolution is grouped (anything but 1)", ("conv",)),
-    Switch("legacy", truthy("legacy"), "the legacy masked-LM head with a decoder", ("mlm-head",)),
+    Switch("relative", truthy("relative_attention"), ("layer", "relative")),
+    Switch("shared_keys", truthy("share_att_key"), ("layer",)),
+    Switch("c2p", contains("pos_att_type", "c2p"), ("layer",)),
+    Switch("p2c", contains("pos_att_type", "p2c"), ("layer",)),
+    Switch("buckets", gt("position_buckets", 0), ("relative",)),
+    Switch("max_relative", ge("max_relative_positions", 1), ("relative",)),
+    Switch("relative_norm", contains("norm_rel_ebd", "layer_norm"), ("relative",)),
+    Switch("conv", gt("conv_kernel_size", 0), ("conv",)),
+    Switch("grouped_conv", ne("conv_groups", 1), ("conv",)),
+    Switch("legacy", truthy("legacy"), ("mlm-head",)),
     common.tied("mlm-head"),
-    Switch(
-        "wide_pooler",
-        given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"),
-        "the pooler is W wide",
-        ("pooler",),
-    ),
+    Switch("wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler",)),
 )
 
 
 FAMILY = Family(
     name="deberta-v2",
-    title="DeBERTa-v2/v3",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    flag_keys=("relative_attention", "position_biased_input", "share_att_key", "legacy", "tie_word_embeddings"),
-    differences=(
-        "**Positions are relative, not absolute.** With `relative_attention` on, the encoder holds one table "
-        "of relative position embeddings, `encoder.rel_embeddings`, shared by every layer. It has two rows per "
-        "relative distance bucket, 2*B* × *H* (DeBERTa-v3 uses *B* = 256 buckets, so 512 rows); without "
-        "buckets it falls back on 2 × `max_relative_positions`, or 2*P*. A LayerNorm over that table "
-        "(`norm_rel_ebd: layer_norm`) adds 2*H*. The table is counted once, not once per layer.",
-        "**No absolute position table when `position_biased_input` is false**, as in every DeBERTa-v3 "
-        "checkpoint: BERT's *P* × *H* position embeddings are simply absent. `type_vocab_size` is 0 there "
-        "too, so there is no segment table either; the embeddings are the token table and a LayerNorm.",
-        "**The attention is disentangled, but the projections are shared by default.** Each layer has "
-        "BERT's query, key and value projections, renamed `query_proj`, `key_proj`, `value_proj`. The "
-        "content-to-position and position-to-content terms reuse them when `share_att_key` is true (v3); "
-        "with it false, `pos_key_proj` (for c2p) and `pos_query_proj` (for p2c) add up to two more "
-        "*H* × *H* + *H* projections to every layer. Otherwise a layer counts exactly like BERT's.",
-        "**The vocabulary dominates.** DeBERTa-v3 uses a 128,100-token vocabulary, so the token table "
-        "*V* × *H* is larger than the whole encoder stack of the base model. A smaller `embedding_size` "
-        "*E* would shrink it to *V* × *E* plus an *E* × *H* projection, `embed_proj` (no bias); no v3 "
-        "checkpoint uses that.",
-        "**Heads.** The bare model has no pooler. Classification adds a `ContextPooler` (a dense layer on "
-        "the first token, *H* × *H* + *H*) and the classifier. The masked-LM head depends on `legacy`: "
-        "the default legacy head (`cls.predictions`) has a transform, an output bias and a decoder tied to "
-        "the token embeddings; the newer head (`lm_predictions.lm_head`) registers only the dense layer, "
-        "the LayerNorm and the bias, and multiplies by the token embeddings without a decoder module. "
-        "DeBERTa-v2's optional convolution after the first layer (`conv_kernel_size` *K*) adds one "
-        "*H* × *H* × *K* kernel, a bias and a LayerNorm to the encoder.",
-    ),
     extra_config=EXTRA_CONFIG,
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Tie
 from generator.counting.conditions import mod, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-V, P, H, I, C = (Poly.symbol(s) for s in "VPHIC")
+V, H, C = (Poly.symbol(s) for s in "VHC")
 
 SYMBOLS = symbols(
     "VP",
@@ -35,36 +35,18 @@ SYMBOLS = symbols(
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"
 
 
-def _backbone(prefix: str) -> tuple[Block, ...]:
-    embeddings = Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, H),
-            embedding("position_embeddings", "position embeddings", P, H),
-            layer_norm("LayerNorm", "embedding LayerNorm", H),
-        ),
+def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
+    embeddings = common.embeddings_block(
+        prefix, (common.token_table(H), common.position_table(H), common.embedding_norm(H))
     )
-    layer = Block(
-        "layer",
-        "transformer block",
-        Kind.ENCODER,
-        f"{prefix}transformer.layer.{{0}}.",
-        (
-            linear("attention.q_lin", "query", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.k_lin", "key", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.v_lin", "value", H, H, heads="A", part=Part.ATTENTION),
-            linear("attention.out_lin", "attention output", H, H, part=Part.ATTENTION),
-            layer_norm("sa_layer_norm", "attention LayerNorm", H),
-            linear("ffn.lin1", "feed-forward in", H, I, part=Part.FEED_FORWARD),
-            linear("ffn.lin2", "feed-forward out", I, H, part=Part.FEED_FORWARD),
-            layer_norm("output_layer_norm", "output LayerNorm", H),
-        ),
-        repeat=("L",),
+    modules = (
+        *common.query_key_value(("attention.q_lin", "attention.k_lin", "attention.v_lin")),
+        common.attention_output("attention.out_lin"),
+        layer_norm("sa_layer_norm", "attention-layernorm", H),
+        *common.feed_forward("ffn.lin1", "ffn.lin2"),
+        layer_norm("output_layer_norm", "output-layernorm", H),
     )
-    return (embeddings, layer)
+    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules))
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
@@ -73,34 +55,29 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
         projector: tuple[Module, ...] = (
             Module(
                 "vocab_projector",
-                "vocabulary projector weight (tied)",
+                "vocabulary-projector-weight-tied",
                 (Tie("weight", WORD_EMBEDDINGS, "reuses the token embeddings"),),
             ),
-            Module("vocab_projector", "vocabulary projector bias", (Param("bias", (V,), "bias"),)),
+            Module("vocab_projector", "vocabulary-projector-bias", (Param("bias", (V,), "bias"),)),
         )
     else:
-        projector = (linear("vocab_projector", "vocabulary projector (untied)", H, V),)
-    modules = (
-        *common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False),
-        *projector,
+        projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)
+    return common.mlm_head("", (*common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector))
+
+
+def _classifier() -> Block:
+    return Block(
+        "classifier",
+        Kind.HEAD,
+        "",
+        (linear("pre_classifier", "pre-classifier-dense", H, H), linear("classifier", "classifier", H, C)),
     )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers DistilBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("DistilBertModel", _backbone(""))
-    if head is Head.MASKED_LM:
-        return Architecture("DistilBertForMaskedLM", (*_backbone("distilbert."), _mlm_head(on)))
-    classifier = Block(
-        "classifier",
-        "classification head",
-        Kind.HEAD,
-        "",
-        (linear("pre_classifier", "pre-classifier dense", H, H), linear("classifier", "classifier", H, C)),
-    )
-    return Architecture("DistilBertForSequenceClassification", (*_backbone("distilbert."), classifier))
+    """Declare the tensors of the transformers DistilBERT class for this head (it has no pooler)."""
+    on_top = {Head.MASKED_LM: lambda: (_mlm_head(on),), Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(),)}
+    return common.assemble("DistilBert", "distilbert.", head, _backbone, on_top)
 
 
 # TransformerBlock.__init__ raises the same error.
@@ -114,35 +91,11 @@ _heads_divide_dim = Rule(
 _padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 
-DIFFERENCES = (
-    "**Half the layers.** DistilBERT keeps BERT-Base's width (H = 768, I = 3,072, 12 heads) and takes "
-    "L = 6 instead of 12 (the student was initialised from layers of its BERT teacher). Each layer "
-    "holds exactly the tensors of a BERT layer under other names (`q_lin`, `k_lin`, `v_lin`, `out_lin`, "
-    "`sa_layer_norm`, `ffn.lin1`, `ffn.lin2`, `output_layer_norm`), so the per-layer formula is BERT's. "
-    "Halving L halves the encoder, but the embedding tables stay whole, so the total shrinks by well under "
-    "half.",
-    "**No token types and no pooler.** There is no `token_type_embeddings` table (BERT's T·H is gone, and "
-    "the embeddings are (V + P + 2)H) and `DistilBertModel` has no pooler (BERT's H² + H is gone).",
-    "**Different key names.** The config uses `dim` for the hidden size H, `n_layers` for L, `n_heads` for "
-    "A and `hidden_dim` for the feed-forward size I. Beware: `hidden_dim` is the feed-forward width, not "
-    "the hidden size.",
-    "**Its own heads.** The masked-LM head is `vocab_transform` (H × H), `vocab_layer_norm` and "
-    "`vocab_projector`; with `tie_word_embeddings` (the default) the projector's weight is the token "
-    "table, counted once, but its bias (V) is its own tensor. The classification head is `pre_classifier` "
-    "(H × H, where BERT's classifier would read the pooler) followed by `classifier` (C × H).",
-    "**`sinusoidal_pos_embds` does not change the count.** In transformers 5.23 it only decides how the "
-    "position table starts out (sines and cosines instead of random values): the table is still a "
-    "registered, trainable `nn.Embedding` parameter of P × H, listed and counted like a learned one.",
-)
-
 FAMILY = Family(
     name="distilbert",
-    title="DistilBERT",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    flag_keys=("tie_word_embeddings",),
-    differences=DIFFERENCES,
     checks=(common.in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
     switches=(common.tied("mlm-head"),),
 )

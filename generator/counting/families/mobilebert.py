@@ -14,38 +14,39 @@ stacked FFNs), MobileBertPooler and the heads. Three details decide the names an
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting.architecture import Architecture, Block, Family, Head, Module, Param, Part, Symbol
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
-V, P, T, H, E, B, I, F, C = (Poly.symbol(s) for s in "VPTHEBIFC")
+V, H, E, B, I, F = (Poly.symbol(s) for s in "VHEBIF")
 
 SYMBOLS = symbols(
     "VPT",
-    shared("H", meaning="inter-block hidden size (the width between layers)", minimum=0),
-    Symbol("E", "embedding_size", "token embedding width", minimum=0),
-    Symbol("B", "intra_bottleneck_size", "bottleneck width inside each layer"),
+    shared("H", minimum=0),
+    Symbol("E", "embedding_size", minimum=0),
+    Symbol("B", "intra_bottleneck_size"),
     "I",
     shared("L", minimum=1),
     "A",
-    Symbol("F", "num_feedforward_networks", "feed-forward networks per layer"),
+    Symbol("F", "num_feedforward_networks"),
     "C",
 )
 
 
-def _norm(path: str, label: str, dim: Poly, on: Mapping[str, bool]) -> Module:
+def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> Module:
     """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says."""
     if on["layer_norm"]:
-        return layer_norm(path, f"{label} LayerNorm", dim)
+        return layer_norm(path, f"{key}-layernorm", dim)
     return Module(
         path,
-        f"{label} NoNorm",
+        f"{key}-nonorm",
         (Param("bias", (dim,), "elementwise shift"), Param("weight", (dim,), "elementwise scale")),
         part=Part.NORMS,
     )
@@ -64,47 +65,37 @@ def _width(on: Mapping[str, bool]) -> Poly:
 
 def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     n_in = 3 * E if on["trigram"] else E
-    label = "trigram projection" if on["trigram"] else "embedding projection"
-    return Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (
-            embedding("word_embeddings", "token embeddings", V, E),
-            embedding("position_embeddings", "position embeddings", P, H),
-            embedding("token_type_embeddings", "segment embeddings", T, H),
-            linear("embedding_transformation", label, n_in, H, part=Part.EMBEDDINGS),
-            _norm("LayerNorm", "embedding", H, on),
-        ),
-    )
+    key = "trigram-projection" if on["trigram"] else "embedding-projection"
+    tables = (common.token_table(E), common.position_table(H), common.segment_table(H))
+    projection = linear("embedding_transformation", key, n_in, H, part=Part.EMBEDDINGS)
+    return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
+
+
+def _bottleneck(on: Mapping[str, bool], path: str, key: str, widths: str, part: Part) -> tuple[Module, ...]:
+    """A Linear between the wide and the narrow stream ("HB": H to B), then its norm."""
+    n_in, n_out = (Poly.symbol(w) for w in widths)
+    dense = linear(f"{path}.dense", f"{key}-{widths[0]}-to-{widths[1]}".lower(), n_in, n_out, part=part)
+    return (dense, _norm(f"{path}.LayerNorm", key, n_out, on))
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     width = _width(on)
     value_in = width if on["bottleneck_attention"] else H
+    query_key_value = ("attention.self.query", "attention.self.key", "attention.self.value")
     modules: tuple[Module, ...] = (
-        linear("attention.self.query", "query", width, width, heads="A", part=Part.ATTENTION),
-        linear("attention.self.key", "key", width, width, heads="A", part=Part.ATTENTION),
-        linear("attention.self.value", "value", value_in, width, heads="A", part=Part.ATTENTION),
-        linear("attention.output.dense", "attention output", width, width, part=Part.ATTENTION),
+        *common.query_key_value(query_key_value, width, width, value_in=value_in),
+        common.attention_output("attention.output.dense", width),
         _norm("attention.output.LayerNorm", "attention", width, on),
-        linear("intermediate.dense", "feed-forward in", width, I, part=Part.FEED_FORWARD),
-        linear("output.dense", "feed-forward out", I, width, part=Part.FEED_FORWARD),
+        *common.feed_forward("intermediate.dense", "output.dense", width),
         _norm("output.LayerNorm", "feed-forward", width, on),
     )
     if on["bottleneck"]:
         modules += (
-            linear("output.bottleneck.dense", "bottleneck out (B to H)", B, H, part=Part.FEED_FORWARD),
-            _norm("output.bottleneck.LayerNorm", "bottleneck out", H, on),
-            linear("bottleneck.input.dense", "bottleneck in (H to B)", H, B, part=Part.FEED_FORWARD),
-            _norm("bottleneck.input.LayerNorm", "bottleneck in", B, on),
+            *_bottleneck(on, "output.bottleneck", "bottleneck-out", "BH", Part.FEED_FORWARD),
+            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", Part.FEED_FORWARD),
         )
         if on["shared_bottleneck"]:
-            modules += (
-                linear("bottleneck.attention.dense", "query-key bottleneck (H to B)", H, B, part=Part.ATTENTION),
-                _norm("bottleneck.attention.LayerNorm", "query-key bottleneck", B, on),
-            )
+            modules += _bottleneck(on, "bottleneck.attention", "query-key-bottleneck", "HB", Part.ATTENTION)
     if on["stacked_ffn"]:
         ffn = (
             Param("intermediate.dense.weight", (I, width), "weight in"),
@@ -113,40 +104,25 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
             Param("output.dense.bias", (width,), "bias out"),
             *_norm_params("output.LayerNorm", width, on),
         )
-        modules += (Module("ffn.{n}", "extra feed-forward network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
-    return Block("layer", "encoder layer", Kind.ENCODER, f"{prefix}encoder.layer.{{0}}.", modules, repeat=("L",))
+        modules += (Module("ffn.{n}", "extra-feed-forward-network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, *, pooler: bool) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (_embeddings(on, prefix), _encoder_layer(on, prefix))
+def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block, ...]:
+    blocks = (_embeddings(on, prefix), _encoder_layer(on, prefix))
     # Without classifier_activation the pooler only picks the first token and holds no tensor.
-    if pooler and on["pooler_dense"]:
-        blocks += (common.bert_pooler(prefix),)
-    return blocks
+    return (*blocks, common.bert_pooler(prefix)) if pooler and on["pooler_dense"] else blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    decoder = common.mlm_decoder(on["tied"], "mobilebert.embeddings.word_embeddings.weight", "cls.predictions.bias", E)
-    modules = (
-        *common.mlm_transform("transform.dense", "transform.LayerNorm"),
-        Module("dense", "output rows beyond E", (Param("weight", (H + (-1) * E, V), "weight"),)),
-        decoder,
-    )
-    return Block("mlm-head", "masked-LM head", Kind.HEAD, "cls.predictions.", modules)
+    beyond = Module("dense", "output-rows-beyond-e", (Param("weight", (H + (-1) * E, V), "weight"),))
+    return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,))
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("MobileBertModel", _backbone(on, "", pooler=True))
-    if head is Head.PRETRAINING:
-        nsp = common.next_sentence_head()
-        blocks = (*_backbone(on, "mobilebert.", pooler=True), _mlm_head(on), nsp)
-        return Architecture("MobileBertForPreTraining", blocks)
-    if head is Head.MASKED_LM:
-        return Architecture("MobileBertForMaskedLM", (*_backbone(on, "mobilebert.", pooler=False), _mlm_head(on)))
-    classifier = common.classifier_head()
-    return Architecture("MobileBertForSequenceClassification", (*_backbone(on, "mobilebert.", pooler=True), classifier))
+    on_top = common.bert_heads(functools.partial(_mlm_head, on), common.next_sentence_head)
+    return common.assemble("MobileBert", "mobilebert.", head, functools.partial(_backbone, on), on_top)
 
 
 # MobileBertSelfAttention rounds the head size down instead of refusing, which leaves a layer
@@ -206,92 +182,17 @@ _known_normalization = Rule(
 
 FAMILY = Family(
     name="mobilebert",
-    title="MobileBERT",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.PRETRAINING, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
     declare=declare,
-    flag_keys=(
-        "trigram_input",
-        "use_bottleneck",
-        "use_bottleneck_attention",
-        "key_query_shared_bottleneck",
-        "classifier_activation",
-        "tie_word_embeddings",
-    ),
-    differences=(
-        "**Bottleneck in and out.** Layers pass a wide stream of width H (`hidden_size`) to each "
-        "other but do their work at a narrow width B (`intra_bottleneck_size`). Each layer starts with "
-        "`bottleneck.input`, a Linear from H to B with its norm, and ends with `output.bottleneck`, a "
-        "Linear from B back to H with its norm. In between, query, key, attention output and the "
-        "feed-forward matrices are B wide, so a layer costs terms in B² and BI where BERT's cost H² "
-        "and HI. The value projection still reads the wide input (B × H) unless "
-        "`use_bottleneck_attention` feeds it the narrowed one (B × B). With "
-        "`key_query_shared_bottleneck` a second H-to-B Linear, `bottleneck.attention`, makes the "
-        "input that query and key share. With `use_bottleneck` false all of these go away and the "
-        "layer works at H, as in BERT.",
-        "**Stacked feed-forward networks.** A layer holds F (`num_feedforward_networks`) "
-        "feed-forward networks instead of one: the usual `intermediate` and `output` pair, plus F − 1 "
-        "more under `ffn.0`, `ffn.1`, ..., each with its own input and output matrices and its own "
-        "norm. The derivation counts them as one step multiplied by F − 1. With F = 1 the `ffn` list "
-        "is not created at all. Because the networks run at the narrow width, several of them still "
-        "cost less than one of BERT's.",
-        "**NoNorm.** With `normalization_type` `no_norm` (the published setting), every norm in "
-        "the embeddings and the encoder is a plain elementwise scale and shift, with no mean or "
-        "variance computed. It stores the same two vectors as a LayerNorm, so the count does not "
-        "change; the tensors keep the name `LayerNorm` but are registered bias first. The masked-LM "
-        "head's transform uses a real LayerNorm whatever the setting says.",
-        "**Embedding trigram projection.** The token table is only E wide (`embedding_size`), while "
-        "the position and segment tables are H wide. With `trigram_input`, each token's embedding is "
-        "joined with its left and right neighbours' into a 3E vector, and `embedding_transformation`, "
-        "a Linear from 3E to H, brings it to the hidden width; without it the same Linear runs from E "
-        "to H. transformers creates this Linear even when E equals H and it goes unused, so it is "
-        "always counted.",
-        "**The masked-LM head's extra matrix.** The decoder reuses the token table, but that table is "
-        "only E wide, so it scores just E of the H hidden dimensions. The other H − E come from "
-        "`cls.predictions.dense`, a separate matrix stored as (H − E) × V. So a tied MobileBERT "
-        "masked-LM head still adds a vocabulary-sized matrix, which BERT's does not, and it is larger "
-        "than the token table it complements. Between them the two hold a full V × H output matrix, "
-        "which is why the closed form of a tied model with this head shows VH, as BERT's does. "
-        "Untying the decoder (`tie_word_embeddings` false) adds an E-wide decoder weight and its own "
-        "bias on top.",
-        "**Pooler.** The published config sets `classifier_activation` false: the pooler then only "
-        "takes the first token's hidden state and holds no weights, and the classifier and the "
-        "next-sentence head read that state directly.",
-    ),
     switches=(
         common.tied("mlm-head"),
-        Switch(
-            "trigram",
-            truthy("trigram_input"),
-            "the embedding projection reads three neighbouring tokens (3E)",
-            ("embeddings",),
-        ),
-        Switch("bottleneck", truthy("use_bottleneck"), "layers work at the bottleneck width B", ("layer",)),
-        Switch(
-            "bottleneck_attention",
-            truthy("use_bottleneck_attention"),
-            "the value projection reads the B-wide input",
-            ("layer",),
-        ),
-        Switch(
-            "shared_bottleneck",
-            truthy("key_query_shared_bottleneck"),
-            "query and key share their own H-to-B input",
-            ("layer",),
-        ),
-        Switch(
-            "layer_norm",
-            eq("normalization_type", const("layer_norm")),
-            "norms are LayerNorms, not NoNorms",
-            ("embeddings", "layer"),
-        ),
-        Switch(
-            "stacked_ffn",
-            gt("num_feedforward_networks", 1),
-            "each layer has F − 1 extra feed-forward networks",
-            ("layer",),
-        ),
-        Switch("pooler_dense", truthy("classifier_activation"), "the pooler has a dense layer", ("pooler",)),
+        Switch("trigram", truthy("trigram_input"), ("embeddings",)),
+        Switch("bottleneck", truthy("use_bottleneck"), ("layer",)),
+        Switch("bottleneck_attention", truthy("use_bottleneck_attention"), ("layer",)),
+        Switch("shared_bottleneck", truthy("key_query_shared_bottleneck"), ("layer",)),
+        Switch("layer_norm", eq("normalization_type", const("layer_norm")), ("embeddings", "layer")),
+        Switch("stacked_ffn", gt("num_feedforward_networks", 1), ("layer",)),
+        Switch("pooler_dense", truthy("classifier_activation"), ("pooler",)),
     ),
     # PretrainedConfig sets a given true_hidden_size after MobileBertConfig.__post_init__ derives it,
     # so a null written down reaches MobileBertSelfAttention, which divides it.

@@ -12,6 +12,7 @@ Every bias is optional: ``attention_bias``, ``mlp_bias``, ``norm_bias`` and ``cl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from generator.counting.architecture import Architecture, Block, Family, Head, K
 from generator.counting.conditions import gt, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, linear
+from generator.counting.layouts import linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -28,7 +29,7 @@ V, H, I, C = (Poly.symbol(s) for s in "VHIC")
 SYMBOLS = symbols(
     "V",
     shared("H", minimum=0),
-    shared("I", meaning="feed-forward size (each half of the gated input projection)"),
+    "I",  # each half of the gated input projection (its meaning is ModernBERT's own)
     shared("L", minimum=1),
     "AC",
 )
@@ -44,40 +45,35 @@ EXTRA_CONFIG: Mapping[str, Any] = {
 BACKBONE = "model."  # the attribute every head class stores the encoder under
 
 
-def _norm(on: Mapping[str, bool], path: str, label: str) -> Module:
+def _norm(on: Mapping[str, bool], path: str, key: str) -> Module:
     """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias."""
     params: tuple[Param | Tie, ...] = (Param("weight", (H,), "scale γ"),)
     if on["norm_bias"]:
         params += (Param("bias", (H,), "shift β"),)
-    return Module(path, label, params, part=Part.NORMS)
+    return Module(path, key, params, part=Part.NORMS)
 
 
 def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, ...]:
     attention_bias, mlp_bias = on["attention_bias"], on["mlp_bias"]
-    modules: tuple[Module, ...] = (_norm(on, "attn_norm", "attention norm"),) if attn_norm else ()
+    modules: tuple[Module, ...] = (_norm(on, "attn_norm", "attention-norm"),) if attn_norm else ()
     return (
         *modules,
         # One fused projection for query, key and value of all heads: 3H rows.
-        linear("attn.Wqkv", "fused query, key, value", H, 3 * H, bias=attention_bias, part=Part.ATTENTION),
-        linear("attn.Wo", "attention output", H, H, bias=attention_bias, part=Part.ATTENTION),
-        _norm(on, "mlp_norm", "feed-forward norm"),
+        linear("attn.Wqkv", "fused-query-key-value", H, 3 * H, bias=attention_bias, part=Part.ATTENTION),
+        linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=Part.ATTENTION),
+        _norm(on, "mlp_norm", "feed-forward-norm"),
         # GeGLU: Wi produces the value and the gate side by side, 2I rows; Wo maps I back to H.
-        linear("mlp.Wi", "gated feed-forward in (value and gate)", H, 2 * I, bias=mlp_bias, part=Part.FEED_FORWARD),
-        linear("mlp.Wo", "feed-forward out", I, H, bias=mlp_bias, part=Part.FEED_FORWARD),
+        linear("mlp.Wi", "gated-feed-forward-in-value-and-gate", H, 2 * I, bias=mlp_bias, part=Part.FEED_FORWARD),
+        linear("mlp.Wo", "feed-forward-out", I, H, bias=mlp_bias, part=Part.FEED_FORWARD),
     )
 
 
-def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
-    embeddings = Block(
-        "embeddings",
-        "embeddings",
-        Kind.EMBEDDINGS,
-        f"{prefix}embeddings.",
-        (embedding("tok_embeddings", "token embeddings", V, H), _norm(on, "norm", "embedding norm")),
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
+    embeddings = common.embeddings_block(
+        prefix, (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding-norm"))
     )
     first = Block(
         "layer-0",
-        "first encoder layer",
         Kind.ENCODER,
         f"{prefix}layers.0.",
         _layer_modules(on, attn_norm=False),
@@ -87,7 +83,6 @@ def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
         blocks += (
             Block(
                 "layer",
-                "later encoder layer",
                 Kind.ENCODER,
                 f"{prefix}layers.{{0}}.",
                 _layer_modules(on, attn_norm=True),
@@ -95,88 +90,61 @@ def _backbone(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
                 start=1,
             ),
         )
-    final = Block("final-norm", "final norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final norm"),))
+    final = Block("final-norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final-norm"),))
     return (*blocks, final)
 
 
 def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
     """ModernBertPredictionHead: dense (bias only with classifier_bias), activation, norm."""
     return (
-        linear("head.dense", "head dense", H, H, bias=on["classifier_bias"]),
-        _norm(on, "head.norm", "head norm"),
+        linear("head.dense", "head-dense", H, H, bias=on["classifier_bias"]),
+        _norm(on, "head.norm", "head-norm"),
     )
 
 
+def _decoder(on: Mapping[str, bool]) -> Module:
+    """The masked-LM decoder: the token table again when tied, with a bias of its own by default."""
+    params: tuple[Param | Tie, ...]
+    if on["tied"]:
+        params = (Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
+    else:
+        params = (Param("weight", (V, H), "weight"),)
+    if on["decoder_bias"]:
+        params += (Param("bias", (V,), "bias"),)
+    return Module("decoder", "decoder-tied" if on["tied"] else "decoder-untied", params)
+
+
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
-    """Declare the tensors of the transformers ModernBERT class for this head."""
-    if head is Head.BASE:
-        return Architecture("ModernBertModel", _backbone(on, ""))
-    if head is Head.MASKED_LM:
-        params: tuple[Param | Tie, ...]
-        if on["tied"]:
-            params = (Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
-            label = "decoder (tied)"
-        else:
-            params = (Param("weight", (V, H), "weight"),)
-            label = "decoder (untied)"
-        if on["decoder_bias"]:
-            params += (Param("bias", (V,), "bias"),)
-        modules = (*_prediction_head(on), Module("decoder", label, params))
-        mlm = Block("mlm-head", "masked-LM head", Kind.HEAD, "", modules)
-        return Architecture("ModernBertForMaskedLM", (*_backbone(on, BACKBONE), mlm))
-    modules = (*_prediction_head(on), linear("classifier", "classifier", H, C))
-    classifier = Block("classifier", "classification head", Kind.HEAD, "", modules)
-    return Architecture("ModernBertForSequenceClassification", (*_backbone(on, BACKBONE), classifier))
+    """Declare the tensors of the transformers ModernBERT class for this head (it has no pooler)."""
+    classifier = (linear("classifier", "classifier", H, C),)
+    on_top = {
+        Head.MASKED_LM: lambda: (common.mlm_head("", (*_prediction_head(on), _decoder(on))),),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (
+            Block("classifier", Kind.HEAD, "", (*_prediction_head(on), *classifier)),
+        ),
+    }
+    return common.assemble("ModernBert", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
 FAMILY = Family(
     name="modernbert",
-    title="ModernBERT",
     symbols=SYMBOLS,
-    heads=(Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION),
+    heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    flag_keys=("attention_bias", "mlp_bias", "norm_bias", "classifier_bias", "decoder_bias", "tie_word_embeddings"),
-    differences=(
-        "**No biases.** By default no linear layer of the backbone has a bias and no LayerNorm has a "
-        "shift β: each norm is *H* scale weights, and every projection is a bare weight matrix. Of BERT's "
-        "9*H* + *I* small terms per layer only the two norms' 2*H* scales remain; the 7*H* + *I* biases "
-        "and shifts are gone. `attention_bias`, `mlp_bias`, `norm_bias` and `classifier_bias` bring them "
-        "back one group at a time.",
-        "**A gated feed-forward network.** `mlp.Wi` is 2*I* × *H*: it produces a value half and a gate "
-        "half (GeGLU), multiplied together before `mlp.Wo` (*H* × *I*) maps back. The feed-forward block "
-        "therefore holds 3*HI* weights where BERT's holds 2*HI*; ModernBERT picks a smaller *I* "
-        "(1,152 for a 768-wide model) to pay for it.",
-        "**Fused attention projections.** `attn.Wqkv` is one 3*H* × *H* matrix holding query, key and "
-        "value for all heads, followed by `attn.Wo` (*H* × *H*): the same 4*H*² as BERT, in two tensors "
-        "instead of four.",
-        "**Rotary positions: no position table.** Positions enter by rotating queries and keys inside "
-        "attention, which needs only fixed frequency buffers, so there is no *P* × *H* table and "
-        "`max_position_embeddings` (8,192) does not change the count. There are no token types either.",
-        "**Pre-norm, with a final norm.** Each layer normalizes its input before attention and before "
-        "the feed-forward network, except that layer 0 has no attention norm (it is an identity: the "
-        "embedding norm has just run). After the last layer, `final_norm` adds *H* more. The masked-LM "
-        "head is a dense layer and a norm (`head`), then a `decoder` whose weight is the token embedding "
-        "table (tied) and whose bias (`decoder_bias`) is its own *V*. Classification uses the same "
-        "`head` and a classifier, with no pooler.",
-    ),
     extra_config=EXTRA_CONFIG,
     checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(
         *(
-            Switch(key, truthy(key), meaning, blocks)
-            for key, meaning, blocks in (
-                ("attention_bias", "the attention projections have biases", ("layer-0", "layer")),
-                ("mlp_bias", "the feed-forward projections have biases", ("layer-0", "layer")),
-                (
-                    "norm_bias",
-                    "every norm has a shift β",
-                    ("embeddings", "layer-0", "layer", "final-norm", "mlm-head", "classifier"),
-                ),
-                ("classifier_bias", "the head's dense layer has a bias", ("mlm-head", "classifier")),
-                ("decoder_bias", "the decoder has its own bias", ("mlm-head",)),
+            Switch(key, truthy(key), blocks)
+            for key, blocks in (
+                ("attention_bias", ("layer-0", "layer")),
+                ("mlp_bias", ("layer-0", "layer")),
+                ("norm_bias", ("embeddings", "layer-0", "layer", "final-norm", "mlm-head", "classifier")),
+                ("classifier_bias", ("mlm-head", "classifier")),
+                ("decoder_bias", ("mlm-head",)),
             )
         ),
         common.tied("mlm-head"),
-        Switch("later_layers", gt("num_hidden_layers", 1), "layers after layer 0 exist", ("layer",)),
+        Switch("later_layers", gt("num_hidden_layers", 1), ("layer",)),
     ),
 )

@@ -1,10 +1,12 @@
-"""The symbols families share, each declared once with its usual config key and meaning.
+"""The symbols families share, each declared once with its usual config key.
 
 Most families of the catalog read the same numbers under the same names (V, P, T, H, I, L, A, C):
 they list them by name, and declare in full only their own symbols (ALBERT's groups, DeBERTa's
-buckets) and the shared ones whose key or meaning differs for them (DistilBERT's ``dim``,
-ALBERT's L, which counts steps over shared layers). The order of the list is the order the
-family's formulas use. This module declares no family.
+buckets) and the shared ones whose key or range differs for them (DistilBERT's ``dim``,
+ModernBERT's L of at least 1). The order of the list is the order the family's formulas use.
+What a symbol means is content (``content/en/families.yaml``: the shared meanings, and a
+family's own where it differs, as ALBERT's L, which counts steps over shared layers). This
+module declares no family.
 """
 
 from __future__ import annotations
@@ -17,20 +19,20 @@ from generator.counting.architecture import Symbol
 SHARED: dict[str, Symbol] = {
     s.name: s
     for s in (
-        Symbol("V", "vocab_size", "vocabulary size", minimum=0),  # 0 with pad_token_id null: an empty table
-        Symbol("P", "max_position_embeddings", "position table rows", minimum=0),
-        Symbol("T", "type_vocab_size", "token types, or segments", minimum=0),  # 0: an empty table, built all the same
-        Symbol("H", "hidden_size", "hidden size"),
-        Symbol("I", "intermediate_size", "feed-forward size", minimum=0),
-        Symbol("L", "num_hidden_layers", "encoder layers", minimum=0),
-        Symbol("A", "num_attention_heads", "attention heads"),
-        Symbol("C", "num_labels", "classification labels", minimum=0),
+        Symbol("V", "vocab_size", minimum=0),  # 0 with pad_token_id null: an empty table
+        Symbol("P", "max_position_embeddings", minimum=0),
+        Symbol("T", "type_vocab_size", minimum=0),  # 0: an empty table, built all the same
+        Symbol("H", "hidden_size"),
+        Symbol("I", "intermediate_size", minimum=0),
+        Symbol("L", "num_hidden_layers", minimum=0),
+        Symbol("A", "num_attention_heads"),
+        Symbol("C", "num_labels", minimum=0),
     )
 }
 
 
 def shared(name: str, **differs: Any) -> Symbol:
-    """A shared symbol with what differs for one family (its key, meaning, minimum...) changed."""
+    """A shared symbol with what differs for one family (its key, minimum...) changed."""
     return replace(SHARED[name], **differs)
 
 

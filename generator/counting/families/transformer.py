@@ -34,15 +34,15 @@ V, U, S, H, I, A, K, M = (Poly.symbol(s) for s in "VUSHIAKM")
 ONE = Poly.constant(1)
 
 SYMBOLS = (
-    Symbol("V", "n_src_vocab", "source vocabulary size"),
-    Symbol("U", "n_tgt_vocab", "target vocabulary size"),
-    Symbol("S", "len_max_seq", "longest sequence; the position tables have S + 1 rows"),
-    Symbol("H", "d_model", "model width"),
-    Symbol("I", "d_inner", "feed-forward size"),
-    Symbol("L", "n_layers", "layers in the encoder, and again in the decoder"),
-    Symbol("A", "n_head", "attention heads"),
-    Symbol("K", "d_k", "query and key size per head"),
-    Symbol("M", "d_v", "value size per head"),
+    Symbol("V", "n_src_vocab"),
+    Symbol("U", "n_tgt_vocab"),
+    Symbol("S", "len_max_seq"),
+    Symbol("H", "d_model"),
+    Symbol("I", "d_inner"),
+    Symbol("L", "n_layers"),
+    Symbol("A", "n_head"),
+    Symbol("K", "d_k"),
+    Symbol("M", "d_v"),
 )
 
 # Transformer.__init__ defaults in transformer/Models.py; the vocabularies and length have none.
@@ -67,37 +67,37 @@ OWN_CONFIG = OwnConfig(
 )
 
 
-def _attention(path: str, label: str) -> tuple[Module, ...]:
+def _attention(path: str, key: str) -> tuple[Module, ...]:
     # MultiHeadAttention registers w_qs, w_ks, w_vs, then layer_norm, then fc.
     return (
-        linear(f"{path}.w_qs", f"{label} queries", H, A * K, part=Part.ATTENTION),
-        linear(f"{path}.w_ks", f"{label} keys", H, A * K, part=Part.ATTENTION),
-        linear(f"{path}.w_vs", f"{label} values", H, A * M, part=Part.ATTENTION),
-        layer_norm(f"{path}.layer_norm", f"{label} LayerNorm", H),
-        linear(f"{path}.fc", f"{label} output", A * M, H, part=Part.ATTENTION),
+        linear(f"{path}.w_qs", f"{key}-queries", H, A * K, part=Part.ATTENTION),
+        linear(f"{path}.w_ks", f"{key}-keys", H, A * K, part=Part.ATTENTION),
+        linear(f"{path}.w_vs", f"{key}-values", H, A * M, part=Part.ATTENTION),
+        layer_norm(f"{path}.layer_norm", f"{key}-layernorm", H),
+        linear(f"{path}.fc", f"{key}-output", A * M, H, part=Part.ATTENTION),
     )
 
 
 def _feed_forward() -> tuple[Module, ...]:
     conv_in = Module(
         "pos_ffn.w_1",
-        "feed-forward in (conv, kernel 1)",
+        "feed-forward-in-conv-kernel-1",
         (Param("weight", (I, H, ONE), "weight"), Param("bias", (I,), "bias")),
         part=Part.FEED_FORWARD,
     )
     conv_out = Module(
         "pos_ffn.w_2",
-        "feed-forward out (conv, kernel 1)",
+        "feed-forward-out-conv-kernel-1",
         (Param("weight", (H, I, ONE), "weight"), Param("bias", (H,), "bias")),
         part=Part.FEED_FORWARD,
     )
-    return (conv_in, conv_out, layer_norm("pos_ffn.layer_norm", "feed-forward LayerNorm", H))
+    return (conv_in, conv_out, layer_norm("pos_ffn.layer_norm", "feed-forward-layernorm", H))
 
 
 def _tables(side: str, prefix: str, word: Module) -> Block:
     # Models.py sets requires_grad False on these tables: listed and counted, never trained.
-    positions = embedding("position_enc", f"{side} positions (frozen sinusoids)", S + 1, H, frozen=True)
-    return Block(f"{side}-embeddings", f"{side} embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
+    positions = embedding("position_enc", f"{side}-positions-frozen-sinusoids", S + 1, H, frozen=True)
+    return Block(f"{side}-embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -105,25 +105,24 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     source_words = "encoder.src_word_emb.weight"
     if on["shared_tables"]:
         target_word = Module(
-            "tgt_word_emb", "target token embeddings (shared)", (Tie("weight", source_words, "is the source table"),)
+            "tgt_word_emb", "target-token-embeddings-shared", (Tie("weight", source_words, "is the source table"),)
         )
         target_words = source_words
     else:
-        target_word = embedding("tgt_word_emb", "target token embeddings", U, H)
+        target_word = embedding("tgt_word_emb", "target-token-embeddings", U, H)
         target_words = "decoder.tgt_word_emb.weight"
     if on["shared_projection"]:
         projection = Module(
-            "tgt_word_prj", "output projection (shared)", (Tie("weight", target_words, "is the target table"),)
+            "tgt_word_prj", "output-projection-shared", (Tie("weight", target_words, "is the target table"),)
         )
     else:
-        projection = Module("tgt_word_prj", "output projection", (Param("weight", (U, H), "weight"),))
+        projection = Module("tgt_word_prj", "output-projection", (Param("weight", (U, H), "weight"),))
     return Architecture(
         "Transformer",
         (
-            _tables("source", "encoder.", embedding("src_word_emb", "source token embeddings", V, H)),
+            _tables("source", "encoder.", embedding("src_word_emb", "source-token-embeddings", V, H)),
             Block(
                 "encoder-layer",
-                "encoder layer",
                 Kind.ENCODER,
                 "encoder.layer_stack.{0}.",
                 (*_attention("slf_attn", "self-attention"), *_feed_forward()),
@@ -132,17 +131,16 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
             _tables("target", "decoder.", target_word),
             Block(
                 "decoder-layer",
-                "decoder layer",
                 Kind.ENCODER,
                 "decoder.layer_stack.{0}.",
                 (
                     *_attention("slf_attn", "self-attention"),
-                    *_attention("enc_attn", "encoder-decoder attention"),
+                    *_attention("enc_attn", "encoder-decoder-attention"),
                     *_feed_forward(),
                 ),
                 repeat=("L",),
             ),
-            Block("output-projection", "output projection", Kind.HEAD, "", (projection,)),
+            Block("output-projection", Kind.HEAD, "", (projection,)),
         ),
     )
 
@@ -162,38 +160,13 @@ _shared_tables_need_one_vocabulary = Rule(
 
 FAMILY = Family(
     name="transformer",
-    title="Transformer (2017)",
     symbols=SYMBOLS,
     heads=(Head.BASE,),
     declare=declare,
-    flag_keys=("tgt_emb_prj_weight_sharing", "emb_src_tgt_weight_sharing"),
     checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
-    differences=(
-        "BERT keeps only the encoder of this model. Here a decoder follows it: each decoder layer has a "
-        "second attention block (queries from the decoder, keys and values from the encoder output), so "
-        "a decoder layer holds one attention block more than an encoder layer.",
-        "There are no segment embeddings, no pooler, and the position tables are fixed sinusoids. This "
-        "implementation keeps them as frozen embedding weights, so they are listed and counted; the paper "
-        "does not count them.",
-        "One token table can serve three roles: source embeddings, target embeddings and the output "
-        "projection. With both sharing flags on, it is stored and counted once, which is why a listing "
-        "that prints every name adds up to more than the model holds.",
-        "The attention projections are A·K (or A·M) wide, not H: the number of heads changes the count "
-        "unless A·K = H, as it does in the paper's configurations.",
-    ),
     own_config=OWN_CONFIG,
     switches=(
-        Switch(
-            "shared_tables",
-            truthy("emb_src_tgt_weight_sharing"),
-            "the target side reuses the source token table",
-            ("target-embeddings", "output-projection"),
-        ),
-        Switch(
-            "shared_projection",
-            truthy("tgt_emb_prj_weight_sharing"),
-            "the output projection reuses the target table",
-            ("output-projection",),
-        ),
+        Switch("shared_tables", truthy("emb_src_tgt_weight_sharing"), ("target-embeddings", "output-projection")),
+        Switch("shared_projection", truthy("tgt_emb_prj_weight_sharing"), ("output-projection",)),
     ),
 )

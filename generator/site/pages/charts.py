@@ -19,7 +19,7 @@ from generator.counting.parts import PART_TITLES, Share, shares
 from generator.site import content
 from generator.site.content import Text
 from generator.site.formats import percent, times
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.svg import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.site.views import Summary
 
@@ -239,14 +239,4 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         context.update(rule_rows=rule, rule_chart=Markup(rule_svg), rule=RULE)
     else:
         context.update(rule_rows=(), rule_chart=None, rule=RULE)
-    page = text.section("page")
-    return [
-        Page(
-            "charts/index.html",
-            "charts.html",
-            page("title", site=SITE_TITLE),
-            page("description", rule=RULE),
-            context,
-            guide=page("guide", rule=RULE),
-        )
-    ]
+    return [guide_page("charts/index.html", "charts.html", text.section("page"), context, rule=RULE)]

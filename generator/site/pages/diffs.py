@@ -1,4 +1,4 @@
-"""Comparison pages: one for each declared pair (``comparison.PAIRS``), and a list of them all."""
+"""Comparison pages: one for each declared pair (``differences.PAIRS``), and a list of them all."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from generator.site import content
 from generator.site.differences import Diff, Pairing, available_pairs
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, SITE_TITLE, Page, guide_page
 from generator.site.views import Summary
 
 INDEX = "diffs/index.html"
@@ -22,17 +22,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return []
     text = content.load("diffs", language)
     page, pair = text.section("page"), text.section("pair")
-    pairings = available_pairs(models)
-    result = [
-        Page(
-            INDEX,
-            "diffs.html",
-            page("title", site=SITE_TITLE),
-            page("description"),
-            {"diffs": pairings},
-            guide=page("guide"),
-        )
-    ]
+    pairings = available_pairs(models, text.section("topics"))
+    result = [guide_page(INDEX, "diffs.html", page, {"diffs": pairings})]
     for pairing in pairings:
         a, b = pairing.a.card.title, pairing.b.card.title
         result.append(
@@ -47,5 +38,5 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     return result
 
 
-def _context(pairing: Pairing) -> dict[str, Diff]:
-    return {"diff": pairing.compare()}
+def _context(pairing: Pairing) -> dict[str, Diff | str]:
+    return {"diff": pairing.compare(), "topic": pairing.topic}

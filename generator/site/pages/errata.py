@@ -51,7 +51,7 @@ from generator.site.erratum import (
     total_of,
     used_symbols,
 )
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.views import Details, Model, Summary
 
 
@@ -66,17 +66,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             errata.append(build(section, *(by_id[n] for n in needs)))
     if not errata:
         return []
-    page = text.section("page")
-    return [
-        Page(
-            "errata/index.html",
-            "errata.html",
-            page("title", site=SITE_TITLE),
-            page("description"),
-            {"errata": tuple(errata)},
-            guide=page("guide"),
-        )
-    ]
+    return [guide_page("errata/index.html", "errata.html", text.section("page"), {"errata": tuple(errata)})]
 
 
 # What the answer checks need of the errata, read without counting a card again: each erratum's
@@ -164,14 +154,8 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
         layer,
         layers,
         step_row(model, common("pooler"), None, steps_of(model, "pooler", "pooler dense"), "d-pooler"),
-        subtotal_row(
-            model,
-            common("total"),
-            their_total,
-            total_of(model),
-            "d-total",
-            (Add((grouped((V + P + T) * H), per_layer(their_layer))), closed_form(model)),
-            (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off),
+        layered_total(
+            t, model, their_total, their_layer, (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off)
         ),
     )
     total, printed = their_total.evaluate(model.inventory.values), printed_by(model, PRINTED_BY[t.key])
@@ -231,19 +215,31 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
         layer,
         layers,
         pooler,
-        subtotal_row(
+        layered_total(
+            t,
             model,
-            common("total"),
             their_total,
-            total_of(model),
-            "d-total",
-            (Add((grouped((V + P + T) * H), per_layer(their_layer), poly_expr(H * H, ORDER))), closed_form(model)),
+            their_layer,
             (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off + pooler.off),
+            pooler=H * H,
         ),
     )
     total = their_total.evaluate(model.inventory.values)
     symbols = used_symbols(model, rows)
     return erratum(t, model, symbols, rows, total, printed_by(model, PRINTED_BY[t.key]), sources=("textbook",))
+
+
+def layered_total(
+    t: Text, model: Model, theirs: Poly, their_layer: Poly, printed: tuple[str | None, int], pooler: Poly | None = None
+) -> Row:
+    """The total of a method that counts the tables, L equal layers and a pooler, written grouped as it adds them."""
+    terms = (
+        grouped((V + P + T) * H),
+        per_layer(their_layer),
+        *((poly_expr(pooler, ORDER),) if pooler is not None else ()),
+    )
+    total = t.root.section("rows")("total")
+    return subtotal_row(model, total, theirs, total_of(model), "d-total", (Add(terms), closed_form(model)), printed)
 
 
 def layernorm_half(t: Text, model: Model) -> Erratum:

@@ -1,0 +1,143 @@
+"""What the families' declarations are called, read from ``content/<language>/families.yaml``.
+
+A family declares keys only: its name, a symbol's letter, a switch's name, a block's key, a
+module's key, a part. The words a reader sees (its title, what a symbol means and a switch
+decides, the blocks' titles, the modules' labels that name the derivation's steps, the parts'
+titles, the paragraphs on what differs from BERT) are content, beside the site's other prose, so
+that a second language is a sibling file. A module's key is the slug of its English label
+("feed-forward-in"), which the step's anchor is made of; it stays when the words change.
+
+The file has the shared ``symbols``, ``switches``, ``blocks`` and ``modules`` and the ``parts`` at
+the top, and under ``families`` one section a family: its ``title``, the texts where it differs
+from the shared ones, and its ``differences``, keyed paragraphs in reading order. The registry
+fills them into each Family (``with_texts``); i12's family pages and any other reader get a
+family's words from the Family or from ``family_texts(name, language)``.
+
+The counting layer reads the file itself (it may not import the site's ``content.py``), so the
+card check's messages name a symbol in the same words as the pages. The file is the project's,
+not input: a text the code asks for and the file lacks is a ``MissingTextError`` naming the file
+and the key to add; tests/test_content.py also fails on a text no declaration has.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generator.counting.architecture import Architecture, Family, Head, Part
+
+CONTENT = (Path(__file__).parent / "texts").resolve()  # a link to content/, as generator/site/texts is
+LANGUAGE = "en"  # the language the counting layer's words are read in (site.page.LANGUAGE agrees)
+
+
+class MissingTextError(LookupError):
+    """A key the code declares that the content file has no text for."""
+
+
+@dataclass(frozen=True)
+class FamilyTexts:
+    """The words of one family: its title, its symbols' meanings, its switches', and what differs from BERT."""
+
+    title: str
+    symbols: Mapping[str, str]
+    switches: Mapping[str, str]
+    blocks: Mapping[str, str]  # titles by block key
+    modules: Mapping[str, str]  # labels by module key
+    differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
+
+
+@functools.cache
+def load(language: str = LANGUAGE, root: Path = CONTENT) -> Mapping[str, Any]:
+    """The parsed families.yaml of one language."""
+    path = root / language / "families.yaml"
+    with path.open(encoding="utf-8") as file:
+        data = yaml.safe_load(file)
+    if not isinstance(data, dict) or not isinstance(data.get("families"), dict):
+        raise MissingTextError(f"{path}: expected a mapping with 'families', 'symbols', 'switches' and 'parts'")
+    return data
+
+
+def _section(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        data = data.get(key) or {}
+    return data
+
+
+def family_texts(name: str, language: str = LANGUAGE, root: Path = CONTENT) -> FamilyTexts:
+    """The words of the family ``name``: its own texts over the shared ones."""
+    data = load(language, root)
+    if name not in data["families"]:
+        raise MissingTextError(f"{root / language / 'families.yaml'}: families: no section for the family {name!r}")
+    own = _section(data, "families", name)
+    return FamilyTexts(
+        title=_text(own, "title", root / language, f"families.{name}.title"),
+        symbols={**_section(data, "symbols"), **_section(own, "symbols")},
+        switches={**_section(data, "switches"), **_section(own, "switches")},
+        blocks={**_section(data, "blocks"), **_section(own, "blocks")},
+        modules={**_section(data, "modules"), **_section(own, "modules")},
+        differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
+    )
+
+
+def part_titles(language: str = LANGUAGE, root: Path = CONTENT) -> dict[Part, str]:
+    """Each Part's title, in Part order."""
+    titles = _section(load(language, root), "parts")
+    return {part: _text(titles, part.value, root / language, f"parts.{part.value}") for part in Part}
+
+
+def _text(texts: Mapping[str, str], key: str, folder: Path, where: str) -> str:
+    if key not in texts:
+        raise MissingTextError(f"{folder / 'families.yaml'}: {where}: expected a text here, found none")
+    return str(texts[key])
+
+
+def with_texts(family: Family, language: str = LANGUAGE, root: Path = CONTENT) -> Family:
+    """The family with its symbols' and switches' meanings and its differences filled in from content/."""
+    texts, folder = family_texts(family.name, language, root), root / language
+    where = f"families.{family.name}"
+    symbols = tuple(
+        replace(s, meaning=_text(texts.symbols, s.name, folder, f"{where}.symbols.{s.name}")) for s in family.symbols
+    )
+    switches = tuple(
+        replace(s, meaning=_text(texts.switches, s.name, folder, f"{where}.switches.{s.name}")) for s in family.switches
+    )
+    differences = tuple(text for _, text in texts.differences)
+    declare = Worded(family.declare, tuple(texts.blocks.items()), tuple(texts.modules.items()), folder, where)
+    return replace(
+        family, title=texts.title, symbols=symbols, switches=switches, differences=differences, declare=declare
+    )
+
+
+@dataclass(frozen=True)
+class Worded:
+    """A family's declaration with its blocks' titles and its modules' labels filled in by key.
+
+    Equal by value, so the architectures it declares are cached as the bare declaration's were.
+    """
+
+    declare: Callable[[Mapping[str, bool], Head], Architecture]
+    titles: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    folder: Path
+    where: str  # "families.<name>", for a missing text's message
+
+    def __call__(self, on: Mapping[str, bool], head: Head) -> Architecture:
+        titles, labels = dict(self.titles), dict(self.labels)
+        declared = self.declare(on, head)
+        blocks = tuple(
+            replace(
+                block,
+                title=_text(titles, block.key, self.folder, f"{self.where}.blocks.{block.key}"),
+                modules=tuple(
+                    replace(m, label=_text(labels, m.key, self.folder, f"{self.where}.modules.{m.key}"))
+                    for m in block.modules
+                ),
+            )
+            for block in declared.blocks
+        )
+        return replace(declared, blocks=blocks)
