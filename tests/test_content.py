@@ -331,6 +331,8 @@ def test_an_unknown_language(tmp_path: Path) -> None:
         "error: 1 problem(s) in 1 file(s); out/ was left unchanged",
     ]
     assert not out.exists()
+
+
 # The families' words (content/<language>/families.yaml), tied to the declarations the same way. ---
 
 
