@@ -80,14 +80,14 @@ def exported(data: dict[str, Any], head: str, config: Mapping[str, Any], total: 
         if not all(s in values for _, mono in mistake["theirs"] for s, _ in mono):
             continue
         replaced, complete = 0, True
-        for key, labels in mistake["replaces"]:
+        for key, keys in mistake["replaces"]:
             index = next((i for i, b in enumerate(result.blocks) if b["key"] == key), None)
             if index is None:
                 complete = False
                 break
             block = result.blocks[index]
-            steps = [s for s in block["steps"] if not labels or s["label"] in labels]
-            complete = complete and len(steps) == (len(labels) or len(block["steps"]))
+            steps = [s for s in block["steps"] if not keys or s["key"] in keys]
+            complete = complete and len(steps) == (len(keys) or len(block["steps"]))
             copies = polynomial(block["copies"], values)
             replaced += copies * sum(polynomial(s["formula"], values) for s in steps)
         if complete:

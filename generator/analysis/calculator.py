@@ -87,6 +87,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
                 tensors.append({"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role})
         steps.append(
             {
+                "key": module.key,  # stable in every language, unlike the label (the answer check's mistakes name it)
                 "label": module.label,
                 "formula": poly_json(step.formula),
                 "symbolic": expr_json(step.symbolic),

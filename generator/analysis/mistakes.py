@@ -30,14 +30,14 @@ from generator.counting.poly import Poly
 V, P, T, H, I, L, A = (Poly.symbol(s) for s in "VPTHILA")
 ZERO = Poly()
 
-# Steps of BERT's derivation (generator/counting/families/common.py), by block key and step label.
-QKV = ("layer", ("query", "key", "value"))
-ATTENTION = ("layer", ("query", "key", "value", "attention output"))
-FEED_FORWARD = ("layer", ("feed-forward in", "feed-forward out"))
-FEED_FORWARD_IN = ("layer", ("feed-forward in",))
-LAYER_NORMS = ("layer", ("attention LayerNorm", "output LayerNorm"))
-EMBEDDING_NORM = ("embeddings", ("embedding LayerNorm",))
-TOKEN_TABLE = ("embeddings", ("token embeddings",))
+# Steps of BERT's derivation (generator/counting/families/common.py), by block key and step key: the
+# module's stable key, the same in every language.
+ATTENTION = ("layer", ("query", "key", "value", "attention-output"))
+FEED_FORWARD = ("layer", ("feed-forward-in", "feed-forward-out"))
+FEED_FORWARD_IN = ("layer", ("feed-forward-in",))
+LAYER_NORMS = ("layer", ("attention-layernorm", "output-layernorm"))
+EMBEDDING_NORM = ("embeddings", ("embedding-layernorm",))
+TOKEN_TABLE = ("embeddings", ("token-embeddings",))
 POOLER = ("pooler", ())  # () is the whole block
 
 # The published methods' own pieces, which the errata page sets beside the exact steps.
@@ -54,13 +54,13 @@ class Mistake:
 
     erratum: str  # the erratum's id on the errata page
     theirs: Poly
-    replaces: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (block key, step labels; () = the block)
+    replaces: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (block key, step keys; () = the block)
 
     def to_json(self) -> dict[str, object]:
         return {
             "erratum": self.erratum,
             "theirs": [[coeff, [[s, e] for s, e in mono]] for mono, coeff in self.theirs.terms],
-            "replaces": [[key, list(labels)] for key, labels in self.replaces],
+            "replaces": [[key, list(steps)] for key, steps in self.replaces],
         }
 
 
@@ -81,12 +81,12 @@ MISTAKES = (
 def _replaced(derivation: Derivation, replaces: Sequence[tuple[str, tuple[str, ...]]]) -> int | None:
     """The exact count of the replaced steps, each times its block's repeat; None when one is missing."""
     total = 0
-    for key, labels in replaces:
+    for key, steps_keys in replaces:
         block = next((b for b in derivation.blocks if b.block.key == key), None)
         if block is None:
             return None
-        steps = [s for s in block.steps if not labels or s.label in labels]
-        if len(steps) != (len(labels) or len(block.steps)):
+        steps = [s for s in block.steps if not steps_keys or s.key in steps_keys]
+        if len(steps) != (len(steps_keys) or len(block.steps)):
             return None
         total += block.repeat * sum(s.value for s in steps)
     return total

@@ -575,14 +575,14 @@
     if (!needs) { return null; }
     var replaced = 0n;
     for (var i = 0; i < mistake.replaces.length; i++) {
-      var key = mistake.replaces[i][0], labels = mistake.replaces[i][1];
+      var key = mistake.replaces[i][0], steps = mistake.replaces[i][1];  // a block's key and its steps' keys
       var item = result.blocks.filter(function (b) { return b.block.key === key; })[0];
       if (!item) { return null; }
       var found = 0;
       item.block.steps.forEach(function (step, j) {
-        if (!labels.length || labels.indexOf(step.label) >= 0) { replaced += item.steps[j] * item.copies; found += 1; }
+        if (!steps.length || steps.indexOf(step.key) >= 0) { replaced += item.steps[j] * item.copies; found += 1; }
       });
-      if (found !== (labels.length || item.block.steps.length)) { return null; }
+      if (found !== (steps.length || item.block.steps.length)) { return null; }
     }
     var theirs = evaluate(mistake.theirs, result.values);
     return mistake.replaces.length ? result.total - replaced + theirs : theirs;
