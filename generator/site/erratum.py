@@ -11,13 +11,15 @@ writes it, so that a slip of arithmetic shows where it was made.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from generator.analysis.mistakes import ROUND_VOCABULARY
 from generator.cards.published import parse_figure
 from generator.counting.derivation import BlockDerivation
 from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
 from generator.counting.poly import Poly
+from generator.site import content
 from generator.site.content import Text
 from generator.site.views import Model, Summary
 
@@ -310,3 +312,48 @@ def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
             "d-embeddings-embedding-layernorm",
         ),
     )
+
+
+# What the answer checks need of the errata, read without counting a card again: each erratum's
+# title, and each figure a source printed in full that its card's count is not (its slips). The
+# builders are generator/site/pages/errata.py's BUILDERS: (function, the ids of the cards it needs).
+Builders = Sequence[tuple[Callable[..., Erratum], tuple[str, ...]]]
+
+
+def erratum_id(build: Callable[..., Erratum]) -> str:
+    """An erratum's id, and the key of its texts: its builder's name, dashed."""
+    return build.__name__.replace("_", "-")
+
+
+def titles(builders: Builders, models: Sequence[Summary], language: str) -> dict[str, str]:
+    """The title of each erratum whose cards are in the catalog, by its id."""
+    section = content.load("errata", language).section("errata")
+    ids = {m.id for m in models}
+    return {
+        erratum_id(build): section.section(erratum_id(build))("title", theirs=ROUND_VOCABULARY)  # vocabulary-30000's V
+        for build, needs in builders
+        if all(n in ids for n in needs)
+    }
+
+
+# The source whose printed figure an erratum's card records as a claim, by the words of its source.
+PRINTED_BY = {
+    "per-head-projections": "assignment",
+    "textbook-formula": "challenge",
+    "intermediate-bias": "issue 656",
+    "tied-twice": "issue 656",
+}
+
+
+def printed_figures(builders: Builders, models: Sequence[Summary]) -> list[tuple[str, Summary, int]]:
+    """(erratum, card, figure) for each figure a source printed in full that differs from the card's count."""
+    by_id = {m.id: m for m in models}
+    found = []
+    for build, needs in builders:
+        key = erratum_id(build)
+        if key in PRINTED_BY and needs[0] in by_id:
+            card = by_id[needs[0]]
+            figure = exact_figure(printed_by(card, PRINTED_BY[key]))
+            if figure is not None and figure != card.total:
+                found.append((key, card, figure))
+    return found

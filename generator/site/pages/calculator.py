@@ -19,6 +19,7 @@ from generator.cards.config import load_schema
 from generator.counting.families import FAMILIES
 from generator.site import content
 from generator.site.content import Text
+from generator.site.erratum import printed_figures, titles
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.pages import errata, exercises
 from generator.site.views import Summary
@@ -108,10 +109,10 @@ def _errata(models: Sequence[Summary], language: str) -> tuple[str, str]:
     """Each erratum's title, and the figures sources printed for catalog configs, as JSON for the answer check."""
     printed = [
         {"query": card.calculator_query, "value": str(figure), "erratum": key}
-        for key, card, figure in errata.printed_figures(models)
+        for key, card, figure in printed_figures(errata.BUILDERS, models)
     ]
     compact = {"ensure_ascii": False, "separators": (",", ":"), "sort_keys": True}
-    return json.dumps(errata.titles(models, language), **compact), json.dumps(printed, **compact)  # type: ignore[arg-type]
+    return json.dumps(titles(errata.BUILDERS, models, language), **compact), json.dumps(printed, **compact)  # type: ignore[arg-type]
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:

@@ -22,6 +22,7 @@ from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import (
     ORDER,
+    PRINTED_BY,
     ZERO,
     A,
     Erratum,
@@ -39,7 +40,7 @@ from generator.site.erratum import (
     closed_form,
     embedding_rows,
     erratum,
-    exact_figure,
+    erratum_id,
     grouped,
     one_layer,
     per_layer,
@@ -62,50 +63,11 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     errata = []
     for build, needs in BUILDERS:
         if all(n in by_id for n in needs):
-            section = text.section("errata").section(build.__name__.replace("_", "-"))
+            section = text.section("errata").section(erratum_id(build))
             errata.append(build(section, *(by_id[n] for n in needs)))
     if not errata:
         return []
     return [guide_page("errata/index.html", "errata.html", text.section("page"), {"errata": tuple(errata)})]
-
-
-# What the answer checks need of the errata, read without counting a card again: each erratum's
-# title, and each figure a source printed in full that its card's count is not (its slips).
-
-
-def titles(models: Sequence[Summary], language: str = LANGUAGE) -> dict[str, str]:
-    """The title of each erratum whose cards are in the catalog, by its id."""
-    section = content.load("errata", language).section("errata")
-    ids = {m.id for m in models}
-    found = {}
-    for build, needs in BUILDERS:
-        if all(n in ids for n in needs):
-            key = build.__name__.replace("_", "-")
-            found[key] = section.section(key)("title", theirs=mistakes.ROUND_VOCABULARY)  # vocabulary-30000's V
-    return found
-
-
-# The source whose printed figure an erratum's card records as a claim, by the words of its source.
-PRINTED_BY = {
-    "per-head-projections": "assignment",
-    "textbook-formula": "challenge",
-    "intermediate-bias": "issue 656",
-    "tied-twice": "issue 656",
-}
-
-
-def printed_figures(models: Sequence[Summary]) -> list[tuple[str, Summary, int]]:
-    """(erratum, card, figure) for each figure a source printed in full that differs from the card's count."""
-    by_id = {m.id: m for m in models}
-    found = []
-    for build, needs in BUILDERS:
-        key = build.__name__.replace("_", "-")
-        if key in PRINTED_BY and needs[0] in by_id:
-            card = by_id[needs[0]]
-            figure = exact_figure(printed_by(card, PRINTED_BY[key]))
-            if figure is not None and figure != card.total:
-                found.append((key, card, figure))
-    return found
 
 
 def mistake(erratum: str) -> Mistake:

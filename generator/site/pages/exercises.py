@@ -23,6 +23,7 @@ from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
 from generator.site import content
 from generator.site.content import Text
+from generator.site.erratum import printed_figures, titles
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.pages import errata
 from generator.site.views import Details, Model, Summary
@@ -72,8 +73,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     exercises = [build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id]
     if not exercises:
         return []
-    titles, printed = errata.titles(models, language), errata.printed_figures(models)
-    exercises = [dataclasses.replace(x, check=check_data(x, titles, printed)) for x in exercises]
+    named, printed = titles(errata.BUILDERS, models, language), printed_figures(errata.BUILDERS, models)
+    exercises = [dataclasses.replace(x, check=check_data(x, named, printed)) for x in exercises]
     page = text.section("page")
     return [
         Page(
