@@ -53,6 +53,7 @@ reference:
 	$(REFERENCE_VENV)/bin/python tools/reference.py
 	$(REFERENCE_VENV)/bin/python tools/transformer_reference.py
 	$(REFERENCE_VENV)/bin/python tools/config_sample.py
+	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --check-cpu
 
 clean:
 	rm -rf site $(VENV) $(REFERENCE_VENV) *.egg-info

@@ -1,8 +1,9 @@
-"""Command line: ``python -m generator build``, ``import`` and ``serve``."""
+"""Command line: ``python -m generator build``, ``import``, ``serve`` and ``count``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -10,8 +11,10 @@ from pathlib import Path
 from generator.build.pipeline import build
 from generator.build.progress import Progress
 from generator.build.serve import serve
+from generator.cards.card import load_card
 from generator.cards.importer import import_config
 from generator.cards.problems import InputError, display_path
+from generator.counting.compute import UndeclaredActivationError, count_compute
 from generator.parallel import available_jobs
 from generator.site.page import LANGUAGE
 from generator.site.render import SiteOptions
@@ -91,6 +94,19 @@ def _parser() -> argparse.ArgumentParser:
         "--models", type=Path, default=Path("models"), metavar="DIR", help="where to write the card (default: models/)"
     )
     import_cmd.add_argument("--force", action="store_true", help="overwrite an existing card")
+    count_cmd = commands.add_parser(
+        "count",
+        help="print a card's parameters, FLOPs and memory for one training step",
+        description="Count one card: its parameters, the FLOPs of the forward and backward of one training "
+        "step, the activation bytes autograd keeps (fp32 and bf16) and the training memory with Adam "
+        "(a lower bound: no allocator overhead, temporaries or workspaces), at a batch size and length.",
+    )
+    count_cmd.add_argument("card", type=Path, metavar="CARD.yaml", help="a model card")
+    count_cmd.add_argument("--batch", type=_positive, default=1, metavar="B", help="batch size (default: 1)")
+    count_cmd.add_argument(
+        "--seq", type=_positive, metavar="S", help="sequence length (default: max_position_embeddings or 512, the less)"
+    )
+    count_cmd.add_argument("--json", action="store_true", help="print one JSON object of integers")
     return parser
 
 
@@ -126,11 +142,50 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count(args: argparse.Namespace) -> int:
+    try:
+        card = load_card(args.card)
+    except InputError as error:
+        return _report(error, "nothing was counted")
+    length = card.config.get("max_position_embeddings")
+    seq = args.seq if args.seq is not None else min(length or 512, 512)
+    if isinstance(length, int) and seq > length:
+        print(
+            f"error: --seq: expected at most max_position_embeddings ({length:,}) of {display_path(args.card)}, "
+            f"found {seq:,}",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        compute = count_compute(card)
+    except UndeclaredActivationError as error:
+        print(f"error: {display_path(args.card)}: config.{error}", file=sys.stderr)
+        return 1
+    figures = compute.at(args.batch, seq)
+    record = figures.to_json(card, card.family.architecture(card.config, card.head).class_name)
+    if args.json:
+        print(json.dumps(record))
+        return 0
+    tokens = figures.tokens
+    print(f"{card.id}: {record['class']}, {figures.parameters:,} parameters")
+    print(f"batch {figures.batch:,} × sequence {figures.seq:,} = {tokens:,} tokens")
+    for name, flops in (("forward", figures.forward), ("backward", figures.backward)):
+        print(f"{name} FLOPs: {flops:,} ({flops // tokens:,} per token)")
+    for name, size in figures.activations.items():
+        print(f"activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
+    print("training memory with Adam (weights, gradients, two moments and activations; a lower bound):")
+    for name, size in figures.training_memory.items():
+        print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
     if args.command == "import":
         return _import(args)
+    if args.command == "count":
+        return _count(args)
     if args.command == "serve":
         return serve(args.models, args.out, args.port)
     started = time.perf_counter()

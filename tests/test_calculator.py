@@ -252,7 +252,9 @@ def test_blocks_depend_only_on_their_declared_switches(family: Family, head: Hea
 def test_deberta_has_thousands_of_paths_but_few_blocks() -> None:
     data = family_export("deberta-v2")
     paths = sum(1 for _ in every_path(FAMILIES["deberta-v2"], Head.MASKED_LM))
-    assert paths == 4_608
+    # 4,608 before issue 13; the relative block now also reads the switches that decide which
+    # projections run on the relative table and how wide (c2p, p2c, shared_keys, wide_heads).
+    assert paths == 7_776
     assert len(data["blocks"]) < 100
 
 
@@ -378,7 +380,7 @@ def test_every_key_the_count_reads_is_an_input() -> None:
 
 def test_the_page_explains_itself_and_links_every_model(site: Path) -> None:
     html = (site / "calculator" / "index.html").read_text(encoding="utf-8")
-    assert '<div id="calculator" class="calculator" data-first="bert" hidden></div>' in html
+    assert '<div id="calculator" class="calculator" data-first="bert" data-strings=' in html
     assert "<noscript>" in html and "needs JavaScript" in html
     for path in sorted(MODELS.glob("*.yaml")):
         assert f'href="../models/{load_card(path).id}/index.html"' in html

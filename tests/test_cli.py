@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -10,7 +11,9 @@ import urllib.request
 from pathlib import Path
 
 from conftest import MODELS, ROOT
+from generator.cards.card import load_card
 from generator.cli import _parser
+from generator.counting.compute import count_compute
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -33,7 +36,7 @@ def test_help_for_every_command(tmp_path: Path) -> None:
 def test_readme_documents_every_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
-    assert set(subcommands) == {"build", "import", "serve"}
+    assert set(subcommands) == {"build", "import", "serve", "count"}
     for name in subcommands:
         assert f"python -m generator {name}" in readme, name
     for target in ("site", "test", "serve", "check", "reference", "clean"):
@@ -126,3 +129,49 @@ def fetch(url: str, attempts: int = 100) -> str:
         except OSError:
             time.sleep(0.2)
     raise AssertionError(f"{url} never answered")
+
+
+def test_count_prints_the_issue_13_record(tmp_path: Path) -> None:
+    """`count --json` on BERT-Large at batch 32 and 512 tokens: the fields issue 13 names, integers only,
+    the engine's figures (tests/test_compute.py checks those against torch)."""
+    result = run("count", str(MODELS / "bert-large-uncased.yaml"), "--batch", "32", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    figures = count_compute(load_card(MODELS / "bert-large-uncased.yaml")).at(32, 512)
+    assert record == {
+        "id": "bert-large-uncased",
+        "family": "bert",
+        "head": "base",
+        "class": "BertModel",
+        "parameters": 335_141_888,
+        "batch": 32,
+        "seq": 512,  # min(P, 512) by default
+        "flops": {"forward": figures.forward, "backward": figures.backward},
+        "activations": {"fp32": figures.activations["fp32"], "bf16": figures.activations["bf16"]},
+        "training_memory": {
+            "fp32": 16 * 335_141_888 + figures.activations["fp32"],
+            "bf16_mixed": 16 * 335_141_888 + figures.activations["bf16"],
+        },
+    }
+    text = run("count", str(MODELS / "bert-base-uncased.yaml"), "--seq", "128", cwd=tmp_path)
+    assert text.returncode == 0
+    assert text.stdout.splitlines()[:2] == [
+        "bert-base-uncased: BertModel, 109,482,240 parameters",
+        "batch 1 × sequence 128 = 128 tokens",
+    ]
+
+
+def test_count_refuses_bad_cards_and_values_without_traceback(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "bad.yaml").write_text(
+        "title: t\nfamily: bert\nhead: base\nconfig: {vocab_size: lots}\n", encoding="utf-8"
+    )
+    bad = run("count", "models/bad.yaml", cwd=tmp_path)
+    assert (bad.returncode, "Traceback" in bad.stderr) == (1, False)
+    assert bad.stderr.startswith("models/bad.yaml:4:22: config.vocab_size: expected a whole number")
+    long = run("count", str(MODELS / "bert-base-uncased.yaml"), "--seq", "513", cwd=tmp_path)
+    assert long.returncode == 1 and "Traceback" not in long.stderr
+    assert "--seq: expected at most max_position_embeddings (512)" in long.stderr and "found 513" in long.stderr
+    zero = run("count", str(MODELS / "bert-base-uncased.yaml"), "--batch", "0", cwd=tmp_path)
+    assert zero.returncode == 2 and "argument --batch: expected a whole number from 1 up, found '0'" in zero.stderr

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.counting.conditions import Value, flags
+from generator.counting.conditions import Condition, Value, flags
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch, Switches, decide
 
@@ -88,6 +88,76 @@ class Tie:
     role: str
 
 
+class Dtype(enum.Enum):
+    """The element type of a tensor autograd keeps; ACTIVATION is the model's (fp32, or bf16 when cast)."""
+
+    ACTIVATION = "activation"
+    FLOAT32 = "float32"  # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model (CPU kernel)
+    INT64 = "int64"  # token ids, labels, index tensors
+    BOOL = "bool"  # masks
+    # A copy cast to the model's type: the same storage as its fp32 source in an fp32 model, a second
+    # one in bf16 (ModernBERT's attention probabilities, computed in fp32 and cast back).
+    CAST = "cast"
+
+
+@dataclass(frozen=True)
+class Product:
+    """A matrix product of the forward: 2·m·n·k FLOPs (a multiply and an add per term), as FlopCounterMode counts.
+
+    The backward computes the gradient of each operand that needs one with a product of the same
+    size: ``backward`` of them, 2 when both do, 1 when one is a constant or needs no gradient.
+    """
+
+    what: str
+    m: Poly
+    n: Poly
+    k: Poly
+    backward: int = 2
+    when: Condition | None = None  # a condition on the config (a projection only some configs apply)
+
+    @property
+    def flops(self) -> Poly:
+        return 2 * self.m * self.n * self.k
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A tensor autograd keeps for the backward: its storage's shape and element type.
+
+    ``key`` names the storage: tensors with the same key in one block instance are one storage,
+    counted once (a layer's input, read by the query, key and value projections); a ``shared`` key
+    is one storage across the whole model (the encoder's output, read by the pooler and the heads).
+    ``when`` is a condition on the config (a dropout mask exists only when its probability is not 0).
+    """
+
+    key: str
+    shape: tuple[Poly, ...]
+    dtype: Dtype = Dtype.ACTIVATION
+    shared: bool = False
+    when: Condition | None = None
+    # Kept only when b = 1: a view torch can fold into a batched product without a copy when the
+    # batch has one sequence, and copies otherwise (the figures are then piecewise in b).
+    batch_one: bool = False
+
+
+@dataclass(frozen=True)
+class Op:
+    """A step of the forward that holds no parameter: attention scores, softmax, dropout, an activation, the loss.
+
+    ``activation`` names the config key of an activation function, ``function`` one the class fixes:
+    what it keeps depends on the function (``compute.ACTIVATIONS``), and its ``saved`` entries are
+    then its input and output.
+    """
+
+    path: str
+    key: str  # stable within its family, like a module's
+    products: tuple[Product, ...] = ()
+    saved: tuple[Saved, ...] = ()
+    activation: str | None = None
+    function: str | None = None  # an activation the class fixes whatever the config says (RoBERTa's lm_head gelu)
+    repeat: Poly | None = None  # how many times one block instance runs it (MobileBERT's stacked FFNs)
+
+
 @dataclass(frozen=True)
 class Module:
     """A group of tensors that one derivation step accounts for (a Linear, a LayerNorm...)."""
@@ -99,6 +169,9 @@ class Module:
     repeat: Poly | None = None  # how many copies one block instance holds, e.g. F - 1 stacked FFNs
     part: Part | None = None  # see Part; a module in a pooler or head block needs none
     label: str = ""  # what a reader calls it ("feed-forward in"): from content/ by key (texts.py)
+    # What it computes in the forward and keeps for the backward, in the config's symbols and b, s.
+    products: tuple[Product, ...] = ()
+    saved: tuple[Saved, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,6 +188,8 @@ class Block:
     # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
     start: int = 0
     title: str = ""  # what a reader calls it ("encoder layer"): from content/ by key (texts.py)
+    # The steps between its modules that hold no parameter (attention scores, dropout, losses).
+    ops: tuple[Op, ...] = ()
 
     def counts(self) -> tuple[Poly, ...]:
         """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""
@@ -209,6 +284,8 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
+    # Derived symbols only compute formulas use (ModernBERT's head size, for its rotary tables).
+    compute_symbols: tuple[Symbol, ...] = ()
 
     @property
     def flag_keys(self) -> tuple[str, ...]:

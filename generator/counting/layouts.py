@@ -1,13 +1,19 @@
 """The PyTorch modules every family is made of, as declared modules: nn.Linear, nn.LayerNorm, nn.Embedding.
 
-Each writes its parameters in the order and layout PyTorch registers them; a family's
+Each writes its parameters in the order and layout PyTorch registers them, and what it computes
+and keeps for the backward in the batch size b and the sequence length s; a family's
 declaration strings them together (``families/``).
 """
 
 from __future__ import annotations
 
-from generator.counting.architecture import Module, Param, Part, Tie
+from generator.counting.architecture import Dtype, Module, Param, Part, Product, Saved, Tie
 from generator.counting.poly import Poly
+
+b, s = Poly.symbol("b"), Poly.symbol("s")
+TOKENS = b * s  # rows of every per-token matrix: the batch times the sequence
+# The token ids, saved by the token table's backward (torch's embedding_backward needs the indices).
+INPUT_IDS = Saved("input ids", (b, s), Dtype.INT64, shared=True)
 
 
 def linear(
@@ -19,21 +25,70 @@ def linear(
     bias: bool = True,
     heads: str | None = None,
     part: Part | None = None,
+    rows: Poly = TOKENS,
+    saves: str | Saved | tuple[Saved, ...] | None = "",
 ) -> Module:
-    """nn.Linear: weight [out, in], then bias [out]."""
+    """nn.Linear: weight [out, in], then bias [out]; one rows × in by in × out product.
+
+    It keeps its input for the weight's gradient: under its own key by default, under ``saves``
+    when other modules read the same tensor (a string names the [rows, in] storage; a ``Saved``
+    is the whole storage the input is a view of), nothing when ``saves`` is None.
+    """
     params: tuple[Param | Tie, ...] = (Param("weight", (n_out, n_in), "weight"),)
     if bias:
         params += (Param("bias", (n_out,), "bias"),)
-    return Module(path, key, params, heads, part=part)
+    return Module(
+        path,
+        key,
+        params,
+        heads,
+        part=part,
+        products=(Product(key, rows, n_out, n_in),),
+        saved=input_saved(path, (rows, n_in), saves),
+    )
 
 
-def layer_norm(path: str, key: str, dim: Poly) -> Module:
-    """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned)."""
-    return Module(path, key, (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")), part=Part.NORMS)
+def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | tuple[Saved, ...] | None) -> tuple[Saved, ...]:
+    """What a module keeps of its input: its own storage, a named one, given ones, or none."""
+    if saves is None:
+        return ()
+    if isinstance(saves, Saved):
+        return (saves,)
+    if isinstance(saves, tuple):
+        return saves
+    return (Saved(saves or f"{path} input", shape),)
+
+
+def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "") -> Module:
+    """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned).
+
+    Its backward needs the input and, per row, the mean and the reciprocal standard deviation,
+    which torch's CPU kernel keeps in fp32 whatever the model's precision (native_layer_norm).
+    """
+    return Module(
+        path,
+        key,
+        (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")),
+        part=Part.NORMS,
+        saved=(
+            Saved(saves or f"{path} input", (rows, dim)),
+            Saved(f"{path} mean", (rows,), Dtype.FLOAT32),
+            Saved(f"{path} reciprocal deviation", (rows,), Dtype.FLOAT32),
+        ),
+    )
 
 
 def embedding(
-    path: str, key: str, rows: Poly, dim: Poly, *, part: Part = Part.EMBEDDINGS, frozen: bool = False
+    path: str,
+    key: str,
+    rows: Poly,
+    dim: Poly,
+    *,
+    part: Part = Part.EMBEDDINGS,
+    frozen: bool = False,
+    ids: Saved | None = INPUT_IDS,
 ) -> Module:
-    """nn.Embedding: one row of size dim per id."""
-    return Module(path, key, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part)
+    """nn.Embedding: one row of size dim per id; a lookup, no product. Its backward keeps the ids
+    (none when they are a view of a buffer the model holds anyway, such as ``position_ids``)."""
+    saved = (ids,) if ids is not None and not frozen else ()
+    return Module(path, key, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part, saved=saved)

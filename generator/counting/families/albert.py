@@ -12,15 +12,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
+from generator.counting import ops
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Saved, Symbol
 from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import layer_norm, linear
+from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-E, H, C = (Poly.symbol(s) for s in "EHC")
+E, H, C, A = (Poly.symbol(name) for name in "EHCA")
+# ALBERT's heads drop out with classifier_dropout_prob, not BERT's classifier_dropout.
+CLASSIFIER_DROPOUT = ops.probability("classifier_dropout_prob")
 
 SYMBOLS = symbols(
     "VPT",
@@ -60,35 +63,52 @@ def _shared_layer(prefix: str) -> Block:
         modules,
         repeat=("G", "K"),
         applied="L",
+        # AlbertLayer drops out the attention's output only; its feed-forward output goes straight
+        # into full_layer_layer_norm.
+        ops=(
+            ops.attention("attention", H, A, "attention_probs_dropout_prob"),
+            ops.dropout("attention.output_dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+            common.feed_forward_activation("activation"),
+        ),
     )
 
 
 def _backbone(prefix: str, pooler: bool) -> tuple[Block, ...]:
     blocks = (*_embeddings(prefix), _shared_layer(prefix))
     # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
-    bare_pooler = Block("pooler", Kind.POOLER, prefix, (linear("pooler", "pooler-dense", H, H),))
+    dense = linear("pooler", "pooler-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
+    tanh = ops.tanh("pooler_activation", "pooler-tanh", (b, H), common.POOLED_OUTPUT.key)
+    bare_pooler = Block("pooler", Kind.POOLER, prefix, (dense,), ops=(tanh,))
     return (*blocks, bare_pooler) if pooler else blocks
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
     decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
-    return common.mlm_head(
-        "predictions.", (common.output_bias(), *common.narrow_transform("LayerNorm", "dense"), decoder)
-    )
+    modules = (common.output_bias(), *common.narrow_transform("LayerNorm", "dense"), decoder)
+    return common.mlm_head("predictions.", modules, common.mlm_ops("activation", E))
 
 
 def _sentence_order_head() -> Block:
+    """AlbertSOPHead: dropout (classifier_dropout_prob) and one Linear on the pooled output, H to C."""
+    kept = ops.either(CLASSIFIER_DROPOUT, Saved("dropped", (b, H)), common.POOLED_OUTPUT)
     return Block(
         "sop-head",
         Kind.HEAD,
         "sop_classifier.",
-        (linear("classifier", "sentence-order-classifier", H, C),),
+        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=kept),),
+        ops=(
+            ops.dropout("dropout", "classifier-dropout", (b, H), CLASSIFIER_DROPOUT),
+            ops.cross_entropy("loss", "sentence-order-loss", b, C, ops.SENTENCE_LABELS),
+        ),
     )
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ALBERT class for this head."""
-    on_top = common.bert_heads(functools.partial(_mlm_head, on), _sentence_order_head)
+    on_top = {
+        **common.bert_heads(functools.partial(_mlm_head, on), _sentence_order_head),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(CLASSIFIER_DROPOUT),),
+    }
     return common.assemble("Albert", "albert.", head, _backbone, on_top)
 
 

@@ -11,13 +11,36 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from generator.counting.architecture import Architecture, Block, Head, Kind, Module, Param, Part, Tie
-from generator.counting.conditions import ge, gt, is_whole, lt, mod, ne, neg, truthy
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Tie,
+)
+from generator.counting.conditions import Condition, eq, ge, given, gt, is_null, is_whole, lt, mod, ne, neg, truthy
+from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
 
-V, P, T, E, H, I, C = (Poly.symbol(s) for s in "VPTEHIC")
+V, P, T, E, H, I, C, A = (Poly.symbol(name) for name in "VPTEHICA")
+
+# Storages several blocks read: the encoder's output (the pooler reads token 0 of it, a view that
+# keeps the whole tensor) and the pooled output (the heads' input), each kept once.
+ENCODER_OUTPUT = Saved("encoder output", (b, s, H), shared=True)
+POOLED_OUTPUT = Saved("pooled output", (b, H), shared=True)
+HIDDEN_DROPOUT = ops.probability("hidden_dropout_prob")
+# BertEmbeddings gathers the token types from its zero buffer at the position ids: a new (1, s)
+# tensor of ids, kept by the segment table (modeling_bert.py, BertEmbeddings.forward).
+GATHERED_TOKEN_TYPES = Saved("token type ids", (s,), Dtype.INT64)
 
 
 # The class names transformers gives a family's heads, after the family's stem ("Bert").
@@ -73,14 +96,15 @@ def token_table(width: Poly, path: str = "word_embeddings") -> Module:
     return embedding(path, "token-embeddings", V, width)
 
 
-def position_table(width: Poly, key: str = "position-embeddings") -> Module:
-    """The learned absolute position table: P rows ``width`` wide."""
-    return embedding("position_embeddings", key, P, width)
+def position_table(width: Poly, key: str = "position-embeddings", ids: Saved | None = None) -> Module:
+    """The learned absolute position table: P rows ``width`` wide. Its ids are a view of the
+    ``position_ids`` buffer (nothing new is kept) unless the class makes them (``ids``)."""
+    return embedding("position_embeddings", key, P, width, ids=ids)
 
 
-def segment_table(width: Poly) -> Module:
-    """The token type (segment) table: T rows ``width`` wide."""
-    return embedding("token_type_embeddings", "segment-embeddings", T, width)
+def segment_table(width: Poly, ids: Saved = GATHERED_TOKEN_TYPES) -> Module:
+    """The token type (segment) table: T rows ``width`` wide, keeping the token type ids it was given."""
+    return embedding("token_type_embeddings", "segment-embeddings", T, width, ids=ids)
 
 
 def embedding_norm(width: Poly) -> Module:
@@ -88,15 +112,18 @@ def embedding_norm(width: Poly) -> Module:
     return layer_norm("LayerNorm", "embedding-layernorm", width)
 
 
-def embeddings_block(prefix: str, modules: tuple[Module, ...]) -> Block:
-    """The embeddings module of a backbone stored under ``prefix``."""
-    return Block("embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules)
+def embeddings_block(
+    prefix: str, modules: tuple[Module, ...], width: Poly = H, dropout: Condition = HIDDEN_DROPOUT
+) -> Block:
+    """The embeddings module of a backbone stored under ``prefix``; the sum goes through a dropout."""
+    dropped = (ops.dropout("dropout", "embedding-dropout", (b, s, width), dropout),)
+    return Block("embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=dropped)
 
 
 def bert_embeddings(prefix: str, width: Poly) -> Block:
     """BertEmbeddings: token, position and segment tables ``width`` wide, then a LayerNorm."""
     return embeddings_block(
-        prefix, (token_table(width), position_table(width), segment_table(width), embedding_norm(width))
+        prefix, (token_table(width), position_table(width), segment_table(width), embedding_norm(width)), width
     )
 
 
@@ -107,13 +134,20 @@ def query_key_value(
     *,
     value_in: Poly | None = None,
     heads: str | None = "A",
+    reads: tuple[str, str] = ("layer input", "layer input"),
 ) -> tuple[Module, ...]:
-    """The query, key and value projections, each ``n_in`` to ``width`` and split into heads."""
+    """The query, key and value projections, each ``n_in`` to ``width`` and split into heads.
+
+    ``reads`` names the storages the query and key, and the value, read: the layer's input for
+    all three in most classes, one storage kept once.
+    """
     query, key, value = paths
+    query_key, value_input = reads
+    value_width = n_in if value_in is None else value_in
     return (
-        linear(query, "query", n_in, width, heads=heads, part=Part.ATTENTION),
-        linear(key, "key", n_in, width, heads=heads, part=Part.ATTENTION),
-        linear(value, "value", n_in if value_in is None else value_in, width, heads=heads, part=Part.ATTENTION),
+        linear(query, "query", n_in, width, heads=heads, part=Part.ATTENTION, saves=query_key),
+        linear(key, "key", n_in, width, heads=heads, part=Part.ATTENTION, saves=query_key),
+        linear(value, "value", value_width, width, heads=heads, part=Part.ATTENTION, saves=value_input),
     )
 
 
@@ -123,16 +157,23 @@ def attention_output(path: str, width: Poly = H) -> Module:
 
 
 def feed_forward(into: str, out: str, width: Poly = H) -> tuple[Module, ...]:
-    """The feed-forward pair: ``width`` up to I, then back down."""
+    """The feed-forward pair: ``width`` up to I, then back down; the second reads the activation's output."""
     return (
         linear(into, "feed-forward-in", width, I, part=Part.FEED_FORWARD),
-        linear(out, "feed-forward-out", I, width, part=Part.FEED_FORWARD),
+        linear(out, "feed-forward-out", I, width, part=Part.FEED_FORWARD, saves="feed-forward activated"),
     )
 
 
-def layers(path: str, modules: tuple[Module, ...]) -> Block:
+def feed_forward_activation(path: str, key: str = "hidden_act") -> Op:
+    """The activation between the feed-forward pair, the config's ``key``: what it keeps depends on it."""
+    return ops.activation(
+        path, "feed-forward-activation", key, (b, s, I), before="feed-forward hidden", after="feed-forward activated"
+    )
+
+
+def layers(path: str, modules: tuple[Module, ...], layer_ops: tuple[Op, ...] = ()) -> Block:
     """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index)."""
-    return Block("layer", Kind.ENCODER, path, modules, repeat=("L",))
+    return Block("layer", Kind.ENCODER, path, modules, repeat=("L",), ops=layer_ops)
 
 
 def bert_attention(path: str) -> tuple[Module, ...]:
@@ -154,7 +195,21 @@ def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
         *feed_forward("intermediate.dense", "output.dense"),
         layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    return layers(f"{prefix}encoder.layer.{{0}}.", modules)
+    return layers(f"{prefix}encoder.layer.{{0}}.", modules, bert_layer_ops())
+
+
+def bert_layer_ops() -> tuple[Op, ...]:
+    """What BertLayer computes between its modules: attention, dropouts, the feed-forward activation.
+
+    Cross-attention runs only on an encoder's states, which a step with ``input_ids`` alone does not
+    give: its modules hold parameters but compute nothing.
+    """
+    return (
+        ops.attention("attention.self", H, A, "attention_probs_dropout_prob"),
+        ops.dropout("attention.output.dropout", "attention-output-dropout", (b, s, H), HIDDEN_DROPOUT),
+        feed_forward_activation("intermediate.intermediate_act_fn"),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), HIDDEN_DROPOUT),
+    )
 
 
 # The rules transformers enforces, as data (switches.Rule): the card check and the calculator read them.
@@ -215,7 +270,10 @@ def padding_fits(key: str) -> Rule:
 
 
 def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Poly) -> Module:
-    """The masked-LM decoder: the token table and output bias again when tied, its own Linear when not."""
+    """The masked-LM decoder: the token table and output bias again when tied, its own Linear when not.
+
+    Either way one b·s × width by width × V product, the largest of most models at short lengths.
+    """
     if tied_to:
         return Module(
             "decoder",
@@ -224,20 +282,74 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
                 Tie("weight", word_embeddings, "reuses the token embeddings"),
                 Tie("bias", output_bias, "is the output bias"),
             ),
+            products=(Product("decoder-tied", TOKENS, V, width),),
+            saved=(Saved("decoder input", (TOKENS, width)),),
         )
     return linear("decoder", "decoder-untied", width, Poly.symbol("V"))
 
 
 def bert_pooler(prefix: str) -> Block:
-    """BertPooler (and its copies): one H × H Linear on the first token; its tanh holds nothing."""
-    return Block("pooler", Kind.POOLER, f"{prefix}pooler.", (linear("dense", "pooler-dense", H, H),))
+    """BertPooler (and its copies): one H × H Linear on the first token, then tanh.
+
+    Token 0 is a view of the encoder's output, so the Linear keeps that whole tensor alive.
+    """
+    return Block(
+        "pooler",
+        Kind.POOLER,
+        f"{prefix}pooler.",
+        (linear("dense", "pooler-dense", H, H, rows=b, saves=ENCODER_OUTPUT),),
+        ops=(ops.tanh("activation", "pooler-tanh", (b, H), POOLED_OUTPUT.key),),
+    )
 
 
 def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[Module, ...]:
     """A masked-LM head's own output bias over the vocabulary (registered first), then its
-    transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names."""
+    transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names.
+
+    The Linear reads the encoder's output; the LayerNorm the activation's (``mlm_ops``)."""
     own_bias = (output_bias(),) if bias else ()
-    return (*own_bias, linear(dense, "transform-dense", H, width), layer_norm(norm, "transform-layernorm", width))
+    return (
+        *own_bias,
+        linear(dense, "transform-dense", H, width, saves=ENCODER_OUTPUT),
+        layer_norm(norm, "transform-layernorm", width, saves="transform activated"),
+    )
+
+
+def mlm_ops(
+    activation: str,
+    width: Poly = H,
+    *,
+    key: str = "hidden_act",
+    fixed: bool = False,
+    loss_dtype: Dtype = Dtype.ACTIVATION,
+) -> tuple[Op, ...]:
+    """A masked-LM head's transform activation (the config's ``key``, or the function ``key`` when
+    ``fixed``) and its loss over the vocabulary at every token."""
+    return (
+        ops.activation(
+            activation,
+            "transform-activation",
+            key,
+            (b, s, width),
+            before="transform hidden",
+            after="transform activated",
+            fixed=fixed,
+        ),
+        ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=loss_dtype),
+    )
+
+
+def classifier_dropout(key: str = "classifier_dropout", fallback: str = "hidden_dropout_prob") -> Condition:
+    """BERT's classifier dropout acts: ``classifier_dropout`` when given, else the hidden dropout."""
+    return (given(key) & ops.probability(key)) | (is_null(key) & ops.probability(fallback))
+
+
+def class_loss(rows: Poly = b) -> tuple[Op, ...]:
+    """The classification loss: cross-entropy over C labels, or mean squared error with one label
+    (transformers' problem_type: regression when num_labels is 1 and the labels are floats)."""
+    entropy = ops.cross_entropy("loss", "classification-loss", rows, C, ops.CLASS_LABELS)
+    squared = ops.mse("loss", "regression-loss", rows)
+    return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
 
 
 def output_bias() -> Module:
@@ -245,42 +357,90 @@ def output_bias() -> Module:
     return Module("", "output-bias", (Param("bias", (V,), "bias"),))
 
 
-def classifier_head() -> Block:
-    """The sequence-classification head on the pooled output: one Linear, H to C labels."""
-    return Block("classifier", Kind.HEAD, "", (linear("classifier", "classifier", H, C),))
+def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED_OUTPUT) -> Block:
+    """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels.
+
+    ``pooled`` is the storage the pooled output lives in (the encoder's output when the pooler only
+    takes token 0, as MobileBERT's does without classifier_activation).
+    """
+    acts = dropout if dropout is not None else classifier_dropout()
+    kept = replace(pooled, when=~acts)
+    return Block(
+        "classifier",
+        Kind.HEAD,
+        "",
+        (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
+        ops=(ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"), *class_loss()),
+    )
 
 
-def next_sentence_head() -> Block:
-    """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2."""
+def next_sentence_head(pooled: Saved = POOLED_OUTPUT) -> Block:
+    """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2, on the pooled output."""
     return Block(
         "nsp-head",
         Kind.HEAD,
         "cls.",
-        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2)),),
+        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2), rows=b, saves=pooled),),
+        ops=(ops.cross_entropy("loss", "next-sentence-loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
     )
 
 
-def mlm_head(prefix: str, modules: tuple[Module, ...]) -> Block:
+def mlm_head(prefix: str, modules: tuple[Module, ...], head_ops: tuple[Op, ...] = ()) -> Block:
     """The masked-LM head block, whatever its modules."""
-    return Block("mlm-head", Kind.HEAD, prefix, modules)
+    return Block("mlm-head", Kind.HEAD, prefix, modules, ops=head_ops)
 
 
 def bert_mlm_head(
-    on: Mapping[str, bool], attribute: str, width: Poly = H, decoder_width: Poly = H, extra: tuple[Module, ...] = ()
+    on: Mapping[str, bool],
+    attribute: str,
+    width: Poly = H,
+    decoder_width: Poly = H,
+    extra: tuple[Module, ...] = (),
+    *,
+    idle_decoder: bool = False,
 ) -> Block:
-    """BertOnlyMLMHead and its copies (``cls.predictions``): bias, transform, ``extra``, the decoder."""
+    """BertOnlyMLMHead and its copies (``cls.predictions``): bias, transform, ``extra``, the decoder.
+
+    ``idle_decoder`` when an ``extra`` module does the decoder's product (MobileBERT's).
+    """
     word_embeddings = f"{attribute}embeddings.word_embeddings.weight"
     decoder = mlm_decoder(on["tied"], word_embeddings, "cls.predictions.bias", decoder_width)
+    if idle_decoder:
+        decoder = ops.idle(decoder)
     modules = (*mlm_transform("transform.dense", "transform.LayerNorm", width), *extra, decoder)
-    return mlm_head("cls.predictions.", modules)
+    return mlm_head("cls.predictions.", modules, mlm_ops("transform.transform_act_fn", width))
 
 
 def narrow_transform(norm: str, dense: str) -> tuple[Module, ...]:
-    """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA)."""
-    return (layer_norm(norm, "transform-layernorm", E), linear(dense, "transform-dense-h-to-e", H, E))
+    """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA).
+
+    The Linear reads the encoder's output; the LayerNorm the activation's."""
+    return (
+        layer_norm(norm, "transform-layernorm", E, saves="transform activated"),
+        linear(dense, "transform-dense-h-to-e", H, E, saves=ENCODER_OUTPUT),
+    )
 
 
-def dense_classifier() -> Block:
-    """A classification head of its own on the first token: dense H × H, then out_proj to C (ELECTRA, RoBERTa)."""
-    modules = (linear("dense", "classifier-dense", H, H), linear("out_proj", "classifier-output", H, C))
-    return Block("classifier", Kind.HEAD, "classifier.", modules)
+def dense_classifier(function: str) -> Block:
+    """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
+    ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
+
+    Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
+    """
+    acts = classifier_dropout()
+    dense_input = ops.either(acts, Saved("dropped", (b, H)), ENCODER_OUTPUT)
+    out_input = ops.either(acts, Saved("dropped again", (b, H)), Saved("activated", (b, H)))
+    modules = (
+        linear("dense", "classifier-dense", H, H, rows=b, saves=dense_input),
+        linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
+    )
+    activation = ops.activation(
+        "activation", "classifier-activation", function, (b, H), before="hidden", after="activated", fixed=True
+    )
+    classifier_ops = (
+        ops.dropout("dropout", "classifier-dropout", (b, H), acts),
+        activation,
+        ops.dropout("dropout again", "classifier-dropout-again", (b, H), acts),
+        *class_loss(),
+    )
+    return Block("classifier", Kind.HEAD, "classifier.", modules, ops=classifier_ops)

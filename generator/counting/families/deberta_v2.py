@@ -16,9 +16,25 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Symbol,
+)
 from generator.counting.conditions import (
     contains,
     div,
@@ -36,11 +52,11 @@ from generator.counting.conditions import (
 )
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import embedding, layer_norm, linear
+from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
-V, P, T, E, B, R, H, I, D, K, Q, W, A, C = (Poly.symbol(s) for s in "VPTEBRHIDKQWAC")
+V, P, T, E, B, R, H, I, D, K, Q, W, A, C, L = (Poly.symbol(name) for name in "VPTEBRHIDKQWACL")
 
 SYMBOLS = symbols(
     "VP",
@@ -108,10 +124,13 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     if on["position_table"]:
         modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
-        modules += (common.segment_table(width),)
+        modules += (common.segment_table(width, Saved("token types", (b, s), Dtype.INT64)),)
     if on["projected"]:
         modules += (linear("embed_proj", "embedding-projection-e-h", E, H, bias=False, part=Part.EMBEDDINGS),)
-    return common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
+    block = common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
+    # DebertaV2Embeddings multiplies by the attention mask (ones here), cast to the model's type, and keeps it.
+    mask = Op("mask", "embedding-mask", saved=(Saved("embedding mask", (b, s)),))
+    return replace(block, ops=(*block.ops, mask))
 
 
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
@@ -119,32 +138,52 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
     projections = ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")
     modules = common.query_key_value(projections, H, width, heads=heads)
+    # The position projections read the relative table, not the tokens: their work is the relative
+    # block's (_relative_attention), so they compute nothing here.
     if on["relative"] and not on["shared_keys"]:
         if on["c2p"]:
-            modules += (linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=Part.ATTENTION),)
+            key = linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=Part.ATTENTION)
+            modules += (ops.idle(key),)
         if on["p2c"]:
-            modules += (linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=Part.ATTENTION),)
+            query = linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=Part.ATTENTION)
+            modules += (ops.idle(query),)
     modules += (
         common.attention_output("attention.output.dense"),
         layer_norm("attention.output.LayerNorm", "attention-layernorm", H),
         *common.feed_forward("intermediate.dense", "output.dense"),
         layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(width))
+
+
+def _layer_ops(width: Poly) -> tuple[Op, ...]:
+    """BERT's, with DeBERTa's attention: the key divided by a scale tensor (kept, a scalar), the
+    attention mask kept by masked_fill (each layer makes its own (b, 1, s, s) bool copy, ~mask)."""
+    bert = common.bert_layer_ops()
+    attention = replace(ops.attention("attention.self", width, A, "attention_probs_dropout_prob"), key="attention")
+    extra = (Saved("content scale", ()), Saved("attention mask", (b, s, s), Dtype.BOOL))
+    return (replace(attention, saved=(*attention.saved, *extra)), *bert[1:])
 
 
 def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
     """What DebertaV2Encoder registers after its layers: relative positions, then the convolution."""
     blocks: tuple[Block, ...] = ()
     relative: tuple[Module, ...] = ()
+    rows = _relative_rows(on)
     if on["relative"]:
         relative += (
-            embedding("rel_embeddings", "relative-position-embeddings", _relative_rows(on), H, part=Part.ATTENTION),
+            embedding(
+                "rel_embeddings", "relative-position-embeddings", rows, H, part=Part.ATTENTION, ids=None
+            ),  # read whole, not looked up
         )
     if on["relative_norm"]:
-        relative += (layer_norm("LayerNorm", "relative-position-layernorm", H),)
+        # Its input is the table itself, a parameter: it keeps only its statistics, one per row.
+        norm = layer_norm("LayerNorm", "relative-position-layernorm", H, rows=rows)
+        # Without relative attention the table is never read, nor normalized (get_rel_embedding).
+        relative += (replace(norm, saved=norm.saved[1:]) if on["relative"] else ops.idle(norm),)
     if relative:
-        blocks += (Block("relative", Kind.ENCODER, f"{prefix}encoder.", relative),)
+        relative_ops = (_relative_attention(on, rows),) if on["relative"] else ()
+        blocks += (Block("relative", Kind.ENCODER, f"{prefix}encoder.", relative, ops=relative_ops),)
     if on["conv"]:
         per_group = Q if on["grouped_conv"] else H
         conv = Module(
@@ -158,6 +197,41 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
     return blocks
 
 
+def _relative_attention(on: Mapping[str, bool], rows: Poly) -> Op:
+    """The disentangled attention of every layer (L times): the relative table projected by the
+    layer's query and key projections (or its own position projections), and the content-to-position
+    and position-to-content scores, gathered at the clamped relative positions.
+
+    The projections of the r = 2·span table do not depend on b or s; each layer drops the table out
+    first (hidden_dropout_prob) and keeps its copy, or, without dropout, reads the one normalized table.
+    """
+    width = _projection_width(on)
+    dropout = common.HIDDEN_DROPOUT
+    table = (
+        Saved("relative table dropout mask", (rows, H), when=dropout),
+        Saved("dropped relative table", (rows, H), when=dropout),
+        Saved("relative table", (rows, H), shared=True, when=~dropout),
+    )
+    projected = (
+        ("query", "key") if on["shared_keys"] else (("key",) if on["c2p"] else ()) + (("query",) if on["p2c"] else ())
+    )
+    products = [Product(f"position-{name}-projection", rows, width, H) for name in projected]
+    saved = list(table)
+    for kind, present in (("c2p", on["c2p"]), ("p2c", on["p2c"])):
+        if not present:
+            continue
+        products.append(Product(f"{kind}-scores", b * s, rows, width))
+        saved += [
+            Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
+            Saved(f"{kind} index", (s, s), Dtype.INT64),
+            Saved(f"{kind} scores", (b, A, s, rows)),  # gather keeps its input
+            Saved(f"{kind} scale", ()),
+        ]
+    if on["p2c"]:
+        saved.append(Saved("key layer", (b, s, width)))  # p2c multiplies the key itself, not key / scale
+    return Op("attention.self", "disentangled-attention", tuple(products), tuple(saved), repeat=L)
+
+
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
 
@@ -167,19 +241,37 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
         width = _embedding_width(on)
         return common.bert_mlm_head(on, BACKBONE, width, width)
     # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-    return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"))
+    decoder = Op(
+        "decoder",
+        "decoder-tied",
+        (Product("decoder-tied", TOKENS, V, H),),
+        (Saved("decoder input", (TOKENS, H)),),
+    )
+    head_ops = (*common.mlm_ops("transform_act_fn"), decoder)
+    return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"), head_ops)
 
 
 def _classification(on: Mapping[str, bool]) -> tuple[Block, ...]:
     """ContextPooler, then the classifier on what it pools."""
     pooler_width = W if on["wide_pooler"] else H
+    acts = ops.probability("pooler_dropout")
+    dense_input = ops.either(acts, Saved("dropped", (b, pooler_width)), common.ENCODER_OUTPUT)
+    activated = Saved("pooled output", (b, pooler_width), shared=True)
+    activation = Op(
+        "activation",
+        "pooler-activation",
+        saved=(Saved("pooler hidden", (b, pooler_width)), activated),
+        activation="pooler_hidden_act",
+    )
     pooler = Block(
         "pooler",
         Kind.POOLER,
         "pooler.",
-        (linear("dense", "pooler-dense", pooler_width, pooler_width),),
+        (linear("dense", "pooler-dense", pooler_width, pooler_width, rows=b, saves=dense_input),),
+        ops=(ops.dropout("dropout", "pooler-dropout", (b, pooler_width), acts), activation),
     )
-    return (pooler, common.classifier_head())
+    # The classifier's dropout is cls_dropout, else the hidden dropout (DebertaV2ForSequenceClassification).
+    return (pooler, common.classifier_head(common.classifier_dropout("cls_dropout"), activated))
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -262,12 +354,12 @@ SWITCHES = (
     Switch(
         "wide_heads",
         given("attention_head_size") & ne(mul("attention_head_size", "num_attention_heads"), "hidden_size"),
-        ("layer",),
+        ("layer", "relative"),
     ),
     Switch("relative", truthy("relative_attention"), ("layer", "relative")),
-    Switch("shared_keys", truthy("share_att_key"), ("layer",)),
-    Switch("c2p", contains("pos_att_type", "c2p"), ("layer",)),
-    Switch("p2c", contains("pos_att_type", "p2c"), ("layer",)),
+    Switch("shared_keys", truthy("share_att_key"), ("layer", "relative")),
+    Switch("c2p", contains("pos_att_type", "c2p"), ("layer", "relative")),
+    Switch("p2c", contains("pos_att_type", "p2c"), ("layer", "relative")),
     Switch("buckets", gt("position_buckets", 0), ("relative",)),
     Switch("max_relative", ge("max_relative_positions", 1), ("relative",)),
     Switch("relative_norm", contains("norm_rel_ebd", "layer_norm"), ("relative",)),
@@ -275,7 +367,9 @@ SWITCHES = (
     Switch("grouped_conv", ne("conv_groups", 1), ("conv",)),
     Switch("legacy", truthy("legacy"), ("mlm-head",)),
     common.tied("mlm-head"),
-    Switch("wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler",)),
+    Switch(
+        "wide_pooler", given("pooler_hidden_size") & ne("pooler_hidden_size", "hidden_size"), ("pooler", "classifier")
+    ),
 )
 
 

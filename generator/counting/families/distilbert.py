@@ -13,15 +13,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Tie
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Param,
+    Product,
+    Saved,
+    Tie,
+)
 from generator.counting.conditions import mod, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import layer_norm, linear
+from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
-V, H, C = (Poly.symbol(s) for s in "VHC")
+V, H, C, A = (Poly.symbol(name) for name in "VHCA")
+DROPOUT = ops.probability("dropout")
 
 SYMBOLS = symbols(
     "VP",
@@ -37,7 +50,7 @@ WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"
 
 def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
     embeddings = common.embeddings_block(
-        prefix, (common.token_table(H), common.position_table(H), common.embedding_norm(H))
+        prefix, (common.token_table(H), common.position_table(H), common.embedding_norm(H)), H, DROPOUT
     )
     modules = (
         *common.query_key_value(("attention.q_lin", "attention.k_lin", "attention.v_lin")),
@@ -46,7 +59,13 @@ def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
         *common.feed_forward("ffn.lin1", "ffn.lin2"),
         layer_norm("output_layer_norm", "output-layernorm", H),
     )
-    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules))
+    # No dropout between out_lin and sa_layer_norm (DistilBertSelfAttention returns out_lin's output).
+    layer_ops = (
+        ops.attention("attention", H, A, "attention_dropout"),
+        common.feed_forward_activation("ffn.activation", "activation"),
+        ops.dropout("ffn.dropout", "feed-forward-dropout", (b, s, H), DROPOUT),
+    )
+    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules, layer_ops))
 
 
 def _mlm_head(on: Mapping[str, bool]) -> Block:
@@ -57,20 +76,32 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
                 "vocab_projector",
                 "vocabulary-projector-weight-tied",
                 (Tie("weight", WORD_EMBEDDINGS, "reuses the token embeddings"),),
+                products=(Product("vocabulary-projector-weight-tied", TOKENS, V, H),),
+                saved=(Saved("vocab_projector input", (TOKENS, H)),),
             ),
             Module("vocab_projector", "vocabulary-projector-bias", (Param("bias", (V,), "bias"),)),
         )
     else:
         projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)
-    return common.mlm_head("", (*common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector))
+    modules = (*common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector)
+    return common.mlm_head("", modules, common.mlm_ops("activation", key="activation"))
 
 
 def _classifier() -> Block:
+    """pre_classifier on token 0 (a view that keeps the encoder's output), ReLU, dropout, classifier."""
+    acts = ops.probability("seq_classif_dropout")
+    pre = linear("pre_classifier", "pre-classifier-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
+    kept = ops.either(acts, Saved("dropped", (b, H)), Saved("activated", (b, H)))
     return Block(
         "classifier",
         Kind.HEAD,
         "",
-        (linear("pre_classifier", "pre-classifier-dense", H, H), linear("classifier", "classifier", H, C)),
+        (pre, linear("classifier", "classifier", H, C, rows=b, saves=kept)),
+        ops=(
+            ops.activation("relu", "relu", "relu", (b, H), before="hidden", after="activated", fixed=True),
+            ops.dropout("dropout", "classifier-dropout", (b, H), acts),
+            *common.class_loss(),
+        ),
     )
 
 

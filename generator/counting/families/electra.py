@@ -12,11 +12,27 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Symbol, Tie
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Symbol,
+    Tie,
+)
 from generator.counting.conditions import ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import linear
+from generator.counting.layouts import TOKENS, b, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -52,11 +68,15 @@ def _generator_head(on: Mapping[str, bool]) -> Block:
                 Tie("weight", "electra.embeddings.word_embeddings.weight", "reuses the token embeddings"),
                 Param("bias", (V,), "bias"),
             ),
+            products=(Product("output-projection-tied-and-bias", TOKENS, V, E),),
+            saved=(Saved("generator_lm_head input", (TOKENS, E)),),
         )
     else:
         lm_head = linear("generator_lm_head", "output-projection-untied", E, V)
     modules = (*common.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
-    return Block("generator-head", Kind.HEAD, "", modules)
+    # ElectraGeneratorPredictions applies gelu whatever hidden_act says.
+    head_ops = common.mlm_ops("generator_predictions.activation", E, key="gelu", fixed=True)
+    return Block("generator-head", Kind.HEAD, "", modules, ops=head_ops)
 
 
 def _discriminator_head() -> Block:
@@ -65,10 +85,20 @@ def _discriminator_head() -> Block:
         Kind.HEAD,
         "discriminator_predictions.",
         (
-            linear("dense", "discriminator-dense", H, H),
-            linear("dense_prediction", "replaced-token-score", H, Poly.constant(1)),
+            linear("dense", "discriminator-dense", H, H, saves=common.ENCODER_OUTPUT),
+            linear("dense_prediction", "replaced-token-score", H, Poly.constant(1), saves="activated"),
         ),
+        ops=_discriminator_ops(),
     )
+
+
+def _discriminator_ops() -> tuple[Op, ...]:
+    """The discriminator's activation, and BCEWithLogitsLoss on the scores and labels.float(), which keeps both."""
+    scores = (Saved("scores", (b, s)), Saved("labels", (b, s), Dtype.FLOAT32))
+    activation = ops.activation(
+        "activation", "discriminator-activation", "hidden_act", (b, s, H), before="hidden", after="activated"
+    )
+    return (activation, Op("loss", "replaced-token-loss", saved=scores))
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
@@ -76,7 +106,8 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     on_top = {
         Head.PRETRAINING: lambda: (_discriminator_head(),),  # the discriminator; the generator is the masked LM
         Head.MASKED_LM: lambda: (_generator_head(on),),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier(),),
+        # ElectraClassificationHead: RoBERTa's, with gelu for tanh.
+        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("gelu"),),
     }
     return common.assemble("Electra", "electra.", head, functools.partial(_backbone, on), on_top)
 

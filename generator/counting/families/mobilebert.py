@@ -16,16 +16,33 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Module, Param, Part, Symbol
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Symbol,
+)
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import layer_norm, linear
+from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch
 
-V, H, E, B, I, F = (Poly.symbol(s) for s in "VHEBIF")
+V, H, E, B, I, F, A = (Poly.symbol(name) for name in "VHEBIFA")
+TRANSFORMED = truthy("trigram_input") | ne("embedding_size", "hidden_size")
+TOKEN_TYPES = Saved("token types", (b, s), Dtype.INT64)  # torch.zeros(input_shape): a new (b, s) tensor
 
 SYMBOLS = symbols(
     "VPT",
@@ -41,7 +58,10 @@ SYMBOLS = symbols(
 
 
 def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> Module:
-    """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says."""
+    """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says.
+
+    NoNorm's input times its weight keeps the input for the weight's gradient, and nothing else.
+    """
     if on["layer_norm"]:
         return layer_norm(path, f"{key}-layernorm", dim)
     return Module(
@@ -49,6 +69,7 @@ def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> Module:
         f"{key}-nonorm",
         (Param("bias", (dim,), "elementwise shift"), Param("weight", (dim,), "elementwise scale")),
         part=Part.NORMS,
+        saved=(Saved(f"{path} input", (TOKENS, dim)),),
     )
 
 
@@ -66,15 +87,18 @@ def _width(on: Mapping[str, bool]) -> Poly:
 def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
     n_in = 3 * E if on["trigram"] else E
     key = "trigram-projection" if on["trigram"] else "embedding-projection"
-    tables = (common.token_table(E), common.position_table(H), common.segment_table(H))
-    projection = linear("embedding_transformation", key, n_in, H, part=Part.EMBEDDINGS)
+    tables = (common.token_table(E), common.position_table(H), common.segment_table(H, TOKEN_TYPES))
+    # Applied only with the trigram input or when E differs from H (MobileBertEmbeddings.forward).
+    projection = ops.gated(linear("embedding_transformation", key, n_in, H, part=Part.EMBEDDINGS), TRANSFORMED)
     return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
 
 
-def _bottleneck(on: Mapping[str, bool], path: str, key: str, widths: str, part: Part) -> tuple[Module, ...]:
+def _bottleneck(
+    on: Mapping[str, bool], path: str, key: str, widths: str, part: Part, saves: str = ""
+) -> tuple[Module, ...]:
     """A Linear between the wide and the narrow stream ("HB": H to B), then its norm."""
     n_in, n_out = (Poly.symbol(w) for w in widths)
-    dense = linear(f"{path}.dense", f"{key}-{widths[0]}-to-{widths[1]}".lower(), n_in, n_out, part=part)
+    dense = linear(f"{path}.dense", f"{key}-{widths[0]}-to-{widths[1]}".lower(), n_in, n_out, part=part, saves=saves)
     return (dense, _norm(f"{path}.LayerNorm", key, n_out, on))
 
 
@@ -83,7 +107,7 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     value_in = width if on["bottleneck_attention"] else H
     query_key_value = ("attention.self.query", "attention.self.key", "attention.self.value")
     modules: tuple[Module, ...] = (
-        *common.query_key_value(query_key_value, width, width, value_in=value_in),
+        *common.query_key_value(query_key_value, width, width, value_in=value_in, reads=_attention_inputs(on)),
         common.attention_output("attention.output.dense", width),
         _norm("attention.output.LayerNorm", "attention", width, on),
         *common.feed_forward("intermediate.dense", "output.dense", width),
@@ -92,10 +116,14 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     if on["bottleneck"]:
         modules += (
             *_bottleneck(on, "output.bottleneck", "bottleneck-out", "BH", Part.FEED_FORWARD),
-            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", Part.FEED_FORWARD),
+            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", Part.FEED_FORWARD, "layer input"),
         )
         if on["shared_bottleneck"]:
-            modules += _bottleneck(on, "bottleneck.attention", "query-key-bottleneck", "HB", Part.ATTENTION)
+            shared = _bottleneck(
+                on, "bottleneck.attention", "query-key-bottleneck", "HB", Part.ATTENTION, "layer input"
+            )
+            # With use_bottleneck_attention the shared bottleneck is built but never called.
+            modules += tuple(ops.idle(m) for m in shared) if on["bottleneck_attention"] else shared
     if on["stacked_ffn"]:
         ffn = (
             Param("intermediate.dense.weight", (I, width), "weight in"),
@@ -104,8 +132,61 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
             Param("output.dense.bias", (width,), "bias out"),
             *_norm_params("output.LayerNorm", width, on),
         )
-        modules += (Module("ffn.{n}", "extra-feed-forward-network", ffn, repeat=F + (-1), part=Part.FEED_FORWARD),)
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules)
+        stacked = Module(
+            "ffn.{n}",
+            "extra-feed-forward-network",
+            ffn,
+            repeat=F + (-1),
+            part=Part.FEED_FORWARD,
+            products=(Product("feed-forward-in", TOKENS, I, width), Product("feed-forward-out", TOKENS, width, I)),
+            saved=(
+                Saved("stacked input", (TOKENS, width)),
+                Saved("stacked activated", (TOKENS, I)),
+                *_renamed(_norm("ffn", "", width, on).saved, "stacked norm input"),
+            ),
+        )
+        modules += (stacked,)
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(on, width))
+
+
+def _attention_inputs(on: Mapping[str, bool]) -> tuple[str, str]:
+    """The storages the query and key, and the value, read (Bottleneck.forward): the layer's input,
+    the input bottleneck's output (use_bottleneck_attention), or the shared query-key bottleneck's."""
+    if not on["bottleneck"]:
+        return "layer input", "layer input"
+    if on["bottleneck_attention"]:
+        return "bottleneck in output", "bottleneck in output"
+    if on["shared_bottleneck"]:
+        return "query-key bottleneck output", "layer input"
+    return "layer input", "layer input"
+
+
+def _renamed(saved: tuple[Saved, ...], key: str) -> tuple[Saved, ...]:
+    """A norm's saved tensors with its input under ``key`` (its statistics keep their own keys)."""
+    return (replace(saved[0], key=key), *saved[1:])
+
+
+def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[Op, ...]:
+    """Attention, the activations of every feed-forward network, and the dropouts MobileBertLayer applies:
+    after the attention output only without the bottleneck, after the feed-forward output always."""
+    stacked = ops.activation(
+        "ffn.{n}.intermediate.intermediate_act_fn",
+        "feed-forward-activation",
+        "hidden_act",
+        (b, s, I),
+        before="stacked hidden",
+        after="stacked activated",
+    )
+    layer_ops = [
+        ops.attention("attention.self", width, A, "attention_probs_dropout_prob"),
+        common.feed_forward_activation("intermediate.intermediate_act_fn"),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+    ]
+    if not on["bottleneck"]:
+        layer_ops.append(ops.dropout("attention.output.dropout", "attention-dropout", (b, s, H), common.HIDDEN_DROPOUT))
+    if on["stacked_ffn"]:
+        layer_ops.append(replace(stacked, repeat=F + (-1)))
+    return tuple(layer_ops)
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block, ...]:
@@ -114,14 +195,31 @@ def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block,
     return (*blocks, common.bert_pooler(prefix)) if pooler and on["pooler_dense"] else blocks
 
 
+def _pooled(on: Mapping[str, bool]) -> Saved:
+    """Without classifier_activation the pooled output is token 0, a view of the encoder's output."""
+    return common.POOLED_OUTPUT if on["pooler_dense"] else common.ENCODER_OUTPUT
+
+
 def _mlm_head(on: Mapping[str, bool]) -> Block:
-    beyond = Module("dense", "output-rows-beyond-e", (Param("weight", (H + (-1) * E, V), "weight"),))
-    return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,))
+    # MobileBertLMPredictionHead multiplies by the concatenation [decoder.weightᵀ; dense.weight], an H × V
+    # matrix made anew at every step and kept for the backward, with the transform's output.
+    beyond = Module(
+        "dense",
+        "output-rows-beyond-e",
+        (Param("weight", (H + (-1) * E, V), "weight"),),
+        products=(Product("scores", TOKENS, V, H),),
+        saved=(Saved("scores input", (TOKENS, H)), Saved("concatenated output weights", (H, V))),
+    )
+    return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,), idle_decoder=True)
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
-    on_top = common.bert_heads(functools.partial(_mlm_head, on), common.next_sentence_head)
+    pooled = _pooled(on)
+    on_top = {
+        **common.bert_heads(functools.partial(_mlm_head, on), lambda: common.next_sentence_head(pooled)),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(pooled=pooled),),
+    }
     return common.assemble("MobileBert", "mobilebert.", head, functools.partial(_backbone, on), on_top)
 
 
@@ -192,7 +290,8 @@ FAMILY = Family(
         Switch("shared_bottleneck", truthy("key_query_shared_bottleneck"), ("layer",)),
         Switch("layer_norm", eq("normalization_type", const("layer_norm")), ("embeddings", "layer")),
         Switch("stacked_ffn", gt("num_feedforward_networks", 1), ("layer",)),
-        Switch("pooler_dense", truthy("classifier_activation"), ("pooler",)),
+        # The heads read the pooled output, which is the encoder's when the pooler has no dense layer.
+        Switch("pooler_dense", truthy("classifier_activation"), ("pooler", "nsp-head", "classifier")),
     ),
     # PretrainedConfig sets a given true_hidden_size after MobileBertConfig.__post_init__ derives it,
     # so a null written down reaches MobileBertSelfAttention, which divides it.

@@ -14,17 +14,34 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
-from generator.counting.conditions import gt, truthy
+from generator.counting import ops
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Symbol,
+    Tie,
+)
+from generator.counting.conditions import const, div, eq, gt, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import linear
+from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
-V, H, I, C = (Poly.symbol(s) for s in "VHIC")
+V, H, I, C, A = (Poly.symbol(name) for name in "VHICA")
 
 SYMBOLS = symbols(
     "V",
@@ -45,12 +62,44 @@ EXTRA_CONFIG: Mapping[str, Any] = {
 BACKBONE = "model."  # the attribute every head class stores the encoder under
 
 
-def _norm(on: Mapping[str, bool], path: str, key: str) -> Module:
-    """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias."""
+def _norm(on: Mapping[str, bool], path: str, key: str, *, rows: Poly = TOKENS, saves: str = "") -> Module:
+    """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias.
+
+    With or without its shift it keeps the same: its input and two statistics per row.
+    """
     params: tuple[Param | Tie, ...] = (Param("weight", (H,), "scale γ"),)
     if on["norm_bias"]:
         params += (Param("bias", (H,), "shift β"),)
-    return Module(path, key, params, part=Part.NORMS)
+    saved = layer_norm(path, key, H, rows=rows, saves=saves).saved
+    return Module(path, key, params, part=Part.NORMS, saved=saved)
+
+
+# Rotary embeddings: every layer multiplies its query and key by a cos and a sin table of (s, d),
+# d = H / A, made once per step for the global layers and once for the local (sliding-window)
+# ones, and kept by every layer of that kind: one storage each for the model.
+D = Poly.symbol("d")
+ROTARY_GLOBAL = (Saved("global rotary cos", (s, D), shared=True), Saved("global rotary sin", (s, D), shared=True))
+LOCAL_LAYERS = gt("num_hidden_layers", 1) & ne("global_attn_every_n_layers", 1)
+ROTARY_LOCAL = tuple(Saved(f"local rotary {f}", (s, D), shared=True, when=LOCAL_LAYERS) for f in ("cos", "sin"))
+
+
+def _layer_ops() -> tuple[Op, ...]:
+    """Attention with rotary tables, the gated GELU (act(input) · gate, both halves of Wi's output)
+    and the dropouts after attention and feed-forward."""
+    # The values are a (b, A, s, d) view of Wqkv's (b, s, 3H) output, which the product with the
+    # probabilities folds to (b·A, s, d): without a copy when b = 1 (it then keeps all of Wqkv's
+    # output, 3·s·H), as a b·s·H copy otherwise. The softmax runs in fp32 (eager_attention_forward).
+    rest = Saved("rest of Wqkv output", (s, 2 * H), batch_one=True)
+    attention = ops.attention("attn", H, A, "attention_dropout", float_softmax=True)
+    wide = (b, s, 2 * I)
+    act = Saved("activated", (b, s, I))
+    return (
+        replace(attention, saved=(*attention.saved, rest, *ROTARY_GLOBAL, *ROTARY_LOCAL)),
+        Op("mlp.act", "feed-forward-activation", saved=(Saved("Wi output", wide), act), activation="hidden_activation"),
+        Op("mlp.gate", "gate", saved=(act, Saved("Wi output", wide))),
+        ops.dropout("attn.out_drop", "attention-dropout", (b, s, H), ops.probability("attention_dropout")),
+        ops.dropout("mlp.drop", "feed-forward-dropout", (b, s, H), ops.probability("mlp_dropout")),
+    )
 
 
 def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, ...]:
@@ -59,7 +108,15 @@ def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, 
     return (
         *modules,
         # One fused projection for query, key and value of all heads: 3H rows.
-        linear("attn.Wqkv", "fused-query-key-value", H, 3 * H, bias=attention_bias, part=Part.ATTENTION),
+        linear(
+            "attn.Wqkv",
+            "fused-query-key-value",
+            H,
+            3 * H,
+            bias=attention_bias,
+            part=Part.ATTENTION,
+            saves="layer input",
+        ),
         linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=Part.ATTENTION),
         _norm(on, "mlp_norm", "feed-forward-norm"),
         # GeGLU: Wi produces the value and the gate side by side, 2I rows; Wo maps I back to H.
@@ -70,13 +127,16 @@ def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, 
 
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
     embeddings = common.embeddings_block(
-        prefix, (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding-norm"))
+        prefix,
+        (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding-norm")),
+        dropout=ops.probability("embedding_dropout"),
     )
     first = Block(
         "layer-0",
         Kind.ENCODER,
         f"{prefix}layers.0.",
         _layer_modules(on, attn_norm=False),
+        ops=_layer_ops(),
     )
     blocks: tuple[Block, ...] = (embeddings, first)
     if on["later_layers"]:
@@ -88,18 +148,51 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block
                 _layer_modules(on, attn_norm=True),
                 repeat=("L",),
                 start=1,
+                ops=_layer_ops(),
             ),
         )
     final = Block("final-norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final-norm"),))
     return (*blocks, final)
 
 
-def _prediction_head(on: Mapping[str, bool]) -> tuple[Module, ...]:
+def _prediction_head(
+    on: Mapping[str, bool], rows: Poly = TOKENS, saves: Saved | tuple[Saved, ...] = common.ENCODER_OUTPUT
+) -> tuple[Module, ...]:
     """ModernBertPredictionHead: dense (bias only with classifier_bias), activation, norm."""
     return (
-        linear("head.dense", "head-dense", H, H, bias=on["classifier_bias"]),
-        _norm(on, "head.norm", "head-norm"),
+        linear("head.dense", "head-dense", H, H, bias=on["classifier_bias"], rows=rows, saves=saves),
+        _norm(on, "head.norm", "head-norm", rows=rows, saves="head activated"),
     )
+
+
+def _head_ops(rows: tuple[Poly, ...]) -> tuple[Op, ...]:
+    shape = (*rows, H)
+    return (
+        ops.activation(
+            "head.act", "head-activation", "hidden_activation", shape, before="head hidden", after="head activated"
+        ),
+    )
+
+
+# classifier_pooling "mean" multiplies by a (b, s, 1) mask of ones and divides by its (b, 1) sum,
+# keeping both; "cls" takes token 0, a view of the encoder's output.
+MEAN = eq("classifier_pooling", const("mean"))
+MASK = (Saved("pooling mask", (b, s), Dtype.BOOL, when=MEAN), Saved("token counts", (b,), Dtype.INT64, when=MEAN))
+
+
+def _classifier(on: Mapping[str, bool]) -> Block:
+    """Pooling (token 0 or the mean), the prediction head on b rows, a dropout, the classifier."""
+    pooled = ops.either(MEAN, Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
+    acts = ops.probability("classifier_dropout")
+    kept = ops.either(acts, Saved("dropped", (b, H)), Saved("head output", (b, H)))
+    modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=kept))
+    classifier_ops = (
+        Op("pooling", "mean-pooling", saved=MASK),
+        *_head_ops((b,)),
+        ops.dropout("drop", "classifier-dropout", (b, H), acts),
+        *common.class_loss(),
+    )
+    return Block("classifier", Kind.HEAD, "", modules, ops=classifier_ops)
 
 
 def _decoder(on: Mapping[str, bool]) -> Module:
@@ -111,17 +204,21 @@ def _decoder(on: Mapping[str, bool]) -> Module:
         params = (Param("weight", (V, H), "weight"),)
     if on["decoder_bias"]:
         params += (Param("bias", (V,), "bias"),)
-    return Module("decoder", "decoder-tied" if on["tied"] else "decoder-untied", params)
+    key = "decoder-tied" if on["tied"] else "decoder-untied"
+    return Module(
+        "decoder", key, params, products=(Product(key, TOKENS, V, H),), saved=(Saved("decoder input", (TOKENS, H)),)
+    )
 
 
 def declare(on: Mapping[str, bool], head: Head) -> Architecture:
     """Declare the tensors of the transformers ModernBERT class for this head (it has no pooler)."""
-    classifier = (linear("classifier", "classifier", H, C),)
+    # ModernBertForMaskedLM's loss_function (ForMaskedLMLoss) upcasts the logits to fp32.
+    loss = ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=Dtype.FLOAT32)
     on_top = {
-        Head.MASKED_LM: lambda: (common.mlm_head("", (*_prediction_head(on), _decoder(on))),),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (
-            Block("classifier", Kind.HEAD, "", (*_prediction_head(on), *classifier)),
+        Head.MASKED_LM: lambda: (
+            common.mlm_head("", (*_prediction_head(on), _decoder(on)), (*_head_ops((b, s)), loss)),
         ),
+        Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(on),),
     }
     return common.assemble("ModernBert", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
@@ -132,6 +229,9 @@ FAMILY = Family(
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
     extra_config=EXTRA_CONFIG,
+    compute_symbols=(
+        Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
+    ),
     checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(
         *(

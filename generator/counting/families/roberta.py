@@ -16,9 +16,23 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Param,
+    Part,
+    Product,
+    Saved,
+    Tie,
+)
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
+from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf
 
@@ -40,9 +54,13 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> Block:
             "word_embeddings",
             "token-embeddings-listed-first-as-the-decoder",
             (Tie("weight", word_tied_to, "is the masked-LM decoder weight"),),
+            saved=(INPUT_IDS,),
         )
-    tables = (words, common.segment_table(H), common.embedding_norm(H), common.position_table(H))
-    return common.embeddings_block(prefix, tables)
+    # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
+    # (numbered from the padding index), and the tables keep them.
+    types = common.segment_table(H, Saved("token types", (b, s), Dtype.INT64))
+    positions = common.position_table(H, ids=Saved("position ids", (b, s), Dtype.INT64))
+    return common.embeddings_block(prefix, (words, types, common.embedding_norm(H), positions))
 
 
 def _backbone(on: Mapping[str, bool], word_tied_to: str | None, prefix: str, pooler: bool) -> tuple[Block, ...]:
@@ -53,17 +71,26 @@ def _backbone(on: Mapping[str, bool], word_tied_to: str | None, prefix: str, poo
 def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
     modules = common.mlm_transform("dense", "layer_norm")
+    # RobertaLMHead applies gelu whatever hidden_act says.
+    head_ops = common.mlm_ops("gelu", key="gelu", fixed=True)
     if not (heads_first and on["tied"]):
         decoder = common.mlm_decoder(on["tied"], BACKBONE + WORD_EMBEDDINGS, "lm_head.bias", H)
-        return (common.mlm_head("lm_head.", (*modules, decoder)),)
+        return (common.mlm_head("lm_head.", (*modules, decoder), head_ops),)
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
     shared = (
-        Module("decoder", "token-embeddings-decoder-weight", (Param("weight", (V, H), "table"),), part=Part.EMBEDDINGS),
+        Module(
+            "decoder",
+            "token-embeddings-decoder-weight",
+            (Param("weight", (V, H), "table"),),
+            part=Part.EMBEDDINGS,
+            products=(Product("decoder-tied", TOKENS, V, H),),
+            saved=(Saved("decoder input", (TOKENS, H)),),
+        ),
         Module("decoder", "decoder-bias-tied", (Tie("bias", "lm_head.bias", "is the output bias"),)),
     )
     return (
-        common.mlm_head("lm_head.", modules),
+        common.mlm_head("lm_head.", modules, head_ops),
         Block("shared-embeddings", Kind.EMBEDDINGS, "lm_head.", shared),
     )
 
@@ -74,7 +101,7 @@ def roberta_like(on: Mapping[str, bool], head: Head, *, stem: str, heads_first: 
     backbone = functools.partial(_backbone, on, DECODER if tied_first else None)
     on_top = {
         Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier(),),  # on the first token: no pooler
+        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("tanh"),),  # on the first token: no pooler
     }
     return common.assemble(
         stem, BACKBONE, head, backbone, on_top, pooled=frozenset({Head.BASE}), heads_first=heads_first

@@ -1,0 +1,313 @@
+"""Compute and memory of one training step, read off the same declarations as the parameters.
+
+For a card, a batch size b and a sequence length s (issue 13's definitions): the FLOPs of the
+forward (loss included) and of the backward, as torch's FlopCounterMode counts them (matrix
+products only, 2·m·n·k each); the bytes of the distinct storages autograd keeps for the backward,
+with the model in fp32 and in bf16; and the training memory with Adam. Every figure is first a
+polynomial in the config's symbols and b, s (a closed form), then a number. Each module and op
+declares its products and saved tensors (``architecture.Product``, ``Saved``); nothing here is
+specific to a family.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from generator.counting.architecture import Block, Dtype, Head, Kind, Module, Op, Param, Product, Saved
+from generator.counting.expr import Expr, poly_expr, substitute
+from generator.counting.inventory import Counted, count_totals
+from generator.counting.poly import Poly, product, total
+
+PRECISIONS = ("fp32", "bf16")
+# Bytes per element of each kind of saved tensor, with the model in fp32 and cast to bf16.
+ELEMENT_BYTES: Mapping[Dtype, Mapping[str, int]] = {
+    Dtype.ACTIVATION: {"fp32": 4, "bf16": 2},
+    Dtype.FLOAT32: {"fp32": 4, "bf16": 4},
+    Dtype.INT64: {"fp32": 8, "bf16": 8},
+    Dtype.BOOL: {"fp32": 1, "bf16": 1},
+    Dtype.CAST: {"fp32": 0, "bf16": 2},
+}
+
+
+@dataclass(frozen=True)
+class Keeps:
+    """What an activation function keeps for its backward (torch's derivative formulas)."""
+
+    input: bool
+    output: bool
+    intermediates: int = 0  # further tensors of the same shape a function written in Python keeps
+
+
+# hidden_act values (transformers' ACT2FN) and what autograd keeps for each, measured with
+# tools/compute_reference.py --explain: gelu and silu keep their input, relu and tanh their output;
+# NewGELUActivation (gelu_new), 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))), keeps x, the tanh's output,
+# 0.5·x and 1 + tanh; QuickGELU, x·sigmoid(1.702x), keeps x and the sigmoid's output.
+ACTIVATIONS: Mapping[str, Keeps] = {
+    "gelu": Keeps(input=True, output=False),
+    "gelu_pytorch_tanh": Keeps(input=True, output=False),
+    "silu": Keeps(input=True, output=False),
+    "swish": Keeps(input=True, output=False),
+    "relu": Keeps(input=False, output=True),
+    "tanh": Keeps(input=False, output=True),
+    "gelu_new": Keeps(input=True, output=False, intermediates=3),
+    "quick_gelu": Keeps(input=True, output=False, intermediates=1),
+}
+
+
+class UndeclaredActivationError(ValueError):
+    """A config names an activation function whose saved tensors are not declared."""
+
+
+@dataclass(frozen=True)
+class StepCompute:
+    """One module or op: its forward and backward FLOPs and the tensors it keeps, in symbols."""
+
+    path: str
+    label: str  # a module's label from content/, else its key (an op's, until its words are content)
+    products: tuple[Product, ...]
+    backward: Poly
+    saved: tuple[Saved, ...]  # only those it is the first to keep (a shared storage counts once)
+
+    @property
+    def forward(self) -> Poly:
+        return total(p.flops for p in self.products)
+
+    def saved_bytes(self, precision: str, *, shared: bool = False, batch_one: bool = False) -> Poly:
+        """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones;
+        with ``batch_one``, those kept only when b = 1."""
+        kept = (t for t in self.saved if t.shared is shared and t.batch_one is batch_one)
+        return total(product(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in kept)
+
+
+@dataclass(frozen=True)
+class BlockCompute:
+    """One component: its steps for one instance, and how many instances there are."""
+
+    block: Block
+    steps: tuple[StepCompute, ...]
+    copies: Poly
+
+    @property
+    def forward(self) -> Poly:
+        return total(step.forward for step in self.steps)
+
+    @property
+    def backward(self) -> Poly:
+        return total(step.backward for step in self.steps)
+
+    def saved_bytes(self, precision: str) -> Poly:
+        """Every copy's own storages, and the shared ones once (a rotary table all layers read)."""
+        own = total(step.saved_bytes(precision) for step in self.steps)
+        return own * self.copies + total(step.saved_bytes(precision, shared=True) for step in self.steps)
+
+    def batch_one_bytes(self, precision: str) -> Poly:
+        """What every copy keeps in addition when b = 1 (``Saved.batch_one``)."""
+        return total(step.saved_bytes(precision, batch_one=True) for step in self.steps) * self.copies
+
+
+@dataclass(frozen=True)
+class Compute:
+    """A card's training step in closed form: polynomials in the config's symbols and b, s."""
+
+    blocks: tuple[BlockCompute, ...]
+    values: Mapping[str, int]  # the card's symbols; b and s are put in by ``at``
+    order: tuple[str, ...]  # the symbols in the order formulas write them, then b and s
+    parameters: int
+    trainable: int
+
+    @functools.cached_property
+    def forward(self) -> Poly:
+        return total(block.forward * block.copies for block in self.blocks)
+
+    @functools.cached_property
+    def backward(self) -> Poly:
+        return total(block.backward * block.copies for block in self.blocks)
+
+    def activations(self, precision: str) -> Poly:
+        """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once.
+
+        For every b but 1; ``batch_one`` is what b = 1 adds (zero for most families)."""
+        return total(block.saved_bytes(precision) for block in self.blocks)
+
+    def batch_one(self, precision: str) -> Poly:
+        """Bytes kept in addition when the batch holds one sequence (views torch folds without a copy)."""
+        return total(block.batch_one_bytes(precision) for block in self.blocks)
+
+    def in_batch(self, poly: Poly) -> Poly:
+        """A figure with the card's numbers put in: a polynomial in b and s alone."""
+        return _partial(poly, self.values)
+
+    def closed_form(self, poly: Poly) -> Expr:
+        return poly_expr(poly, self.order)
+
+    def substituted(self, poly: Poly, batch: int, seq: int) -> Expr:
+        return substitute(poly_expr(poly, self.order), {**self.values, "b": batch, "s": seq})
+
+    def at(self, batch: int, seq: int) -> Figures:
+        """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
+        values = {**self.values, "b": batch, "s": seq}
+        activations = {
+            p: self.activations(p).evaluate(values) + (self.batch_one(p).evaluate(values) if batch == 1 else 0)
+            for p in PRECISIONS
+        }
+        return Figures(
+            batch=batch,
+            seq=seq,
+            parameters=self.parameters,
+            trainable=self.trainable,
+            forward=self.forward.evaluate(values),
+            backward=self.backward.evaluate(values),
+            activations=activations,
+        )
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A training step's numbers at one (b, s)."""
+
+    batch: int
+    seq: int
+    parameters: int
+    trainable: int
+    forward: int
+    backward: int
+    activations: Mapping[str, int]  # bytes, by precision ("fp32", "bf16")
+
+    @property
+    def tokens(self) -> int:
+        return self.batch * self.seq
+
+    @property
+    def training_memory(self) -> dict[str, int]:
+        """Adam's lower bound: weights, gradients, two moments, and the activations.
+
+        fp32: everything in 4 bytes. bf16 mixed: bf16 weights and gradients, an fp32 master copy
+        and fp32 moments (Rajbhandari et al. 2020, ZeRO, section 3.1), bf16 activations. A frozen
+        parameter has its weights only. Allocator overhead, temporaries and workspaces are not in it.
+        """
+        frozen = self.parameters - self.trainable
+        fp32 = 4 * frozen + (4 + 4 + 8) * self.trainable + self.activations["fp32"]
+        mixed = 2 * frozen + (2 + 2 + 4 + 8) * self.trainable + self.activations["bf16"]
+        return {"fp32": fp32, "bf16_mixed": mixed}
+
+    def to_json(self, card: Counted, class_name: str) -> dict[str, Any]:
+        """The ``--json`` record of issue 13: integers only."""
+        return {
+            "id": card.id,
+            "family": card.family.name,
+            "head": card.head.value,
+            "class": class_name,
+            "parameters": self.parameters,
+            "batch": self.batch,
+            "seq": self.seq,
+            "flops": {"forward": self.forward, "backward": self.backward},
+            "activations": dict(self.activations),
+            "training_memory": self.training_memory,
+        }
+
+
+def count_compute(card: Counted) -> Compute:
+    """A card's compute and memory in closed form, from its family's declaration."""
+    architecture = card.family.architecture(card.config, card.head)
+    values = card.symbol_values()
+    for symbol in card.family.compute_symbols:
+        found = symbol.value.evaluate(card.config) if symbol.value is not None else None
+        if isinstance(found, int):
+            values[symbol.name] = found
+    seen: set[str] = set()
+    blocks = []
+    for block in architecture.blocks:
+        # With no labels the backward starts from the encoder's output (last_hidden_state.sum()):
+        # nothing after it, such as the pooler, is differentiated.
+        differentiated = not (card.head is Head.BASE and block.kind is Kind.POOLER)
+        steps = _block_steps(block, card.config, seen, differentiated=differentiated)
+        blocks.append(BlockCompute(block, steps, _applied(block)))
+    order = (*(s.name for s in (*card.family.symbols, *card.family.compute_symbols)), "b", "s")
+    totals = count_totals(card)
+    trainable = totals.total - _frozen(architecture.blocks, values)
+    return Compute(tuple(blocks), values, order, totals.total, trainable)
+
+
+def _block_steps(
+    block: Block, config: Mapping[str, Any], seen: set[str], *, differentiated: bool
+) -> tuple[StepCompute, ...]:
+    """A block's modules and ops as steps; keys in ``seen`` (shared storages) are kept only once."""
+    local: set[str] = set()
+    steps = []
+    items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
+    for item in items:
+        saved = []
+        for tensor in _saved_of(item, config):
+            if tensor.when is not None and not tensor.when.evaluate(config):
+                continue
+            scope = seen if tensor.shared else local
+            if tensor.key in scope:
+                continue
+            scope.add(tensor.key)
+            saved.append(tensor)
+        repeat = item.repeat if item.repeat is not None else Poly.constant(1)
+        applied = (p for p in item.products if p.when is None or p.when.evaluate(config))
+        products = tuple(_repeated(p, repeat) for p in applied)
+        backward = total(p.flops * p.backward for p in products) if differentiated else Poly()
+        once = repeat == Poly.constant(1)
+        # A shared storage is one storage however often the step runs.
+        scaled = tuple(t if once or t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
+        label = item.label if isinstance(item, Module) and item.label else item.key
+        steps.append(StepCompute(item.path, label, products, backward, tuple(scaled)))
+    return tuple(steps)
+
+
+def _applied(block: Block) -> Poly:
+    """How many times a block runs: its copies, or, for ALBERT's shared layers, L steps of a group's K layers."""
+    if block.applied is None:
+        return block.copies()
+    return product((Poly.symbol(block.applied), *block.counts()[1:]))
+
+
+def _repeated(item: Product, repeat: Poly) -> Product:
+    return Product(item.what, item.m * repeat, item.n, item.k, item.backward) if repeat != Poly.constant(1) else item
+
+
+def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]:
+    """What a module or op keeps; for an activation function, what that function keeps."""
+    if not isinstance(item, Op) or (item.activation is None and item.function is None):
+        return item.saved
+    name = item.function or config.get(item.activation or "")
+    keeps = ACTIVATIONS.get(name) if isinstance(name, str) else None
+    if keeps is None:
+        raise UndeclaredActivationError(
+            f"{item.activation}: {name!r} is not an activation function whose saved tensors are declared "
+            f"(declared: {', '.join(sorted(ACTIVATIONS))})"
+        )
+    before, after = item.saved
+    kept = ((before,) if keeps.input else ()) + ((after,) if keeps.output else ())
+    extra = tuple(Saved(f"{item.path} intermediate {n}", before.shape) for n in range(keeps.intermediates))
+    return kept + extra
+
+
+def _frozen(blocks: tuple[Block, ...], values: Mapping[str, int]) -> int:
+    """Parameters nothing trains, over every instance of every block."""
+    frozen = Poly()
+    for block in blocks:
+        for module in block.modules:
+            repeat = module.repeat if module.repeat is not None else Poly.constant(1)
+            for param in module.params:
+                if isinstance(param, Param) and param.frozen:
+                    frozen = frozen + product(param.shape) * repeat * block.copies()
+    return frozen.evaluate(values)
+
+
+def _partial(poly: Poly, values: Mapping[str, int]) -> Poly:
+    """Put in the symbols that have values, keeping the others (b and s) as symbols."""
+    result = Poly()
+    for mono, coeff in poly.terms:
+        term = Poly.constant(coeff)
+        for symbol, exp in mono:
+            factor = Poly.constant(values[symbol] ** exp) if symbol in values else Poly.symbol(symbol)
+            for _ in range(exp if symbol not in values else 1):
+                term = term * factor
+        result = result + term
+    return result

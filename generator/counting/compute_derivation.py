@@ -1,0 +1,136 @@
+"""The worked derivation of a training step's compute and memory, read off ``compute.Compute``.
+
+Like the parameter derivation: per component and per step, the formula in the config's symbols
+and b, s, the same with the numbers put in, and the result; then each component's subtotal (one
+instance, times its copies) and the closed forms in b and s. Nothing is counted here that
+``compute.py`` did not count: every line is one declared product or saved tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.counting.architecture import Block
+from generator.counting.compute import ELEMENT_BYTES, PRECISIONS, BlockCompute, Compute
+from generator.counting.expr import Expr
+from generator.counting.poly import Poly, product
+
+
+@dataclass(frozen=True)
+class Line:
+    """One product or one saved tensor: what it is, its formula, the numbers put in, the result."""
+
+    what: str
+    formula: Poly
+    symbolic: Expr
+    substituted: Expr
+    value: int
+    once: bool = False  # a storage the whole model shares: counted once, not once per copy
+
+
+@dataclass(frozen=True)
+class StepLines:
+    """One module or op of a component: its forward products, backward, and saved tensors by precision."""
+
+    path: str
+    label: str
+    forward: tuple[Line, ...]
+    backward: Line | None  # None when the step performs no product
+    saved: dict[str, tuple[Line, ...]]  # by precision
+
+
+@dataclass(frozen=True)
+class ComponentLines:
+    """A component's steps, and its totals for one instance and for all its copies."""
+
+    block: Block
+    steps: tuple[StepLines, ...]
+    copies: int
+    forward: int  # all copies
+    backward: int
+    activations: dict[str, int]  # all copies, by precision
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A forward product whose backward does less than twice its work, and the FLOPs it saves."""
+
+    component: str
+    what: str
+    flops: int
+
+
+@dataclass(frozen=True)
+class ComputeDerivation:
+    """Every component worked at (b, s), the closed forms in b and s, and what the backward skips."""
+
+    batch: int
+    seq: int
+    components: tuple[ComponentLines, ...]
+    forward: Expr  # closed form in b and s, the card's numbers put in
+    backward: Expr
+    activations: dict[str, Expr]
+    skipped: tuple[Skipped, ...]
+
+
+def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
+    """Work a card's training step at batch size ``batch`` and sequence length ``seq``."""
+    values = {**compute.values, "b": batch, "s": seq}
+
+    def line(what: str, formula: Poly, *, once: bool = False) -> Line:
+        return Line(
+            what,
+            formula,
+            compute.closed_form(formula),
+            compute.substituted(formula, batch, seq),
+            formula.evaluate(values),
+            once,
+        )
+
+    components = []
+    skipped = []
+    for block in compute.blocks:
+        copies = block.copies.evaluate(values)
+        steps = []
+        for step in block.steps:
+            saved = {
+                p: tuple(
+                    line(t.key, product(t.shape) * ELEMENT_BYTES[t.dtype][p], once=t.shared)
+                    for t in step.saved
+                    if batch == 1 or not t.batch_one
+                )
+                for p in PRECISIONS
+            }
+            backward = line("backward", step.backward) if step.products else None
+            steps.append(
+                StepLines(step.path, step.label, tuple(line(p.what, p.flops) for p in step.products), backward, saved)
+            )
+            for item in step.products:
+                done = 0 if step.backward.is_zero() else item.backward
+                lost = (2 - done) * item.flops.evaluate(values) * copies
+                if lost:
+                    skipped.append(Skipped(block.block.title, item.what, lost))
+        components.append(_component(block, tuple(steps), copies, values, batch == 1))
+    return ComputeDerivation(
+        batch,
+        seq,
+        tuple(components),
+        compute.closed_form(compute.in_batch(compute.forward)),
+        compute.closed_form(compute.in_batch(compute.backward)),
+        {p: compute.closed_form(compute.in_batch(compute.activations(p))) for p in PRECISIONS},
+        tuple(skipped),
+    )
+
+
+def _component(
+    block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], single: bool
+) -> ComponentLines:
+    kept = {p: block.saved_bytes(p) + (block.batch_one_bytes(p) if single else Poly()) for p in PRECISIONS}
+    return ComponentLines(
+        block.block,
+        steps,
+        copies,
+        block.forward.evaluate(values) * copies,
+        block.backward.evaluate(values) * copies,
+        {p: kept[p].evaluate(values) for p in PRECISIONS},
+    )

@@ -1,0 +1,140 @@
+"""The steps of a forward that hold no parameter, as declared ops: attention, dropout, activations, losses.
+
+Each says, in the config's symbols and the batch size b and sequence length s, the matrix
+products it performs and the tensors autograd keeps for its backward (torch's derivative
+formulas: softmax keeps its output, dropout its mask, a product both operands). Families string
+them into their blocks (``Block.ops``); ``compute.py`` counts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from generator.counting.architecture import Dtype, Module, Op, Product, Saved
+from generator.counting.conditions import Condition, ne
+from generator.counting.layouts import TOKENS, b, s
+from generator.counting.poly import Poly
+
+
+def dropout(path: str, label: str, shape: tuple[Poly, ...], when: Condition, *, output: str | None = None) -> Op:
+    """nn.Dropout in training: on CPU torch multiplies by a scaled random mask of the input's type
+    and keeps that mask (at::dropout's _dropout_impl); with p = 0 it returns its input and keeps nothing.
+
+    ``output`` names the dropped tensor when a later step keeps it (a classifier's input).
+    """
+    saved: tuple[Saved, ...] = (Saved(f"{path} mask", shape, when=when),)
+    if output is not None:
+        saved += (Saved(output, shape, when=when),)
+    return Op(path, label, saved=saved)
+
+
+def probability(key: str) -> Condition:
+    """A dropout that acts: its probability in the config is not 0 (an equality, which holds for 0.0 too;
+    the ordering comparisons of ``conditions`` are for whole numbers)."""
+    return ne(key, 0)
+
+
+def attention(
+    path: str,
+    width: Poly,
+    heads: Poly,
+    dropout_key: str,
+    *,
+    keys: Poly = s,
+    value: Saved | None = None,
+    float_softmax: bool = False,
+) -> Op:
+    """Eager scaled dot-product attention over ``heads`` heads of a ``width``-wide projection.
+
+    Scores QKᵀ: b·A products of s × d by d × s (d = width / A), 2·b·s²·width FLOPs; the weighted
+    sum of values the same again. It keeps the query, key and value for the two products (``value``
+    when the values are a view of a larger storage), the softmax's output (b·A·s² values, where s²
+    enters the memory), and with attention dropout its mask and the dropped probabilities, b·A·s²
+    each again. ``float_softmax``: the softmax runs in fp32 and is cast back, a second copy in bf16.
+    """
+    when = probability(dropout_key)
+    tokens = (b, s, width)
+    grid = (b, heads, s, keys)
+    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), Saved("probabilities, cast", grid, Dtype.CAST))
+    return Op(
+        path,
+        "attention",
+        products=(Product("scores QKᵀ", b * s, keys, width), Product("probabilities × V", b * s, width, keys)),
+        saved=(
+            Saved("query", tokens),
+            Saved("key", (b, keys, width)),
+            value or Saved("value", (b, keys, width)),
+            *(softmax if float_softmax else (Saved("probabilities", grid),)),
+            Saved("attention dropout mask", grid, when=when),
+            Saved("dropped probabilities", grid, when=when),
+        ),
+    )
+
+
+def activation(
+    path: str, label: str, key: str, shape: tuple[Poly, ...], *, before: str, after: str, fixed: bool = False
+) -> Op:
+    """An activation function named by the config key ``key`` (or, ``fixed``, the function ``key`` itself):
+    what it keeps depends on the function (``compute.ACTIVATIONS``); ``before`` and ``after`` name its
+    input and output storages."""
+    saved = (Saved(before, shape), Saved(after, shape))
+    if fixed:
+        return Op(path, label, saved=saved, function=key)
+    return Op(path, label, saved=saved, activation=key)
+
+
+def either(when: Condition, then: Saved, otherwise: Saved) -> tuple[Saved, Saved]:
+    """One storage or another, as a config decides (a dropout's output, or its input when it does not act)."""
+    return (replace(then, when=when), replace(otherwise, when=~when))
+
+
+def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str, *, shared: bool = True) -> Op:
+    """torch.tanh keeps its output (its derivative is 1 − tanh²)."""
+    return Op(path, label, saved=(Saved(output, shape, shared=shared),))
+
+
+def cross_entropy(
+    path: str, label: str, rows: Poly, classes: Poly, labels: Saved, *, dtype: Dtype = Dtype.ACTIVATION
+) -> Op:
+    """nn.CrossEntropyLoss, mean over the rows: log_softmax keeps its output, nll_loss the labels
+    and the total weight (a scalar of the logits' type; ``dtype`` FLOAT32 where the loss upcasts
+    the logits first, as transformers' ForMaskedLMLoss does)."""
+    return Op(
+        path,
+        label,
+        saved=(
+            Saved(f"{path} log-probabilities", (rows, classes), dtype),
+            labels,
+            Saved(f"{path} total weight", (), dtype),
+        ),
+    )
+
+
+def mse(path: str, label: str, rows: Poly) -> Op:
+    """nn.MSELoss on one output per example against float labels: it keeps both (the labels as given, fp32)."""
+    return Op(path, label, saved=(Saved(f"{path} input", (rows,)), Saved(f"{path} labels", (rows,), Dtype.FLOAT32)))
+
+
+def gated(module: Module, when: Condition) -> Module:
+    """The same module, computing and keeping anything only for configs where ``when`` holds
+    (its parameters exist either way)."""
+    products = tuple(replace(p, when=when if p.when is None else p.when & when) for p in module.products)
+    saved = tuple(replace(t, when=when if t.when is None else t.when & when) for t in module.saved)
+    return replace(module, products=products, saved=saved)
+
+
+def idle(module: Module) -> Module:
+    """The same module, with its parameters and nothing computed (a module the forward does not call)."""
+    return replace(module, products=(), saved=())
+
+
+def only(op: Op, when: Condition) -> Op:
+    """The same op, keeping its tensors only for configs where ``when`` holds."""
+    saved = tuple(replace(t, when=when if t.when is None else t.when & when) for t in op.saved)
+    return replace(op, saved=saved)
+
+
+LABELS = Saved("labels", (b, s), Dtype.INT64, shared=True)
+SENTENCE_LABELS = Saved("sentence labels", (b,), Dtype.INT64, shared=True)
+CLASS_LABELS = Saved("class labels", (b,), Dtype.INT64, shared=True)
+TOKEN_ROWS = TOKENS

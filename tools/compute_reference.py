@@ -1,0 +1,267 @@
+"""Write the ground truth for compute and memory: FLOPs and saved activations, measured with torch.
+
+Run with the ``reference`` extra installed (torch and transformers), normally through
+`make reference`. For every card that ``tools/reference.py`` covers (the catalog and the test
+cards; the 2017 Transformer has no transformers class and no forward here, so it is left out),
+this builds the card's class from its config as that script does, with eager attention, and runs
+one training step at several batch sizes b and sequence lengths s, as issue 13 defines it:
+
+* inputs: ``input_ids`` of shape (b, s) only; the model in training mode, dropout as configured;
+* labels: ``masked-lm`` (b, s); ``pretraining`` (b, s) and a sentence label (b,) (ALBERT's
+  ``sentence_order_label``, BERT's and MobileBERT's ``next_sentence_label``; ELECTRA's
+  discriminator takes (b, s) alone); ``sequence-classification`` (b,), floats when there is one
+  label; ``base``: none, and the backward starts from ``last_hidden_state.sum()``;
+* FLOPs: what ``torch.utils.flop_counter.FlopCounterMode`` counts, for the forward (loss
+  included) and for the backward, separately;
+* activation bytes: the distinct storages that autograd saves during the forward
+  (``torch.autograd.graph.saved_tensors_hooks``), counted once each however many ops save them,
+  without the model's own tensors (parameters, and buffers such as ``position_ids``, which
+  exist whether or not anything runs); with the model in fp32, and cast to bf16.
+
+Everything runs on the meta device, which has every shape and no data, so full-size configs
+(ModernBERT at s = 8192) cost no memory; ``--check-cpu`` runs the smallest point of each small
+model on real CPU tensors as well and fails if any figure differs from the meta run.
+
+Each figure is a polynomial in b and s: degree 1 in b (every op is batched, and nothing but
+the inputs, the labels and the batch-free tensors is kept once per step) and at most 2 in s
+(the attention scores are s × s). The points are every (b, s) with b in {1, 2} and s in
+{1, 2, 3, P}, and (3, 3): the six with s ≤ 3 determine such a polynomial, and (1, P), (2, P)
+and (3, 3) check it, two of them at s = P. DeBERTa's relative attention span is a constant of the config in
+transformers 5.23 (``pos_ebd_size``: ``position_buckets``, or ``max_relative_positions``), not
+min(s, span), so its figures are one polynomial too; its points add s = span and span + 1 where
+they fit, one each side of where the span would clamp, to show that nothing changes there.
+
+A card whose step uses an op the meta device cannot run (``torch.nonzero``, whose output shape
+depends on the data) is measured on real CPU tensors instead, with random weights. A class that
+cannot run such a step (a segment table with no rows; ALBERT's pre-training head
+with other than 2 sentence-order labels, which has no loss then) gets a file with the error
+instead of points. transformers' check for padding without an attention mask calls ``.item()``,
+which meta tensors refuse; it only warns, so it is turned off.
+
+Output: ``tests/reference/compute/<id>.json``; ``--explain`` prints, per module, the FLOPs and
+the saved tensors of one point instead of writing anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+import transformers
+import yaml
+from torch.utils.flop_counter import FlopCounterMode
+
+from reference import build_config, model_of, write_json
+
+ROOT = Path(__file__).resolve().parent.parent
+# Only a warning, and it reads a value (.item()), which the meta device cannot (modeling_utils.py).
+transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, *args: None
+# The sentence-level label each pre-training class takes besides the masked-LM labels.
+SENTENCE_LABEL = {"bert": "next_sentence_label", "mobilebert": "next_sentence_label", "albert": "sentence_order_label"}
+
+
+def points(family: str, config: Any) -> list[tuple[int, int]]:
+    """The (b, s) points measured for a card, as the module docstring explains."""
+    length = config.max_position_embeddings
+    seqs = {1, 2, 3, length}
+    if family == "deberta-v2":
+        span = config.position_buckets if getattr(config, "position_buckets", -1) > 0 else None
+        span = span or (config.max_relative_positions if config.max_relative_positions >= 1 else length)
+        seqs |= {span, span + 1}
+    seqs = {s for s in seqs if 1 <= s <= length}
+    return sorted({(b, s) for b in (1, 2) for s in seqs} | {(3, min(3, length))})
+
+
+def batch_inputs(family: str, head: str, num_labels: int, b: int, s: int, device: str) -> dict[str, torch.Tensor]:
+    """The inputs and labels of one training step, as the definitions say."""
+    inputs = {"input_ids": torch.ones((b, s), dtype=torch.long, device=device)}
+    if head in ("masked-lm", "pretraining"):
+        inputs["labels"] = torch.ones((b, s), dtype=torch.long, device=device)
+    if head == "pretraining" and family in SENTENCE_LABEL and not sentence_label_refused(family, num_labels):
+        inputs[SENTENCE_LABEL[family]] = torch.zeros((b,), dtype=torch.long, device=device)
+    if head == "sequence-classification":
+        dtype = torch.float if num_labels == 1 else torch.long
+        inputs["labels"] = torch.zeros((b,), dtype=dtype, device=device)
+    return inputs
+
+
+def sentence_label_refused(family: str, num_labels: int) -> bool:
+    """AlbertForPreTraining reshapes its sentence-order logits to (-1, 2) whatever ``num_labels`` is,
+    so with another number of labels no sentence label can be given: its step takes the masked-LM
+    labels alone (modeling_albert.py, AlbertForPreTraining.forward)."""
+    return family == "albert" and num_labels != 2
+
+
+def storage_key(tensor: torch.Tensor) -> int:
+    """The identity of a tensor's storage (on meta too, where there is no data pointer)."""
+    return int(tensor.untyped_storage()._cdata)
+
+
+def measure(
+    model: torch.nn.Module, family: str, head: str, b: int, s: int, device: str, *, flops: bool = True
+) -> dict[str, int]:
+    """One training step's forward and backward FLOPs (unless ``flops`` is False) and saved-activation bytes."""
+    own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
+    inputs = batch_inputs(family, head, model.config.num_labels, b, s, device)
+    saved: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        key = storage_key(tensor)
+        if key not in own:
+            saved[key] = tensor.untyped_storage().nbytes()
+        return tensor
+
+    counters = (FlopCounterMode(display=False), FlopCounterMode(display=False))
+    forward = counters[0] if flops else contextlib.nullcontext()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward:
+        output = model(**inputs)
+    loss = output.last_hidden_state.sum() if head == "base" else output.loss
+    if loss is None:
+        raise RuntimeError(f"{type(model).__name__} gives no loss for these labels")
+    with counters[1] if flops else contextlib.nullcontext():
+        loss.backward()
+    figures = {"activations": sum(saved.values())}
+    if flops:
+        figures |= {"forward": counters[0].get_total_flops(), "backward": counters[1].get_total_flops()}
+    return figures
+
+
+def card_reference(card: dict[str, Any], *, check_cpu: bool, device: str = "meta") -> dict[str, Any]:
+    """Every point of one card, in fp32 and bf16, on the meta device (or real CPU tensors)."""
+    family, head = card["family"], card["head"]
+    cfg = build_config(family, {**(card.get("config") or {}), "attn_implementation": "eager"})
+    build = model_of if device == "meta" else model_of_cpu
+    model = build(head, cfg).train()
+    half = build(head, cfg).train().to(torch.bfloat16)
+    rows = []
+    for b, s in points(family, cfg):
+        fp32 = measure(model, family, head, b, s, device)
+        bf16 = measure(half, family, head, b, s, device, flops=False)
+        rows.append(
+            {
+                "batch": b,
+                "seq": s,
+                "forward": fp32["forward"],
+                "backward": fp32["backward"],
+                "fp32": fp32["activations"],
+                "bf16": bf16["activations"],
+            }
+        )
+    if check_cpu and sum(p.numel() for p in model.parameters()) < 5_000_000:
+        b, s = rows[0]["batch"], rows[0]["seq"]
+        real = model_of_cpu(head, cfg)
+        cpu = measure(real, family, head, b, s, "cpu")
+        meta = {k: rows[0][k] for k in ("forward", "backward")} | {"activations": rows[0]["fp32"]}
+        if cpu != meta:
+            raise SystemExit(f"{card['id']}: CPU {cpu} differs from meta {meta} at b={b}, s={s}")
+    return {
+        "id": card["id"],
+        "family": family,
+        "head": head,
+        "class": type(model).__name__,
+        "points": rows,
+        "versions": {"transformers": transformers.__version__, "torch": torch.__version__},
+    }
+
+
+def model_of_cpu(head: str, cfg: Any) -> torch.nn.Module:
+    """The same class with real (random) CPU weights, for the meta-against-CPU check."""
+    from reference import AUTO_CLASSES
+
+    return AUTO_CLASSES[head].from_config(cfg).train()
+
+
+def explain(card: dict[str, Any], b: int, s: int, dtype: torch.dtype) -> None:
+    """Print each module's FLOPs and the storages first saved while it ran."""
+    family, head = card["family"], card["head"]
+    cfg = build_config(family, {**(card.get("config") or {}), "attn_implementation": "eager"})
+    model = model_of(head, cfg).train().to(dtype)
+    own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
+    names = {module: name for name, module in model.named_modules()}
+    stack: list[str] = []
+    saved: dict[int, tuple[str, str]] = {}
+    by_module: dict[str, list[str]] = defaultdict(list)
+
+    def pre(module: torch.nn.Module, args: Any) -> None:
+        stack.append(names.get(module, "?"))
+
+    def post(module: torch.nn.Module, args: Any, out: Any) -> None:
+        stack.pop()
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        key = storage_key(tensor)
+        if key not in own and key not in saved:
+            where = stack[-1] if stack else "(outside modules)"
+            what = f"{tuple(tensor.shape)} {str(tensor.dtype)[6:]} {tensor.untyped_storage().nbytes()} B"
+            saved[key] = (where, what)
+            by_module[where].append(what)
+        return tensor
+
+    handles = [m.register_forward_pre_hook(pre) for m in model.modules()]
+    handles += [m.register_forward_hook(post) for m in model.modules()]
+    inputs = batch_inputs(family, head, model.config.num_labels, b, s, "meta")
+    forward = FlopCounterMode(display=False, depth=None)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward:
+        output = model(**inputs)
+    loss = output.last_hidden_state.sum() if head == "base" else output.loss
+    with FlopCounterMode(display=False, depth=None) as backward:
+        loss.backward()
+    for handle in handles:
+        handle.remove()
+    for label, counter in (("forward", forward), ("backward", backward)):
+        print(f"== {label} FLOPs {counter.get_total_flops():,}")
+        for module, counts in counter.get_flop_counts().items():
+            if module != "Global" and module.count(".") <= 4:
+                print(f"  {module}: { {str(k).split('.')[-2]: v for k, v in counts.items()} }")
+    total = sum(int(w.split()[-2]) for _, w in saved.values())
+    print(f"== saved {total:,} bytes")
+    for module, items in by_module.items():
+        print(f"  {module}: {'; '.join(items)}")
+
+
+def load(path: Path) -> dict[str, Any]:
+    card: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    card.setdefault("id", path.stem)
+    return card
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", type=Path, nargs="+", default=[ROOT / "models", ROOT / "tests" / "cards"])
+    parser.add_argument("--out", type=Path, default=ROOT / "tests" / "reference" / "compute")
+    parser.add_argument("--check-cpu", action="store_true", help="also run each small model on CPU and compare")
+    parser.add_argument("--explain", nargs=2, type=int, metavar=("B", "S"), help="print one point per module")
+    parser.add_argument("--bf16", action="store_true", help="with --explain: the model in bf16")
+    parser.add_argument("cards", nargs="*", type=Path, help="only these cards (default: all)")
+    args = parser.parse_args(argv)
+    paths = args.cards or sorted(path for folder in args.models for path in folder.glob("*.yaml"))
+    for path in paths:
+        card = load(path)
+        if card["family"] == "transformer":
+            continue
+        if args.explain:
+            explain(card, *args.explain, torch.bfloat16 if args.bf16 else torch.float32)
+            continue
+        try:
+            try:
+                data = card_reference(card, check_cpu=args.check_cpu)
+            except (RuntimeError, NotImplementedError) as error:
+                if "meta" not in str(error):
+                    raise
+                # An op the meta device cannot run (torch.nonzero has no data-independent shape):
+                # the same step on small real CPU tensors (test cards only are that small).
+                data = card_reference(card, check_cpu=False, device="cpu")
+        except (RuntimeError, IndexError) as error:  # the class cannot run the step (module docstring)
+            data = {"id": card["id"], "family": card["family"], "head": card["head"], "error": str(error)}
+        write_json(args.out / f"{card['id']}.json", data)
+        print(f"{card['id']}: {data.get('points', [None])[-1] or data.get('error')}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
