@@ -380,7 +380,7 @@ def test_every_key_the_count_reads_is_an_input() -> None:
 
 def test_the_page_explains_itself_and_links_every_model(site: Path) -> None:
     html = (site / "calculator" / "index.html").read_text(encoding="utf-8")
-    assert '<div id="calculator" class="calculator" data-first="bert" hidden></div>' in html
+    assert '<div id="calculator" class="calculator" data-first="bert" data-strings=' in html
     assert "<noscript>" in html and "needs JavaScript" in html
     for path in sorted(MODELS.glob("*.yaml")):
         assert f'href="../models/{load_card(path).id}/index.html"' in html

@@ -21,7 +21,7 @@ from generator.site import content
 from generator.site.differences import PAIRS, Diff, available_pairs, compare
 from generator.site.formats import percent
 from generator.site.pages.charts import rule_rows, share_rows
-from generator.site.svg import Point, log_scatter
+from generator.site.svg import BarRow, Point, Series, log_scatter, stacked_bars
 from generator.site.views import Model, model_of
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -275,10 +275,62 @@ def test_log_scatter_coordinates() -> None:
     assert ("876", "300", "point hollow") in circles  # (10⁵, 10⁵): half way up
 
 
+def test_log_scatter_narrow_coordinates() -> None:
+    # The narrow layout is 360 × 480 with its plot area 56–344 by 58–422 (one line of legend: "total", "low",
+    # "12x" fit in 360 units), so the same points land at the corners of that smaller area.
+    svg = log_scatter(
+        "t",
+        "T",
+        "D",
+        [Point("a", 1_000, 10_000, None, "a", labelled=True), Point("b", 100_000, 1_000_000, 100_000, "b")],
+        x_label="x",
+        y_label="y",
+        slope=12,
+        line_label="12x",
+        marker_labels=("total", "low"),
+        narrow=True,
+    )
+    root = ET.fromstring(svg)
+    assert (root.get("id"), root.get("class"), root.get("viewBox")) == ("t-narrow", "chart chart-narrow", "0 0 360 480")
+    circles = [(c.get("cx"), c.get("cy"), c.get("class")) for c in root.iter(f"{SVG}circle")]
+    assert ("56", "422", "point") in circles
+    assert ("344", "58", "point") in circles
+    assert ("344", "240", "point hollow") in circles
+    labels = [(t.get("x"), t.get("y"), t.text) for t in root.iter(f"{SVG}text") if t.get("class") == "point-label"]
+    assert labels == [("64", "426", "a")]  # right of its point, on its line
+
+
+def test_stacked_bars_narrow_puts_labels_above_full_width_bars() -> None:
+    series = [Series("embeddings", "embeddings", "solid"), Series("feed-forward", "feed-forward", "dots")]
+    svg = stacked_bars("s", "T", "D", series, [BarRow("first", (1, 3)), BarRow("second", (1, 1))], narrow=True)
+    root = ET.fromstring(svg)
+    assert (root.get("id"), root.get("viewBox")) == ("s-narrow", "0 0 360 149")
+    labels = [(t.get("x"), t.get("y"), t.get("text-anchor"), t.text) for t in root.iter(f"{SVG}text")]
+    # Legend on one line (20 units), ticks 36 units below it, then rows of 32: a label, 15 units down a bar
+    # 12 high; the last bar ends at 115, the percent axis below it (34): 149 in all. Bars span 16 to 340.
+    assert [label for label in labels if label[3] in ("first", "second")] == [
+        ("16", "67", None, "first"),
+        ("16", "99", None, "second"),
+    ]
+    bars = [(r.get("x"), r.get("y"), r.get("width")) for r in root.iter(f"{SVG}rect") if r.get("class") == "segment"]
+    assert bars == [("16", "71", "81"), ("97", "71", "243"), ("16", "103", "162"), ("178", "103", "162")]
+    assert (
+        next(r.get("fill") for r in root.iter(f"{SVG}rect") if r.get("class") == "segment")
+        == "url(#s-narrow-embeddings)"
+    )
+
+
 def test_svgs_are_accessible_images(site: Path) -> None:
     html = (site / "charts" / "index.html").read_text(encoding="utf-8")
     svgs = re.findall(r"<svg .*?</svg>", html, re.S)
-    assert len(svgs) == 2
+    # Each chart in its wide and its narrow layout (issue 12), which say the same thing.
+    assert [ET.fromstring(svg).get("id") for svg in svgs] == [
+        "chart-shares",
+        "chart-shares-narrow",
+        "chart-rule",
+        "chart-rule-narrow",
+    ]
+    named = []
     for svg in svgs:
         root = ET.fromstring(svg)
         assert root.get("role") == "img"
@@ -286,6 +338,10 @@ def test_svgs_are_accessible_images(site: Path) -> None:
         assert title is not None and title.text and desc is not None and desc.text
         assert root.get("aria-labelledby") == title.get("id")
         assert root.get("aria-describedby") == desc.get("id")
+        named.append((title.text, desc.text))
+    assert named[0] == named[1] and named[2] == named[3] and named[0] != named[2]
+    ids = re.findall(r' id="([^"]+)"', html)
+    assert len(ids) == len(set(ids))  # the two layouts' titles, descriptions and patterns do not share an id
     assert "<script" not in html
     # The numbers beside the chart: bert-base-uncased's row of shares.
     row = re.search(r'<tr id="share-bert-base-uncased">(.*?)</tr>', html, re.S)

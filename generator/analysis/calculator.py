@@ -10,6 +10,7 @@ writes one JSON document that holds everything the count depends on:
   ``checks``: the rules transformers enforces, as conditions with message templates; a rule
   about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
 * ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
+* ``mistakes``: the errata's published methods (``mistakes.py``), for the page's answer check;
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
   in the order given, to an index into ``blocks`` (or null: no such block);
@@ -32,6 +33,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from generator.analysis import mistakes
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
@@ -85,6 +87,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
                 tensors.append({"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role})
         steps.append(
             {
+                "key": module.key,  # stable in every language, unlike the label (the answer check's mistakes name it)
                 "label": module.label,
                 "formula": poly_json(step.formula),
                 "symbolic": expr_json(step.symbolic),
@@ -315,6 +318,7 @@ def family_export(name: str) -> JSON:
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
+        "mistakes": mistakes.export(),  # the errata's published methods (analysis/mistakes.py)
         "blocks": blocks,
     }
 

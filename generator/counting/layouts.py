@@ -27,14 +27,22 @@ def linear(
     part: Part | None = None,
     rows: Poly = TOKENS,
     saves: str | Saved | tuple[Saved, ...] | None = "",
+    tied_to: str | None = None,
 ) -> Module:
     """nn.Linear: weight [out, in], then bias [out]; one rows × in by in × out product.
 
     It keeps its input for the weight's gradient: under its own key by default, under ``saves``
     when other modules read the same tensor (a string names the [rows, in] storage; a ``Saved``
-    is the whole storage the input is a view of), nothing when ``saves`` is None.
+    is the whole storage the input is a view of), nothing when ``saves`` is None. With
+    ``tied_to`` its weight is that token table (an output projection tied to the embeddings):
+    counted there, but the product is the same.
     """
-    params: tuple[Param | Tie, ...] = (Param("weight", (n_out, n_in), "weight"),)
+    weight = (
+        Param("weight", (n_out, n_in), "weight")
+        if tied_to is None
+        else Tie("weight", tied_to, "reuses the token embeddings")
+    )
+    params: tuple[Param | Tie, ...] = (weight,)
     if bias:
         params += (Param("bias", (n_out,), "bias"),)
     return Module(

@@ -62,6 +62,10 @@ class Text:
         self._value(key, "section")
         return Text(self.document, (*self.keys, key), self.read)
 
+    def template(self, key: str) -> str:
+        """The text under ``key`` as written, its placeholders left for a script to fill in."""
+        return str(self._value(key, "text"))
+
     def __call__(self, key: str, **values: object) -> str:
         """The text under ``key`` with its placeholders filled in from ``values``."""
         text = self._value(key, "text")

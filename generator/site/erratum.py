@@ -11,15 +11,17 @@ writes it, so that a slip of arithmetic shows where it was made.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from generator.analysis.mistakes import ROUND_VOCABULARY
 from generator.cards.published import parse_figure
 from generator.counting.derivation import BlockDerivation
 from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
 from generator.counting.poly import Poly
+from generator.site import content
 from generator.site.content import Text
-from generator.site.views import Model
+from generator.site.views import Model, Summary
 
 V, P, T, H, I, L, A = (Poly.symbol(s) for s in "VPTHILA")
 ORDER = ("V", "U", "P", "T", "H", "I", "L", "A")
@@ -52,7 +54,7 @@ class Link:
     path: str
 
 
-def _exact_figure(text: str | None) -> int | None:
+def exact_figure(text: str | None) -> int | None:
     """A figure as a number when every digit is written out ("14,155,008"), else None ("110M")."""
     if text is None:
         return None
@@ -81,7 +83,7 @@ class Row:
     @property
     def printed_value(self) -> int | None:
         """The printed figure as a number, when it is written out in full ("14,155,008")."""
-        return _exact_figure(self.printed)
+        return exact_figure(self.printed)
 
     @property
     def off(self) -> int:
@@ -126,7 +128,7 @@ class Erratum:
     @property
     def printed_value(self) -> int | None:
         """The printed figure as a number, when it is exact ("218,671,424"); None otherwise."""
-        return _exact_figure(self.printed)
+        return exact_figure(self.printed)
 
 
 # Helpers: the card's own steps, as formula and value ------------------------------------------
@@ -226,7 +228,7 @@ def used_symbols(model: Model, rows: Sequence[Row], leave_out: str = "") -> tupl
     return symbols_of(model, order)
 
 
-def printed_by(model: Model, source_words: str) -> str | None:
+def printed_by(model: Summary, source_words: str) -> str | None:
     """The figure a source printed, as the card's claim from that source records it."""
     return next((c.figure for c in model.card.claims if source_words in c.source), None)
 
@@ -310,3 +312,48 @@ def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
             "d-embeddings-embedding-layernorm",
         ),
     )
+
+
+# What the answer checks need of the errata, read without counting a card again: each erratum's
+# title, and each figure a source printed in full that its card's count is not (its slips). The
+# builders are generator/site/pages/errata.py's BUILDERS: (function, the ids of the cards it needs).
+Builders = Sequence[tuple[Callable[..., Erratum], tuple[str, ...]]]
+
+
+def erratum_id(build: Callable[..., Erratum]) -> str:
+    """An erratum's id, and the key of its texts: its builder's name, dashed."""
+    return build.__name__.replace("_", "-")
+
+
+def titles(builders: Builders, models: Sequence[Summary], language: str) -> dict[str, str]:
+    """The title of each erratum whose cards are in the catalog, by its id."""
+    section = content.load("errata", language).section("errata")
+    ids = {m.id for m in models}
+    return {
+        erratum_id(build): section.section(erratum_id(build))("title", theirs=ROUND_VOCABULARY)  # vocabulary-30000's V
+        for build, needs in builders
+        if all(n in ids for n in needs)
+    }
+
+
+# The source whose printed figure an erratum's card records as a claim, by the words of its source.
+PRINTED_BY = {
+    "per-head-projections": "assignment",
+    "textbook-formula": "challenge",
+    "intermediate-bias": "issue 656",
+    "tied-twice": "issue 656",
+}
+
+
+def printed_figures(builders: Builders, models: Sequence[Summary]) -> list[tuple[str, Summary, int]]:
+    """(erratum, card, figure) for each figure a source printed in full that differs from the card's count."""
+    by_id = {m.id: m for m in models}
+    found = []
+    for build, needs in builders:
+        key = erratum_id(build)
+        if key in PRINTED_BY and needs[0] in by_id:
+            card = by_id[needs[0]]
+            figure = exact_figure(printed_by(card, PRINTED_BY[key]))
+            if figure is not None and figure != card.total:
+                found.append((key, card, figure))
+    return found

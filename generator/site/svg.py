@@ -5,6 +5,12 @@ Every chart is an image with a <title> and a <desc> (``role="img"``, named and d
 them); series differ by pattern as well as by color, and the page puts the numbers in a
 table beside it. Colors come from ``static/charts.css``, which has a light, a dark and a print
 palette; the SVG itself names only classes.
+
+Each chart is written in two layouts (issue 12): a wide one (labels beside the bars, 900 units
+across) and a narrow one (labels above the bars, NARROW units across, fewer point labels) whose
+natural width fits a 390 px phone, so that no label is drawn under 11 CSS px. ``static/charts.css``
+shows one of them by the width of the screen: a viewBox cannot change with the screen, and a
+single layout either shrinks its labels on a phone or wastes a wide screen.
 """
 
 from __future__ import annotations
@@ -69,15 +75,24 @@ class Point:
     labelled: bool = False  # write the label beside the point
 
 
+NARROW = 360  # the narrow layout's width: the content column of a 390 px screen is 366 px (style.css)
+CHAR = 7.9  # a character's width at 13 px in DejaVu Sans (Debian's system-ui): enough to lay out legends and labels
+
+
 def _num(value: float) -> str:
     """A coordinate, short and stable."""
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
 
-def _open(chart_id: str, title: str, desc: str, width: int, height: int) -> list[str]:
+def _chart_id(chart_id: str, narrow: bool) -> str:
+    return f"{chart_id}-narrow" if narrow else chart_id
+
+
+def _open(chart_id: str, title: str, desc: str, width: int, height: int, narrow: bool) -> list[str]:
+    layout = "narrow" if narrow else "wide"
     return [
-        f'<svg class="chart" id="{chart_id}" role="img" viewBox="0 0 {width} {height}" '
+        f'<svg class="chart chart-{layout}" id="{chart_id}" role="img" viewBox="0 0 {width} {height}" '
         f'aria-labelledby="{chart_id}-title" aria-describedby="{chart_id}-desc" '
         f'xmlns="http://www.w3.org/2000/svg">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
@@ -94,6 +109,22 @@ def _patterns(chart_id: str, series: Sequence[Series]) -> str:
     return f"<defs>{tiles}</defs>"
 
 
+def _legend(items: Sequence[tuple[str, str, int]], width: int) -> tuple[list[str], int]:
+    """Lay out legend entries (key markup at the origin, label, key width) in lines; return them and their bottom."""
+    out: list[str] = []
+    x, y = 0.0, 0
+    for key, label, key_width in items:
+        size = key_width + 6 + CHAR * len(label)
+        if x and x + size > width:
+            x, y = 0.0, y + 20
+        out.append(
+            f'<g transform="translate({_num(x)} {y})">{key}'
+            f'<text x="{key_width + 6}" y="15" class="legend">{escape(label)}</text></g>'
+        )
+        x += size + 18
+    return out, y + 20
+
+
 def stacked_bars(
     chart_id: str,
     title: str,
@@ -103,24 +134,32 @@ def stacked_bars(
     *,
     label_width: int = 250,
     width: int = 900,
+    narrow: bool = False,
 ) -> str:
     """Horizontal bars, each split into its series' shares of the bar's total (all bars 100% long)."""
-    row_height, bar_height, top = 20, 13, 56
-    left, right = label_width, width - 20
+    chart_id = _chart_id(chart_id, narrow)
+    if narrow:
+        # Each label on a line of its own above its bar, and the bars the whole width.
+        width, label_width = NARROW, 0
+        row_height, bar_height, bar_top = 32, 12, 15
+    else:
+        row_height, bar_height, bar_top = 20, 13, 0
+    left, right = max(label_width, 16), width - 20
     span = right - left
-    height = top + row_height * len(rows) + 34
-    out = _open(chart_id, title, desc, width, height)
+    legend, legend_bottom = _legend(
+        [
+            (f'<rect y="2" width="22" height="14" fill="url(#{chart_id}-{s.key})" class="swatch"/>', s.label, 22)
+            for s in series
+        ],
+        width,
+    )
+    top = legend_bottom + 36
+    bottom = top + row_height * len(rows) - (row_height - bar_top - bar_height)
+    height = bottom + 34
+    out = _open(chart_id, title, desc, width, height, narrow)
     out.append(_patterns(chart_id, series))
-    # Legend: a swatch with the series' pattern, then its name.
-    x = 0.0
-    for s in series:
-        out.append(
-            f'<rect x="{_num(x)}" y="4" width="22" height="14" fill="url(#{chart_id}-{s.key})" class="swatch"/>'
-            f'<text x="{_num(x + 28)}" y="15" class="legend">{escape(s.label)}</text>'
-        )
-        x += 40 + 8 * len(s.label)
+    out.extend(legend)
     # Gridlines and the percent axis, above and below the bars.
-    bottom = top + row_height * len(rows)
     for percent in range(0, 101, 25):
         gx = left + span * percent / 100
         out.append(f'<line x1="{_num(gx)}" y1="{top - 6}" x2="{_num(gx)}" y2="{bottom}" class="grid"/>')
@@ -129,9 +168,13 @@ def stacked_bars(
     for number, row in enumerate(rows):
         y = top + number * row_height
         total = sum(row.values)
-        out.append(
-            f'<text x="{left - 8}" y="{y + bar_height - 2}" class="label" text-anchor="end">{escape(row.label)}</text>'
-        )
+        if narrow:
+            out.append(f'<text x="{left}" y="{y + 11}" class="label">{escape(row.label)}</text>')
+        else:
+            out.append(
+                f'<text x="{left - 8}" y="{y + bar_height - 2}" class="label" text-anchor="end">'
+                f"{escape(row.label)}</text>"
+            )
         offset = Fraction(0)
         for s, value in zip(series, row.values, strict=True):
             if not value:
@@ -141,7 +184,7 @@ def stacked_bars(
             offset += share
             tip = f"{row.label}: {s.label} {formats.percent(share)} ({value:,})"
             out.append(
-                f'<rect x="{_num(x0)}" y="{y}" width="{_num(w)}" height="{bar_height}" '
+                f'<rect x="{_num(x0)}" y="{y + bar_top}" width="{_num(w)}" height="{bar_height}" '
                 f'fill="url(#{chart_id}-{s.key})" class="segment"><title>{escape(tip)}</title></rect>'
             )
     out.append("</svg>")
@@ -175,9 +218,22 @@ def log_scatter(
     marker_labels: tuple[str, str],
     width: int = 900,
     height: int = 600,
+    narrow: bool = False,
 ) -> str:
     """Points on log-log axes with the line y = slope · x, each point paired with a hollow marker below it."""
-    left, right, top, bottom = 78, width - 24, 58, height - 58
+    chart_id = _chart_id(chart_id, narrow)
+    if narrow:
+        width, height = NARROW, 480
+    filled, hollow = marker_labels
+    legend, legend_bottom = _legend(
+        [
+            ('<circle cx="8" cy="12" r="4.5" class="point"/>', filled, 12),
+            ('<circle cx="8" cy="12" r="4.5" class="point hollow"/>', hollow, 12),
+            ('<line x1="0" y1="12" x2="28" y2="12" class="rule"/>', line_label, 28),
+        ],
+        width,
+    )
+    left, right, top, bottom = (56 if narrow else 78), width - (16 if narrow else 24), legend_bottom + 38, height - 58
     xs = [p.x for p in points]
     ys = [p.y for p in points] + [p.low for p in points if p.low]
     x0, x1 = _decades(xs)
@@ -189,22 +245,8 @@ def log_scatter(
     def py(value: float) -> float:
         return bottom - (math.log10(value) - y0) / (y1 - y0) * (bottom - top)
 
-    out = _open(chart_id, title, desc, width, height)
-    # Legend: filled marker, hollow marker, dashed line.
-    filled, hollow = marker_labels
-    out.append(
-        f'<circle cx="8" cy="12" r="4.5" class="point"/><text x="18" y="16" class="legend">{escape(filled)}</text>'
-    )
-    hx = 34 + 7.2 * len(filled)
-    out.append(
-        f'<circle cx="{_num(hx)}" cy="12" r="4.5" class="point hollow"/>'
-        f'<text x="{_num(hx + 10)}" y="16" class="legend">{escape(hollow)}</text>'
-    )
-    lx = hx + 30 + 7.2 * len(hollow)
-    out.append(
-        f'<line x1="{_num(lx)}" y1="12" x2="{_num(lx + 28)}" y2="12" class="rule"/>'
-        f'<text x="{_num(lx + 34)}" y="16" class="legend">{escape(line_label)}</text>'
-    )
+    out = _open(chart_id, title, desc, width, height, narrow)
+    out.extend(legend)
     # Decade gridlines and labels on both axes.
     for e in range(x0, x1 + 1):
         gx = px(10**e)
@@ -216,8 +258,10 @@ def log_scatter(
         gy = py(10**e)
         out.append(f'<line x1="{left}" y1="{_num(gy)}" x2="{right}" y2="{_num(gy)}" class="grid"/>')
         out.append(f'<text x="{left - 8}" y="{_num(gy + 4)}" class="tick" text-anchor="end">{_decade_label(e)}</text>')
+    # The narrow layout centres the axis label on the whole width: it is about as wide as the chart.
     out.append(
-        f'<text x="{_num((left + right) / 2)}" y="{height - 14}" class="axis-label" text-anchor="middle">'
+        f'<text x="{_num(width / 2 if narrow else (left + right) / 2)}" y="{height - 14}" class="axis-label" '
+        f'text-anchor="middle">'
         f"{escape(x_label)}</text>"
     )
     out.append(
@@ -243,15 +287,21 @@ def log_scatter(
         group.append("</g>")
         out.append("".join(group))
     # Labels last, on top of every marker, each moved up or down a line when it would overlap another.
+    # A label that finds no free place is left out (the table lists every model).
     placed: list[tuple[float, float, float]] = []  # left, right, baseline
+    # The narrow layout puts a label only right of its point and at most a line away, so that it stays
+    # beside its point: on a phone a label far from its point, across others, would mislead.
+    char, line, shifts = (CHAR * 12 / 13, 15, 3) if narrow else (6.4, 13, 5)
     for p in sorted((p for p in points if p.labelled), key=lambda p: py(p.y)):
         cx, cy = px(p.x), py(p.y)
-        size = 6.4 * len(p.label)
+        size = char * len(p.label)
         left_side = cx + 8 + size > width
         start = cx - 8 - size if left_side else cx + 8
-        for shift in (0, 13, -13, 26, -26):
+        if start < 0 or (narrow and left_side):
+            continue
+        for shift in (0, line, -line, 2 * line, -2 * line)[:shifts]:
             y = cy + 4 + shift
-            if all(start > r or start + size < lft or abs(y - base) >= 13 for lft, r, base in placed):
+            if all(start > r or start + size < lft or abs(y - base) >= line for lft, r, base in placed):
                 placed.append((start, start + size, y))
                 anchor = ' text-anchor="end"' if left_side else ""
                 tx = cx - 8 if left_side else cx + 8

@@ -1,19 +1,42 @@
 // The parameter calculator. It holds no counting rule of its own: every family's blocks, formulas,
-// switches and rules come from calculator/<family>.json, written at build time by
-// generator/calculator.py from the same declarations the model pages are derived from. This script
-// reads the form (or the address), decides the family's switches and rules with the small
-// condition language of generator/switches.py, puts the numbers into the exported polynomials with
-// BigInt (exact integers), and lays out the derivation.
+// switches, rules and the errata's published methods come from calculator/<family>.json, written at
+// build time by generator/analysis/calculator.py from the same declarations the model pages are
+// derived from. This script reads the form (or the address), decides the family's switches and rules
+// with the small condition language of generator/counting/conditions.py, puts the numbers into the
+// exported polynomials with BigInt (exact integers), and lays out the derivation. Its words come from
+// content/<language>/calculator.yaml (the page hands them over in data-strings).
 (function () {
   "use strict";
 
   var MAX_SIZE = 2147483647n;
-  var MAX_TEXT = "2,147,483,647";
+  var SEARCH = 65536;  // how far a fix looks for the nearest whole number every rule accepts, each way
   var loaded = {};
   // raw: each input's text as typed; given: the keys the address named or the reader changed,
   // which the address keeps even when they equal the default (a course's link stays as written).
-  var state = { family: null, head: null, data: null, raw: {}, given: {}, addressProblems: [] };
-  var root, families;
+  // last: the address of the last configuration that could be counted, whose derivation stays shown.
+  var state = {
+    family: null, head: null, data: null, raw: {}, given: {}, addressProblems: [],
+    keepRatio: false, last: null, checkData: null
+  };
+  var root, families, S = {};
+  var answers = { titles: {}, printed: [], errata: "" };  // for the answer check: errata's titles and printed figures
+
+  // --- the page's words ---------------------------------------------------------------------------
+
+  // A sentence with {name} filled in, as plain text.
+  function t(key, values) {
+    var text = S[key] === undefined ? key : S[key];
+    return text.replace(/\{(\w+)\}/g, function (all, name) {
+      return values && name in values ? String(values[name]) : all;
+    });
+  }
+
+  // A sentence as HTML: its own text escaped, the values given as HTML.
+  function h(key, values) {
+    return escapeHtml(S[key] === undefined ? key : S[key]).replace(/\{(\w+)\}/g, function (all, name) {
+      return values && name in values ? String(values[name]) : all;
+    });
+  }
 
   // --- loading a family's document -------------------------------------------------------------
 
@@ -40,7 +63,7 @@
         var data = window.atlasCalculatorData && window.atlasCalculatorData[name];
         if (data) { resolve(data); } else { reject(new Error("calculator/" + name + ".js held no data")); }
       };
-      script.onerror = function () { reject(new Error("could not load calculator/" + name + ".js")); };
+      script.onerror = function () { reject(new Error("calculator/" + name + ".js")); };
       document.head.appendChild(script);
     });
   }
@@ -156,7 +179,7 @@
       var product = BigInt(term[0]);
       term[1].forEach(function (power) {
         var v = values[power[0]];
-        if (v === undefined || v === null) { throw new Error("the formula needs " + power[0] + ", which has no value"); }
+        if (v === undefined || v === null) { throw new Error(t("no-value", { symbol: power[0] })); }
         product *= v ** BigInt(power[1]);
       });
       total += product;
@@ -310,7 +333,7 @@
 
   // --- reading values: the form's text, the address ---------------------------------------------
 
-  // The canonical text of a parsed value, as the address writes it (generator/calculator.encode).
+  // The canonical text of a parsed value, as the address writes it (generator/analysis/calculator.encode).
   function encode(kind, v) {
     if (kind === "json" || kind === "flag" || v === null) { return jsonText(v); }
     return String(v);
@@ -332,27 +355,263 @@
     var what = input.symbol ? input.meaning + ", " + input.symbol : input.meaning;
     if (input.kind === "flag") {
       if (trimmed === "true" || trimmed === "false") { return { value: trimmed === "true" }; }
-      return { error: "expected true or false, found " + JSON.stringify(text) };
+      return { error: t("flag-expected", { found: JSON.stringify(text) }) };
     }
     if (input.kind === "text") { return { value: text }; }
     if (input.kind === "json") {
       if (trimmed === "") { return { value: null }; }
       try { return { value: fromJson(JSON.parse(trimmed)) }; } catch (e) {
-        if (/^[\[{"]/.test(trimmed)) { return { error: "expected a JSON value such as [\"p2c\", \"c2p\"]: " + e.message }; }
+        if (/^[\[{"]/.test(trimmed)) { return { error: t("json-expected", { error: e.message }) }; }
         return { value: text };
       }
     }
     if (trimmed === "" || trimmed === "null") {
       if (input.optional) { return { value: null }; }
-      return { error: "missing; expected a whole number (" + what + ")" };
+      return { error: t("whole-missing", { what: what }) };
     }
     var digits = trimmed.replace(/[,_\s]/g, "");
-    if (!/^-?\d+$/.test(digits)) { return { error: "expected a whole number (" + what + "), found " + JSON.stringify(text) }; }
+    if (!/^-?\d+$/.test(digits)) { return { error: t("whole-expected", { what: what, found: JSON.stringify(text) }) }; }
     var n = BigInt(digits);
     if (input.kind === "size" && (n < BigInt(input.minimum) || n > MAX_SIZE)) {
-      return { error: "expected a whole number from " + input.minimum + " to " + MAX_TEXT + " (" + what + "), found " + commas(n) };
+      return { error: t("whole-range", { minimum: input.minimum, maximum: commas(MAX_SIZE), what: what, found: commas(n) }) };
     }
     return { value: n };
+  }
+
+  function inputOf(key) {
+    return state.data.inputs.filter(function (i) { return i.key === key; })[0] || null;
+  }
+
+  // --- counting: the one place the family's rules and formulas are applied ----------------------
+
+  // Every input parsed: {config, problems}.
+  function parseAll(raw) {
+    var config = {}, problems = [];
+    state.data.inputs.forEach(function (input) {
+      var parsed = parse(input, raw[input.key]);
+      if (parsed.error) { problems.push({ key: input.key, text: input.key + ": " + parsed.error }); }
+      else { config[input.key] = parsed.value; }
+    });
+    return { config: config, problems: problems };
+  }
+
+  // The rules transformers enforces that refuse this config for this head: [{rule, text}], one per check.
+  function refusals(config, head) {
+    var checked = Object.assign({}, config, { "@head": head });  // a rule may hold for some heads only
+    var failed = [];
+    state.data.checks.forEach(function (rules) {
+      for (var i = 0; i < rules.length; i++) {
+        if (holds(rules[i].fails, checked)) { failed.push({ rule: rules[i], text: message(rules[i], checked) }); break; }
+      }
+    });
+    return failed;
+  }
+
+  // The config counted for one head: its blocks, each step's count, the total. Throws when a symbol has no value.
+  function count(config, head) {
+    var data = state.data;
+    var on = {};
+    data.switches.forEach(function (s) { on[s.name] = holds(s.when, config); });
+    var values = {};
+    data.symbols.forEach(function (s) {
+      var v = s.value ? value(s.value, config) : config[s.key];
+      if (isInt(v)) { values[s.name] = v; }
+    });
+    var blocks = [];
+    data.heads[head].slots.forEach(function (slot) {
+      var bits = slot.switches.map(function (name) { return on[name] ? "1" : "0"; }).join("");
+      var index = slot.variants[bits];
+      if (index !== null && index !== undefined) { blocks.push(data.blocks[index]); }
+    });
+    var total = 0n;
+    var derived = blocks.map(function (block) {
+      var steps = block.steps.map(function (step) { return evaluate(step.formula, values); });
+      var one = steps.reduce(function (a, b) { return a + b; }, 0n);
+      var copies = evaluate(block.copies, values);
+      total += one * copies;
+      return { block: block, steps: steps, value: one, copies: copies, subtotal: one * copies };
+    });
+    return { config: config, values: values, on: on, className: data.heads[head].class_name, blocks: derived, total: total };
+  }
+
+  // True when the config passes every rule for the head and holds parameters: what a fix must reach.
+  function countable(config, head) {
+    if (refusals(config, head).length) { return false; }
+    try { return count(config, head).total > 0n; } catch (e) { return false; }
+  }
+
+  function evaluateAll() {
+    var parsed = parseAll(state.raw);
+    if (parsed.problems.length) { return { problems: parsed.problems, fixes: [] }; }
+    var failed = refusals(parsed.config, state.head);
+    if (failed.length) {
+      return {
+        problems: failed.map(function (f) { return { key: f.rule.keys[0], text: f.rule.keys[0] + ": " + f.text }; }),
+        fixes: fixesFor(failed, parsed.config)
+      };
+    }
+    var result;
+    try { result = count(parsed.config, state.head); } catch (error) {
+      return { problems: [{ key: null, text: error.message }], fixes: [] };
+    }
+    if (result.total === 0n) { return { problems: [{ key: null, text: state.data.no_parameters }], fixes: [] }; }
+    return result;
+  }
+
+  // --- fixes: one click from a refused config to one that counts --------------------------------
+
+  // Every config key a condition reads, and every constant it compares with.
+  function readsOf(node, keys, constants) {
+    if (Array.isArray(node)) { node.forEach(function (n) { readsOf(n, keys, constants); }); return; }
+    if (node === null || typeof node !== "object") { return; }
+    Object.keys(node).forEach(function (op) {
+      var arg = node[op];
+      if (op === "key" || op === "truthy" || op === "null") { keys.push(arg); }
+      else if (op === "is" || op === "contains") { keys.push(arg[0]); }
+      else if (op === "const") { constants.push(fromJson(arg)); }
+      else { readsOf(arg, keys, constants); }
+    });
+  }
+
+  // Values worth trying for one key of a rule that failed: what the rule compares the key with, the
+  // default, and for whole numbers the nearest values on either side that every rule accepts.
+  function tries(input, rule, config) {
+    var keys = [], constants = [];
+    readsOf(rule.fails, keys, constants);
+    var others = keys.filter(function (k) { return k !== input.key && k in config; }).map(function (k) { return config[k]; });
+    var current = config[input.key];
+    if (input.kind === "flag") { return [!truthy(current)]; }
+    var out = others.concat(constants, [fromJson(input.default)]);
+    if (input.kind === "text" || input.kind === "json") {
+      if (input.optional) { out.push(null); }
+      return out.filter(function (v) { return v === null || typeof v === "string" || isInt(v) || Array.isArray(v); });
+    }
+    out = out.filter(isInt);
+    var start = isInt(current) ? current : 0n;
+    var low = input.kind === "size" ? BigInt(input.minimum) : -MAX_SIZE - 1n;
+    [-1n, 1n].forEach(function (direction) {
+      var v = start;
+      for (var i = 0; i < SEARCH; i++) {
+        v += direction;
+        if (v < low || v > MAX_SIZE) { break; }
+        var next = Object.assign({}, config);
+        next[input.key] = v;
+        if (!refusals(next, state.head).length) { out.push(v); break; }
+      }
+    });
+    return out.filter(function (v) { return v >= low && v <= MAX_SIZE; });
+  }
+
+  // The fixes of the rules that failed: [{changes: {key: text}, key, shown}], each leading to a config
+  // that every rule accepts and that holds parameters; for a whole number the nearest below and above.
+  function fixesFor(failed, config) {
+    var fixes = [], seen = {};
+    failed.forEach(function (f) {
+      var keys = f.rule.keys.slice(), read = [];
+      readsOf(f.rule.fails, read, []);
+      read.forEach(function (k) {
+        var input = inputOf(k);
+        if (input && input.kind === "flag" && keys.indexOf(k) < 0) { keys.push(k); }
+      });
+      keys.forEach(function (key) {
+        var input = inputOf(key);
+        if (!input) { return; }
+        var current = encode(input.kind, config[key] === undefined ? null : config[key]);
+        var good = [];
+        tries(input, f.rule, config).forEach(function (v) {
+          var text = encode(input.kind, v);
+          if (text === current || seen[key + "=" + text]) { return; }
+          var changes = follow(key, text, {});
+          var next = parseAll(Object.assign({}, state.raw, changes));
+          if (next.problems.length || !countable(next.config, state.head)) { return; }
+          seen[key + "=" + text] = true;
+          good.push({ key: key, value: v, text: text, changes: changes });
+        });
+        if ((input.kind === "size" || input.kind === "int") && isInt(config[key])) {
+          var c = config[key];
+          var below = good.filter(function (g) { return g.value < c; }).sort(function (a, b) { return a.value > b.value ? -1 : 1; })[0];
+          var above = good.filter(function (g) { return g.value > c; }).sort(function (a, b) { return a.value < b.value ? -1 : 1; })[0];
+          good = [below, above].filter(Boolean);
+        } else if (input.kind === "size" || input.kind === "int") {
+          // Left empty: the default first, then the nearest whole number to it.
+          var d = isInt(fromJson(input.default)) ? fromJson(input.default) : 0n;
+          var away = function (g) { return g.value > d ? g.value - d : d - g.value; };
+          good = good.sort(function (a, b) { return away(a) < away(b) ? -1 : away(a) > away(b) ? 1 : 0; }).slice(0, 2);
+        }
+        fixes = fixes.concat(good);
+      });
+    });
+    return fixes;
+  }
+
+  // The changes typing ``text`` into ``key`` makes: with "keep I = 4 × H" on, H brings I along.
+  function follow(key, text, changes) {
+    changes[key] = text;
+    var ratio = ratioKeys();
+    if (state.keepRatio && ratio && key === ratio.hidden) {
+      var parsed = parse(inputOf(key), text);
+      if (!parsed.error && isInt(parsed.value)) { changes[ratio.ffn] = (4n * parsed.value).toString(); }
+    }
+    return changes;
+  }
+
+  function apply(changes) {
+    Object.keys(changes).forEach(function (key) { state.raw[key] = changes[key]; state.given[key] = true; });
+  }
+
+  // The keys of H and I when the family has both as plain sizes (BERT's hidden_size and intermediate_size).
+  function ratioKeys() {
+    var bySymbol = {};
+    state.data.inputs.forEach(function (i) { if (i.symbol && i.kind === "size") { bySymbol[i.symbol] = i.key; } });
+    return bySymbol.H && bySymbol.I ? { hidden: bySymbol.H, ffn: bySymbol.I } : null;
+  }
+
+  // --- the answer check: what the errata's published methods give on this config ----------------
+
+  // A method's total: the exact count, less the steps it replaces, plus what it counts instead; null
+  // when the config lacks a symbol it uses or a step it replaces (generator/analysis/mistakes.py: evaluate).
+  function mistakeTotal(mistake, result) {
+    var needs = mistake.theirs.every(function (term) { return term[1].every(function (p) { return p[0] in result.values; }); });
+    if (!needs) { return null; }
+    var replaced = 0n;
+    for (var i = 0; i < mistake.replaces.length; i++) {
+      var key = mistake.replaces[i][0], steps = mistake.replaces[i][1];  // a block's key and its steps' keys
+      var item = result.blocks.filter(function (b) { return b.block.key === key; })[0];
+      if (!item) { return null; }
+      var found = 0;
+      item.block.steps.forEach(function (step, j) {
+        if (!steps.length || steps.indexOf(step.key) >= 0) { replaced += item.steps[j] * item.copies; found += 1; }
+      });
+      if (found !== (steps.length || item.block.steps.length)) { return null; }
+    }
+    var theirs = evaluate(mistake.theirs, result.values);
+    return mistake.replaces.length ? result.total - replaced + theirs : theirs;
+  }
+
+  function mistakes(result) {
+    var found = [];
+    function add(value, erratum, printed) {
+      if (answers.titles[erratum] && value !== result.total) {
+        found.push({ value: value.toString(), erratum: erratum, title: answers.titles[erratum], printed: printed });
+      }
+    }
+    state.data.mistakes.forEach(function (m) {
+      var v = mistakeTotal(m, result);
+      if (v !== null) { add(v, m.erratum, false); }
+    });
+    // "The pooler or the heads, silently in or out": the same config as the family's other heads build it.
+    familyEntry(state.family).heads.forEach(function (head) {
+      if (head !== state.head && countable(result.config, head)) { add(count(result.config, head).total, "pooler-and-heads", false); }
+    });
+    var here = query(state.raw, {});
+    answers.printed.forEach(function (p) { if (p.query === here) { add(BigInt(p.value), p.erratum, true); } });
+    return found;
+  }
+
+  function checkStrings() {
+    var out = {};
+    Object.keys(S).forEach(function (k) { if (k.indexOf("check-") === 0) { out[k.slice(6)] = S[k]; } });
+    return out;
   }
 
   // --- the form ---------------------------------------------------------------------------------
@@ -377,26 +636,32 @@
     var layout = el("div", { class: "calc-layout" });
     var form = el("form", { class: "calc-form", id: "calc-form", "aria-labelledby": "calc-configuration" });
     form.addEventListener("submit", function (event) { event.preventDefault(); });
-    form.appendChild(el("h2", { id: "calc-configuration" }, "Configuration"));
+    form.appendChild(el("h2", { id: "calc-configuration" }, h("configuration")));
     var choose = el("div", { class: "calc-choose" });
-    var family = el("select", { id: "calc-family", name: "family" });
+    var family = el("select", { id: "calc-family", name: "family", "aria-describedby": "calc-origin" });
     families.forEach(function (f) { family.appendChild(el("option", { value: f.name }, escapeHtml(f.title))); });
     var head = el("select", { id: "calc-head", name: "head" });
     var model = el("select", { id: "calc-model" });
-    choose.appendChild(wrapField(el("label", { for: "calc-family" }, "Family"), family));
-    choose.appendChild(wrapField(el("label", { for: "calc-head" }, "Head"), head));
-    choose.appendChild(wrapField(el("label", { for: "calc-model" }, "Start from a catalog model"), model));
+    choose.appendChild(wrapField(el("label", { for: "calc-family" }, h("family")), family));
+    choose.appendChild(el("p", { class: "calc-origin", id: "calc-origin" }));
+    choose.appendChild(wrapField(el("label", { for: "calc-head" }, h("head")), head));
+    choose.appendChild(wrapField(el("label", { for: "calc-model" }, h("start-model")), model));
     form.appendChild(choose);
     form.appendChild(el("div", { id: "calc-fields" }));
     // Sticks to the bottom of a phone's screen while the form scrolls past (calculator.css).
-    form.appendChild(el("p", { class: "calc-live" }, '<span>Parameters</span> <strong id="calc-live-total">—</strong> ' +
-      '<a href="#calc-result-heading">see the derivation</a>'));
+    form.appendChild(el("p", { class: "calc-live" }, "<span>" + h("live-total") + '</span> <strong id="calc-live-total">—</strong> ' +
+      '<a href="#calc-result-heading">' + h("see-derivation") + "</a>"));
     var actions = el("p", { class: "calc-actions" });
-    var reset = el("button", { type: "button", id: "calc-reset" }, "Reset to the family's defaults");
+    var reset = el("button", { type: "button", id: "calc-reset" }, h("reset"));
     actions.appendChild(reset);
     form.appendChild(actions);
     layout.appendChild(form);
-    layout.appendChild(el("div", { class: "calc-result", id: "calc-result" }));
+    var result = el("div", { class: "calc-result", id: "calc-result" });
+    result.appendChild(el("h2", { id: "calc-result-heading" }, h("result")));
+    result.appendChild(el("div", { id: "calc-summary" }));
+    result.appendChild(buildCheck());
+    result.appendChild(el("div", { id: "calc-body", class: "calc-body" }));
+    layout.appendChild(result);
     root.appendChild(layout);
 
     family.addEventListener("change", function () { switchFamily(family.value, null, {}); });
@@ -406,6 +671,34 @@
       model.value = "";
     });
     reset.addEventListener("click", function () { switchFamily(state.family, state.head, {}); });
+    root.addEventListener("click", function (event) {
+      var link = event.target.closest && event.target.closest("a[data-fix], a[data-start]");
+      if (!link) { return; }
+      event.preventDefault();
+      if (link.hasAttribute("data-start")) { applyAddress(new URLSearchParams(link.getAttribute("data-start"))); return; }
+      apply(JSON.parse(link.getAttribute("data-fix")));
+      update();
+      document.getElementById("total").focus();
+    });
+  }
+
+  // "I got 218,671,424: where did I go wrong?", answered by static/check.js with this config's numbers.
+  function buildCheck() {
+    var form = el("form", { class: "check", id: "calc-check", "aria-labelledby": "calc-check-legend" });
+    form.appendChild(el("p", { id: "calc-check-legend", class: "calc-check-legend" }, h("check-legend")));
+    form.appendChild(el("label", { for: "calc-check-answer" }, h("check-label")));
+    form.appendChild(el("input", { id: "calc-check-answer", type: "text", inputmode: "decimal", autocomplete: "off",
+      spellcheck: "false", "aria-describedby": "calc-check-hint" }));
+    form.appendChild(el("button", { type: "submit" }, h("check-button")));
+    form.appendChild(el("small", { id: "calc-check-hint" }, h("check-close")));
+    form.appendChild(el("output", { for: "calc-check-answer", "aria-live": "polite" }));
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      if (!state.checkData || !window.atlasCheck) { return; }
+      form.querySelector("output").innerHTML = window.atlasCheck.verdict(
+        checkStrings(), form.querySelector("input").value, state.checkData, answers.errata);
+    });
+    return form;
   }
 
   function wrapField(label, control) {
@@ -419,33 +712,55 @@
     var entry = familyEntry(state.family);
     var head = document.getElementById("calc-head");
     head.innerHTML = "";
-    entry.heads.forEach(function (h) { head.appendChild(el("option", { value: h }, escapeHtml(h))); });
+    entry.heads.forEach(function (x) { head.appendChild(el("option", { value: x }, escapeHtml(x))); });
     head.value = state.head;
     var model = document.getElementById("calc-model");
     model.innerHTML = "";
-    model.appendChild(el("option", { value: "" }, entry.models.length ? "(choose)" : "(none in the catalog)"));
+    model.appendChild(el("option", { value: "" }, entry.models.length ? h("choose") : h("none-in-catalog")));
     entry.models.forEach(function (m) { model.appendChild(el("option", { value: m.query }, escapeHtml(m.title))); });
     document.getElementById("calc-family").value = state.family;
+    var origin = h("origin") + " " + escapeHtml(entry.origin);
+    if (entry.start) {
+      origin += ' <a href="?' + escapeHtml(entry.start.query) + '" data-start="' + escapeHtml(entry.start.query) + '">' +
+        h("start-from", { model: escapeHtml(entry.start.title) }) + "</a>";
+    }
+    document.getElementById("calc-origin").innerHTML = origin;
   }
 
-  var GROUPS = [
-    ["sizes", "Sizes", "Each is a symbol of the formulas."],
-    ["structure", "Structure", "These decide which blocks and tensors exist."],
-    ["checked", "Also checked", "These change no count, but transformers refuses some values."]
-  ];
+  var GROUPS = ["sizes", "structure", "checked"];
 
   function buildFields() {
     var container = document.getElementById("calc-fields");
     container.innerHTML = "";
     GROUPS.forEach(function (group) {
-      var inputs = state.data.inputs.filter(function (i) { return i.group === group[0]; });
+      var inputs = state.data.inputs.filter(function (i) { return i.group === group; });
       if (!inputs.length) { return; }
       var set = el("fieldset", { class: "calc-group" });
-      set.appendChild(el("legend", {}, escapeHtml(group[1])));
-      set.appendChild(el("p", { class: "calc-hint" }, escapeHtml(group[2])));
-      inputs.forEach(function (input) { set.appendChild(buildField(input)); });
+      set.appendChild(el("legend", {}, h(group)));
+      set.appendChild(el("p", { class: "calc-hint" }, h(group + "-hint")));
+      inputs.forEach(function (input) {
+        set.appendChild(buildField(input));
+        var ratio = ratioKeys();
+        if (ratio && input.key === ratio.hidden) { set.appendChild(buildRatio(ratio)); }
+      });
       container.appendChild(set);
     });
+  }
+
+  // "Keep I at 4 × H when H changes": off until the reader asks, so a value typed stays as typed.
+  function buildRatio(ratio) {
+    var box = el("div", { class: "calc-field calc-flag calc-ratio" });
+    var control = el("input", { type: "checkbox", id: "calc-keep-ratio" });
+    control.checked = state.keepRatio;
+    control.addEventListener("change", function () {
+      state.keepRatio = control.checked;
+      if (state.keepRatio) { apply(follow(ratio.hidden, state.raw[ratio.hidden], {})); update(); }
+    });
+    box.appendChild(control);
+    box.appendChild(el("label", { for: "calc-keep-ratio" }, h("keep-ratio", {
+      ffn: "<var>I</var>", hidden: "<var>H</var>"
+    })));
+    return box;
   }
 
   function buildField(input) {
@@ -453,21 +768,19 @@
     var box = el("div", { class: "calc-field calc-" + input.kind, id: id + "-field" });
     var name = (input.symbol ? "<var>" + escapeHtml(input.symbol) + "</var> " : "") + "<code>" + escapeHtml(input.key) + "</code>";
     var hint = el("span", { class: "calc-meaning", id: id + "-meaning" }, escapeHtml(input.meaning) +
-      (input.kind === "json" ? '; written as JSON, for example ["p2c", "c2p"] or "p2c|c2p"' : "") +
-      (input.optional && input.default === null ? " (may be left empty)" : ""));
+      (input.kind === "json" ? h("json-hint") : "") +
+      (input.optional && input.default === null ? h("may-be-empty") : ""));
     var error = el("span", { class: "calc-error", id: id + "-error" });
     var control;
     if (input.kind === "flag") {
       control = el("input", { type: "checkbox", id: id, name: input.key, "aria-describedby": id + "-meaning " + id + "-error" });
       control.checked = state.raw[input.key] === "true";
       control.addEventListener("change", function () {
-        state.raw[input.key] = control.checked ? "true" : "false";
-        state.given[input.key] = true;
+        apply(follow(input.key, control.checked ? "true" : "false", {}));
         update();
       });
-      var label = el("label", { for: id }, name);
       box.appendChild(control);
-      box.appendChild(label);
+      box.appendChild(el("label", { for: id }, name));
     } else {
       control = el("input", {
         type: "text", id: id, name: input.key, spellcheck: "false", autocomplete: "off",
@@ -476,8 +789,7 @@
       });
       control.value = state.raw[input.key];
       control.addEventListener("input", function () {
-        state.raw[input.key] = control.value;
-        state.given[input.key] = true;
+        apply(follow(input.key, control.value, {}));
         update();
       });
       box.appendChild(el("label", { for: id }, name));
@@ -503,14 +815,14 @@
     var entry = familyEntry(name);
     state.addressProblems = [];
     if (!entry) {
-      state.addressProblems.push("there is no family " + JSON.stringify(name) + "; showing " + families[0].title);
+      state.addressProblems.push(t("no-family", { family: JSON.stringify(name), title: families[0].title }));
       entry = families[0];
     }
     return load(entry.name).then(function (data) {
       state.family = entry.name;
       state.data = data;
       if (head && entry.heads.indexOf(head) < 0) {
-        state.addressProblems.push(entry.title + " has no head " + JSON.stringify(head) + "; showing " + entry.heads[0]);
+        state.addressProblems.push(t("no-head", { title: entry.title, head: JSON.stringify(head), first: entry.heads[0] }));
         head = null;
       }
       state.head = head || entry.heads[0];
@@ -524,13 +836,13 @@
       Object.keys(values).forEach(function (key) {
         var known = data.inputs.some(function (i) { return i.key === key; });
         if (known) { state.raw[key] = values[key]; state.given[key] = true; }
-        else { state.addressProblems.push(key + " does not change the count of a " + entry.title + " model; it was left out"); }
+        else { state.addressProblems.push(t("not-counted", { key: key, title: entry.title })); }
       });
       fillHeadAndModels();
       buildFields();
       update();
     }).catch(function (error) {
-      showFailure("The formulas of " + entry.title + " could not be loaded (" + error.message + ").");
+      showFailure(t("load-failed", { title: entry.title, error: error.message }));
     });
   }
 
@@ -540,71 +852,23 @@
     return switchFamily(params.get("family") || root.getAttribute("data-first"), params.get("head"), values);
   }
 
-  function address() {
+  // The query string of a config: family, head, and each input that was given or differs from its default.
+  function query(raw, given) {
     var parts = ["family=" + encodeURIComponent(state.family), "head=" + encodeURIComponent(state.head)];
     state.data.inputs.forEach(function (input) {
-      var text = state.raw[input.key];
+      var text = raw[input.key];
       var parsed = parse(input, text);
       var canonical = parsed.error ? text : encode(input.kind, parsed.value);
-      if (state.given[input.key] || canonical !== encode(input.kind, fromJson(input.default))) {
-        // As generator/calculator.query writes it: only "," and ":" are left as they are.
+      if (given[input.key] || canonical !== encode(input.kind, fromJson(input.default))) {
+        // As generator/analysis/calculator.query writes it: only "," and ":" are left as they are.
         var encoded = encodeURIComponent(canonical).replace(/%2C/g, ",").replace(/%3A/g, ":");
         parts.push(encodeURIComponent(input.key) + "=" + encoded);
       }
     });
-    return "?" + parts.join("&");
+    return parts.join("&");
   }
 
-  // --- counting with the exported formulas -----------------------------------------------------
-
-  function evaluateAll() {
-    var data = state.data, config = {}, problems = [];
-    data.inputs.forEach(function (input) {
-      var parsed = parse(input, state.raw[input.key]);
-      if (parsed.error) { problems.push({ key: input.key, text: input.key + ": " + parsed.error }); }
-      else { config[input.key] = parsed.value; }
-    });
-    if (!problems.length) {
-      var checked = Object.assign({}, config, { "@head": state.head });  // a rule may hold for some heads only
-      data.checks.forEach(function (rules) {
-        for (var i = 0; i < rules.length; i++) {
-          if (holds(rules[i].fails, checked)) {
-            problems.push({ key: rules[i].keys[0], text: rules[i].keys[0] + ": " + message(rules[i], checked) });
-            break;
-          }
-        }
-      });
-    }
-    if (problems.length) { return { problems: problems }; }
-    var on = {};
-    data.switches.forEach(function (s) { on[s.name] = holds(s.when, config); });
-    var values = {};
-    data.symbols.forEach(function (s) {
-      var v = s.value ? value(s.value, config) : config[s.key];
-      if (isInt(v)) { values[s.name] = v; }
-    });
-    var head = data.heads[state.head];
-    var blocks = [];
-    head.slots.forEach(function (slot) {
-      var bits = slot.switches.map(function (name) { return on[name] ? "1" : "0"; }).join("");
-      var index = slot.variants[bits];
-      if (index !== null && index !== undefined) { blocks.push(data.blocks[index]); }
-    });
-    try {
-      var total = 0n;
-      var derived = blocks.map(function (block) {
-        var steps = block.steps.map(function (step) { return evaluate(step.formula, values); });
-        var one = steps.reduce(function (a, b) { return a + b; }, 0n);
-        var copies = evaluate(block.copies, values);
-        total += one * copies;
-        return { block: block, steps: steps, value: one, copies: copies, subtotal: one * copies };
-      });
-      if (total === 0n) { return { problems: [{ key: null, text: data.no_parameters }] }; }
-      return { config: config, values: values, on: on, className: head.class_name, blocks: derived, total: total };
-    } catch (error) {
-      return { problems: [{ key: null, text: error.message }] };
-    }
-  }
+  function address() { return "?" + query(state.raw, state.given); }
 
   // --- drawing the result -----------------------------------------------------------------------
 
@@ -623,31 +887,34 @@
   function renderBlock(item, result) {
     var block = item.block, values = result.values;
     var id = "calc-d-" + block.key;
+    var title = escapeHtml(block.title);
     var repeatNote = "";
     if (block.repeat.length) {
-      var copies = item.copies === 0n ? "none in this model; one would hold the steps below" : "one of " + commas(item.copies);
+      var copies = item.copies === 0n ? h("repeat-none") : h("repeat-one-of", { copies: commas(item.copies) });
       repeatNote = " (" + copies + ": " + block.repeat.map(function (s) {
         return "<var>" + escapeHtml(s) + "</var> = " + commas(values[s]);
       }).join(", ") + ")";
     }
     var html = '<h3 id="' + id + '">' + escapeHtml(sentence(block.title)) + repeatNote + "</h3>";
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="Derivation: ' + escapeHtml(block.title) + '">';
-    html += '<table class="derivation"><thead><tr><th scope="col">Step</th><th scope="col">Formula</th>' +
-      '<th scope="col">With these numbers</th><th scope="col" class="n">Parameters</th></tr></thead><tbody>';
+    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("derivation-of", { title: title }) + '">';
+    html += '<table class="derivation"><thead><tr><th scope="col">' + h("step") + '</th><th scope="col">' + h("formula") +
+      '</th><th scope="col">' + h("with-numbers") + '</th><th scope="col" class="n">' + h("parameters") + "</th></tr></thead><tbody>";
     block.steps.forEach(function (step, i) {
-      var ties = step.tensors.filter(function (t) { return t.tied_to; });
+      var ties = step.tensors.filter(function (x) { return x.tied_to; });
       var counted = step.formula.length > 0;
       html += '<tr><th scope="row">' + escapeHtml(step.label) + "</th>";
-      var tieText = ties.length ? "reuses " + ties.map(function (t) { return "<code>" + escapeHtml(t.tied_to) + "</code>"; }).join(" and ") : "";
+      var tieText = ties.length ? h("reuses", {
+        names: ties.map(function (x) { return "<code>" + escapeHtml(x.tied_to) + "</code>"; }).join(h("and"))
+      }) : "";
       if (!counted) {
-        html += '<td colspan="2">' + tieText + ": nothing new to count</td>";
+        html += '<td colspan="2">' + tieText + h("nothing-new") + "</td>";
       } else {
         html += "<td>" + formula(step.symbolic) + (tieText ? '<br><span class="calc-note">' + tieText + "</span>" : "") + "</td>";
         html += "<td>" + formula(substitute(step.symbolic, values)) + "</td>";
       }
       html += '<td class="n">' + commas(item.steps[i]) + "</td></tr>";
     });
-    html += "</tbody><tfoot><tr><th scope=\"row\">" + escapeHtml(sentence(block.title)) + "</th><td>" +
+    html += '</tbody><tfoot><tr><th scope="row">' + escapeHtml(sentence(block.title)) + "</th><td>" +
       formula(block.expression) + '</td><td></td><td class="n">' + commas(item.value) + "</td></tr>";
     if (block.repeat.length) {
       html += '<tr><th scope="row">× ' + commas(item.copies) + "</th><td>" + formula(block.subtotal_expression) +
@@ -655,25 +922,22 @@
     }
     html += "</tfoot></table></div>";
     if (block.applied) {
-      var stored = item.copies > 1n ? "these " + commas(item.copies) + " stored " + escapeHtml(block.title) + "s"
-        : "this one stored " + escapeHtml(block.title);
+      var stored = item.copies > 1n ? h("stored-many", { copies: commas(item.copies), title: title }) : h("stored-one", { title: title });
       var applied = "<var>" + escapeHtml(block.applied) + "</var>";
-      html += '<p class="aside">Shared across depth: the model applies ' + stored + " " + applied + " = " +
-        commas(values[block.applied]) + " times in all, reusing the same tensors each time. They are stored, and " +
-        "counted, once; " + applied + " changes the computation, not the parameter count.</p>";
+      html += '<p class="aside">' + h("shared-depth", { stored: stored, applied: applied, times: commas(values[block.applied]) }) + "</p>";
     }
-    html += '<details class="calc-tensors"><summary>Tensors of ' + (block.repeat.length ? "one " : "the ") +
-      escapeHtml(block.title) + "</summary><ul>";
+    html += '<details class="calc-tensors"><summary>' + h(block.repeat.length ? "tensors-of-one" : "tensors-of-the", { title: title }) +
+      "</summary><ul>";
     block.steps.forEach(function (step) {
       var copies = step.copies ? evaluate(step.copies, values) : null;
       step.tensors.forEach(function (tensor) {
         html += "<li><code>" + escapeHtml(tensorName(block, tensor)) + "</code> ";
-        if (tensor.tied_to) { html += "tied to <code>" + escapeHtml(tensor.tied_to) + "</code>"; }
+        if (tensor.tied_to) { html += h("tied-to") + " <code>" + escapeHtml(tensor.tied_to) + "</code>"; }
         else {
           html += formula(tensor.shape.length === 1 ? polyOf(tensor.shape[0], result) : shapeExpr(tensor.shape, result)) +
             " = " + escapeHtml(shapeText(tensor.shape, values));
         }
-        if (copies !== null) { html += " (and in each of the " + commas(copies) + " copies)"; }
+        if (copies !== null) { html += " " + h("in-each-copy", { copies: commas(copies) }); }
         html += "</li>";
       });
     });
@@ -682,7 +946,7 @@
   }
 
   function polyOf(poly, result) {
-    return polyExpr(poly.map(function (t) { return [BigInt(t[0]), t[1]]; }), result.order);
+    return polyExpr(poly.map(function (x) { return [BigInt(x[0]), x[1]]; }), result.order);
   }
 
   function shapeExpr(shape, result) {
@@ -692,20 +956,13 @@
     }), sign: "×" };
   }
 
-  function renderResult(result) {
-    var box = document.getElementById("calc-result");
+  function linkTo(where) {
+    return '<a href="' + escapeHtml(where) + '">' + escapeHtml("calculator/" + where) + "</a>";
+  }
+
+  // The derivation of a counted config: symbols, blocks, subtotals, closed form.
+  function renderBody(result) {
     var data = state.data;
-    if (result.problems) {
-      var list = result.problems.map(function (p) {
-        var link = p.key ? '<a href="#' + fieldId(p.key) + '">' + escapeHtml(p.text) + "</a>" : escapeHtml(p.text);
-        return "<li>" + link + "</li>";
-      }).join("");
-      box.innerHTML = '<h2 id="calc-result-heading">Result</h2>' +
-        '<p class="total" aria-live="polite"><span class="label">Parameters</span> <strong id="total">—</strong></p>' +
-        '<div class="calc-problems" role="alert"><p>This configuration cannot be counted; transformers would refuse it, or a value is not valid:</p><ul>' +
-        list + "</ul></div>";
-      return;
-    }
     result.order = data.symbols.map(function (s) { return s.name; });
     var used = {};
     result.blocks.forEach(function (b) { b.block.symbols.forEach(function (s) { used[s] = true; }); });
@@ -713,37 +970,85 @@
       return '<tr><th scope="row"><var>' + escapeHtml(s.name) + "</var></th><td><code>" + escapeHtml(s.key) +
         '</code></td><td class="n">' + commas(result.values[s.name]) + "</td><td>" + escapeHtml(s.meaning) + "</td></tr>";
     }).join("");
-    var html = '<h2 id="calc-result-heading">Result</h2>';
-    html += '<p class="total" aria-live="polite"><span class="label">Parameters of <code>' + escapeHtml(result.className) +
-      '</code></span> <strong id="total" data-value="' + result.total.toString() + '">' + commas(result.total) +
-      '</strong> <span class="rounded">≈ ' + rounded(result.total) + "</span></p>";
-    html += '<p class="calc-link">Link to this calculation: <a id="calc-link" href="' + escapeHtml(address()) + '">' +
-      escapeHtml("calculator/" + address()) + "</a></p>";
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="Symbols"><table class="symbols">' +
-      "<caption>The symbols of this configuration</caption>" +
-      '<thead><tr><th scope="col">Symbol</th><th scope="col">config.json key</th><th scope="col" class="n">Value</th>' +
-      '<th scope="col">Meaning</th></tr></thead><tbody>' + symbolRows + "</tbody></table></div>";
-    html += '<h2 id="calc-derivation">Derivation</h2>';
-    html += "<p>Each step is one module: its formula in the configuration's symbols, the same with these numbers, and the result.</p>";
+    var html = '<p class="calc-stale-note" id="calc-stale-note" role="status"></p>';
+    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("symbols") + '"><table class="symbols">' +
+      "<caption>" + h("symbols-caption") + "</caption>" +
+      '<thead><tr><th scope="col">' + h("symbol") + '</th><th scope="col">' + h("config-key") + '</th><th scope="col" class="n">' +
+      h("value") + '</th><th scope="col">' + h("meaning") + "</th></tr></thead><tbody>" + symbolRows + "</tbody></table></div>";
+    html += '<h2 id="calc-derivation">' + h("derivation") + "</h2>";
+    html += "<p>" + h("derivation-intro") + "</p>";
     result.blocks.forEach(function (item) { html += renderBlock(item, result); });
-    html += '<h2 id="calc-subtotals">Subtotals</h2>';
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="Subtotals"><table class="subtotals">' +
-      '<thead><tr><th scope="col">Component</th><th scope="col">Formula</th><th scope="col" class="n">Parameters</th></tr></thead><tbody>';
+    html += '<h2 id="calc-subtotals">' + h("subtotals") + "</h2>";
+    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("subtotals") + '"><table class="subtotals">' +
+      '<thead><tr><th scope="col">' + h("component") + '</th><th scope="col">' + h("formula") + '</th><th scope="col" class="n">' +
+      h("parameters") + "</th></tr></thead><tbody>";
     result.blocks.forEach(function (item) {
       var e = item.block.subtotal_expression || item.block.expression;
       html += '<tr><th scope="row">' + escapeHtml(sentence(item.block.title)) + "</th><td>" + formula(e) +
         '</td><td class="n" data-block="' + escapeHtml(item.block.key) + '" data-value="' + item.subtotal.toString() + '">' +
         commas(item.subtotal) + "</td></tr>";
     });
-    html += '</tbody><tfoot><tr><th scope="row">Total</th><td></td><td class="n">' + commas(result.total) +
+    html += '</tbody><tfoot><tr><th scope="row">' + h("total") + '</th><td></td><td class="n">' + commas(result.total) +
       "</td></tr></tfoot></table></div>";
     var closed = closedForm(result.blocks.map(function (b) { return b.block; }), result.order);
-    html += '<h2 id="calc-closed-form">Closed form</h2>';
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="Closed form"><table class="derivation total"><tbody>' +
-      '<tr><th scope="row">In symbols</th><td id="calc-closed">' + formula(closed) + "</td></tr>" +
-      '<tr><th scope="row">With these numbers</th><td>' + formula(substitute(closed, result.values)) + "</td></tr>" +
-      '<tr><th scope="row">Total</th><td><strong>' + commas(result.total) + "</strong></td></tr></tbody></table></div>";
-    box.innerHTML = html;
+    html += '<h2 id="calc-closed-form">' + h("closed-form") + "</h2>";
+    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("closed-form") + '"><table class="derivation total"><tbody>' +
+      '<tr><th scope="row">' + h("in-symbols") + '</th><td id="calc-closed">' + formula(closed) + "</td></tr>" +
+      '<tr><th scope="row">' + h("with-numbers") + "</th><td>" + formula(substitute(closed, result.values)) + "</td></tr>" +
+      '<tr><th scope="row">' + h("total") + "</th><td><strong>" + commas(result.total) + "</strong></td></tr></tbody></table></div>";
+    return html;
+  }
+
+  function renderProblems(result) {
+    var list = result.problems.map(function (p) {
+      var text = p.key ? '<a href="#' + fieldId(p.key) + '">' + escapeHtml(p.text) + "</a>" : escapeHtml(p.text);
+      return "<li>" + text + "</li>";
+    }).join("");
+    var html = '<div class="calc-problems" role="alert"><p>' + h("refused") + "</p><ul>" + list + "</ul></div>";
+    if (result.fixes.length) {
+      html += '<div class="calc-fixes"><p>' + h("fixes") + "</p><ul>" + result.fixes.map(function (fix) {
+        var input = inputOf(fix.key);
+        var key = "<code>" + escapeHtml(fix.key) + "</code>" + (input.symbol ? " (<var>" + escapeHtml(input.symbol) + "</var>)" : "");
+        var shown = isInt(fix.value) ? commas(fix.value) : fix.text;
+        var changes = Object.assign({}, state.raw, fix.changes), given = Object.assign({}, state.given);
+        Object.keys(fix.changes).forEach(function (k) { given[k] = true; });
+        return '<li><a href="?' + escapeHtml(query(changes, given)) + '" data-fix="' + escapeHtml(JSON.stringify(fix.changes)) + '">' +
+          h("fix", { key: key, value: "<code>" + escapeHtml(shown) + "</code>" }) + "</a></li>";
+      }).join("") + "</ul></div>";
+    }
+    return html;
+  }
+
+  function renderResult(result) {
+    var summary = document.getElementById("calc-summary"), body = document.getElementById("calc-body");
+    var check = document.getElementById("calc-check");
+    var html;
+    if (result.problems) {
+      html = '<p class="total" aria-live="polite"><span class="label">' + h("parameters") + '</span> <strong id="total" tabindex="-1">—</strong></p>';
+      html += renderProblems(result);
+      html += '<p class="calc-link">' + h("link") + " " + linkTo(address()) + "</p>";
+      summary.innerHTML = html;
+      check.hidden = true;
+      state.checkData = null;
+      if (state.last) {
+        body.classList.add("calc-stale");
+        document.getElementById("calc-stale-note").innerHTML = h("stale", { link: linkTo(state.last) });
+      }
+      return;
+    }
+    html = '<p class="total" aria-live="polite"><span class="label">' + h("parameters-of", { class_name: "<code>" + escapeHtml(result.className) + "</code>" }) +
+      '</span> <strong id="total" tabindex="-1" data-value="' + result.total.toString() + '">' + commas(result.total) +
+      '</strong> <span class="rounded">≈ ' + rounded(result.total) + "</span></p>";
+    html += '<p class="calc-link">' + h("link") + ' <a id="calc-link" href="' + escapeHtml(address()) + '">' +
+      escapeHtml("calculator/" + address()) + "</a></p>";
+    summary.innerHTML = html;
+    body.innerHTML = renderBody(result);
+    body.classList.remove("calc-stale");
+    state.last = address();
+    var fresh = { answer: result.total.toString(), whole: null, mistakes: mistakes(result) };
+    if (!state.checkData || state.checkData.answer !== fresh.answer) { check.querySelector("output").innerHTML = ""; }
+    state.checkData = fresh;
+    check.hidden = false;
   }
 
   function showFieldErrors(result) {
@@ -765,13 +1070,13 @@
       root.insertBefore(notes, root.firstChild);
     }
     notes.innerHTML = state.addressProblems.length
-      ? "<p>From the address:</p><ul>" + state.addressProblems.map(function (p) { return "<li>" + escapeHtml(p) + "</li>"; }).join("") + "</ul>"
+      ? "<p>" + h("from-address") + "</p><ul>" + state.addressProblems.map(function (p) { return "<li>" + escapeHtml(p) + "</li>"; }).join("") + "</ul>"
       : "";
   }
 
   function showFailure(text) {
-    document.getElementById("calc-result").innerHTML = '<h2 id="calc-result-heading">Result</h2><p class="calc-problems" role="alert">' +
-      escapeHtml(text) + "</p>";
+    var summary = document.getElementById("calc-summary");
+    if (summary) { summary.innerHTML = '<p class="calc-problems" role="alert">' + escapeHtml(text) + "</p>"; }
   }
 
   function update() {
@@ -787,16 +1092,21 @@
 
   // --- start ------------------------------------------------------------------------------------
 
+  function json(node, name, fallback) {
+    try { return JSON.parse(node.getAttribute(name) || ""); } catch (e) { return fallback; }
+  }
+
   function readFamilies() {
     var items = document.querySelectorAll("#calc-families [data-family]");
     return Array.prototype.map.call(items, function (item) {
-      var preset = {};
-      try { preset = JSON.parse(item.getAttribute("data-preset") || "{}"); } catch (e) { preset = {}; }
       return {
         name: item.getAttribute("data-family"),
         title: item.getAttribute("data-title"),
         heads: item.getAttribute("data-heads").split(" "),
-        preset: preset,
+        preset: json(item, "data-preset", {}),
+        origin: item.getAttribute("data-origin") || "",
+        start: item.hasAttribute("data-start")
+          ? { query: item.getAttribute("data-start"), title: item.getAttribute("data-start-title") } : null,
         models: Array.prototype.map.call(item.querySelectorAll("a[data-query]"), function (a) {
           return { title: a.textContent, query: a.getAttribute("data-query") };
         })
@@ -809,9 +1119,13 @@
     if (!root || typeof BigInt === "undefined") { return; }
     families = readFamilies();
     if (!families.length) { return; }
-    root.hidden = false;
-    buildShell();
-    applyAddress(new URLSearchParams(window.location.search));
+    S = json(root, "data-strings", {});
+    answers = { titles: json(root, "data-errata-titles", {}), printed: json(root, "data-printed", []), errata: root.getAttribute("data-errata") };
+    var params = new URLSearchParams(window.location.search);
+    var first = familyEntry(params.get("family")) || familyEntry(root.getAttribute("data-first")) || families[0];
+    // The form is drawn once the first family's formulas are in, all at once: nothing on screen moves.
+    var draw = function () { buildShell(); root.classList.add("calc-ready"); applyAddress(params); };
+    load(first.name).then(draw, draw);
   }
 
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }

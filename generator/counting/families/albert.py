@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Saved, Symbol
 from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
@@ -27,28 +27,28 @@ CLASSIFIER_DROPOUT = ops.probability("classifier_dropout_prob")
 
 SYMBOLS = symbols(
     "VPT",
-    Symbol("E", "embedding_size", minimum=0),
+    arch.Symbol("E", "embedding_size", minimum=0),
     "HIL",  # L counts the steps over the stored groups (its meaning is ALBERT's own)
-    Symbol("G", "num_hidden_groups"),
-    Symbol("K", "inner_group_num"),
+    arch.Symbol("G", "num_hidden_groups"),
+    arch.Symbol("K", "inner_group_num"),
     "AC",
 )
 
 
-def _embeddings(prefix: str) -> tuple[Block, ...]:
+def _embeddings(prefix: str) -> tuple[arch.Block, ...]:
     tables = common.bert_embeddings(prefix, E)
     # AlbertTransformer registers the projection before its layer groups; it always exists,
     # even when E equals H.
-    projection = Block(
+    projection = arch.Block(
         "embedding-projection",
-        Kind.EMBEDDINGS,
+        arch.Kind.EMBEDDINGS,
         f"{prefix}encoder.",
-        (linear("embedding_hidden_mapping_in", "e-to-h-projection", E, H, part=Part.EMBEDDINGS),),
+        (linear("embedding_hidden_mapping_in", "e-to-h-projection", E, H, part=arch.Part.EMBEDDINGS),),
     )
     return tables, projection
 
 
-def _shared_layer(prefix: str) -> Block:
+def _shared_layer(prefix: str) -> arch.Block:
     modules = (
         layer_norm("full_layer_layer_norm", "output-layernorm", H),
         *common.query_key_value(("attention.query", "attention.key", "attention.value")),
@@ -56,9 +56,9 @@ def _shared_layer(prefix: str) -> Block:
         layer_norm("attention.LayerNorm", "attention-layernorm", H),
         *common.feed_forward("ffn", "ffn_output"),
     )
-    return Block(
+    return arch.Block(
         "layer",
-        Kind.ENCODER,
+        arch.Kind.ENCODER,
         f"{prefix}encoder.albert_layer_groups.{{0}}.albert_layers.{{1}}.",
         modules,
         repeat=("G", "K"),
@@ -73,27 +73,27 @@ def _shared_layer(prefix: str) -> Block:
     )
 
 
-def _backbone(prefix: str, pooler: bool) -> tuple[Block, ...]:
+def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
     blocks = (*_embeddings(prefix), _shared_layer(prefix))
     # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
     dense = linear("pooler", "pooler-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
     tanh = ops.tanh("pooler_activation", "pooler-tanh", (b, H), common.POOLED_OUTPUT.key)
-    bare_pooler = Block("pooler", Kind.POOLER, prefix, (dense,), ops=(tanh,))
+    bare_pooler = arch.Block("pooler", arch.Kind.POOLER, prefix, (dense,), ops=(tanh,))
     return (*blocks, bare_pooler) if pooler else blocks
 
 
-def _mlm_head(on: Mapping[str, bool]) -> Block:
+def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
     modules = (common.output_bias(), *common.narrow_transform("LayerNorm", "dense"), decoder)
     return common.mlm_head("predictions.", modules, common.mlm_ops("activation", E))
 
 
-def _sentence_order_head() -> Block:
+def _sentence_order_head() -> arch.Block:
     """AlbertSOPHead: dropout (classifier_dropout_prob) and one Linear on the pooled output, H to C."""
-    kept = ops.either(CLASSIFIER_DROPOUT, Saved("dropped", (b, H)), common.POOLED_OUTPUT)
-    return Block(
+    kept = ops.either(CLASSIFIER_DROPOUT, arch.Saved("dropped", (b, H)), common.POOLED_OUTPUT)
+    return arch.Block(
         "sop-head",
-        Kind.HEAD,
+        arch.Kind.HEAD,
         "sop_classifier.",
         (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=kept),),
         ops=(
@@ -103,11 +103,11 @@ def _sentence_order_head() -> Block:
     )
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers ALBERT class for this head."""
     on_top = {
         **common.bert_heads(functools.partial(_mlm_head, on), _sentence_order_head),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(CLASSIFIER_DROPOUT),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(CLASSIFIER_DROPOUT),),
     }
     return common.assemble("Albert", "albert.", head, _backbone, on_top)
 
@@ -123,7 +123,7 @@ _heads_divide_hidden = Rule(
 )
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
     declare=declare,

@@ -11,25 +11,25 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Block, Family, Head
+from generator.counting import architecture as arch
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
 
 SYMBOLS = symbols("VPTHILAC")
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
     blocks = (common.bert_embeddings(prefix, common.H), common.bert_encoder_layer(on, prefix))
     return (*blocks, common.bert_pooler(prefix)) if pooler else blocks
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers BERT class for this head."""
     on_top = common.bert_heads(functools.partial(common.bert_mlm_head, on, "bert."), common.next_sentence_head)
     return common.assemble("Bert", "bert.", head, functools.partial(_backbone, on), on_top)
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="bert",
     symbols=SYMBOLS,
     declare=declare,

@@ -11,21 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Dtype,
-    Head,
-    Kind,
-    Module,
-    Op,
-    Param,
-    Part,
-    Product,
-    Saved,
-    Tie,
-)
 from generator.counting.conditions import Condition, eq, ge, given, gt, is_null, is_whole, lt, mod, ne, neg, truthy
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -35,92 +22,92 @@ V, P, T, E, H, I, C, A = (Poly.symbol(name) for name in "VPTEHICA")
 
 # Storages several blocks read: the encoder's output (the pooler reads token 0 of it, a view that
 # keeps the whole tensor) and the pooled output (the heads' input), each kept once.
-ENCODER_OUTPUT = Saved("encoder output", (b, s, H), shared=True)
-POOLED_OUTPUT = Saved("pooled output", (b, H), shared=True)
+ENCODER_OUTPUT = arch.Saved("encoder output", (b, s, H), shared=True)
+POOLED_OUTPUT = arch.Saved("pooled output", (b, H), shared=True)
 HIDDEN_DROPOUT = ops.probability("hidden_dropout_prob")
 # BertEmbeddings gathers the token types from its zero buffer at the position ids: a new (1, s)
 # tensor of ids, kept by the segment table (modeling_bert.py, BertEmbeddings.forward).
-GATHERED_TOKEN_TYPES = Saved("token type ids", (s,), Dtype.INT64)
+GATHERED_TOKEN_TYPES = arch.Saved("token type ids", (s,), arch.Dtype.INT64)
 
 
 # The class names transformers gives a family's heads, after the family's stem ("Bert").
 CLASS_SUFFIXES = {
-    Head.BASE: "Model",
-    Head.PRETRAINING: "ForPreTraining",
-    Head.MASKED_LM: "ForMaskedLM",
-    Head.SEQUENCE_CLASSIFICATION: "ForSequenceClassification",
+    arch.Head.BASE: "Model",
+    arch.Head.PRETRAINING: "ForPreTraining",
+    arch.Head.MASKED_LM: "ForMaskedLM",
+    arch.Head.SEQUENCE_CLASSIFICATION: "ForSequenceClassification",
 }
 
 # The heads whose class keeps BERT's pooler: every one but the masked LM (BertForMaskedLM drops it).
-POOLED = frozenset({Head.BASE, Head.PRETRAINING, Head.SEQUENCE_CLASSIFICATION})
+POOLED = frozenset({arch.Head.BASE, arch.Head.PRETRAINING, arch.Head.SEQUENCE_CLASSIFICATION})
 
 # A family's backbone for a prefix ("" for the bare model, else the attribute) and whether it is pooled.
-Backbone = Callable[[str, bool], tuple[Block, ...]]
+Backbone = Callable[[str, bool], tuple[arch.Block, ...]]
 
 # What each head class adds to the backbone, built only for the head asked for: a builder that
 # reads a switch only another head depends on would tie its blocks to that switch.
-OnTop = Mapping[Head, Callable[[], tuple[Block, ...]]]
+OnTop = Mapping[arch.Head, Callable[[], tuple[arch.Block, ...]]]
 
 
 def assemble(
     stem: str,
     attribute: str,
-    head: Head,
+    head: arch.Head,
     backbone: Backbone,
     on_top: OnTop,
     *,
-    pooled: frozenset[Head] = POOLED,
+    pooled: frozenset[arch.Head] = POOLED,
     heads_first: bool = False,
-) -> Architecture:
+) -> arch.Architecture:
     """A head class: the backbone under ``attribute`` (bare for the base model) and the head's blocks.
 
     ``heads_first`` when the class creates its head before the backbone (XLM-RoBERTa's), which
     puts the head first in ``named_parameters()``.
     """
-    blocks = backbone("" if head is Head.BASE else attribute, head in pooled)
+    blocks = backbone("" if head is arch.Head.BASE else attribute, head in pooled)
     top = on_top[head]() if head in on_top else ()
-    return Architecture(f"{stem}{CLASS_SUFFIXES[head]}", (*top, *blocks) if heads_first else (*blocks, *top))
+    return arch.Architecture(f"{stem}{CLASS_SUFFIXES[head]}", (*top, *blocks) if heads_first else (*blocks, *top))
 
 
-def bert_heads(mlm: Callable[[], Block], pretraining: Callable[[], Block]) -> OnTop:
+def bert_heads(mlm: Callable[[], arch.Block], pretraining: Callable[[], arch.Block]) -> OnTop:
     """BERT's heads on its backbone: pre-training adds a second head to the masked LM's; a classifier."""
     return {
-        Head.PRETRAINING: lambda: (mlm(), pretraining()),
-        Head.MASKED_LM: lambda: (mlm(),),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (classifier_head(),),
+        arch.Head.PRETRAINING: lambda: (mlm(), pretraining()),
+        arch.Head.MASKED_LM: lambda: (mlm(),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (classifier_head(),),
     }
 
 
-def token_table(width: Poly, path: str = "word_embeddings") -> Module:
+def token_table(width: Poly, path: str = "word_embeddings") -> arch.Module:
     """The token embedding table: V rows ``width`` wide."""
     return embedding(path, "token-embeddings", V, width)
 
 
-def position_table(width: Poly, key: str = "position-embeddings", ids: Saved | None = None) -> Module:
+def position_table(width: Poly, key: str = "position-embeddings", ids: arch.Saved | None = None) -> arch.Module:
     """The learned absolute position table: P rows ``width`` wide. Its ids are a view of the
     ``position_ids`` buffer (nothing new is kept) unless the class makes them (``ids``)."""
     return embedding("position_embeddings", key, P, width, ids=ids)
 
 
-def segment_table(width: Poly, ids: Saved = GATHERED_TOKEN_TYPES) -> Module:
+def segment_table(width: Poly, ids: arch.Saved = GATHERED_TOKEN_TYPES) -> arch.Module:
     """The token type (segment) table: T rows ``width`` wide, keeping the token type ids it was given."""
     return embedding("token_type_embeddings", "segment-embeddings", T, width, ids=ids)
 
 
-def embedding_norm(width: Poly) -> Module:
+def embedding_norm(width: Poly) -> arch.Module:
     """The LayerNorm over the summed embeddings."""
     return layer_norm("LayerNorm", "embedding-layernorm", width)
 
 
 def embeddings_block(
-    prefix: str, modules: tuple[Module, ...], width: Poly = H, dropout: Condition = HIDDEN_DROPOUT
-) -> Block:
+    prefix: str, modules: tuple[arch.Module, ...], width: Poly = H, dropout: Condition = HIDDEN_DROPOUT
+) -> arch.Block:
     """The embeddings module of a backbone stored under ``prefix``; the sum goes through a dropout."""
     dropped = (ops.dropout("dropout", "embedding-dropout", (b, s, width), dropout),)
-    return Block("embeddings", Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=dropped)
+    return arch.Block("embeddings", arch.Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=dropped)
 
 
-def bert_embeddings(prefix: str, width: Poly) -> Block:
+def bert_embeddings(prefix: str, width: Poly) -> arch.Block:
     """BertEmbeddings: token, position and segment tables ``width`` wide, then a LayerNorm."""
     return embeddings_block(
         prefix, (token_table(width), position_table(width), segment_table(width), embedding_norm(width)), width
@@ -135,7 +122,7 @@ def query_key_value(
     value_in: Poly | None = None,
     heads: str | None = "A",
     reads: tuple[str, str] = ("layer input", "layer input"),
-) -> tuple[Module, ...]:
+) -> tuple[arch.Module, ...]:
     """The query, key and value projections, each ``n_in`` to ``width`` and split into heads.
 
     ``reads`` names the storages the query and key, and the value, read: the layer's input for
@@ -145,38 +132,38 @@ def query_key_value(
     query_key, value_input = reads
     value_width = n_in if value_in is None else value_in
     return (
-        linear(query, "query", n_in, width, heads=heads, part=Part.ATTENTION, saves=query_key),
-        linear(key, "key", n_in, width, heads=heads, part=Part.ATTENTION, saves=query_key),
-        linear(value, "value", value_width, width, heads=heads, part=Part.ATTENTION, saves=value_input),
+        linear(query, "query", n_in, width, heads=heads, part=arch.Part.ATTENTION, saves=query_key),
+        linear(key, "key", n_in, width, heads=heads, part=arch.Part.ATTENTION, saves=query_key),
+        linear(value, "value", value_width, width, heads=heads, part=arch.Part.ATTENTION, saves=value_input),
     )
 
 
-def attention_output(path: str, width: Poly = H) -> Module:
+def attention_output(path: str, width: Poly = H) -> arch.Module:
     """The projection that mixes the heads' outputs back together."""
-    return linear(path, "attention-output", width, width, part=Part.ATTENTION)
+    return linear(path, "attention-output", width, width, part=arch.Part.ATTENTION)
 
 
-def feed_forward(into: str, out: str, width: Poly = H) -> tuple[Module, ...]:
+def feed_forward(into: str, out: str, width: Poly = H) -> tuple[arch.Module, ...]:
     """The feed-forward pair: ``width`` up to I, then back down; the second reads the activation's output."""
     return (
-        linear(into, "feed-forward-in", width, I, part=Part.FEED_FORWARD),
-        linear(out, "feed-forward-out", I, width, part=Part.FEED_FORWARD, saves="feed-forward activated"),
+        linear(into, "feed-forward-in", width, I, part=arch.Part.FEED_FORWARD),
+        linear(out, "feed-forward-out", I, width, part=arch.Part.FEED_FORWARD, saves="feed-forward activated"),
     )
 
 
-def feed_forward_activation(path: str, key: str = "hidden_act") -> Op:
+def feed_forward_activation(path: str, key: str = "hidden_act") -> arch.Op:
     """The activation between the feed-forward pair, the config's ``key``: what it keeps depends on it."""
     return ops.activation(
         path, "feed-forward-activation", key, (b, s, I), before="feed-forward hidden", after="feed-forward activated"
     )
 
 
-def layers(path: str, modules: tuple[Module, ...], layer_ops: tuple[Op, ...] = ()) -> Block:
+def layers(path: str, modules: tuple[arch.Module, ...], layer_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
     """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index)."""
-    return Block("layer", Kind.ENCODER, path, modules, repeat=("L",), ops=layer_ops)
+    return arch.Block("layer", arch.Kind.ENCODER, path, modules, repeat=("L",), ops=layer_ops)
 
 
-def bert_attention(path: str) -> tuple[Module, ...]:
+def bert_attention(path: str) -> tuple[arch.Module, ...]:
     """BertAttention: query, key, value (each split into A heads), output dense, LayerNorm."""
     return (
         *query_key_value((f"{path}.self.query", f"{path}.self.key", f"{path}.self.value")),
@@ -185,12 +172,12 @@ def bert_attention(path: str) -> tuple[Module, ...]:
     )
 
 
-def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
+def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     """BertLayer, repeated L times: attention, cross-attention for a decoder, feed-forward."""
     modules = bert_attention("attention")
     if on["cross_attention"]:
         cross = bert_attention("crossattention")
-        modules += tuple(Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
+        modules += tuple(arch.Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
     modules += (
         *feed_forward("intermediate.dense", "output.dense"),
         layer_norm("output.LayerNorm", "output-layernorm", H),
@@ -198,7 +185,7 @@ def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     return layers(f"{prefix}encoder.layer.{{0}}.", modules, bert_layer_ops())
 
 
-def bert_layer_ops() -> tuple[Op, ...]:
+def bert_layer_ops() -> tuple[arch.Op, ...]:
     """What BertLayer computes between its modules: attention, dropouts, the feed-forward activation.
 
     Cross-attention runs only on an encoder's states, which a step with ``input_ids`` alone does not
@@ -248,7 +235,7 @@ padding_in_vocabulary = Rule(
 BERT_RULES = (*LAYER_RULES, padding_in_vocabulary)
 
 # The heads of the families that have no pre-training class in transformers.
-WITHOUT_PRETRAINING = (Head.BASE, Head.MASKED_LM, Head.SEQUENCE_CLASSIFICATION)
+WITHOUT_PRETRAINING = (arch.Head.BASE, arch.Head.MASKED_LM, arch.Head.SEQUENCE_CLASSIFICATION)
 
 # The switch every family with BertLayer's cross-attention declares.
 CROSS_ATTENTION = Switch("cross_attention", truthy("add_cross_attention"), ("layer",))
@@ -269,40 +256,32 @@ def padding_fits(key: str) -> Rule:
     )
 
 
-def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Poly) -> Module:
+def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Poly) -> arch.Module:
     """The masked-LM decoder: the token table and output bias again when tied, its own Linear when not.
 
     Either way one b·s × width by width × V product, the largest of most models at short lengths.
     """
     if tied_to:
-        return Module(
-            "decoder",
-            "decoder-tied",
-            (
-                Tie("weight", word_embeddings, "reuses the token embeddings"),
-                Tie("bias", output_bias, "is the output bias"),
-            ),
-            products=(Product("decoder-tied", TOKENS, V, width),),
-            saved=(Saved("decoder input", (TOKENS, width)),),
-        )
-    return linear("decoder", "decoder-untied", width, Poly.symbol("V"))
+        decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings)
+        return replace(decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "is the output bias")))
+    return linear("decoder", "decoder-untied", width, V)
 
 
-def bert_pooler(prefix: str) -> Block:
+def bert_pooler(prefix: str) -> arch.Block:
     """BertPooler (and its copies): one H × H Linear on the first token, then tanh.
 
     Token 0 is a view of the encoder's output, so the Linear keeps that whole tensor alive.
     """
-    return Block(
+    return arch.Block(
         "pooler",
-        Kind.POOLER,
+        arch.Kind.POOLER,
         f"{prefix}pooler.",
         (linear("dense", "pooler-dense", H, H, rows=b, saves=ENCODER_OUTPUT),),
         ops=(ops.tanh("activation", "pooler-tanh", (b, H), POOLED_OUTPUT.key),),
     )
 
 
-def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[Module, ...]:
+def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[arch.Module, ...]:
     """A masked-LM head's own output bias over the vocabulary (registered first), then its
     transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names.
 
@@ -321,8 +300,8 @@ def mlm_ops(
     *,
     key: str = "hidden_act",
     fixed: bool = False,
-    loss_dtype: Dtype = Dtype.ACTIVATION,
-) -> tuple[Op, ...]:
+    loss_dtype: arch.Dtype = arch.Dtype.ACTIVATION,
+) -> tuple[arch.Op, ...]:
     """A masked-LM head's transform activation (the config's ``key``, or the function ``key`` when
     ``fixed``) and its loss over the vocabulary at every token."""
     return (
@@ -344,7 +323,7 @@ def classifier_dropout(key: str = "classifier_dropout", fallback: str = "hidden_
     return (given(key) & ops.probability(key)) | (is_null(key) & ops.probability(fallback))
 
 
-def class_loss(rows: Poly = b) -> tuple[Op, ...]:
+def class_loss(rows: Poly = b) -> tuple[arch.Op, ...]:
     """The classification loss: cross-entropy over C labels, or mean squared error with one label
     (transformers' problem_type: regression when num_labels is 1 and the labels are floats)."""
     entropy = ops.cross_entropy("loss", "classification-loss", rows, C, ops.CLASS_LABELS)
@@ -352,12 +331,12 @@ def class_loss(rows: Poly = b) -> tuple[Op, ...]:
     return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
 
 
-def output_bias() -> Module:
+def output_bias() -> arch.Module:
     """A masked-LM head's own bias over the vocabulary, registered by the head itself."""
-    return Module("", "output-bias", (Param("bias", (V,), "bias"),))
+    return arch.Module("", "output-bias", (arch.Param("bias", (V,), "bias"),))
 
 
-def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED_OUTPUT) -> Block:
+def classifier_head(dropout: Condition | None = None, pooled: arch.Saved = POOLED_OUTPUT) -> arch.Block:
     """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels.
 
     ``pooled`` is the storage the pooled output lives in (the encoder's output when the pooler only
@@ -365,29 +344,29 @@ def classifier_head(dropout: Condition | None = None, pooled: Saved = POOLED_OUT
     """
     acts = dropout if dropout is not None else classifier_dropout()
     kept = replace(pooled, when=~acts)
-    return Block(
+    return arch.Block(
         "classifier",
-        Kind.HEAD,
+        arch.Kind.HEAD,
         "",
         (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
         ops=(ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"), *class_loss()),
     )
 
 
-def next_sentence_head(pooled: Saved = POOLED_OUTPUT) -> Block:
+def next_sentence_head(pooled: arch.Saved = POOLED_OUTPUT) -> arch.Block:
     """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2, on the pooled output."""
-    return Block(
+    return arch.Block(
         "nsp-head",
-        Kind.HEAD,
+        arch.Kind.HEAD,
         "cls.",
         (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2), rows=b, saves=pooled),),
         ops=(ops.cross_entropy("loss", "next-sentence-loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
     )
 
 
-def mlm_head(prefix: str, modules: tuple[Module, ...], head_ops: tuple[Op, ...] = ()) -> Block:
+def mlm_head(prefix: str, modules: tuple[arch.Module, ...], head_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
     """The masked-LM head block, whatever its modules."""
-    return Block("mlm-head", Kind.HEAD, prefix, modules, ops=head_ops)
+    return arch.Block("mlm-head", arch.Kind.HEAD, prefix, modules, ops=head_ops)
 
 
 def bert_mlm_head(
@@ -395,10 +374,10 @@ def bert_mlm_head(
     attribute: str,
     width: Poly = H,
     decoder_width: Poly = H,
-    extra: tuple[Module, ...] = (),
+    extra: tuple[arch.Module, ...] = (),
     *,
     idle_decoder: bool = False,
-) -> Block:
+) -> arch.Block:
     """BertOnlyMLMHead and its copies (``cls.predictions``): bias, transform, ``extra``, the decoder.
 
     ``idle_decoder`` when an ``extra`` module does the decoder's product (MobileBERT's).
@@ -411,7 +390,7 @@ def bert_mlm_head(
     return mlm_head("cls.predictions.", modules, mlm_ops("transform.transform_act_fn", width))
 
 
-def narrow_transform(norm: str, dense: str) -> tuple[Module, ...]:
+def narrow_transform(norm: str, dense: str) -> tuple[arch.Module, ...]:
     """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA).
 
     The Linear reads the encoder's output; the LayerNorm the activation's."""
@@ -421,15 +400,15 @@ def narrow_transform(norm: str, dense: str) -> tuple[Module, ...]:
     )
 
 
-def dense_classifier(function: str) -> Block:
+def dense_classifier(function: str) -> arch.Block:
     """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
     ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
 
     Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
     """
     acts = classifier_dropout()
-    dense_input = ops.either(acts, Saved("dropped", (b, H)), ENCODER_OUTPUT)
-    out_input = ops.either(acts, Saved("dropped again", (b, H)), Saved("activated", (b, H)))
+    dense_input = ops.either(acts, arch.Saved("dropped", (b, H)), ENCODER_OUTPUT)
+    out_input = ops.either(acts, arch.Saved("dropped again", (b, H)), arch.Saved("activated", (b, H)))
     modules = (
         linear("dense", "classifier-dense", H, H, rows=b, saves=dense_input),
         linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
@@ -443,4 +422,4 @@ def dense_classifier(function: str) -> Block:
         ops.dropout("dropout again", "classifier-dropout-again", (b, H), acts),
         *class_loss(),
     )
-    return Block("classifier", Kind.HEAD, "classifier.", modules, ops=classifier_ops)
+    return arch.Block("classifier", arch.Kind.HEAD, "classifier.", modules, ops=classifier_ops)

@@ -19,22 +19,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Dtype,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Op,
-    Param,
-    Part,
-    Product,
-    Saved,
-    Symbol,
-)
 from generator.counting.conditions import (
     contains,
     div,
@@ -61,19 +47,19 @@ V, P, T, E, B, R, H, I, D, K, Q, W, A, C, L = (Poly.symbol(name) for name in "VP
 SYMBOLS = symbols(
     "VP",
     shared("T", size=False, minimum=1),
-    Symbol("E", "embedding_size", optional=True, minimum=0),
-    Symbol("B", "position_buckets", optional=True, size=False),
-    Symbol("R", "max_relative_positions", size=False),
+    arch.Symbol("E", "embedding_size", optional=True, minimum=0),
+    arch.Symbol("B", "position_buckets", optional=True, size=False),
+    arch.Symbol("R", "max_relative_positions", size=False),
     shared("H", minimum=0),
     "I",
-    Symbol("D", "attention_head_size", optional=True, minimum=0),
-    Symbol("K", "conv_kernel_size", size=False),
-    Symbol(
+    arch.Symbol("D", "attention_head_size", optional=True, minimum=0),
+    arch.Symbol("K", "conv_kernel_size", size=False),
+    arch.Symbol(
         "Q",
         "hidden_size / conv_groups",
         value=div("hidden_size", "conv_groups"),
     ),
-    Symbol(
+    arch.Symbol(
         "W",
         "pooler_hidden_size",
         optional=True,
@@ -118,22 +104,22 @@ def _relative_rows(on: Mapping[str, bool]) -> Poly:
     return 2 * P  # max_relative_positions < 1 falls back on max_position_embeddings
 
 
-def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
+def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _embedding_width(on)
-    modules: tuple[Module, ...] = (common.token_table(width),)
+    modules: tuple[arch.Module, ...] = (common.token_table(width),)
     if on["position_table"]:
         modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
-        modules += (common.segment_table(width, Saved("token types", (b, s), Dtype.INT64)),)
+        modules += (common.segment_table(width, arch.Saved("token types", (b, s), arch.Dtype.INT64)),)
     if on["projected"]:
-        modules += (linear("embed_proj", "embedding-projection-e-h", E, H, bias=False, part=Part.EMBEDDINGS),)
+        modules += (linear("embed_proj", "embedding-projection-e-h", E, H, bias=False, part=arch.Part.EMBEDDINGS),)
     block = common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
     # DebertaV2Embeddings multiplies by the attention mask (ones here), cast to the model's type, and keeps it.
-    mask = Op("mask", "embedding-mask", saved=(Saved("embedding mask", (b, s)),))
+    mask = arch.Op("mask", "embedding-mask", saved=(arch.Saved("embedding mask", (b, s)),))
     return replace(block, ops=(*block.ops, mask))
 
 
-def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
+def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _projection_width(on)
     heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
     projections = ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")
@@ -142,10 +128,10 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     # block's (_relative_attention), so they compute nothing here.
     if on["relative"] and not on["shared_keys"]:
         if on["c2p"]:
-            key = linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=Part.ATTENTION)
+            key = linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=arch.Part.ATTENTION)
             modules += (ops.idle(key),)
         if on["p2c"]:
-            query = linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=Part.ATTENTION)
+            query = linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=arch.Part.ATTENTION)
             modules += (ops.idle(query),)
     modules += (
         common.attention_output("attention.output.dense"),
@@ -156,24 +142,24 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(width))
 
 
-def _layer_ops(width: Poly) -> tuple[Op, ...]:
+def _layer_ops(width: Poly) -> tuple[arch.Op, ...]:
     """BERT's, with DeBERTa's attention: the key divided by a scale tensor (kept, a scalar), the
     attention mask kept by masked_fill (each layer makes its own (b, 1, s, s) bool copy, ~mask)."""
     bert = common.bert_layer_ops()
     attention = replace(ops.attention("attention.self", width, A, "attention_probs_dropout_prob"), key="attention")
-    extra = (Saved("content scale", ()), Saved("attention mask", (b, s, s), Dtype.BOOL))
+    extra = (arch.Saved("content scale", ()), arch.Saved("attention mask", (b, s, s), arch.Dtype.BOOL))
     return (replace(attention, saved=(*attention.saved, *extra)), *bert[1:])
 
 
-def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
+def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ...]:
     """What DebertaV2Encoder registers after its layers: relative positions, then the convolution."""
-    blocks: tuple[Block, ...] = ()
-    relative: tuple[Module, ...] = ()
+    blocks: tuple[arch.Block, ...] = ()
+    relative: tuple[arch.Module, ...] = ()
     rows = _relative_rows(on)
     if on["relative"]:
         relative += (
             embedding(
-                "rel_embeddings", "relative-position-embeddings", rows, H, part=Part.ATTENTION, ids=None
+                "rel_embeddings", "relative-position-embeddings", rows, H, part=arch.Part.ATTENTION, ids=None
             ),  # read whole, not looked up
         )
     if on["relative_norm"]:
@@ -183,21 +169,21 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[Block, ...]:
         relative += (replace(norm, saved=norm.saved[1:]) if on["relative"] else ops.idle(norm),)
     if relative:
         relative_ops = (_relative_attention(on, rows),) if on["relative"] else ()
-        blocks += (Block("relative", Kind.ENCODER, f"{prefix}encoder.", relative, ops=relative_ops),)
+        blocks += (arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", relative, ops=relative_ops),)
     if on["conv"]:
         per_group = Q if on["grouped_conv"] else H
-        conv = Module(
+        conv = arch.Module(
             "conv",
             "grouped-convolution" if on["grouped_conv"] else "convolution",
-            (Param("weight", (H, per_group, K), "kernel"), Param("bias", (H,), "bias")),
-            part=Part.ATTENTION,
+            (arch.Param("weight", (H, per_group, K), "kernel"), arch.Param("bias", (H,), "bias")),
+            part=arch.Part.ATTENTION,
         )
         modules = (conv, layer_norm("LayerNorm", "convolution-layernorm", H))
-        blocks += (Block("conv", Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
+        blocks += (arch.Block("conv", arch.Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
     return blocks
 
 
-def _relative_attention(on: Mapping[str, bool], rows: Poly) -> Op:
+def _relative_attention(on: Mapping[str, bool], rows: Poly) -> arch.Op:
     """The disentangled attention of every layer (L times): the relative table projected by the
     layer's query and key projections (or its own position projections), and the content-to-position
     and position-to-content scores, gathered at the clamped relative positions.
@@ -208,64 +194,64 @@ def _relative_attention(on: Mapping[str, bool], rows: Poly) -> Op:
     width = _projection_width(on)
     dropout = common.HIDDEN_DROPOUT
     table = (
-        Saved("relative table dropout mask", (rows, H), when=dropout),
-        Saved("dropped relative table", (rows, H), when=dropout),
-        Saved("relative table", (rows, H), shared=True, when=~dropout),
+        arch.Saved("relative table dropout mask", (rows, H), when=dropout),
+        arch.Saved("dropped relative table", (rows, H), when=dropout),
+        arch.Saved("relative table", (rows, H), shared=True, when=~dropout),
     )
     projected = (
         ("query", "key") if on["shared_keys"] else (("key",) if on["c2p"] else ()) + (("query",) if on["p2c"] else ())
     )
-    products = [Product(f"position-{name}-projection", rows, width, H) for name in projected]
+    products = [arch.Product(f"position-{name}-projection", rows, width, H) for name in projected]
     saved = list(table)
     for kind, present in (("c2p", on["c2p"]), ("p2c", on["p2c"])):
         if not present:
             continue
-        products.append(Product(f"{kind}-scores", b * s, rows, width))
+        products.append(arch.Product(f"{kind}-scores", b * s, rows, width))
         saved += [
-            Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
-            Saved(f"{kind} index", (s, s), Dtype.INT64),
-            Saved(f"{kind} scores", (b, A, s, rows)),  # gather keeps its input
-            Saved(f"{kind} scale", ()),
+            arch.Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
+            arch.Saved(f"{kind} index", (s, s), arch.Dtype.INT64),
+            arch.Saved(f"{kind} scores", (b, A, s, rows)),  # gather keeps its input
+            arch.Saved(f"{kind} scale", ()),
         ]
     if on["p2c"]:
-        saved.append(Saved("key layer", (b, s, width)))  # p2c multiplies the key itself, not key / scale
-    return Op("attention.self", "disentangled-attention", tuple(products), tuple(saved), repeat=L)
+        saved.append(arch.Saved("key layer", (b, s, width)))  # p2c multiplies the key itself, not key / scale
+    return arch.Op("attention.self", "disentangled-attention", tuple(products), tuple(saved), repeat=L)
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
 
 
-def _mlm_head(on: Mapping[str, bool]) -> Block:
+def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     if on["legacy"]:
         width = _embedding_width(on)
         return common.bert_mlm_head(on, BACKBONE, width, width)
     # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-    decoder = Op(
+    decoder = arch.Op(
         "decoder",
         "decoder-tied",
-        (Product("decoder-tied", TOKENS, V, H),),
-        (Saved("decoder input", (TOKENS, H)),),
+        (arch.Product("decoder-tied", TOKENS, V, H),),
+        (arch.Saved("decoder input", (TOKENS, H)),),
     )
     head_ops = (*common.mlm_ops("transform_act_fn"), decoder)
     return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"), head_ops)
 
 
-def _classification(on: Mapping[str, bool]) -> tuple[Block, ...]:
+def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
     """ContextPooler, then the classifier on what it pools."""
     pooler_width = W if on["wide_pooler"] else H
     acts = ops.probability("pooler_dropout")
-    dense_input = ops.either(acts, Saved("dropped", (b, pooler_width)), common.ENCODER_OUTPUT)
-    activated = Saved("pooled output", (b, pooler_width), shared=True)
-    activation = Op(
+    dense_input = ops.either(acts, arch.Saved("dropped", (b, pooler_width)), common.ENCODER_OUTPUT)
+    activated = arch.Saved("pooled output", (b, pooler_width), shared=True)
+    activation = arch.Op(
         "activation",
         "pooler-activation",
-        saved=(Saved("pooler hidden", (b, pooler_width)), activated),
+        saved=(arch.Saved("pooler hidden", (b, pooler_width)), activated),
         activation="pooler_hidden_act",
     )
-    pooler = Block(
+    pooler = arch.Block(
         "pooler",
-        Kind.POOLER,
+        arch.Kind.POOLER,
         "pooler.",
         (linear("dense", "pooler-dense", pooler_width, pooler_width, rows=b, saves=dense_input),),
         ops=(ops.dropout("dropout", "pooler-dropout", (b, pooler_width), acts), activation),
@@ -274,9 +260,12 @@ def _classification(on: Mapping[str, bool]) -> tuple[Block, ...]:
     return (pooler, common.classifier_head(common.classifier_dropout("cls_dropout"), activated))
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers DeBERTa-v2 class for this head (the bare model has no pooler)."""
-    on_top = {Head.MASKED_LM: lambda: (_mlm_head(on),), Head.SEQUENCE_CLASSIFICATION: lambda: _classification(on)}
+    on_top = {
+        arch.Head.MASKED_LM: lambda: (_mlm_head(on),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: _classification(on),
+    }
     return common.assemble("DebertaV2", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
@@ -373,7 +362,7 @@ SWITCHES = (
 )
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="deberta-v2",
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,

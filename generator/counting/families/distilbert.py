@@ -13,23 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Product,
-    Saved,
-    Tie,
-)
 from generator.counting.conditions import mod, ne
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
+from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
@@ -48,7 +37,7 @@ SYMBOLS = symbols(
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"
 
 
-def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
+def _backbone(prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     embeddings = common.embeddings_block(
         prefix, (common.token_table(H), common.position_table(H), common.embedding_norm(H)), H, DROPOUT
     )
@@ -68,18 +57,12 @@ def _backbone(prefix: str, _pooler: bool) -> tuple[Block, ...]:
     return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules, layer_ops))
 
 
-def _mlm_head(on: Mapping[str, bool]) -> Block:
+def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # Only the projector's weight is tied (DistilBertForMaskedLM._tied_weights_keys); its bias is its own.
     if on["tied"]:
-        projector: tuple[Module, ...] = (
-            Module(
-                "vocab_projector",
-                "vocabulary-projector-weight-tied",
-                (Tie("weight", WORD_EMBEDDINGS, "reuses the token embeddings"),),
-                products=(Product("vocabulary-projector-weight-tied", TOKENS, V, H),),
-                saved=(Saved("vocab_projector input", (TOKENS, H)),),
-            ),
-            Module("vocab_projector", "vocabulary-projector-bias", (Param("bias", (V,), "bias"),)),
+        projector: tuple[arch.Module, ...] = (
+            linear("vocab_projector", "vocabulary-projector-weight-tied", H, V, bias=False, tied_to=WORD_EMBEDDINGS),
+            arch.Module("vocab_projector", "vocabulary-projector-bias", (arch.Param("bias", (V,), "bias"),)),
         )
     else:
         projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)
@@ -87,14 +70,14 @@ def _mlm_head(on: Mapping[str, bool]) -> Block:
     return common.mlm_head("", modules, common.mlm_ops("activation", key="activation"))
 
 
-def _classifier() -> Block:
+def _classifier() -> arch.Block:
     """pre_classifier on token 0 (a view that keeps the encoder's output), ReLU, dropout, classifier."""
     acts = ops.probability("seq_classif_dropout")
     pre = linear("pre_classifier", "pre-classifier-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
-    kept = ops.either(acts, Saved("dropped", (b, H)), Saved("activated", (b, H)))
-    return Block(
+    kept = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("activated", (b, H)))
+    return arch.Block(
         "classifier",
-        Kind.HEAD,
+        arch.Kind.HEAD,
         "",
         (pre, linear("classifier", "classifier", H, C, rows=b, saves=kept)),
         ops=(
@@ -105,9 +88,12 @@ def _classifier() -> Block:
     )
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers DistilBERT class for this head (it has no pooler)."""
-    on_top = {Head.MASKED_LM: lambda: (_mlm_head(on),), Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(),)}
+    on_top = {
+        arch.Head.MASKED_LM: lambda: (_mlm_head(on),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(),),
+    }
     return common.assemble("DistilBert", "distilbert.", head, _backbone, on_top)
 
 
@@ -122,7 +108,7 @@ _heads_divide_dim = Rule(
 _padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="distilbert",
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,

@@ -12,27 +12,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Dtype,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Op,
-    Param,
-    Part,
-    Product,
-    Saved,
-    Symbol,
-    Tie,
-)
 from generator.counting.conditions import ne
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
-from generator.counting.layouts import TOKENS, b, linear, s
+from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
 
@@ -40,49 +25,41 @@ V, E, H = (Poly.symbol(s) for s in "VEH")
 
 SYMBOLS = symbols(
     "VPT",
-    Symbol("E", "embedding_size", minimum=0),
+    arch.Symbol("E", "embedding_size", minimum=0),
     "HILAC",
 )
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
-    blocks: tuple[Block, ...] = (common.bert_embeddings(prefix, E),)
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
+    blocks: tuple[arch.Block, ...] = (common.bert_embeddings(prefix, E),)
     if on["projected"]:
         blocks += (
-            Block(
+            arch.Block(
                 "embedding-projection",
-                Kind.EMBEDDINGS,
+                arch.Kind.EMBEDDINGS,
                 prefix,
-                (linear("embeddings_project", "e-to-h-projection", E, H, part=Part.EMBEDDINGS),),
+                (linear("embeddings_project", "e-to-h-projection", E, H, part=arch.Part.EMBEDDINGS),),
             ),
         )
     return (*blocks, common.bert_encoder_layer(on, prefix))
 
 
-def _generator_head(on: Mapping[str, bool]) -> Block:
+def _generator_head(on: Mapping[str, bool]) -> arch.Block:
     if on["tied"]:
-        lm_head = Module(
-            "generator_lm_head",
-            "output-projection-tied-and-bias",
-            (
-                Tie("weight", "electra.embeddings.word_embeddings.weight", "reuses the token embeddings"),
-                Param("bias", (V,), "bias"),
-            ),
-            products=(Product("output-projection-tied-and-bias", TOKENS, V, E),),
-            saved=(Saved("generator_lm_head input", (TOKENS, E)),),
-        )
+        words = "electra.embeddings.word_embeddings.weight"
+        lm_head = linear("generator_lm_head", "output-projection-tied-and-bias", E, V, tied_to=words)
     else:
         lm_head = linear("generator_lm_head", "output-projection-untied", E, V)
     modules = (*common.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
     # ElectraGeneratorPredictions applies gelu whatever hidden_act says.
     head_ops = common.mlm_ops("generator_predictions.activation", E, key="gelu", fixed=True)
-    return Block("generator-head", Kind.HEAD, "", modules, ops=head_ops)
+    return arch.Block("generator-head", arch.Kind.HEAD, "", modules, ops=head_ops)
 
 
-def _discriminator_head() -> Block:
-    return Block(
+def _discriminator_head() -> arch.Block:
+    return arch.Block(
         "discriminator-head",
-        Kind.HEAD,
+        arch.Kind.HEAD,
         "discriminator_predictions.",
         (
             linear("dense", "discriminator-dense", H, H, saves=common.ENCODER_OUTPUT),
@@ -92,27 +69,27 @@ def _discriminator_head() -> Block:
     )
 
 
-def _discriminator_ops() -> tuple[Op, ...]:
+def _discriminator_ops() -> tuple[arch.Op, ...]:
     """The discriminator's activation, and BCEWithLogitsLoss on the scores and labels.float(), which keeps both."""
-    scores = (Saved("scores", (b, s)), Saved("labels", (b, s), Dtype.FLOAT32))
+    scores = (arch.Saved("scores", (b, s)), arch.Saved("labels", (b, s), arch.Dtype.FLOAT32))
     activation = ops.activation(
         "activation", "discriminator-activation", "hidden_act", (b, s, H), before="hidden", after="activated"
     )
-    return (activation, Op("loss", "replaced-token-loss", saved=scores))
+    return (activation, arch.Op("loss", "replaced-token-loss", saved=scores))
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers ELECTRA class for this head (it has no pooler)."""
     on_top = {
-        Head.PRETRAINING: lambda: (_discriminator_head(),),  # the discriminator; the generator is the masked LM
-        Head.MASKED_LM: lambda: (_generator_head(on),),
+        arch.Head.PRETRAINING: lambda: (_discriminator_head(),),  # the discriminator; the generator is the masked LM
+        arch.Head.MASKED_LM: lambda: (_generator_head(on),),
         # ElectraClassificationHead: RoBERTa's, with gelu for tanh.
-        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("gelu"),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("gelu"),),
     }
     return common.assemble("Electra", "electra.", head, functools.partial(_backbone, on), on_top)
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="electra",
     symbols=SYMBOLS,
     declare=declare,

@@ -18,21 +18,8 @@ import functools
 from collections.abc import Mapping
 from dataclasses import replace
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Dtype,
-    Family,
-    Head,
-    Module,
-    Op,
-    Param,
-    Part,
-    Product,
-    Saved,
-    Symbol,
-)
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
@@ -42,41 +29,45 @@ from generator.counting.switches import FirstOf, Rule, Switch
 
 V, H, E, B, I, F, A = (Poly.symbol(name) for name in "VHEBIFA")
 TRANSFORMED = truthy("trigram_input") | ne("embedding_size", "hidden_size")
-TOKEN_TYPES = Saved("token types", (b, s), Dtype.INT64)  # torch.zeros(input_shape): a new (b, s) tensor
+TOKEN_TYPES = arch.Saved("token types", (b, s), arch.Dtype.INT64)  # torch.zeros(input_shape): a new (b, s) tensor
 
 SYMBOLS = symbols(
     "VPT",
     shared("H", minimum=0),
-    Symbol("E", "embedding_size", minimum=0),
-    Symbol("B", "intra_bottleneck_size"),
+    arch.Symbol("E", "embedding_size", minimum=0),
+    arch.Symbol("B", "intra_bottleneck_size"),
     "I",
     shared("L", minimum=1),
     "A",
-    Symbol("F", "num_feedforward_networks"),
+    arch.Symbol("F", "num_feedforward_networks"),
     "C",
 )
 
 
-def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> Module:
+def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> arch.Module:
     """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says.
 
     NoNorm's input times its weight keeps the input for the weight's gradient, and nothing else.
     """
     if on["layer_norm"]:
         return layer_norm(path, f"{key}-layernorm", dim)
-    return Module(
+    return arch.Module(
         path,
         f"{key}-nonorm",
-        (Param("bias", (dim,), "elementwise shift"), Param("weight", (dim,), "elementwise scale")),
-        part=Part.NORMS,
-        saved=(Saved(f"{path} input", (TOKENS, dim)),),
+        (arch.Param("bias", (dim,), "elementwise shift"), arch.Param("weight", (dim,), "elementwise scale")),
+        part=arch.Part.NORMS,
+        saved=(arch.Saved(f"{path} input", (TOKENS, dim)),),
     )
 
 
-def _norm_params(prefix: str, dim: Poly, on: Mapping[str, bool]) -> tuple[Param, ...]:
+def _norm_params(prefix: str, dim: Poly, on: Mapping[str, bool]) -> tuple[arch.Param, ...]:
     """The same norm's parameters, named below an enclosing module (the stacked FFNs)."""
     norm = _norm(prefix, "", dim, on)
-    return tuple(Param(f"{prefix}.{p.name}", p.shape, p.role, Part.NORMS) for p in norm.params if isinstance(p, Param))
+    return tuple(
+        arch.Param(f"{prefix}.{p.name}", p.shape, p.role, arch.Part.NORMS)
+        for p in norm.params
+        if isinstance(p, arch.Param)
+    )
 
 
 def _width(on: Mapping[str, bool]) -> Poly:
@@ -84,29 +75,29 @@ def _width(on: Mapping[str, bool]) -> Poly:
     return B if on["bottleneck"] else H
 
 
-def _embeddings(on: Mapping[str, bool], prefix: str) -> Block:
+def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     n_in = 3 * E if on["trigram"] else E
     key = "trigram-projection" if on["trigram"] else "embedding-projection"
     tables = (common.token_table(E), common.position_table(H), common.segment_table(H, TOKEN_TYPES))
     # Applied only with the trigram input or when E differs from H (MobileBertEmbeddings.forward).
-    projection = ops.gated(linear("embedding_transformation", key, n_in, H, part=Part.EMBEDDINGS), TRANSFORMED)
+    projection = ops.gated(linear("embedding_transformation", key, n_in, H, part=arch.Part.EMBEDDINGS), TRANSFORMED)
     return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
 
 
 def _bottleneck(
-    on: Mapping[str, bool], path: str, key: str, widths: str, part: Part, saves: str = ""
-) -> tuple[Module, ...]:
+    on: Mapping[str, bool], path: str, key: str, widths: str, part: arch.Part, saves: str = ""
+) -> tuple[arch.Module, ...]:
     """A Linear between the wide and the narrow stream ("HB": H to B), then its norm."""
     n_in, n_out = (Poly.symbol(w) for w in widths)
     dense = linear(f"{path}.dense", f"{key}-{widths[0]}-to-{widths[1]}".lower(), n_in, n_out, part=part, saves=saves)
     return (dense, _norm(f"{path}.LayerNorm", key, n_out, on))
 
 
-def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
+def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _width(on)
     value_in = width if on["bottleneck_attention"] else H
     query_key_value = ("attention.self.query", "attention.self.key", "attention.self.value")
-    modules: tuple[Module, ...] = (
+    modules: tuple[arch.Module, ...] = (
         *common.query_key_value(query_key_value, width, width, value_in=value_in, reads=_attention_inputs(on)),
         common.attention_output("attention.output.dense", width),
         _norm("attention.output.LayerNorm", "attention", width, on),
@@ -115,33 +106,36 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> Block:
     )
     if on["bottleneck"]:
         modules += (
-            *_bottleneck(on, "output.bottleneck", "bottleneck-out", "BH", Part.FEED_FORWARD),
-            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", Part.FEED_FORWARD, "layer input"),
+            *_bottleneck(on, "output.bottleneck", "bottleneck-out", "BH", arch.Part.FEED_FORWARD),
+            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", arch.Part.FEED_FORWARD, "layer input"),
         )
         if on["shared_bottleneck"]:
             shared = _bottleneck(
-                on, "bottleneck.attention", "query-key-bottleneck", "HB", Part.ATTENTION, "layer input"
+                on, "bottleneck.attention", "query-key-bottleneck", "HB", arch.Part.ATTENTION, "layer input"
             )
             # With use_bottleneck_attention the shared bottleneck is built but never called.
             modules += tuple(ops.idle(m) for m in shared) if on["bottleneck_attention"] else shared
     if on["stacked_ffn"]:
         ffn = (
-            Param("intermediate.dense.weight", (I, width), "weight in"),
-            Param("intermediate.dense.bias", (I,), "bias in"),
-            Param("output.dense.weight", (width, I), "weight out"),
-            Param("output.dense.bias", (width,), "bias out"),
+            arch.Param("intermediate.dense.weight", (I, width), "weight in"),
+            arch.Param("intermediate.dense.bias", (I,), "bias in"),
+            arch.Param("output.dense.weight", (width, I), "weight out"),
+            arch.Param("output.dense.bias", (width,), "bias out"),
             *_norm_params("output.LayerNorm", width, on),
         )
-        stacked = Module(
+        stacked = arch.Module(
             "ffn.{n}",
             "extra-feed-forward-network",
             ffn,
             repeat=F + (-1),
-            part=Part.FEED_FORWARD,
-            products=(Product("feed-forward-in", TOKENS, I, width), Product("feed-forward-out", TOKENS, width, I)),
+            part=arch.Part.FEED_FORWARD,
+            products=(
+                arch.Product("feed-forward-in", TOKENS, I, width),
+                arch.Product("feed-forward-out", TOKENS, width, I),
+            ),
             saved=(
-                Saved("stacked input", (TOKENS, width)),
-                Saved("stacked activated", (TOKENS, I)),
+                arch.Saved("stacked input", (TOKENS, width)),
+                arch.Saved("stacked activated", (TOKENS, I)),
                 *_renamed(_norm("ffn", "", width, on).saved, "stacked norm input"),
             ),
         )
@@ -161,12 +155,12 @@ def _attention_inputs(on: Mapping[str, bool]) -> tuple[str, str]:
     return "layer input", "layer input"
 
 
-def _renamed(saved: tuple[Saved, ...], key: str) -> tuple[Saved, ...]:
+def _renamed(saved: tuple[arch.Saved, ...], key: str) -> tuple[arch.Saved, ...]:
     """A norm's saved tensors with its input under ``key`` (its statistics keep their own keys)."""
     return (replace(saved[0], key=key), *saved[1:])
 
 
-def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[Op, ...]:
+def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[arch.Op, ...]:
     """Attention, the activations of every feed-forward network, and the dropouts MobileBertLayer applies:
     after the attention output only without the bottleneck, after the feed-forward output always."""
     stacked = ops.activation(
@@ -189,36 +183,36 @@ def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[Op, ...]:
     return tuple(layer_ops)
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
     blocks = (_embeddings(on, prefix), _encoder_layer(on, prefix))
     # Without classifier_activation the pooler only picks the first token and holds no tensor.
     return (*blocks, common.bert_pooler(prefix)) if pooler and on["pooler_dense"] else blocks
 
 
-def _pooled(on: Mapping[str, bool]) -> Saved:
+def _pooled(on: Mapping[str, bool]) -> arch.Saved:
     """Without classifier_activation the pooled output is token 0, a view of the encoder's output."""
     return common.POOLED_OUTPUT if on["pooler_dense"] else common.ENCODER_OUTPUT
 
 
-def _mlm_head(on: Mapping[str, bool]) -> Block:
+def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # MobileBertLMPredictionHead multiplies by the concatenation [decoder.weightᵀ; dense.weight], an H × V
     # matrix made anew at every step and kept for the backward, with the transform's output.
-    beyond = Module(
+    beyond = arch.Module(
         "dense",
         "output-rows-beyond-e",
-        (Param("weight", (H + (-1) * E, V), "weight"),),
-        products=(Product("scores", TOKENS, V, H),),
-        saved=(Saved("scores input", (TOKENS, H)), Saved("concatenated output weights", (H, V))),
+        (arch.Param("weight", (H + (-1) * E, V), "weight"),),
+        products=(arch.Product("scores", TOKENS, V, H),),
+        saved=(arch.Saved("scores input", (TOKENS, H)), arch.Saved("concatenated output weights", (H, V))),
     )
     return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,), idle_decoder=True)
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
     pooled = _pooled(on)
     on_top = {
         **common.bert_heads(functools.partial(_mlm_head, on), lambda: common.next_sentence_head(pooled)),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(pooled=pooled),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(pooled=pooled),),
     }
     return common.assemble("MobileBert", "mobilebert.", head, functools.partial(_backbone, on), on_top)
 
@@ -278,7 +272,7 @@ _known_normalization = Rule(
 )
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="mobilebert",
     symbols=SYMBOLS,
     declare=declare,

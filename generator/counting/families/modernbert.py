@@ -17,23 +17,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Dtype,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Op,
-    Param,
-    Part,
-    Product,
-    Saved,
-    Symbol,
-    Tie,
-)
 from generator.counting.conditions import const, div, eq, gt, ne, truthy
 from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
@@ -62,49 +47,57 @@ EXTRA_CONFIG: Mapping[str, Any] = {
 BACKBONE = "model."  # the attribute every head class stores the encoder under
 
 
-def _norm(on: Mapping[str, bool], path: str, key: str, *, rows: Poly = TOKENS, saves: str = "") -> Module:
+def _norm(on: Mapping[str, bool], path: str, key: str, *, rows: Poly = TOKENS, saves: str = "") -> arch.Module:
     """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias.
 
     With or without its shift it keeps the same: its input and two statistics per row.
     """
-    params: tuple[Param | Tie, ...] = (Param("weight", (H,), "scale γ"),)
+    params: tuple[arch.Param | arch.Tie, ...] = (arch.Param("weight", (H,), "scale γ"),)
     if on["norm_bias"]:
-        params += (Param("bias", (H,), "shift β"),)
+        params += (arch.Param("bias", (H,), "shift β"),)
     saved = layer_norm(path, key, H, rows=rows, saves=saves).saved
-    return Module(path, key, params, part=Part.NORMS, saved=saved)
+    return arch.Module(path, key, params, part=arch.Part.NORMS, saved=saved)
 
 
 # Rotary embeddings: every layer multiplies its query and key by a cos and a sin table of (s, d),
 # d = H / A, made once per step for the global layers and once for the local (sliding-window)
 # ones, and kept by every layer of that kind: one storage each for the model.
 D = Poly.symbol("d")
-ROTARY_GLOBAL = (Saved("global rotary cos", (s, D), shared=True), Saved("global rotary sin", (s, D), shared=True))
+ROTARY_GLOBAL = (
+    arch.Saved("global rotary cos", (s, D), shared=True),
+    arch.Saved("global rotary sin", (s, D), shared=True),
+)
 LOCAL_LAYERS = gt("num_hidden_layers", 1) & ne("global_attn_every_n_layers", 1)
-ROTARY_LOCAL = tuple(Saved(f"local rotary {f}", (s, D), shared=True, when=LOCAL_LAYERS) for f in ("cos", "sin"))
+ROTARY_LOCAL = tuple(arch.Saved(f"local rotary {f}", (s, D), shared=True, when=LOCAL_LAYERS) for f in ("cos", "sin"))
 
 
-def _layer_ops() -> tuple[Op, ...]:
+def _layer_ops() -> tuple[arch.Op, ...]:
     """Attention with rotary tables, the gated GELU (act(input) · gate, both halves of Wi's output)
     and the dropouts after attention and feed-forward."""
     # The values are a (b, A, s, d) view of Wqkv's (b, s, 3H) output, which the product with the
     # probabilities folds to (b·A, s, d): without a copy when b = 1 (it then keeps all of Wqkv's
     # output, 3·s·H), as a b·s·H copy otherwise. The softmax runs in fp32 (eager_attention_forward).
-    rest = Saved("rest of Wqkv output", (s, 2 * H), batch_one=True)
+    rest = arch.Saved("rest of Wqkv output", (s, 2 * H), batch_one=True)
     attention = ops.attention("attn", H, A, "attention_dropout", float_softmax=True)
     wide = (b, s, 2 * I)
-    act = Saved("activated", (b, s, I))
+    act = arch.Saved("activated", (b, s, I))
     return (
         replace(attention, saved=(*attention.saved, rest, *ROTARY_GLOBAL, *ROTARY_LOCAL)),
-        Op("mlp.act", "feed-forward-activation", saved=(Saved("Wi output", wide), act), activation="hidden_activation"),
-        Op("mlp.gate", "gate", saved=(act, Saved("Wi output", wide))),
+        arch.Op(
+            "mlp.act",
+            "feed-forward-activation",
+            saved=(arch.Saved("Wi output", wide), act),
+            activation="hidden_activation",
+        ),
+        arch.Op("mlp.gate", "gate", saved=(act, arch.Saved("Wi output", wide))),
         ops.dropout("attn.out_drop", "attention-dropout", (b, s, H), ops.probability("attention_dropout")),
         ops.dropout("mlp.drop", "feed-forward-dropout", (b, s, H), ops.probability("mlp_dropout")),
     )
 
 
-def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, ...]:
+def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[arch.Module, ...]:
     attention_bias, mlp_bias = on["attention_bias"], on["mlp_bias"]
-    modules: tuple[Module, ...] = (_norm(on, "attn_norm", "attention-norm"),) if attn_norm else ()
+    modules: tuple[arch.Module, ...] = (_norm(on, "attn_norm", "attention-norm"),) if attn_norm else ()
     return (
         *modules,
         # One fused projection for query, key and value of all heads: 3H rows.
@@ -114,36 +107,36 @@ def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[Module, 
             H,
             3 * H,
             bias=attention_bias,
-            part=Part.ATTENTION,
+            part=arch.Part.ATTENTION,
             saves="layer input",
         ),
-        linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=Part.ATTENTION),
+        linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=arch.Part.ATTENTION),
         _norm(on, "mlp_norm", "feed-forward-norm"),
         # GeGLU: Wi produces the value and the gate side by side, 2I rows; Wo maps I back to H.
-        linear("mlp.Wi", "gated-feed-forward-in-value-and-gate", H, 2 * I, bias=mlp_bias, part=Part.FEED_FORWARD),
-        linear("mlp.Wo", "feed-forward-out", I, H, bias=mlp_bias, part=Part.FEED_FORWARD),
+        linear("mlp.Wi", "gated-feed-forward-in-value-and-gate", H, 2 * I, bias=mlp_bias, part=arch.Part.FEED_FORWARD),
+        linear("mlp.Wo", "feed-forward-out", I, H, bias=mlp_bias, part=arch.Part.FEED_FORWARD),
     )
 
 
-def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     embeddings = common.embeddings_block(
         prefix,
         (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding-norm")),
         dropout=ops.probability("embedding_dropout"),
     )
-    first = Block(
+    first = arch.Block(
         "layer-0",
-        Kind.ENCODER,
+        arch.Kind.ENCODER,
         f"{prefix}layers.0.",
         _layer_modules(on, attn_norm=False),
         ops=_layer_ops(),
     )
-    blocks: tuple[Block, ...] = (embeddings, first)
+    blocks: tuple[arch.Block, ...] = (embeddings, first)
     if on["later_layers"]:
         blocks += (
-            Block(
+            arch.Block(
                 "layer",
-                Kind.ENCODER,
+                arch.Kind.ENCODER,
                 f"{prefix}layers.{{0}}.",
                 _layer_modules(on, attn_norm=True),
                 repeat=("L",),
@@ -151,13 +144,13 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[Block
                 ops=_layer_ops(),
             ),
         )
-    final = Block("final-norm", Kind.ENCODER, prefix, (_norm(on, "final_norm", "final-norm"),))
+    final = arch.Block("final-norm", arch.Kind.ENCODER, prefix, (_norm(on, "final_norm", "final-norm"),))
     return (*blocks, final)
 
 
 def _prediction_head(
-    on: Mapping[str, bool], rows: Poly = TOKENS, saves: Saved | tuple[Saved, ...] = common.ENCODER_OUTPUT
-) -> tuple[Module, ...]:
+    on: Mapping[str, bool], rows: Poly = TOKENS, saves: arch.Saved | tuple[arch.Saved, ...] = common.ENCODER_OUTPUT
+) -> tuple[arch.Module, ...]:
     """ModernBertPredictionHead: dense (bias only with classifier_bias), activation, norm."""
     return (
         linear("head.dense", "head-dense", H, H, bias=on["classifier_bias"], rows=rows, saves=saves),
@@ -165,7 +158,7 @@ def _prediction_head(
     )
 
 
-def _head_ops(rows: tuple[Poly, ...]) -> tuple[Op, ...]:
+def _head_ops(rows: tuple[Poly, ...]) -> tuple[arch.Op, ...]:
     shape = (*rows, H)
     return (
         ops.activation(
@@ -177,60 +170,55 @@ def _head_ops(rows: tuple[Poly, ...]) -> tuple[Op, ...]:
 # classifier_pooling "mean" multiplies by a (b, s, 1) mask of ones and divides by its (b, 1) sum,
 # keeping both; "cls" takes token 0, a view of the encoder's output.
 MEAN = eq("classifier_pooling", const("mean"))
-MASK = (Saved("pooling mask", (b, s), Dtype.BOOL, when=MEAN), Saved("token counts", (b,), Dtype.INT64, when=MEAN))
+MASK = (
+    arch.Saved("pooling mask", (b, s), arch.Dtype.BOOL, when=MEAN),
+    arch.Saved("token counts", (b,), arch.Dtype.INT64, when=MEAN),
+)
 
 
-def _classifier(on: Mapping[str, bool]) -> Block:
+def _classifier(on: Mapping[str, bool]) -> arch.Block:
     """Pooling (token 0 or the mean), the prediction head on b rows, a dropout, the classifier."""
-    pooled = ops.either(MEAN, Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
+    pooled = ops.either(MEAN, arch.Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
     acts = ops.probability("classifier_dropout")
-    kept = ops.either(acts, Saved("dropped", (b, H)), Saved("head output", (b, H)))
+    kept = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("head output", (b, H)))
     modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=kept))
     classifier_ops = (
-        Op("pooling", "mean-pooling", saved=MASK),
+        arch.Op("pooling", "mean-pooling", saved=MASK),
         *_head_ops((b,)),
         ops.dropout("drop", "classifier-dropout", (b, H), acts),
         *common.class_loss(),
     )
-    return Block("classifier", Kind.HEAD, "", modules, ops=classifier_ops)
+    return arch.Block("classifier", arch.Kind.HEAD, "", modules, ops=classifier_ops)
 
 
-def _decoder(on: Mapping[str, bool]) -> Module:
+def _decoder(on: Mapping[str, bool]) -> arch.Module:
     """The masked-LM decoder: the token table again when tied, with a bias of its own by default."""
-    params: tuple[Param | Tie, ...]
-    if on["tied"]:
-        params = (Tie("weight", f"{BACKBONE}embeddings.tok_embeddings.weight", "reuses the token embeddings"),)
-    else:
-        params = (Param("weight", (V, H), "weight"),)
-    if on["decoder_bias"]:
-        params += (Param("bias", (V,), "bias"),)
     key = "decoder-tied" if on["tied"] else "decoder-untied"
-    return Module(
-        "decoder", key, params, products=(Product(key, TOKENS, V, H),), saved=(Saved("decoder input", (TOKENS, H)),)
-    )
+    words = f"{BACKBONE}embeddings.tok_embeddings.weight" if on["tied"] else None
+    return linear("decoder", key, H, V, bias=on["decoder_bias"], tied_to=words)
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers ModernBERT class for this head (it has no pooler)."""
     # ModernBertForMaskedLM's loss_function (ForMaskedLMLoss) upcasts the logits to fp32.
-    loss = ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=Dtype.FLOAT32)
+    loss = ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=arch.Dtype.FLOAT32)
     on_top = {
-        Head.MASKED_LM: lambda: (
+        arch.Head.MASKED_LM: lambda: (
             common.mlm_head("", (*_prediction_head(on), _decoder(on)), (*_head_ops((b, s)), loss)),
         ),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(on),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(on),),
     }
     return common.assemble("ModernBert", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="modernbert",
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
     extra_config=EXTRA_CONFIG,
     compute_symbols=(
-        Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
+        arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
     ),
     checks=(common.heads_divide_hidden, common.padding_in_vocabulary),
     switches=(

@@ -16,20 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Dtype,
-    Family,
-    Head,
-    Kind,
-    Module,
-    Param,
-    Part,
-    Product,
-    Saved,
-    Tie,
-)
+from generator.counting import architecture as arch
 from generator.counting.families import common
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
@@ -45,30 +32,30 @@ WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 DECODER = "lm_head.decoder.weight"
 
 
-def _embeddings(prefix: str, *, word_tied_to: str | None) -> Block:
+def _embeddings(prefix: str, *, word_tied_to: str | None) -> arch.Block:
     # position_embeddings comes last: RobertaEmbeddings.__init__ creates it after the LayerNorm.
     if word_tied_to is None:
         words = common.token_table(H)
     else:
-        words = Module(
+        words = arch.Module(
             "word_embeddings",
             "token-embeddings-listed-first-as-the-decoder",
-            (Tie("weight", word_tied_to, "is the masked-LM decoder weight"),),
+            (arch.Tie("weight", word_tied_to, "is the masked-LM decoder weight"),),
             saved=(INPUT_IDS,),
         )
     # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
     # (numbered from the padding index), and the tables keep them.
-    types = common.segment_table(H, Saved("token types", (b, s), Dtype.INT64))
-    positions = common.position_table(H, ids=Saved("position ids", (b, s), Dtype.INT64))
+    types = common.segment_table(H, arch.Saved("token types", (b, s), arch.Dtype.INT64))
+    positions = common.position_table(H, ids=arch.Saved("position ids", (b, s), arch.Dtype.INT64))
     return common.embeddings_block(prefix, (words, types, common.embedding_norm(H), positions))
 
 
-def _backbone(on: Mapping[str, bool], word_tied_to: str | None, prefix: str, pooler: bool) -> tuple[Block, ...]:
+def _backbone(on: Mapping[str, bool], word_tied_to: str | None, prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
     blocks = (_embeddings(prefix, word_tied_to=word_tied_to), common.bert_encoder_layer(on, prefix))
     return (*blocks, common.bert_pooler(prefix)) if pooler else blocks
 
 
-def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
+def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[arch.Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
     modules = common.mlm_transform("dense", "layer_norm")
     # RobertaLMHead applies gelu whatever hidden_act says.
@@ -79,36 +66,36 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[Block, ...]:
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
     shared = (
-        Module(
+        arch.Module(
             "decoder",
             "token-embeddings-decoder-weight",
-            (Param("weight", (V, H), "table"),),
-            part=Part.EMBEDDINGS,
-            products=(Product("decoder-tied", TOKENS, V, H),),
-            saved=(Saved("decoder input", (TOKENS, H)),),
+            (arch.Param("weight", (V, H), "table"),),
+            part=arch.Part.EMBEDDINGS,
+            products=(arch.Product("decoder-tied", TOKENS, V, H),),
+            saved=(arch.Saved("decoder input", (TOKENS, H)),),
         ),
-        Module("decoder", "decoder-bias-tied", (Tie("bias", "lm_head.bias", "is the output bias"),)),
+        arch.Module("decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "is the output bias"),)),
     )
     return (
         common.mlm_head("lm_head.", modules, head_ops),
-        Block("shared-embeddings", Kind.EMBEDDINGS, "lm_head.", shared),
+        arch.Block("shared-embeddings", arch.Kind.EMBEDDINGS, "lm_head.", shared),
     )
 
 
-def roberta_like(on: Mapping[str, bool], head: Head, *, stem: str, heads_first: bool) -> Architecture:
+def roberta_like(on: Mapping[str, bool], head: arch.Head, *, stem: str, heads_first: bool) -> arch.Architecture:
     """Declare a RoBERTa-style class; ``heads_first`` when the head is registered before the backbone."""
-    tied_first = head is Head.MASKED_LM and heads_first and on["tied"]
+    tied_first = head is arch.Head.MASKED_LM and heads_first and on["tied"]
     backbone = functools.partial(_backbone, on, DECODER if tied_first else None)
     on_top = {
-        Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first),
-        Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("tanh"),),  # on the first token: no pooler
+        arch.Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("tanh"),),  # on the first token: no pooler
     }
     return common.assemble(
-        stem, BACKBONE, head, backbone, on_top, pooled=frozenset({Head.BASE}), heads_first=heads_first
+        stem, BACKBONE, head, backbone, on_top, pooled=frozenset({arch.Head.BASE}), heads_first=heads_first
     )
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers RoBERTa class for this head."""
     return roberta_like(on, head, stem="Roberta", heads_first=False)
 
@@ -117,7 +104,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
 padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding_fits("max_position_embeddings")))
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="roberta",
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,

@@ -12,19 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generator.counting.architecture import (
-    Architecture,
-    Block,
-    Family,
-    Head,
-    Kind,
-    Module,
-    OwnConfig,
-    Param,
-    Part,
-    Symbol,
-    Tie,
-)
+from generator.counting import architecture as arch
 from generator.counting.conditions import ne, truthy
 from generator.counting.layouts import embedding, layer_norm, linear
 from generator.counting.poly import Poly
@@ -34,19 +22,19 @@ V, U, S, H, I, A, K, M = (Poly.symbol(s) for s in "VUSHIAKM")
 ONE = Poly.constant(1)
 
 SYMBOLS = (
-    Symbol("V", "n_src_vocab"),
-    Symbol("U", "n_tgt_vocab"),
-    Symbol("S", "len_max_seq"),
-    Symbol("H", "d_model"),
-    Symbol("I", "d_inner"),
-    Symbol("L", "n_layers"),
-    Symbol("A", "n_head"),
-    Symbol("K", "d_k"),
-    Symbol("M", "d_v"),
+    arch.Symbol("V", "n_src_vocab"),
+    arch.Symbol("U", "n_tgt_vocab"),
+    arch.Symbol("S", "len_max_seq"),
+    arch.Symbol("H", "d_model"),
+    arch.Symbol("I", "d_inner"),
+    arch.Symbol("L", "n_layers"),
+    arch.Symbol("A", "n_head"),
+    arch.Symbol("K", "d_k"),
+    arch.Symbol("M", "d_v"),
 )
 
 # Transformer.__init__ defaults in transformer/Models.py; the vocabularies and length have none.
-OWN_CONFIG = OwnConfig(
+OWN_CONFIG = arch.OwnConfig(
     config_class="Transformer",
     source="attention-is-all-you-need-pytorch, transformer/Models.py",
     defaults={
@@ -67,71 +55,71 @@ OWN_CONFIG = OwnConfig(
 )
 
 
-def _attention(path: str, key: str) -> tuple[Module, ...]:
+def _attention(path: str, key: str) -> tuple[arch.Module, ...]:
     # MultiHeadAttention registers w_qs, w_ks, w_vs, then layer_norm, then fc.
     return (
-        linear(f"{path}.w_qs", f"{key}-queries", H, A * K, part=Part.ATTENTION),
-        linear(f"{path}.w_ks", f"{key}-keys", H, A * K, part=Part.ATTENTION),
-        linear(f"{path}.w_vs", f"{key}-values", H, A * M, part=Part.ATTENTION),
+        linear(f"{path}.w_qs", f"{key}-queries", H, A * K, part=arch.Part.ATTENTION),
+        linear(f"{path}.w_ks", f"{key}-keys", H, A * K, part=arch.Part.ATTENTION),
+        linear(f"{path}.w_vs", f"{key}-values", H, A * M, part=arch.Part.ATTENTION),
         layer_norm(f"{path}.layer_norm", f"{key}-layernorm", H),
-        linear(f"{path}.fc", f"{key}-output", A * M, H, part=Part.ATTENTION),
+        linear(f"{path}.fc", f"{key}-output", A * M, H, part=arch.Part.ATTENTION),
     )
 
 
-def _feed_forward() -> tuple[Module, ...]:
-    conv_in = Module(
+def _feed_forward() -> tuple[arch.Module, ...]:
+    conv_in = arch.Module(
         "pos_ffn.w_1",
         "feed-forward-in-conv-kernel-1",
-        (Param("weight", (I, H, ONE), "weight"), Param("bias", (I,), "bias")),
-        part=Part.FEED_FORWARD,
+        (arch.Param("weight", (I, H, ONE), "weight"), arch.Param("bias", (I,), "bias")),
+        part=arch.Part.FEED_FORWARD,
     )
-    conv_out = Module(
+    conv_out = arch.Module(
         "pos_ffn.w_2",
         "feed-forward-out-conv-kernel-1",
-        (Param("weight", (H, I, ONE), "weight"), Param("bias", (H,), "bias")),
-        part=Part.FEED_FORWARD,
+        (arch.Param("weight", (H, I, ONE), "weight"), arch.Param("bias", (H,), "bias")),
+        part=arch.Part.FEED_FORWARD,
     )
     return (conv_in, conv_out, layer_norm("pos_ffn.layer_norm", "feed-forward-layernorm", H))
 
 
-def _tables(side: str, prefix: str, word: Module) -> Block:
+def _tables(side: str, prefix: str, word: arch.Module) -> arch.Block:
     # Models.py sets requires_grad False on these tables: listed and counted, never trained.
     positions = embedding("position_enc", f"{side}-positions-frozen-sinusoids", S + 1, H, frozen=True)
-    return Block(f"{side}-embeddings", Kind.EMBEDDINGS, prefix, (word, positions))
+    return arch.Block(f"{side}-embeddings", arch.Kind.EMBEDDINGS, prefix, (word, positions))
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the 2018 attention-is-all-you-need-pytorch Transformer."""
     source_words = "encoder.src_word_emb.weight"
     if on["shared_tables"]:
-        target_word = Module(
-            "tgt_word_emb", "target-token-embeddings-shared", (Tie("weight", source_words, "is the source table"),)
+        target_word = arch.Module(
+            "tgt_word_emb", "target-token-embeddings-shared", (arch.Tie("weight", source_words, "is the source table"),)
         )
         target_words = source_words
     else:
         target_word = embedding("tgt_word_emb", "target-token-embeddings", U, H)
         target_words = "decoder.tgt_word_emb.weight"
     if on["shared_projection"]:
-        projection = Module(
-            "tgt_word_prj", "output-projection-shared", (Tie("weight", target_words, "is the target table"),)
+        projection = arch.Module(
+            "tgt_word_prj", "output-projection-shared", (arch.Tie("weight", target_words, "is the target table"),)
         )
     else:
-        projection = Module("tgt_word_prj", "output-projection", (Param("weight", (U, H), "weight"),))
-    return Architecture(
+        projection = arch.Module("tgt_word_prj", "output-projection", (arch.Param("weight", (U, H), "weight"),))
+    return arch.Architecture(
         "Transformer",
         (
             _tables("source", "encoder.", embedding("src_word_emb", "source-token-embeddings", V, H)),
-            Block(
+            arch.Block(
                 "encoder-layer",
-                Kind.ENCODER,
+                arch.Kind.ENCODER,
                 "encoder.layer_stack.{0}.",
                 (*_attention("slf_attn", "self-attention"), *_feed_forward()),
                 repeat=("L",),
             ),
             _tables("target", "decoder.", target_word),
-            Block(
+            arch.Block(
                 "decoder-layer",
-                Kind.ENCODER,
+                arch.Kind.ENCODER,
                 "decoder.layer_stack.{0}.",
                 (
                     *_attention("slf_attn", "self-attention"),
@@ -140,7 +128,7 @@ def declare(on: Mapping[str, bool], head: Head) -> Architecture:
                 ),
                 repeat=("L",),
             ),
-            Block("output-projection", Kind.HEAD, "", (projection,)),
+            arch.Block("output-projection", arch.Kind.HEAD, "", (projection,)),
         ),
     )
 
@@ -158,10 +146,10 @@ _shared_tables_need_one_vocabulary = Rule(
 )
 
 
-FAMILY = Family(
+FAMILY = arch.Family(
     name="transformer",
     symbols=SYMBOLS,
-    heads=(Head.BASE,),
+    heads=(arch.Head.BASE,),
     declare=declare,
     checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
     own_config=OWN_CONFIG,

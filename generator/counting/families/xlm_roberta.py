@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from generator.counting.architecture import Architecture, Head
+from generator.counting import architecture as arch
 from generator.counting.families import roberta
 
 
-def declare(on: Mapping[str, bool], head: Head) -> Architecture:
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers XLM-RoBERTa class for this head."""
     return roberta.roberta_like(on, head, stem="XLMRoberta", heads_first=True)
 

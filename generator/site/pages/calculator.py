@@ -15,9 +15,13 @@ from dataclasses import dataclass
 
 from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
+from generator.cards.config import load_schema
 from generator.counting.families import FAMILIES
 from generator.site import content
+from generator.site.content import Text
+from generator.site.erratum import printed_figures, titles
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.pages import errata, exercises
 from generator.site.views import Summary
 
 # The family the calculator opens with when its address names none.
@@ -35,15 +39,34 @@ class FamilyEntry:
     # Values for inputs whose default is missing (the 2017 Transformer has no default vocabulary):
     # those of the family's first catalog model, as JSON text for the script to read.
     preset: str
+    origin: str = ""  # where the starting values come from, in words
+    start: Summary | None = None  # the family's base catalog model, offered as another start
 
 
-def _entries(models: Sequence[Summary]) -> tuple[FamilyEntry, ...]:
+def _base_model(own: Sequence[Summary], defaults: Sequence[Summary]) -> Summary | None:
+    """The family's base catalog model: its "base" size by name (bert-base-uncased, albert-base-v2), else its first."""
+    named = [m for m in own if "-base" in m.id]
+    return next((m for m in defaults if m in named), named[0] if named else own[0] if own else None)
+
+
+def _entries(models: Sequence[Summary], t: Text) -> tuple[FamilyEntry, ...]:
     entries = []
     for name, family in sorted(FAMILIES.items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower())):
         own = tuple(m for m in models if m.card.family is family)
         inputs = calculator_inputs(name)
         missing = [i["key"] for i in inputs if i["default"] is None and not i["optional"]]
         preset = {key: own[0].card.config.get(key) for key in missing} if own else {}
+        # The catalog models whose every input is the family's default (or the preset): the sizes the page starts with.
+        start = {i["key"]: preset.get(i["key"], i["default"]) for i in inputs if i["key"] != "num_labels"}
+        catalog = [m for m in own if not m.id.startswith("exercise-")]  # an exercise is no model to start from
+        same = [m for m in catalog if all(m.card.config.get(k) == v for k, v in start.items())]
+        base = _base_model(catalog, same)
+        schema = load_schema(family)
+        origin = t("origin-own" if family.own_config else "origin-class", config_class=schema.config_class)
+        if missing and own:
+            origin += " " + t("origin-preset", model=own[0].card.title, keys=", ".join(missing))
+        elif same:
+            origin += " " + t("origin-same", model=same[0].card.title)
         entries.append(
             FamilyEntry(
                 name=name,
@@ -51,20 +74,63 @@ def _entries(models: Sequence[Summary]) -> tuple[FamilyEntry, ...]:
                 heads=tuple(h.value for h in family.heads),
                 models=own,
                 preset=json.dumps(preset, separators=(",", ":"), sort_keys=True),
+                origin=origin,
+                start=None if base in same else base,
             )
         )
     return tuple(entries)
 
 
+# The sentences static/calculator.js shows, keyed as in content/<language>/calculator.yaml: script.
+SCRIPT_TEXTS = (
+    *("configuration", "family", "head", "start-model", "choose", "none-in-catalog", "live-total", "see-derivation"),
+    *("reset", "sizes", "sizes-hint", "structure", "structure-hint", "checked", "checked-hint", "json-hint"),
+    *("may-be-empty", "keep-ratio", "from-address", "no-family", "no-head", "not-counted", "load-failed"),
+    *("no-value", "flag-expected", "json-expected", "whole-missing", "whole-expected", "whole-range"),
+    *("result", "parameters", "parameters-of", "refused", "fixes", "fix", "stale", "link", "symbols"),
+    *("symbols-caption", "symbol", "config-key", "value", "meaning", "derivation", "derivation-intro"),
+    *("derivation-of", "step", "formula", "with-numbers", "repeat-none", "repeat-one-of", "reuses", "and"),
+    *("nothing-new", "shared-depth", "stored-many", "stored-one", "tensors-of-one", "tensors-of-the", "tied-to"),
+    *("in-each-copy", "subtotals", "component", "total", "closed-form", "in-symbols", "start-from", "origin"),
+    *("check-legend", "check-label", "check-button"),
+)
+
+
+def _strings(language: str) -> str:
+    """Every sentence the script shows, and the answer check's (exercises.yaml: check), as JSON."""
+    script = content.load("calculator", language).section("script")
+    strings = {key: script.template(key) for key in SCRIPT_TEXTS}
+    check = content.load("exercises", language).section("check")
+    strings.update({f"check-{key}": check.template(key) for key in (*exercises.CHECK_TEXTS, "close")})
+    return json.dumps(strings, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def _errata(models: Sequence[Summary], language: str) -> tuple[str, str]:
+    """Each erratum's title, and the figures sources printed for catalog configs, as JSON for the answer check."""
+    printed = [
+        {"query": card.calculator_query, "value": str(figure), "erratum": key}
+        for key, card, figure in printed_figures(errata.BUILDERS, models)
+    ]
+    compact = {"ensure_ascii": False, "separators": (",", ":"), "sort_keys": True}
+    return json.dumps(titles(errata.BUILDERS, models, language), **compact), json.dumps(printed, **compact)  # type: ignore[arg-type]
+
+
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
-    page = content.load("calculator", language).section("page")
+    text = content.load("calculator", language)
+    page = text.section("page")
+    titles, printed = _errata(models, language)
     return [
         Page(
             "calculator/index.html",
             "calculator.html",
             page("title", site=SITE_TITLE),
             page("description"),
-            {"families": _entries(models)},
+            {
+                "families": _entries(models, page),
+                "strings": _strings(language),
+                "errata_titles": titles,
+                "printed": printed,
+            },
             guide=page("guide"),
         )
     ]

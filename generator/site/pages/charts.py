@@ -196,13 +196,15 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("charts", language)
     texts, labels = text.section("shares"), text.section("rule")
     bars = share_rows(models)
-    share_svg = stacked_bars(
+    share_args = (
         "chart-shares",
         texts("title"),
         _share_description(texts, bars),
         SERIES,
         [BarRow(row.model.id, tuple(s.count for s in row.shares)) for row in bars],
     )
+    # Both layouts of each chart; charts.css shows the one that fits the screen (see generator.site.svg).
+    share_svg = "\n".join(stacked_bars(*share_args, narrow=narrow) for narrow in (False, True))
     context: dict[str, object] = {"share_rows": bars, "share_chart": Markup(share_svg), "parts": SERIES, "f": MATH}
     rule = rule_rows(models)
     if rule:
@@ -225,16 +227,20 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             )
             for row in rule
         ]
-        rule_svg = log_scatter(
-            "chart-rule",
-            labels("title", rule=RULE),
-            _rule_description(labels, rule),
-            points,
-            x_label=labels("x-axis"),
-            y_label=labels("y-axis"),
-            slope=RULE,
-            line_label=labels("line", rule=RULE),
-            marker_labels=(labels("total-marker"), labels("core-marker")),
+        rule_svg = "\n".join(
+            log_scatter(
+                "chart-rule",
+                labels("title", rule=RULE),
+                _rule_description(labels, rule),
+                points,
+                x_label=labels("x-axis"),
+                y_label=labels("y-axis"),
+                slope=RULE,
+                line_label=labels("line", rule=RULE),
+                marker_labels=(labels("total-marker"), labels("core-marker")),
+                narrow=narrow,
+            )
+            for narrow in (False, True)
         )
         context.update(rule_rows=rule, rule_chart=Markup(rule_svg), rule=RULE)
     else:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from generator.analysis import mistakes
+from generator.analysis.mistakes import Mistake
 from generator.counting.architecture import Head
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
@@ -20,6 +22,7 @@ from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import (
     ORDER,
+    PRINTED_BY,
     ZERO,
     A,
     Erratum,
@@ -37,6 +40,7 @@ from generator.site.erratum import (
     closed_form,
     embedding_rows,
     erratum,
+    erratum_id,
     grouped,
     one_layer,
     per_layer,
@@ -59,11 +63,16 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     errata = []
     for build, needs in BUILDERS:
         if all(n in by_id for n in needs):
-            section = text.section("errata").section(build.__name__.replace("_", "-"))
+            section = text.section("errata").section(erratum_id(build))
             errata.append(build(section, *(by_id[n] for n in needs)))
     if not errata:
         return []
     return [guide_page("errata/index.html", "errata.html", text.section("page"), {"errata": tuple(errata)})]
+
+
+def mistake(erratum: str) -> Mistake:
+    """The published method of an erratum, as the calculator and the exercises' check read it too."""
+    return next(m for m in mistakes.MISTAKES if m.erratum == erratum)
 
 
 # The errata --------------------------------------------------------------------------------------
@@ -73,9 +82,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 def per_head_projections(t: Text, model: Model) -> Erratum:
     """Query, key, value and output taken as H × H per head, times the number of heads."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_attention = 3 * A * H * H + A * H * H
-    their_layer = their_attention + 2 * H * I
-    their_total = (V + P + T) * H + L * their_layer
+    their_attention, their_layer = mistakes.PER_HEAD_ATTENTION, mistakes.PER_HEAD_LAYER
+    their_total = mistake("per-head-projections").theirs
     # The assignment's figures (question 1): "3 × (768 × 768) × 8 = 14,155,008", "768 × 768 × 8 =
     # 4,569,984", "Total Self-Attention Parameters: 18,725,992", "Total FFN Parameters: 4,718,592",
     # "23,444,584 × 8 = 187,556,672" and "≈ 31,114,752" for the three tables.
@@ -108,9 +116,11 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
         layer,
         layers,
         step_row(model, common("pooler"), None, steps_of(model, "pooler", "pooler dense"), "d-pooler"),
-        layered_total(t, model, their_total, their_layer, (printed_by(model, "assignment"), tables.off + layers.off)),
+        layered_total(
+            t, model, their_total, their_layer, (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off)
+        ),
     )
-    total, printed = their_total.evaluate(model.inventory.values), printed_by(model, "assignment")
+    total, printed = their_total.evaluate(model.inventory.values), printed_by(model, PRINTED_BY[t.key])
     sources, see_also = ("assignment", "qa-thread"), ("transformer-heads",)
     return erratum(t, model, used_symbols(model, rows), rows, total, printed, sources=sources, see_also=see_also)
 
@@ -118,7 +128,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
 def lha_product(t: Text, model: Model) -> Erratum:
     """ "12 × 768 × 12 = 110M": the three headline numbers multiplied together."""
     label, common = t.section("rows"), t.root.section("rows")
-    product = (L * H * A).evaluate(model.inventory.values)
+    product = mistake("lha-product").theirs.evaluate(model.inventory.values)
     embeddings, layer, pooler = (block_of(model, key) for key in ("embeddings", "layer", "pooler"))
     rows = (
         subtotal_row(
@@ -145,8 +155,8 @@ def lha_product(t: Text, model: Model) -> Erratum:
 def textbook_formula(t: Text, model: Model) -> Erratum:
     """A worked solution that leaves out every bias and counts LayerNorm as 2H per layer."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_layer = 3 * H * H + H * H + 2 * H * I + 2 * H
-    their_total = (V + P + T) * H + L * their_layer + H * H
+    their_layer = mistakes.TEXTBOOK_LAYER
+    their_total = mistake("textbook-formula").theirs
     # The worked example's figures: "30,000 · 768 + 512 · 768 + 2 · 768 = 23,685,120", "= 1,769,472 +
     # 589,824 + 4,718,592 + 1,536 = 7,079,424", "12 · 7,079,424 = 84,952,608" and "768^2 = 589,824".
     tables, embedding_norm = embedding_rows(t, model, printed="23,685,120")
@@ -172,13 +182,13 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
             model,
             their_total,
             their_layer,
-            (printed_by(model, "challenge"), tables.off + layers.off + pooler.off),
+            (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off + pooler.off),
             pooler=H * H,
         ),
     )
     total = their_total.evaluate(model.inventory.values)
     symbols = used_symbols(model, rows)
-    return erratum(t, model, symbols, rows, total, printed_by(model, "challenge"), sources=("textbook",))
+    return erratum(t, model, symbols, rows, total, printed_by(model, PRINTED_BY[t.key]), sources=("textbook",))
 
 
 def layered_total(
@@ -337,7 +347,7 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
     label, common = t.section("rows"), t.root.section("rows")
     embeddings = block_of(model, "embeddings")
     pooler = block_of(model, "pooler")
-    their_layer = 4 * H * H + 2 * H * I + 9 * H
+    their_layer = mistakes.LAYER_WITHOUT_INTERMEDIATE_BIAS
     their_total = embeddings.formula + L * their_layer + pooler.formula
     # The table prints "12,592,128 * 24 = 302,211,072" in its Transformer * 24 row.
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("12,592,128", 0))
@@ -357,12 +367,12 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
                 Add((grouped(embeddings.formula), per_layer(their_layer), poly_expr(pooler.formula, ORDER))),
                 closed_form(model),
             ),
-            (printed_by(model, "issue 656"), layers.off),
+            (printed_by(model, PRINTED_BY[t.key]), layers.off),
         ),
     )
     total = their_total.evaluate(model.inventory.values)
     symbols = used_symbols(model, rows)
-    return erratum(t, model, symbols, rows, total, printed_by(model, "issue 656"), sources=("issue-656",))
+    return erratum(t, model, symbols, rows, total, printed_by(model, PRINTED_BY[t.key]), sources=("issue-656",))
 
 
 def tied_twice(t: Text, model: Model) -> Erratum:
@@ -394,7 +404,7 @@ def tied_twice(t: Text, model: Model) -> Erratum:
         used_symbols(model, rows),
         rows,
         listed,
-        printed_by(model, "issue 656"),
+        printed_by(model, PRINTED_BY[t.key]),
         sources=("issue-656",),
         method=t("method"),
         tensors=len(inventory.entries),

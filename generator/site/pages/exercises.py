@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from generator.analysis.mistakes import Candidate, candidates
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
 from generator.site import content
 from generator.site.content import Text
+from generator.site.erratum import printed_figures, titles
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.pages import errata
 from generator.site.views import Details, Model, Summary
 
 ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")
@@ -59,6 +63,7 @@ class Exercise:
     keras: tuple[KerasLayer, ...] = ()
     keras_repeat: int = 0
     compare: tuple[Step, ...] = ()  # beside another card (the released vocabulary)
+    check: str = "{}"  # what the "check your answer" box compares a number with, as JSON (static/check.js)
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
@@ -68,6 +73,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     exercises = [build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id]
     if not exercises:
         return []
+    named, printed = titles(errata.BUILDERS, models, language), printed_figures(errata.BUILDERS, models)
+    exercises = [dataclasses.replace(x, check=check_data(x, named, printed)) for x in exercises]
     page = text.section("page")
     return [
         Page(
@@ -75,10 +82,47 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "exercises.html",
             page("title", site=SITE_TITLE),
             page("description"),
-            {"exercises": tuple(exercises)},
+            {
+                "exercises": tuple(exercises),
+                "check": check_texts(text.section("check")),
+                "check_hint": text.section("check")("close"),
+            },
             guide=page("guide"),
         )
     ]
+
+
+def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[tuple[str, Summary, int]]) -> str:
+    """The numbers a reader's answer is checked against: the answer, and what each published mistake gives.
+
+    Every mistake of ``generator/analysis/mistakes.py`` is evaluated on the exercise's card here, at
+    build time; an erratum worked on this very card adds its figure as the source printed it.
+    The script only compares numbers (static/check.js).
+    """
+    found = list(candidates(exercise.model.inventory))
+    found += [Candidate(e, figure, printed=True) for e, card, figure in printed if card.id == exercise.model.id]
+    return json.dumps(
+        {
+            "answer": str(exercise.answer),
+            "whole": str(exercise.model.total) if exercise.model.total != exercise.answer else None,
+            "mistakes": [
+                {"value": str(c.value), "erratum": c.erratum, "title": titles[c.erratum], "printed": c.printed}
+                for c in found
+                if c.erratum in titles and c.value != exercise.answer
+            ],
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def check_texts(t: Text) -> str:
+    """The check box's sentences for the script, as JSON; {value} and the like are filled in there."""
+    return json.dumps({key: t.template(key) for key in CHECK_TEXTS}, ensure_ascii=False, separators=(",", ":"))
+
+
+# The sentences static/check.js shows, keyed as in content/<language>/exercises.yaml: check.
+CHECK_TEXTS = ("empty", "unreadable", "exact", "rounded", "whole", "mistake", "printed", "none")
 
 
 def _exercise(

@@ -1,0 +1,87 @@
+// "Check your answer": a reader's number against the exact count and the numbers published mistakes
+// give. It computes nothing: the exercises page embeds each exercise's numbers, evaluated at build
+// time (generator/site/pages/exercises.py: check_data), and the calculator hands over those of the
+// config on screen (calculator.js: mistakes). Its sentences come from content/<language>/exercises.yaml.
+(function () {
+  "use strict";
+
+  var UNITS = { k: 3, thousand: 3, m: 6, mn: 6, million: 6, b: 9, bn: 9, billion: 9 };
+
+  // A figure as the counts it stands for. Written out (109,482,240) it is exact; with a unit or a
+  // decimal point (109.5M, 110 million) it stands for every count that rounds to it or is cut off
+  // there, as the model pages read published figures: [value − step/2, value + step).
+  function parse(text) {
+    var t = String(text).trim().toLowerCase().replace(/^(≈|~|about)\s*/, "").replace(/\s*parameters?$/, "");
+    var m = /^(\d[\d,_\s]*)(?:\.(\d+))?\s*([a-z]*)$/.exec(t);
+    if (!m) { return null; }
+    var unit = m[3], frac = m[2] || "";
+    if (unit && !(unit in UNITS)) { return null; }
+    var exponent = unit ? UNITS[unit] : 0;
+    if (frac.length > exponent) { return null; }  // 3.5 parameters is not a count
+    var step = 10n ** BigInt(exponent - frac.length);
+    var value = BigInt(m[1].replace(/[,_\s]/g, "") + frac) * step;
+    return { value: value, step: step, low: value - step / 2n, high: value + step };
+  }
+
+  function holds(figure, count) {
+    count = BigInt(count);
+    return figure.step === 1n ? count === figure.value : figure.low <= count && count < figure.high;
+  }
+
+  function commas(n) { return n.toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+
+  function escapeHtml(text) {
+    return String(text).replace(/[&<>"']/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
+    });
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (all, name) {
+      return name in values ? escapeHtml(values[name]) : all;
+    });
+  }
+
+  // The verdict as HTML: data is {answer, whole, mistakes: [{value, erratum, title, printed}]},
+  // errata the address of the errata page; the answer itself is never shown.
+  function verdict(strings, text, data, errata) {
+    var shown = { value: text.trim() };
+    if (!shown.value) { return "<p>" + fill(strings.empty, shown) + "</p>"; }
+    var figure = parse(text);
+    if (!figure) { return "<p>" + fill(strings.unreadable, shown) + "</p>"; }
+    if (holds(figure, data.answer)) {
+      if (figure.step === 1n) { return "<p>" + fill(strings.exact, { value: commas(figure.value) }) + "</p>"; }
+      return "<p>" + fill(strings.rounded, { value: shown.value, precision: commas(figure.step) }) + "</p>";
+    }
+    if (data.whole && holds(figure, data.whole)) { return "<p>" + fill(strings.whole, shown) + "</p>"; }
+    var seen = {}, printed = [], method = [];
+    data.mistakes.forEach(function (m) {
+      var key = m.erratum + (m.printed ? " printed" : "");
+      if (seen[key] || !holds(figure, m.value)) { return; }
+      seen[key] = true;
+      (m.printed ? printed : method).push('<li><a href="' + escapeHtml(errata + "#" + m.erratum) + '">' + escapeHtml(m.title) + "</a></li>");
+    });
+    var html = "";
+    if (printed.length) { html += "<p>" + fill(strings.printed, shown) + "</p><ul>" + printed.join("") + "</ul>"; }
+    if (method.length) { html += "<p>" + fill(strings.mistake, shown) + "</p><ul>" + method.join("") + "</ul>"; }
+    return html || "<p>" + fill(strings.none, shown) + "</p>";
+  }
+
+  // Every box of the exercises page: a form.check with its numbers in data-check.
+  function start() {
+    var holder = document.querySelector("[data-check-strings]");
+    if (!holder || typeof BigInt === "undefined") { return; }
+    var strings = JSON.parse(holder.getAttribute("data-check-strings"));
+    var errata = holder.getAttribute("data-errata");
+    Array.prototype.forEach.call(document.querySelectorAll("form.check[data-check]"), function (form) {
+      var data = JSON.parse(form.getAttribute("data-check"));
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        form.querySelector("output").innerHTML = verdict(strings, form.querySelector("input").value, data, errata);
+      });
+    });
+  }
+
+  window.atlasCheck = { parse: parse, verdict: verdict };
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
+})();

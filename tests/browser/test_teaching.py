@@ -1,0 +1,385 @@
+"""Exercises and a calculator without dead ends, in Chromium (issue 12, items 8 and 9).
+
+The answers stay folded until asked, on the exercises page and off the home page; the "check your
+answer" boxes name the erratum a published wrong figure comes from (the figures are the sources',
+from /work/shared/CLAIMS.md and the seeds, not this program's output); every fix a refused
+calculator config offers, for every kind of rule the exporter has, leads to a config that every
+rule accepts and whose total is the Python count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlparse
+
+import pytest
+
+from generator.analysis.calculator import family_export, query, rule_groups
+from generator.cards.card import Card
+from generator.counting.architecture import Family, Head
+from generator.counting.conditions import HEAD
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
+from generator.counting.switches import Rule
+
+from .conftest import PHONE, WIDE, missing
+from .test_accessibility import axe_report
+from .test_calculator import CARDS, read_result
+
+EXERCISES = "exercises/index.html"
+CALCULATOR = "calculator/index.html"
+EXERCISE_CARDS = [c for c in CARDS if c.id.startswith("exercise-") and c.path.parent.name == "models"]
+
+
+def card(card_id: str) -> Card:
+    return next(c for c in CARDS if c.id == card_id)
+
+
+# --- exercises ------------------------------------------------------------------------------------
+
+
+def test_answers_are_hidden_until_asked(site_url: str, open_page: Any) -> None:
+    page = open_page(PHONE)
+    page.goto(site_url + EXERCISES)
+    sections = page.locator("section.exercise")
+    assert sections.count() == len(EXERCISE_CARDS) == 5
+    answers = {f"{count_parameters(c).total:,}" for c in EXERCISE_CARDS} | {
+        "3,845",
+        "1,538",
+    }  # the classifiers (seed 003)
+    shown = page.locator("main").inner_text()
+    assert not [a for a in answers if a in shown], "an answer is printed before it is asked for"
+    for i in range(sections.count()):
+        section = sections.nth(i)
+        verdict = section.locator(".verdict")
+        assert not verdict.is_visible()
+        section.locator("details.answer > summary").click()
+        assert verdict.is_visible()
+        assert re.search(r"\d{1,3}(,\d{3})+|\d+", verdict.inner_text())
+    shown = page.locator("main").inner_text()
+    assert all(a in shown for a in answers)
+
+
+def test_the_home_page_prints_no_answer(site_url: str, open_page: Any) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + "index.html")
+    shown = page.locator("main").inner_text()
+    for exercise in EXERCISE_CARDS:
+        assert f"{count_parameters(exercise).total:,}" not in shown, exercise.id
+    # The exercises have a section of their own that sends the reader to the questions first.
+    section = page.locator("section[aria-labelledby=exercise-models]")
+    assert section.locator("a", has_text="the exercises page").get_attribute("href") == "exercises/index.html"
+
+
+def check(page: Any, box: str, answer: str) -> Any:
+    """Type an answer into a check box, press Check, and return its output."""
+    page.locator(f"{box} input").fill(answer)
+    page.locator(f"{box} button[type=submit]").click()
+    output = page.locator(f"{box} output")
+    output.locator("p").first.wait_for()
+    return output
+
+
+@pytest.mark.parametrize(
+    ("exercise", "answer", "erratum"),
+    [
+        ("forty-k-eight-layers", "218,671,424", "per-head-projections"),  # the assignment's answer (seed 003)
+        ("forty-k-eight-layers", "218671424", "per-head-projections"),  # written without commas
+        ("vocabulary-30000", "109,227,552", "textbook-formula"),  # the worked solution's total (seed 000)
+        ("vocabulary-30000", "110,592", "lha-product"),  # 12 × 768 × 12 (seed 001)
+    ],
+)
+def test_a_published_wrong_figure_names_its_erratum(
+    site_url: str, open_page: Any, exercise: str, answer: str, erratum: str
+) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + EXERCISES)
+    output = check(page, f"section[aria-labelledby='{exercise}'] form.check", answer)
+    text = output.inner_text()
+    assert text.startswith("Not exact.")
+    links = [a.get_attribute("href") for a in output.locator("a").all()]
+    assert f"../errata/index.html#{erratum}" in links
+    page.locator(f"section[aria-labelledby='{exercise}'] a[href$='#{erratum}']").first.click()
+    page.wait_for_url(re.compile(f"errata/index.html#{erratum}$"))
+    assert page.locator(f"#{erratum}").is_visible()
+
+
+def test_the_check_says_exact_close_and_not(site_url: str, open_page: Any) -> None:
+    forty = count_parameters(card("exercise-bert-40k-8l-8h")).total
+    page = open_page(WIDE)
+    page.goto(site_url + EXERCISES)
+    box = "section[aria-labelledby='forty-k-eight-layers'] form.check"
+    assert check(page, box, f"{forty:,}").inner_text() == f"Exact: {forty:,} is the count."
+    assert check(page, box, f"{forty}").inner_text() == f"Exact: {forty:,} is the count."
+    # Close: a rounded figure stands for every count that rounds to it or is cut off there.
+    millions = forty / 1e6
+    for rounded in (f"{millions:.1f}M", f"{int(millions)}M", f"{millions:.2f} million"):
+        assert check(page, box, rounded).inner_text().startswith("Right to the precision you wrote"), rounded
+    for wrong in (f"{forty + 1:,}", f"{forty - 1}", f"{millions + 0.2:.1f}M", f"{int(millions) + 2}M"):
+        assert check(page, box, wrong).inner_text().startswith("Not exact"), wrong
+    assert "is not a number the box can read" in check(page, box, "about a hundred million").inner_text()
+    classifier = "section[aria-labelledby='classifier-5'] form.check"
+    assert check(page, classifier, "3,845").inner_text() == "Exact: 3,845 is the count."
+    whole = count_parameters(card("exercise-topic-classifier-5")).total
+    assert check(page, classifier, f"{whole:,}").inner_text().startswith("Right for the whole model")
+
+
+# --- the calculator's check -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("card_id", "answer", "erratum"),
+    [
+        ("exercise-bert-40k-8l-8h", "218,671,424", "per-head-projections"),  # "I got 218,671,424" (issue 12)
+        ("bert-large-uncased", "335,043,584", "intermediate-bias"),  # issue 656's bert-large table
+        ("bert-base-uncased", "110,592", "lha-product"),  # "12 * 768 * 12 = 110M"
+        ("bert-base-uncased", "110,106,428", "pooler-and-heads"),  # BertForPreTraining counted instead
+    ],
+)
+def test_the_calculator_says_where_a_figure_went_wrong(
+    site_url: str, open_page: Any, card_id: str, answer: str, erratum: str
+) -> None:
+    model = card(card_id)
+    page = open_page(WIDE)
+    page.goto(f"{site_url}{CALCULATOR}?{query(model.family, model.head, model.config)}")
+    read_result(page)
+    output = check(page, "#calc-check", answer)
+    assert output.inner_text().startswith("Not exact.")
+    assert f"../errata/index.html#{erratum}" in [a.get_attribute("href") for a in output.locator("a").all()]
+    total = count_parameters(model).total
+    assert check(page, "#calc-check", f"{total:,}").inner_text() == f"Exact: {total:,} is the count."
+
+
+# --- fixes ----------------------------------------------------------------------------------------
+
+# A refused config for every rule the exporter has (family, head, what breaks it), each with the
+# rule's message, so that a rule added without a case here is noticed (test_every_rule_has_a_case).
+REFUSED = [
+    ("bert", "base", "hidden_size=1024&num_hidden_layers=24", "is not a multiple of the number of attention heads"),
+    ("bert", "base", "add_cross_attention=true", "add_cross_attention is true but is_decoder is false"),
+    ("bert", "base", "pad_token_id=40000", "is not a row of the"),
+    ("albert", "base", "hidden_size=1000", "is not a multiple of the number of attention heads"),
+    ("distilbert", "base", "dim=770", "does not divide dim"),
+    ("distilbert", "base", "vocab_size=5&pad_token_id=9", "leaves no row for pad_token_id"),
+    ("roberta", "base", "max_position_embeddings=1", "max_position_embeddings (1) leaves no row"),
+    ("xlm-roberta", "masked-lm", "hidden_size=100", "is not a multiple of the number of attention heads"),
+    ("electra", "pretraining", "add_cross_attention=true", "add_cross_attention is true"),
+    ("deberta-v2", "base", "type_vocab_size=", "type_vocab_size must be a whole number"),
+    ("deberta-v2", "base", "max_relative_positions=", "max_relative_positions must be a whole number"),
+    ("deberta-v2", "base", "conv_kernel_size=", "conv_kernel_size must be a whole number"),
+    ("deberta-v2", "base", "relative_attention=true&position_buckets=", "position_buckets must be a whole number"),
+    ("deberta-v2", "sequence-classification", "pooler_hidden_size=-5", "is below 0"),
+    ("deberta-v2", "base", "pos_att_type=5", "pos_att_type must be a string"),
+    ("deberta-v2", "base", "conv_kernel_size=3&conv_groups=0", "conv_groups must be a whole number from 1"),
+    ("deberta-v2", "base", "conv_kernel_size=3&conv_groups=7", "does not divide the hidden size"),
+    ("mobilebert", "base", "normalization_type=rms_norm", "normalization_type must be"),
+    ("mobilebert", "base", "true_hidden_size=100", "as use_bottleneck is true"),
+    ("mobilebert", "base", "use_bottleneck=false&true_hidden_size=100", "as use_bottleneck is false"),
+    ("mobilebert", "base", "intra_bottleneck_size=130", "the bottleneck size intra_bottleneck_size"),
+    (
+        "mobilebert",
+        "base",
+        "use_bottleneck=false&hidden_size=514",
+        "is not a multiple of the number of attention heads",
+    ),
+    ("mobilebert", "masked-lm", "embedding_size=1024", "is larger than the hidden size"),
+    ("modernbert", "base", "hidden_size=770", "is not a multiple of the number of attention heads"),
+    ("transformer", "base", "d_word_vec=500", "must equal d_model"),
+    ("transformer", "base", "n_tgt_vocab=100", "needs one vocabulary"),
+]
+
+
+# Rules the form cannot break: its fields only ever hand over a whole number or nothing for
+# pooler_hidden_size (an int field), and text for norm_rel_ebd (a text field).
+UNREACHABLE = {"pooler_hidden_size must be a whole number", "norm_rel_ebd must be a string"}
+
+
+def test_every_kind_of_rule_has_a_case() -> None:
+    """Each rule the exporter has, by its message (families share the common ones), is broken by a case above."""
+    covered = set()
+    for family, head, broken, _ in REFUSED:
+        fixed, _ = config_at(f"?family={family}&head={head}&{broken}")
+        checked = {**fixed.config, HEAD: head}
+        covered |= {rule.message for rule in all_rules(fixed.family) if rule(checked)}
+    everything = {rule.message for f in FAMILIES.values() for rule in all_rules(f)}
+    left = {m for m in everything - covered if not any(m.startswith(u) for u in UNREACHABLE)}
+    assert left == set()
+
+
+def all_rules(family: Family) -> list[Rule]:
+    return [rule for rules in rule_groups(family) for rule in rules]
+
+
+def config_at(url: str) -> tuple[Card, dict[str, Any]]:
+    """The card a calculator address stands for: the family's first card with the address's head and values."""
+    params = dict(parse_qsl(urlparse(url).query, keep_blank_values=True))
+    family = FAMILIES[params.pop("family")]
+    head = Head(params.pop("head"))
+    inputs = {i["key"]: i for i in family_export(family.name)["inputs"]}
+    config = {key: i["default"] for key, i in inputs.items()}
+    for key, text in params.items():
+        kind = inputs[key]["kind"]
+        if text in ("", "null"):
+            config[key] = None
+        elif kind in ("size", "int"):
+            config[key] = int(text)
+        elif kind in ("flag", "json"):
+            try:
+                config[key] = json.loads(text)
+            except json.JSONDecodeError:
+                config[key] = text
+        else:
+            config[key] = text
+    first = next(c for c in CARDS if c.family is family and c.path.parent.name == "models")
+    return dataclasses.replace(first, head=head, config={**first.config, **config}), config
+
+
+@pytest.mark.parametrize(("family", "head", "broken", "message"), REFUSED, ids=[f"{f}-{b}" for f, _, b, _ in REFUSED])
+def test_each_fix_of_a_refused_config_leads_to_a_valid_total(
+    site_url: str, open_page: Any, family: str, head: str, broken: str, message: str
+) -> None:
+    address = f"{site_url}{CALCULATOR}?family={family}&head={head}&{broken}"
+    page = open_page(WIDE)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(address)
+    page.wait_for_selector(".calc-problems")
+    assert message in page.locator(".calc-problems").inner_text()
+    fixes = page.locator(".calc-fixes a")
+    assert fixes.count() >= 1, f"no fix offered for {broken}"
+    offered = [(a.inner_text(), a.get_attribute("href")) for a in fixes.all()]
+    for i, (label, _) in enumerate(offered):
+        page.goto(address)
+        page.wait_for_selector(".calc-fixes a")
+        page.locator(".calc-fixes a").nth(i).click()
+        total = read_result(page)["total"]
+        fixed, config = config_at(page.url)
+        assert not any(check({**config, HEAD: fixed.head.value}) for check in fixed.family.checks), label
+        assert total == str(count_parameters(fixed).total), (label, page.url)
+    # The same fixes work as plain links, without the script's help (a new page load).
+    for label, href in offered:
+        page.goto(address.split("?")[0] + href)
+        assert read_result(page)["total"] == str(count_parameters(config_at(page.url)[0]).total), label
+    assert errors == []
+
+
+def test_the_issues_example_offers_the_issues_fixes(site_url: str, open_page: Any) -> None:
+    page = open_page(WIDE)
+    page.goto(f"{site_url}{CALCULATOR}?family=bert&head=base&hidden_size=1024&num_hidden_layers=24")
+    page.wait_for_selector(".calc-fixes a")
+    offered = page.locator(".calc-fixes a").all_inner_texts()
+    # "set the heads to 16", "set the hidden size to 1,032" (issue 12), and the nearest on the other side.
+    assert offered == [
+        "set hidden_size (H) to 1,020",
+        "set hidden_size (H) to 1,032",
+        "set num_attention_heads (A) to 8",
+        "set num_attention_heads (A) to 16",
+    ]
+
+
+def test_the_last_derivation_stays_marked_out_of_date(site_url: str, open_page: Any) -> None:
+    bert = card("bert-base-uncased")
+    page = open_page(WIDE)
+    page.goto(f"{site_url}{CALCULATOR}?{query(bert.family, bert.head, bert.config)}")
+    counted = read_result(page)
+    page.locator("#calc-hidden_size").fill("1000")
+    page.wait_for_selector(".calc-problems")
+    assert page.locator("#total").get_attribute("data-value") is None
+    body = page.locator("#calc-body")
+    assert "calc-stale" in (body.get_attribute("class") or "")
+    note = page.locator("#calc-stale-note")
+    assert note.is_visible() and note.inner_text().startswith("Out of date")
+    assert note.locator("a").get_attribute("href") == f"?{query(bert.family, bert.head, bert.config)}"
+    kept = page.evaluate("() => Array.from(document.querySelectorAll('td[data-block]')).map(td => td.dataset.value)")
+    assert kept == [value for _, value in counted["blocks"]]
+    page.locator(".calc-fixes a").first.click()
+    read_result(page)
+    assert "calc-stale" not in (body.get_attribute("class") or "")
+    assert not note.is_visible()
+
+
+def test_the_feed_forward_size_can_follow_the_hidden_size(site_url: str, open_page: Any) -> None:
+    bert = card("bert-base-uncased")
+    page = open_page(WIDE)
+    page.goto(f"{site_url}{CALCULATOR}?family=bert&head=base")
+    read_result(page)
+    page.locator("#calc-hidden_size").fill("1020")
+    page.wait_for_function("() => location.search.includes('hidden_size=1020')")
+    assert page.locator("#calc-intermediate_size").input_value() == "3072"  # off unless asked for
+    page.locator("#calc-keep-ratio").check()
+    assert page.locator("#calc-intermediate_size").input_value() == "4080"  # on: I follows at once
+    page.locator("#calc-hidden_size").fill("384")
+    page.wait_for_function("() => location.search.includes('hidden_size=384')")
+    assert page.locator("#calc-intermediate_size").input_value() == "1536"
+    config = {**bert.config, "hidden_size": 384, "intermediate_size": 1536}
+    assert read_result(page)["total"] == str(count_parameters(dataclasses.replace(bert, config=config)).total)
+
+
+def test_a_family_says_where_its_values_come_from_and_offers_its_base_model(site_url: str, open_page: Any) -> None:
+    page = open_page(WIDE)
+    page.goto(f"{site_url}{CALCULATOR}")
+    read_result(page)
+    page.select_option("#calc-family", "albert")
+    page.wait_for_function("() => location.search.includes('family=albert')")
+    origin = page.locator("#calc-origin").inner_text()
+    # ALBERT's defaults are xxlarge's sizes (transformers' AlbertConfig): the issue's complaint.
+    assert "AlbertConfig" in origin and card("albert-xxlarge-v2").title in origin
+    page.locator("#calc-origin a").click()
+    page.wait_for_function("() => location.search.includes('hidden_size=768')")
+    assert read_result(page)["total"] == str(count_parameters(card("albert-base-v2")).total)
+
+
+# --- accessibility of the new states ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_axe_violations_with_answers_and_checks_open(
+    site_url: str, open_page: Any, output_dir: Path, scheme: str
+) -> None:
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
+    page = open_page(WIDE, scheme)
+    page.goto(site_url + EXERCISES)
+    check(page, "section[aria-labelledby='forty-k-eight-layers'] form.check", "218,671,424")
+    check(page, "section[aria-labelledby='vocabulary-30000'] form.check", "1")
+    page.evaluate("() => document.querySelectorAll('details.answer').forEach(d => d.open = true)")
+    page.screenshot(path=output_dir / f"exercises-checked-{WIDE}-{scheme}.png", full_page=True)
+    violations = Axe().run(page).response["violations"]
+    assert not violations, f"axe-core on the exercises ({scheme})" + axe_report(violations)
+    forty = card("exercise-bert-40k-8l-8h")
+    page.goto(f"{site_url}{CALCULATOR}?{query(forty.family, forty.head, forty.config)}")
+    read_result(page)
+    check(page, "#calc-check", "218,671,424")
+    page.locator("#calc-hidden_size").fill("770")
+    page.wait_for_selector(".calc-fixes a")
+    page.screenshot(path=output_dir / f"calculator-refused-{WIDE}-{scheme}.png", full_page=True)
+    violations = Axe().run(page).response["violations"]
+    assert not violations, f"axe-core on the calculator, refused ({scheme})" + axe_report(violations)
+
+
+def test_the_students_homework_on_a_phone(site_url: str, open_page: Any, output_dir: Path) -> None:
+    """ "6 layers, hidden 512, 30k vocabulary", from the home page at 390 px, through a refusal and its fix."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    page.locator("a[href='calculator/index.html']").first.click()
+    read_result(page)
+    page.locator("#calc-vocab_size").fill("30000")
+    page.locator("#calc-num_hidden_layers").fill("6")
+    page.locator("#calc-keep-ratio").check()
+    page.locator("#calc-hidden_size").fill("512")  # 12 heads do not divide 512
+    page.wait_for_selector(".calc-fixes a")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE  # the page never scrolls sideways
+    page.screenshot(path=output_dir / f"homework-refused-{PHONE}.png", full_page=True)
+    page.locator(".calc-fixes a", has_text="num_attention_heads").first.click()
+    total = read_result(page)["total"]
+    bert = card("bert-base-uncased")
+    config = {**bert.config, "vocab_size": 30_000, "num_hidden_layers": 6, "hidden_size": 512}
+    config |= {"intermediate_size": 2048, "num_attention_heads": 8}
+    assert total == str(count_parameters(dataclasses.replace(bert, config=config)).total)
+    page.screenshot(path=output_dir / f"homework-{PHONE}.png", full_page=True)
