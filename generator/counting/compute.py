@@ -130,11 +130,22 @@ class Compute:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once.
 
         For every b but 1; ``batch_one`` is what b = 1 adds (zero for most families)."""
-        return total(block.saved_bytes(precision) for block in self.blocks)
+        return self._kept[precision][0]
 
     def batch_one(self, precision: str) -> Poly:
         """Bytes kept in addition when the batch holds one sequence (views torch folds without a copy)."""
-        return total(block.batch_one_bytes(precision) for block in self.blocks)
+        return self._kept[precision][1]
+
+    @functools.cached_property
+    def _kept(self) -> dict[str, tuple[Poly, Poly]]:
+        """Both byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
+        return {
+            p: (
+                total(block.saved_bytes(p) for block in self.blocks),
+                total(block.batch_one_bytes(p) for block in self.blocks),
+            )
+            for p in PRECISIONS
+        }
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
