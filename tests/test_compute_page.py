@@ -173,20 +173,18 @@ def test_s_squared_and_masks_of_bert_base(bert_base: str) -> None:
 
 def test_each_component_adds_up_to_the_step(bert_base: str) -> None:
     """The footers of the worked components add up to the summary's forward, backward and bytes."""
-    forward = [
-        int(x.replace(",", ""))
-        for x in re.findall(r"(?:All \d+: f|>F)orward</th><td></td><td></td><td[^>]*>([\d,]+)<", bert_base)
-    ]
-    backward = [
-        int(x.replace(",", ""))
-        for x in re.findall(r"(?:All \d+: b|>B)ackward</th><td></td><td></td><td[^>]*>([\d,]+)<", bert_base)
-    ]
-    kept = re.findall(r"(?:All \d+: k|>K)ept</th><td></td><td></td><td></td><td[^>]*>([\d,]+) / ([\d,]+)<", bert_base)
-    assert len(forward) == len(backward) == len(kept) == 3  # embeddings, layer, pooler
+    footers = re.findall(
+        r'<tfoot>\s*<tr><th scope="row">[^<]*</th><td></td><td></td>'
+        r'<td class="n count" data-value="(\d+)">[^<]*</td><td class="n" data-value="(\d+)">[^<]*</td>'
+        r'<td class="n" data-fp32="(\d+)" data-bf16="(\d+)">',
+        bert_base,
+    )
+    assert len(footers) == 3  # embeddings, layer, pooler
+    forward, backward, fp32, bf16 = ([int(row[i]) for row in footers] for i in range(4))
     assert sum(forward) == _value(bert_base, "c-forward")
     assert sum(backward) == _value(bert_base, "c-backward")
-    assert sum(int(x.replace(",", "")) for x, _ in kept) == _value(bert_base, "c-activations-fp32")
-    assert sum(int(y.replace(",", "")) for _, y in kept) == _value(bert_base, "c-activations-bf16")
+    assert sum(fp32) == _value(bert_base, "c-activations-fp32")
+    assert sum(bf16) == _value(bert_base, "c-activations-bf16")
 
 
 def test_the_memory_row_excludes_activations_and_links_here(bert_base: str) -> None:

@@ -83,6 +83,11 @@ class Shown:
 
     name: str
     line: Line
+    backward: int  # the backward's products for it: one per operand that needs a gradient (``Product.backward``)
+
+    @property
+    def backward_flops(self) -> int:
+        return self.line.value * self.backward
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,6 @@ class Kept:
 
     name: str
     elements: Line
-    element_bytes: Mapping[str, int]
     bytes: Mapping[str, int]
     once: bool  # one storage for the whole model, not one per copy
     mask: bool  # a dropout's mask
@@ -279,15 +283,19 @@ def _step(
 ) -> ShownStep:
     """One module or op: its products named, its storages worked out as elements and bytes."""
     label = words.name("steps", item.key) if isinstance(item, Op) else step.label
+    differentiated = not step.backward.is_zero()
     products = tuple(
-        Shown(label if _own_product(item, line.what) else words.name("products", line.what), line)
-        for line in worked.forward
+        Shown(
+            label if _own_product(item, line.what) else words.name("products", line.what),
+            line,
+            declared.backward if differentiated else 0,
+        )
+        for declared, line in zip(step.products, worked.forward, strict=True)
     )
     kept = tuple(
         Kept(
             words.name("saved", _storage(step.path, tensor.key)),
             _worked_line(compute, tensor.key, product(tensor.shape), seq),
-            {p: ELEMENT_BYTES[tensor.dtype][p] for p in PRECISIONS},
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
             tensor.shared,
             _is_mask(step.path, tensor.key),
