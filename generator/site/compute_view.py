@@ -125,15 +125,6 @@ class ShownComponent:
 
 
 @dataclass(frozen=True)
-class Worked:
-    """A polynomial at the page's (b, s): its closed form, the numbers put in, the result."""
-
-    formula: Expr
-    substituted: Expr
-    value: int
-
-
-@dataclass(frozen=True)
 class Rules:
     """The rules of thumb at the page's (b, s), each beside the exact figure, the gap taken apart."""
 
@@ -141,9 +132,9 @@ class Rules:
     multiplied: int  # weights a token is multiplied by in the forward's products, a shared layer each time
     forward_rule: int  # 2·N·b·s
     training_rule: int  # 6·N·b·s
-    weights_gap: Worked  # 2·(M − N)·b·s
-    squared: Worked  # the products in s² (attention scores and weighted values)
-    per_sequence: Worked  # every other product (once per sequence: pooler, classifiers)
+    weights_gap: Line  # 2·(M − N)·b·s
+    squared: Line  # the products in s² (attention scores and weighted values)
+    per_sequence: Line  # every other product (once per sequence: pooler, classifiers)
     skipped: int  # FLOPs the backward does not spend (twice the forward less the backward)
     korthikanti: Korthikanti | None
 
@@ -153,11 +144,11 @@ class Korthikanti:
     """34·s·b·H + 5·A·s²·b bytes per layer (Korthikanti et al. 2022, 16-bit, 1-byte masks) against one layer here."""
 
     layer: str
-    rule: Worked
-    exact: Worked
-    masks: Worked  # what 2-byte masks add over 1-byte ones
-    statistics: Worked  # the fp32 storages (LayerNorm statistics, softmax in fp32)
-    rest: Worked  # whatever else this implementation keeps that the rule does not, or the reverse
+    rule: Line
+    exact: Line
+    masks: Line  # what 2-byte masks add over 1-byte ones
+    statistics: Line  # the fp32 storages (LayerNorm statistics, softmax in fp32)
+    rest: Line  # whatever else this implementation keeps that the rule does not, or the reverse
 
 
 @dataclass(frozen=True)
@@ -189,7 +180,7 @@ class ComputeView:
     skipped: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) the backward does not spend
     grid: tuple[Figures, ...]
     squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
-    squared_kept: Worked  # the bf16 bytes in s², the whole model
+    squared_kept: Line  # the bf16 bytes in s², the whole model
     masks: tuple[Mask, ...]
     rules: Rules
 
@@ -295,7 +286,7 @@ def _step(
     kept = tuple(
         Kept(
             words.name("saved", _storage(step.path, tensor.key)),
-            _worked_line(compute, tensor.key, product(tensor.shape), seq),
+            _worked(compute, product(tensor.shape), seq, tensor.key),
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
             tensor.shared,
             _is_mask(step.path, tensor.key),
@@ -315,13 +306,10 @@ def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, in
     return products + kept
 
 
-def _worked_line(compute: Compute, what: str, poly: Poly, seq: int) -> Line:
+def _worked(compute: Compute, poly: Poly, seq: int, what: str = "") -> Line:
+    """A polynomial at the page's (b, s): its closed form, the numbers put in, the result."""
     value = poly.evaluate(_at(compute, seq))
     return Line(what, poly, compute.closed_form(poly), compute.substituted(poly, 1, seq), value)
-
-
-def _worked(compute: Compute, poly: Poly, seq: int) -> Worked:
-    return Worked(compute.closed_form(poly), compute.substituted(poly, 1, seq), poly.evaluate(_at(compute, seq)))
 
 
 def _at(compute: Compute, seq: int) -> dict[str, int]:
