@@ -25,7 +25,7 @@ from generator.cli import main
 from generator.counting import texts
 from generator.counting.architecture import Head, Part
 from generator.counting.families import FAMILIES
-from generator.site import content, render, search
+from generator.site import compute_view, content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
@@ -73,7 +73,7 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     for path in sorted((root / language).glob("*.yaml")):
         if path not in documents and path.name != FAMILY_TEXTS:
             found.append(f"{path}: no page kind reads this file")
-    return found + family_text_problems(language, root)
+    return found + family_text_problems(language, root) + compute_text_problems(language, root)
 
 
 def family_text_problems(language: str, root: Path) -> list[str]:
@@ -121,6 +121,33 @@ def family_text_problems(language: str, root: Path) -> list[str]:
     return found
 
 
+@functools.cache
+def compute_keys() -> dict[str, frozenset[str]]:
+    """The keys of compute.yaml any declaration can ask for: every family but the 2017 Transformer
+    (no transformers class runs it, so its page shows no step), every head, every path of switches."""
+    found: dict[str, set[str]] = {kind: set() for kind in compute_view.KINDS}
+    for family in FAMILIES.values():
+        if family.name == "transformer":
+            continue
+        for head in family.heads:
+            for _, architecture in every_path(family, head):
+                for kind, keys in compute_view.word_keys(architecture).items():
+                    found[kind] |= keys
+    return {kind: frozenset(keys) for kind, keys in found.items()}
+
+
+def compute_text_problems(language: str, root: Path) -> list[str]:
+    """What compute.yaml lacks for the declarations' steps, products and storages, and what none produces."""
+    text = LOAD("compute", language, root)
+    path = text.document.path
+    found = [f"{path}: {key}: not a section the code reads" for key in text.document.data if key not in compute_keys()]
+    for kind, keys in compute_keys().items():
+        have = {str(key) for key in text.document.data.get(kind) or {}}
+        found += [f"{path}: {kind}.{key}: expected a text here, found none" for key in sorted(keys - have)]
+        found += [f"{path}: {kind}.{key}: no declaration produces this key" for key in sorted(have - keys)]
+    return found
+
+
 SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "families")
 PARTS = {part.value for part in Part}
 
@@ -147,6 +174,7 @@ def test_the_languages_are_found() -> None:
     assert {p.name for p in (CONTENT / "en").glob("*.yaml")} == {
         "calculator.yaml",
         "charts.yaml",
+        "compute.yaml",
         "diffs.yaml",
         "errata.yaml",
         "exercises.yaml",
@@ -409,4 +437,26 @@ def test_the_words_of_blocks_and_modules_reach_the_architecture() -> None:
         ("feed-forward-in", "feed-forward in"),
         ("feed-forward-out", "feed-forward out"),
         ("output-layernorm", "output LayerNorm"),
+    ]
+
+
+# The words of the compute section (content/<language>/compute.yaml), tied to the declarations. -----
+
+
+def test_the_compute_words_are_those_the_declarations_produce(
+    models: list[Model], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A storage only a sequence-classification head with one label keeps, a product only DeBERTa's
+    disentangled attention performs, and a key no declaration produces."""
+
+    def edit(text: str) -> str:
+        text = text.replace("  regression-loss: regression loss (mean squared error)\n", "")
+        text = text.replace("  p2c-scores: position-to-content scores\n", "")
+        return text.replace("  token types: token types\n", "  token types: token types\n  made up: a storage\n")
+
+    target = _second_language(tmp_path, edit, "compute.yaml")
+    assert problems(models, "zh", target.parents[1], monkeypatch) == [
+        f"{target}: steps.regression-loss: expected a text here, found none",
+        f"{target}: products.p2c-scores: expected a text here, found none",
+        f"{target}: saved.made up: no declaration produces this key",
     ]

@@ -100,12 +100,22 @@ class BlockCompute:
 
     def saved_bytes(self, precision: str) -> Poly:
         """Every copy's own storages, and the shared ones once (a rotary table all layers read)."""
-        own = total(step.saved_bytes(precision) for step in self.steps)
-        return own * self.copies + total(step.saved_bytes(precision, shared=True) for step in self.steps)
+        return self._bytes[precision][0]
 
     def batch_one_bytes(self, precision: str) -> Poly:
         """What every copy keeps in addition when b = 1 (``Saved.batch_one``)."""
-        return total(step.saved_bytes(precision, batch_one=True) for step in self.steps) * self.copies
+        return self._bytes[precision][1]
+
+    @functools.cached_property
+    def _bytes(self) -> dict[str, tuple[Poly, Poly]]:
+        """Both sums by precision, once: the totals, the derivation and a page each ask for them."""
+        found = {}
+        for p in PRECISIONS:
+            own = total(step.saved_bytes(p) for step in self.steps)
+            shared = total(step.saved_bytes(p, shared=True) for step in self.steps)
+            single = total(step.saved_bytes(p, batch_one=True) for step in self.steps)
+            found[p] = (own * self.copies + shared, single * self.copies)
+        return found
 
 
 @dataclass(frozen=True)
@@ -130,11 +140,22 @@ class Compute:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once.
 
         For every b but 1; ``batch_one`` is what b = 1 adds (zero for most families)."""
-        return total(block.saved_bytes(precision) for block in self.blocks)
+        return self._kept[precision][0]
 
     def batch_one(self, precision: str) -> Poly:
         """Bytes kept in addition when the batch holds one sequence (views torch folds without a copy)."""
-        return total(block.batch_one_bytes(precision) for block in self.blocks)
+        return self._kept[precision][1]
+
+    @functools.cached_property
+    def _kept(self) -> dict[str, tuple[Poly, Poly]]:
+        """Both byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
+        return {
+            p: (
+                total(block.saved_bytes(p) for block in self.blocks),
+                total(block.batch_one_bytes(p) for block in self.blocks),
+            )
+            for p in PRECISIONS
+        }
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""

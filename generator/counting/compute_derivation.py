@@ -77,15 +77,13 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
     """Work a card's training step at batch size ``batch`` and sequence length ``seq``."""
     values = {**compute.values, "b": batch, "s": seq}
 
+    worked: dict[Poly, tuple[Expr, Expr, int]] = {}  # a layer repeats a few shapes (b·s·H) many times
+
     def line(what: str, formula: Poly, *, once: bool = False) -> Line:
-        return Line(
-            what,
-            formula,
-            compute.closed_form(formula),
-            compute.substituted(formula, batch, seq),
-            formula.evaluate(values),
-            once,
-        )
+        if formula not in worked:
+            substituted = compute.substituted(formula, batch, seq)
+            worked[formula] = (compute.closed_form(formula), substituted, formula.evaluate(values))
+        return Line(what, formula, *worked[formula], once)
 
     components = []
     skipped = []

@@ -25,11 +25,12 @@ from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
 from generator.site import content, exports, formats
+from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
 from generator.site.related import Related, related_pages
-from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
+from generator.site.views import COMPARED_SYMBOLS, TRANSFORMER, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
@@ -197,7 +198,7 @@ def render_markdown(text: str) -> Markup:
     return Markup(clean)
 
 
-def model_page(model: Model, text: Text, related: Related | None = None) -> Page:
+def model_page(model: Model, text: Text, related: Related | None = None, compute: ComputeView | None = None) -> Page:
     """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages."""
     words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
     own = text.section("model")
@@ -206,7 +207,7 @@ def model_page(model: Model, text: Text, related: Related | None = None) -> Page
         "model.html",
         own("title", **words),
         own("description", **words),
-        {"model": model, "related": related or Related()},
+        {"model": model, "related": related or Related(), "compute": compute},
     )
 
 
@@ -250,6 +251,7 @@ class Renderer:
         self.related = related_pages(cards, options.language)  # gathered before any worker process starts
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
+        self.compute_words = Words.of(content.load("compute", options.language))
         self.env = environment(self.text, templates)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (
@@ -258,6 +260,7 @@ class Renderer:
             "_macros.html",
             "_claims.html",
             "_memory.html",
+            "_compute.html",
             "_checkpoint_names.html",
         ):
             self.env.get_template(name)
@@ -270,7 +273,9 @@ class Renderer:
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
         return {
-            f"models/{model.id}/index.html": self.render(model_page(model, self.text, self.related.get(model.id))),
+            f"models/{model.id}/index.html": self.render(
+                model_page(model, self.text, self.related.get(model.id), self._compute(model))
+            ),
             f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
@@ -278,6 +283,12 @@ class Renderer:
     def model_inputs(self, card_id: str) -> str:
         """What a model's files show besides its own card, as text: the build cache keys them on it too."""
         return repr(self.related.get(card_id))
+
+    def _compute(self, model: Model) -> ComputeView | None:
+        """The compute section's figures; none for the 2017 Transformer, which no transformers class runs."""
+        if model.card.family.name == TRANSFORMER:
+            return None
+        return compute_view(model.card, self.compute_words)
 
     def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
         """Every other file, as independent pieces of work (a build runs them in parallel):

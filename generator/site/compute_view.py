@@ -1,0 +1,418 @@
+"""What a model page shows of a training step's compute and memory (issue 13), read off the engine.
+
+Every number comes from ``counting.compute`` (the declarations) and ``compute_derivation``: the
+worked steps at b = 1, s = min(P, 512), a small grid of (b, s), and the rules of thumb (2N and 6N
+FLOPs per token, Korthikanti et al. 2022's bytes per layer) set beside the exact figures, their
+differences taken apart as polynomials over the declared products and saved tensors. Nothing is
+measured here and nothing is typed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from generator.cards.problems import InputError, Problem
+from generator.counting.architecture import Architecture, Dtype, Kind, Module, Op
+from generator.counting.compute import (
+    ACTIVATIONS,
+    ELEMENT_BYTES,
+    PRECISIONS,
+    BlockCompute,
+    Compute,
+    Figures,
+    StepCompute,
+    count_compute,
+)
+from generator.counting.compute_derivation import Line, StepLines, derive_compute
+from generator.counting.expr import Expr
+from generator.counting.inventory import Counted
+from generator.counting.poly import Monomial, Poly, product
+from generator.site.content import Text
+
+SEQ = 512  # the page's sequence length, or P when the position table is shorter (issue 13)
+GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
+GRID_BATCHES = (1, 8, 32)
+KINDS = ("steps", "products", "saved")  # the sections of content/<language>/compute.yaml
+b, s = Poly.symbol("b"), Poly.symbol("s")
+
+
+@dataclass(frozen=True)
+class Words:
+    """The display names of ops, products and saved storages (content/<language>/compute.yaml)."""
+
+    text: Text
+    names: Mapping[str, Mapping[str, str]]  # by kind, then key
+
+    @staticmethod
+    def of(text: Text) -> Words:
+        """Read every name at once: a page uses a few; tests/test_content.py ties the keys to the declarations."""
+        names = {}
+        for kind in KINDS:
+            section = text.section(kind)
+            names[kind] = {str(key): section(str(key)) for key in text.document.data[kind]}
+        return Words(text, names)
+
+    def name(self, kind: str, key: str) -> str:
+        """A name by kind and key; a key missing from the content is a located error."""
+        if key not in self.names[kind]:
+            where = self.text.document.where_key((kind,))
+            raise InputError([Problem(where, kind, f"expected a text for {key!r} here, found none")])
+        return self.names[kind][key]
+
+
+def word_keys(architecture: Architecture) -> dict[str, set[str]]:
+    """The keys of compute.yaml an architecture can ask for, by kind (what ``compute_view`` looks up)."""
+    found: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    for block in architecture.blocks:
+        items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
+        for item in items:
+            if isinstance(item, Op):
+                found["steps"].add(item.key)
+            found["products"] |= {p.what for p in item.products if not _own_product(item, p.what)}
+            found["saved"] |= {_storage(item.path, t.key) for t in item.saved}
+            if isinstance(item, Op) and (item.activation or item.function):
+                most = max(keeps.intermediates for keeps in ACTIVATIONS.values())
+                found["saved"] |= {f"intermediate {n}" for n in range(most)}
+    return found
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One product of the forward as shown: its name and its worked line (formula, numbers, FLOPs)."""
+
+    name: str
+    line: Line
+    backward: int  # the backward's products for it: one per operand that needs a gradient (``Product.backward``)
+
+    @property
+    def backward_flops(self) -> int:
+        return self.line.value * self.backward
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One storage autograd keeps: its elements worked out, and its bytes in fp32 and in bf16."""
+
+    name: str
+    elements: Line
+    bytes: Mapping[str, int]
+    once: bool  # one storage for the whole model, not one per copy
+    mask: bool  # a dropout's mask
+
+
+@dataclass(frozen=True)
+class ShownStep:
+    anchor: str
+    label: str
+    products: tuple[Shown, ...]
+    backward: Line | None
+    kept: tuple[Kept, ...]
+
+
+@dataclass(frozen=True)
+class ShownComponent:
+    """A component worked for one instance, with its totals over all its copies."""
+
+    anchor: str
+    title: str
+    repeat: tuple[str, ...]  # the symbols its copies are counted in (L), empty for a single block
+    copies: int
+    steps: tuple[ShownStep, ...]
+    forward: int  # all copies
+    backward: int
+    activations: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules of thumb at the page's (b, s), each beside the exact figure, the gap taken apart."""
+
+    parameters: int
+    multiplied: int  # weights a token is multiplied by in the forward's products, a shared layer each time
+    forward_rule: int  # 2·N·b·s
+    training_rule: int  # 6·N·b·s
+    weights_gap: Line  # 2·(M − N)·b·s
+    squared: Line  # the products in s² (attention scores and weighted values)
+    per_sequence: Line  # every other product (once per sequence: pooler, classifiers)
+    skipped: int  # FLOPs the backward does not spend (twice the forward less the backward)
+    korthikanti: Korthikanti | None
+
+
+@dataclass(frozen=True)
+class Korthikanti:
+    """34·s·b·H + 5·A·s²·b bytes per layer (Korthikanti et al. 2022, 16-bit, 1-byte masks) against one layer here."""
+
+    layer: str
+    rule: Line
+    exact: Line
+    masks: Line  # what 2-byte masks add over 1-byte ones
+    statistics: Line  # the fp32 storages (LayerNorm statistics, softmax in fp32)
+    rest: Line  # whatever else this implementation keeps that the rule does not, or the reverse
+
+
+@dataclass(frozen=True)
+class Mask:
+    """A dropout mask kept in one component: its storage and how many copies keep one."""
+
+    component: ShownComponent
+    step: ShownStep
+    kept: Kept
+
+    @property
+    def copies(self) -> int:
+        return 1 if self.kept.once else self.component.copies
+
+
+@dataclass(frozen=True)
+class ComputeView:
+    """The section's every figure at (b, s), the closed forms, the grid, and the rules worked."""
+
+    batch: int
+    seq: int
+    positions: int | None  # the longest sequence the model takes (max_position_embeddings)
+    figures: Figures
+    components: tuple[ShownComponent, ...]
+    forward: Expr  # closed forms in b and s
+    backward: Expr
+    activations: Mapping[str, Expr]
+    batch_one: Mapping[str, Expr | None]  # what b = 1 adds, where anything
+    skipped: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) the backward does not spend
+    grid: tuple[Figures, ...]
+    squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
+    squared_kept: Line  # the bf16 bytes in s², the whole model
+    masks: tuple[Mask, ...]
+    rules: Rules
+
+    @property
+    def mask_bytes(self) -> dict[str, int]:
+        """The masks' bytes, every copy, by precision."""
+        return {p: sum(x.kept.bytes[p] * x.copies for x in self.masks) for p in PRECISIONS}
+
+    @property
+    def mask_elements(self) -> int:
+        """The masks' elements, every copy: their bytes were they kept at 1 byte each, as CUDA does."""
+        return sum(x.kept.elements.value * x.copies for x in self.masks)
+
+    @property
+    def training_state(self) -> dict[str, int]:
+        """The training memory without the activations: weights, gradients, Adam's moments (and master copy)."""
+        memory = self.figures.training_memory
+        kept = self.figures.activations
+        return {"fp32": memory["fp32"] - kept["fp32"], "bf16_mixed": memory["bf16_mixed"] - kept["bf16"]}
+
+
+def longest(card: Counted) -> int | None:
+    """The longest sequence the model takes: ``max_position_embeddings``, a table's rows or, with
+    rotary positions (ModernBERT), the length the config declares."""
+    found = card.config.get("max_position_embeddings")
+    return found if isinstance(found, int) and found > 0 else None
+
+
+def page_seq(positions: int | None) -> int:
+    """The section's sequence length: 512, or P when the model takes fewer tokens."""
+    return min(positions, SEQ) if positions else SEQ
+
+
+def grid_points(positions: int | None) -> tuple[tuple[int, int], ...]:
+    """The grid's (b, s): s in 128, 512 and P (each once, none above P), b in 1, 8 and 32."""
+    seqs = sorted({x for x in (*GRID_SEQS, positions or SEQ) if x <= (positions or SEQ)})
+    return tuple((batch, seq) for seq in seqs for batch in GRID_BATCHES)
+
+
+def compute_view(card: Counted, words: Words) -> ComputeView:
+    """A card's compute section at b = 1 and s = min(P, 512)."""
+    compute = count_compute(card)
+    positions = longest(card)
+    seq = page_seq(positions)
+    derivation = derive_compute(compute, 1, seq)
+    components = []
+    for block, lines in zip(compute.blocks, derivation.components, strict=True):
+        items: tuple[Module | Op, ...] = (*block.block.modules, *block.block.ops)
+        steps = tuple(
+            _step(compute, f"c-{block.block.key}-{item.key}", item, step, worked, words, seq)
+            for item, step, worked in zip(items, block.steps, lines.steps, strict=True)
+            if worked.forward or any(worked.saved.values())
+        )
+        components.append(
+            ShownComponent(
+                f"c-{block.block.key}",
+                block.block.title,
+                block.block.repeat,
+                lines.copies,
+                steps,
+                lines.forward,
+                lines.backward,
+                lines.activations,
+            )
+        )
+    masks = tuple(Mask(c, step, k) for c in components for step in c.steps for k in step.kept if k.mask)
+    names = {(c.title, x.line.what): x.name for c in components for step in c.steps for x in step.products}
+    skipped = tuple((x.component, names.get((x.component, x.what), x.what), x.flops) for x in derivation.skipped)
+    kept_s2 = _terms(compute.activations("bf16"), lambda mono: _degrees(mono)[1] == 2)
+    return ComputeView(
+        1,
+        seq,
+        positions,
+        compute.at(1, seq),
+        tuple(components),
+        derivation.forward,
+        derivation.backward,
+        derivation.activations,
+        {p: _batch_one(compute, p) for p in PRECISIONS},
+        skipped,
+        tuple(compute.at(batch, x) for batch, x in grid_points(positions)),
+        _squared(components),
+        _worked(compute, kept_s2, seq),
+        masks,
+        _rules(compute, seq, sum(x.flops for x in derivation.skipped)),
+    )
+
+
+def _step(
+    compute: Compute, anchor: str, item: Module | Op, step: StepCompute, worked: StepLines, words: Words, seq: int
+) -> ShownStep:
+    """One module or op: its products named, its storages worked out as elements and bytes."""
+    label = words.name("steps", item.key) if isinstance(item, Op) else step.label
+    differentiated = not step.backward.is_zero()
+    products = tuple(
+        Shown(
+            label if _own_product(item, line.what) else words.name("products", line.what),
+            line,
+            declared.backward if differentiated else 0,
+        )
+        for declared, line in zip(step.products, worked.forward, strict=True)
+    )
+    kept = tuple(
+        Kept(
+            words.name("saved", _storage(step.path, tensor.key)),
+            _worked(compute, product(tensor.shape), seq, tensor.key),
+            {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
+            tensor.shared,
+            _is_mask(step.path, tensor.key),
+        )
+        for tensor, *lines in zip(step.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
+    )
+    return ShownStep(anchor, label, products, worked.backward, kept)
+
+
+def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, int, str], ...]:
+    """Every product and storage in s², with its value at the page's (b, s) and its unit."""
+    steps = [step for component in components for step in component.steps]
+    products = tuple((step, x.name, x.line.value, "FLOPs") for step in steps for x in step.products if _in_s2(x.line))
+    kept = tuple(
+        (step, k.name, k.bytes["bf16"], "bytes in bf16") for step in steps for k in step.kept if _in_s2(k.elements)
+    )
+    return products + kept
+
+
+def _worked(compute: Compute, poly: Poly, seq: int, what: str = "") -> Line:
+    """A polynomial at the page's (b, s): its closed form, the numbers put in, the result."""
+    value = poly.evaluate(_at(compute, seq))
+    return Line(what, poly, compute.closed_form(poly), compute.substituted(poly, 1, seq), value)
+
+
+def _at(compute: Compute, seq: int) -> dict[str, int]:
+    return {**compute.values, "b": 1, "s": seq}
+
+
+def _own_product(item: Module | Op, what: str) -> bool:
+    """Whether a product is its module's one projection, named by the module's own label."""
+    return isinstance(item, Module) and what == item.key
+
+
+def _storage(path: str, key: str) -> str:
+    """A storage's content key: what follows its step's path when it is named after the step."""
+    prefix = f"{path} "
+    return key[len(prefix) :] if key.startswith(prefix) else key
+
+
+def _is_mask(path: str, key: str) -> bool:
+    """Whether a storage is a dropout's mask (ops.dropout names it "<path> mask"; attention its own)."""
+    return key.endswith("dropout mask") or key == f"{path} mask"
+
+
+def _in_s2(line: Line) -> bool:
+    return any(("s", 2) in mono for mono, _ in line.formula.terms)
+
+
+def _batch_one(compute: Compute, precision: str) -> Expr | None:
+    extra = compute.in_batch(compute.batch_one(precision))
+    return None if extra.is_zero() else compute.closed_form(extra)
+
+
+def _rules(compute: Compute, seq: int, skipped: int) -> Rules:
+    """2N and 6N FLOPs per token against the exact forward, its difference split by the monomials in b and s."""
+    forward = compute.forward
+    per_token = _terms(forward, lambda mono: _degrees(mono) == (1, 1))
+    squared = _terms(forward, lambda mono: _degrees(mono)[1] == 2)
+    rest = forward + per_token * -1 + squared * -1
+    multiplied = per_token.evaluate({**compute.values, "b": 1, "s": 1}) // 2
+    N = compute.parameters
+    tokens = seq  # b = 1
+    return Rules(
+        N,
+        multiplied,
+        2 * N * tokens,
+        6 * N * tokens,
+        _worked(compute, 2 * (multiplied - N) * b * s, seq),
+        _worked(compute, squared, seq),
+        _worked(compute, rest, seq),
+        skipped,
+        _korthikanti(compute, seq),
+    )
+
+
+def _degrees(mono: Monomial) -> tuple[int, int]:
+    """A monomial's degrees in b and in s."""
+    found = dict(mono)
+    return found.get("b", 0), found.get("s", 0)
+
+
+def _terms(poly: Poly, keep: Callable[[Monomial], bool]) -> Poly:
+    """The terms of a polynomial whose monomial ``keep`` accepts."""
+    chosen = Poly()
+    for mono, coeff in poly.terms:
+        if keep(mono):
+            term = Poly.constant(coeff)
+            for symbol, exp in mono:
+                term = term * product([Poly.symbol(symbol)] * exp)
+            chosen = chosen + term
+    return chosen
+
+
+def _layer(compute: Compute) -> BlockCompute | None:
+    """The first repeated encoder block: the layer the per-layer rule describes."""
+    return next((x for x in compute.blocks if x.block.kind is Kind.ENCODER and x.block.repeat), None)
+
+
+def _korthikanti(compute: Compute, seq: int) -> Korthikanti | None:
+    """One layer's bf16 activations against 34·s·b·H + 5·A·s²·b, the gap taken apart by the declarations."""
+    layer = _layer(compute)
+    if layer is None or not {"H", "A"} <= set(compute.values):
+        return None
+    H, A = Poly.symbol("H"), Poly.symbol("A")
+    rule = 34 * s * b * H + 5 * A * s * s * b
+    exact = Poly()
+    masks = Poly()
+    statistics = Poly()
+    for step in layer.steps:
+        for tensor in step.saved:
+            if tensor.shared or tensor.batch_one:  # the rule is per layer, for any b
+                continue
+            kept = product(tensor.shape) * ELEMENT_BYTES[tensor.dtype]["bf16"]
+            exact = exact + kept
+            # The rule counts a dropout mask at 1 byte an element (CUDA's); on CPU it has the activation's type.
+            if _is_mask(step.path, tensor.key):
+                masks = masks + product(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
+            elif tensor.dtype is Dtype.FLOAT32:
+                statistics = statistics + kept
+    rest = exact + masks * -1 + statistics * -1 + rule * -1
+    return Korthikanti(
+        layer.block.title,
+        _worked(compute, rule, seq),
+        _worked(compute, exact, seq),
+        _worked(compute, masks, seq),
+        _worked(compute, statistics, seq),
+        _worked(compute, rest, seq),
+    )
