@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.counting.architecture import Block, Dtype, Head, Kind, Module, Op, Param, Product, Saved
+from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Param, Product, Saved
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.poly import Poly, product, total
@@ -229,6 +229,12 @@ def count_compute(card: Counted) -> Compute:
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
     return Compute(tuple(blocks), values, order, totals.total, trainable)
+
+
+def measured(family: Family) -> bool:
+    """Whether torch checks the family's figures: not for one transformers does not implement
+    (the 2017 Transformer, with a config of its own), whose declarations nothing has verified."""
+    return family.own_config is None
 
 
 def _block_steps(
