@@ -220,11 +220,8 @@ def count_compute(card: Counted) -> Compute:
     seen: set[str] = set()
     blocks = []
     for block in architecture.blocks:
-        # With no labels the backward starts from the encoder's output (last_hidden_state.sum()):
-        # nothing after it, such as the pooler, is differentiated.
-        differentiated = not (card.head is Head.BASE and block.kind is Kind.POOLER)
-        steps = _block_steps(block, card.config, seen, differentiated=differentiated)
-        blocks.append(BlockCompute(block, steps, _applied(block)))
+        steps = _block_steps(block, card.config, seen, differentiated=differentiated(card.head, block.kind))
+        blocks.append(BlockCompute(block, steps, applied_copies(block)))
     order = (*(s.name for s in (*card.family.symbols, *card.family.compute_symbols)), "b", "s")
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
@@ -266,7 +263,13 @@ def _block_steps(
     return tuple(steps)
 
 
-def _applied(block: Block) -> Poly:
+def differentiated(head: Head, kind: Kind) -> bool:
+    """Whether the backward runs through a block of this kind: with no labels it starts from the
+    encoder's output (last_hidden_state.sum()), so nothing after it, such as the pooler, is."""
+    return not (head is Head.BASE and kind is Kind.POOLER)
+
+
+def applied_copies(block: Block) -> Poly:
     """How many times a block runs: its copies, or, for ALBERT's shared layers, L steps of a group's K layers."""
     if block.applied is None:
         return block.copies()

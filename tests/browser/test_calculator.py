@@ -64,7 +64,7 @@ def _perturb(card: Card, head: Head, rng: random.Random) -> Card | None:
     """A random change of a card's config, or None when transformers would refuse what came out."""
     family = card.family
     config = dict(card.config)
-    inputs = [i for i in family_export(family.name)["inputs"] if i["group"] != "checked"]
+    inputs = [i for i in family_export(family.name)["inputs"] if i["group"] not in ("checked", "training")]
     repeats = _repeats(family)
     for item in rng.sample(inputs, k=min(len(inputs), rng.randint(2, 6))):
         key, kind = item["key"], item["kind"]
