@@ -34,7 +34,16 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.analysis import mistakes
-from generator.analysis.compute_rules import block_compute, family_compute, reads, step_inputs
+from generator.analysis.compute_rules import (
+    BATCH,
+    DEFAULT_SEQ,
+    POSITIONS,
+    SEQ,
+    block_compute,
+    family_compute,
+    reads,
+    step_inputs,
+)
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
@@ -382,6 +391,14 @@ def encode(kind: str, value: object) -> str:
     if kind in (FLAG, VALUE) or value is None:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return str(value)
+
+
+def step_query(family: Family, head: Head, config: Mapping[str, Any], batch: int) -> tuple[int, str]:
+    """The sequence length min(P, 512) and the calculator's query string for a training step of
+    ``batch`` sequences of that length (as ``generator count --batch`` would take it)."""
+    positions = config.get(POSITIONS)
+    seq = min(positions, DEFAULT_SEQ) if isinstance(positions, int) else DEFAULT_SEQ
+    return seq, f"{query(family, head, config)}&{BATCH}={batch}&{SEQ}={seq}"
 
 
 def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:

@@ -1124,7 +1124,7 @@
   }
 
   function renderCompute(result) {
-    var html = '<section class="calc-compute" aria-labelledby="calc-compute-heading"><h3 id="calc-compute-heading">' +
+    var html = '<section class="calc-compute" id="calc-compute" aria-labelledby="calc-compute-heading"><h3 id="calc-compute-heading">' +
       h("compute-heading") + "</h3>";
     if (!state.data.compute.measured) { return html + "<p>" + h("compute-not-measured", { title: escapeHtml(familyEntry(state.family).title) }) + "</p></section>"; }
     if (result.computeProblem) { return html + '<p class="calc-problems" role="alert">' + escapeHtml(result.computeProblem) + "</p></section>"; }
