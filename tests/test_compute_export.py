@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_compute import CANNOT_RUN, COMPUTE, MEASURED, NOT_DECLARED
+from test_compute import COMPUTE
+from test_compute import _cases as measured_cases
 
 from conftest import MODELS, count_card
 from generator.counting.compute import count_compute
@@ -33,17 +34,7 @@ def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int) ->
     return _evaluate(compute[figure], b, s) + (_evaluate(compute[f"batch_one_{precision}"], b, s) if b == 1 else 0)
 
 
-def _cases() -> list[Any]:
-    cases = []
-    for path in MEASURED:
-        if path.stem in CANNOT_RUN:
-            continue
-        marks = [pytest.mark.xfail(strict=True, reason=NOT_DECLARED[path.stem])] if path.stem in NOT_DECLARED else []
-        cases.append(pytest.param(path, id=path.stem, marks=marks))
-    return cases
-
-
-@pytest.mark.parametrize("path", _cases())
+@pytest.mark.parametrize("path", measured_cases())
 def test_exported_terms_give_the_reference(path: Path) -> None:
     inventory = count_card(path)
     compute = json.loads(to_json(inventory))["compute"]
