@@ -7,6 +7,7 @@ card measured there, and the training memory with the engine's own rule (``Figur
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from test_compute import _cases as measured_cases
 
 from conftest import MODELS, count_card
 from generator.counting.compute import count_compute
+from generator.counting.inventory import count_parameters
 from generator.site.exports import to_json
 
 FIGURES = (
@@ -76,4 +78,13 @@ def test_the_2017_transformer_has_no_compute() -> None:
     """No transformers class runs it, so torch never measured it: the export says null, not a guess."""
     data = json.loads(to_json(count_card(MODELS / "transformer-base.yaml")))
     assert "compute" in data
+    assert data["compute"] is None
+
+
+def test_an_activation_nobody_declared_gives_no_compute() -> None:
+    """A card may name any activation function; one whose saved tensors are not declared gets null, not a guess."""
+    card = count_card(MODELS / "bert-base-uncased.yaml").card
+    odd = dataclasses.replace(card, config={**card.config, "hidden_act": "mish"})
+    data = json.loads(to_json(count_parameters(odd)))
+    assert data["total"] == 109_482_240
     assert data["compute"] is None

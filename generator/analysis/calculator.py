@@ -17,7 +17,12 @@ writes one JSON document that holds everything the count depends on:
 * ``blocks``: every distinct block the family's builder can produce, with its derivation in
   symbols exactly as ``derivation.block_form`` writes it for a model page: each step's formula
   as a polynomial and as an expression tree, the tensors it lists, the block's polynomial, its
-  expression, its subtotal expression and the grouped form the closed form uses.
+  expression, its subtotal expression and the grouped form the closed form uses;
+* ``compute``: a training step's rules (``compute_rules.py``), with ``blocks`` of compute
+  declarations that each slot's ``compute`` maps the switches' bits to, as ``variants`` does for
+  ``blocks`` (settings that change no tensor may change what a step computes: DeBERTa's c2p, p2c);
+  the inputs then also hold the keys only the compute reads (group ``compute``) and b and s
+  (group ``training``).
 
 The browser evaluates the conditions, substitutes numbers into the polynomials with BigInt and
 lays the result out; ``tests/test_calculator.py`` evaluates the same documents independently of

@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from generator.counting.compute import Compute, count_compute, measured
+from generator.counting.compute import Compute, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
 from generator.counting.poly import Poly
 
@@ -23,8 +23,18 @@ def to_json(inventory: Inventory) -> str:
         "tensors": [_tensor_json(t) for t in inventory.tensors],
         "tied": [_encode({"name": t.name, "tied_to": t.tied_to}) for t in inventory.tied],
     }
-    card = inventory.card
-    return dump_json(data, compute=compute_json(count_compute(card)) if measured(card.family) else None)
+    return dump_json(data, compute=_compute_of(inventory))
+
+
+def _compute_of(inventory: Inventory) -> dict[str, list[dict[str, int]]] | None:
+    """The card's compute terms; None where torch never measured the family, or where the config names
+    an activation function whose saved tensors are not declared (a card may name any string)."""
+    if not measured(inventory.card.family):
+        return None
+    try:
+        return compute_json(count_compute(inventory.card))
+    except UndeclaredActivationError:
+        return None
 
 
 def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:

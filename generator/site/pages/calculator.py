@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from generator.analysis.calculator import export_text, step_query
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
-from generator.counting.compute import Figures, count_compute, measured
+from generator.counting.compute import Figures, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import FAMILIES
 from generator.site import content
 from generator.site.content import Text
@@ -135,7 +135,10 @@ def _starting_step(entry: FamilyEntry) -> StartingStep | None:
     if entry.same is None or not measured(entry.same.card.family):
         return None
     seq, _ = step_query(entry.same.card.family, entry.same.card.head, entry.same.card.config, 1)
-    return StartingStep(entry.same.card.title, count_compute(entry.same.card).at(1, seq))
+    try:
+        return StartingStep(entry.same.card.title, count_compute(entry.same.card).at(1, seq))
+    except UndeclaredActivationError:  # a card may name an activation whose saved tensors nobody declared
+        return None
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
