@@ -409,11 +409,21 @@
 
   // The family's rules, and where it has a measured training step, that s fits the position table
   // (generator count --seq refuses the same): the exported condition, with this page's words.
+  // Whether any rule refuses the config, without writing the messages: a fix's search asks this
+  // tens of thousands of times.
+  function refused(config, head) {
+    var checked = Object.assign({}, config, { "@head": head });
+    return checks().some(function (rules) { return rules.some(function (rule) { return holds(rule.fails, checked); }); });
+  }
+
+  // Made once per family: a fix's search asks for them tens of thousands of times.
   function checks() {
-    var c = state.data.compute;
-    if (!c.measured) { return state.data.checks; }
-    var rule = { fails: c.seq_too_long.fails, keys: c.seq_too_long.keys, values: {}, message: S["seq-too-long"] };
-    return state.data.checks.concat([[rule]]);
+    var data = state.data, c = data.compute;
+    if (!data.allChecks) {
+      var rule = { fails: c.seq_too_long.fails, keys: c.seq_too_long.keys, values: {}, message: S["seq-too-long"] };
+      data.allChecks = c.measured ? data.checks.concat([[rule]]) : data.checks;
+    }
+    return data.allChecks;
   }
 
   // The config counted for one head: its blocks, each step's count, the total. Throws when a symbol has no value.
@@ -448,7 +458,7 @@
 
   // True when the config passes every rule for the head and holds parameters: what a fix must reach.
   function countable(config, head) {
-    if (refusals(config, head).length) { return false; }
+    if (refused(config, head)) { return false; }
     try { return count(config, head).total > 0n; } catch (e) { return false; }
   }
 
@@ -589,7 +599,7 @@
         if (v < low || v > MAX_SIZE) { break; }
         var next = Object.assign({}, config);
         next[input.key] = v;
-        if (!refusals(next, state.head).length) { out.push(v); break; }
+        if (!refused(next, state.head)) { out.push(v); break; }
       }
     });
     return out.filter(function (v) { return v >= low && v <= MAX_SIZE; });
