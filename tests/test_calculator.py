@@ -289,9 +289,11 @@ def exported_verdict(
 
 
 def inputs_accepted(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
-    """The form's own checks on each value (calculator.js parse): sizes in range, whole numbers, flags."""
+    """The form's own checks on each value (calculator.js parse): sizes in range, whole numbers, flags.
+
+    A key the config does not hold keeps the field's default (a card holds no batch size)."""
     for item in data["inputs"]:
-        found = config.get(item["key"])
+        found = config.get(item["key"], item["default"])
         if item["kind"] in ("size", "int"):
             if found is None:
                 if not item["optional"]:

@@ -84,6 +84,8 @@ def family_configs(draw: st.DrawFn) -> tuple[str, str, dict[str, Any]]:
     head = draw(st.sampled_from([h.value for h in FAMILIES[name].heads]))
     config: dict[str, Any] = {}
     for item in family_export(name)["inputs"]:
+        if item["group"] == "training":  # b and s: a training step's, not config keys
+            continue
         found = draw(value_for(item))
         if found != ABSENT:
             config[item["key"]] = found

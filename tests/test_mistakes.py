@@ -135,8 +135,11 @@ def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None
     script = (ROOT / "templates" / "static" / "calculator.js").read_text(encoding="utf-8")
     used = set(re.findall(r"\b[th]\(\"([a-z-]+)\"", script))
     used |= {
-        f"{g}{suffix}" for g in ("sizes", "structure", "checked") for suffix in ("", "-hint")
+        f"{g}{suffix}" for g in ("training", "sizes", "structure", "checked", "compute") for suffix in ("", "-hint")
     }  # h(group + "-hint")
     used |= {"tensors-of-one", "tensors-of-the"}  # chosen by a condition
+    used |= set(re.findall(r"\bS\[\"([a-z-]+)\"\]", script))  # read as they are (a rule's message template)
+    used |= set(re.findall(r"\[\"([a-z0-9-]+)\", function", script))  # the training step's rows: h(row[0])
+    used |= {"meaning-batch", "meaning-seq"}  # S["meaning-" + input.key]
     checks = {f"check-{k}" for k in (*exercises.CHECK_TEXTS, "close")}
     assert used - checks == set(calculator.SCRIPT_TEXTS), "calculator.js and pages/calculator.py: SCRIPT_TEXTS differ"

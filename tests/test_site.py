@@ -33,7 +33,7 @@ def test_every_card_has_a_page_and_exports(site: Path) -> None:
 def test_json_export_matches_transformers(site: Path, card_id: str) -> None:
     exported = json.loads((site / "models" / f"{card_id}.json").read_text(encoding="utf-8"))
     reference = reference_for(card_id)
-    assert list(exported) == ["id", "family", "head", "class", "total", "tensors", "tied"]
+    assert list(exported) == ["id", "family", "head", "class", "total", "tensors", "tied", "compute"]
     assert (exported["class"], exported["total"]) == (reference["class"], reference["total"])
     assert [{k: t[k] for k in ("name", "shape", "count")} for t in exported["tensors"]] == reference["tensors"]
     assert exported["tied"] == reference["tied"]

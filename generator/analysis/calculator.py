@@ -17,7 +17,12 @@ writes one JSON document that holds everything the count depends on:
 * ``blocks``: every distinct block the family's builder can produce, with its derivation in
   symbols exactly as ``derivation.block_form`` writes it for a model page: each step's formula
   as a polynomial and as an expression tree, the tensors it lists, the block's polynomial, its
-  expression, its subtotal expression and the grouped form the closed form uses.
+  expression, its subtotal expression and the grouped form the closed form uses;
+* ``compute``: a training step's rules (``compute_rules.py``), with ``blocks`` of compute
+  declarations that each slot's ``compute`` maps the switches' bits to, as ``variants`` does for
+  ``blocks`` (settings that change no tensor may change what a step computes: DeBERTa's c2p, p2c);
+  the inputs then also hold the keys only the compute reads (group ``compute``) and b and s
+  (group ``training``).
 
 The browser evaluates the conditions, substitutes numbers into the polynomials with BigInt and
 lays the result out; ``tests/test_calculator.py`` evaluates the same documents independently of
@@ -34,9 +39,20 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.analysis import mistakes
+from generator.analysis.compute_rules import (
+    BATCH,
+    DEFAULT_SEQ,
+    POSITIONS,
+    SEQ,
+    block_compute,
+    family_compute,
+    reads,
+    step_inputs,
+)
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.counting.compute import measured
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
@@ -84,7 +100,8 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
                 tensors.append({"name": name, "tied_to": param.tied_to, "role": param.role})
             else:
                 assert isinstance(param, Param)
-                tensors.append({"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role})
+                tensor = {"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role}
+                tensors.append({**tensor, "frozen": True} if param.frozen else tensor)
         steps.append(
             {
                 "key": module.key,  # stable in every language, unlike the label (the answer check's mistakes name it)
@@ -191,6 +208,26 @@ def inputs(name: str) -> list[JSON]:
     return inputs
 
 
+def _compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
+    """Inputs for the keys only compute reads; a model page's link names those its own blocks read (``query``)."""
+    defaults = load_schema(family).defaults
+    seen = {i["key"] for i in inputs(family.name)}
+    return [
+        {
+            "key": key,
+            "kind": (kind := _kind(family, key, defaults.get(key))),
+            "default": defaults.get(key),
+            "optional": kind in (INT, VALUE),
+            "meaning": "",  # the page's words say what these change (content/<language>/calculator.yaml)
+            "group": "compute",
+            "symbol": None,
+            "minimum": None,
+        }
+        for key in keys
+        if key not in seen
+    ]
+
+
 def _kind(family: Family, key: str, default: object) -> str:
     if key in family.flag_keys or isinstance(default, bool):
         return FLAG
@@ -226,10 +263,28 @@ def slot_switches(family: Family, key: str) -> list[str]:
     return [s.name for s in family.switches if key in s.blocks]
 
 
-def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int]) -> JSON:
+class _Listing:
+    """Distinct JSON documents in the order first met, each written once and referred to by index."""
+
+    def __init__(self) -> None:
+        self.items: list[JSON] = []
+        self._index: dict[str, int] = {}
+
+    def index(self, text: str, data: JSON) -> int:
+        if text not in self._index:
+            self._index[text] = len(self.items)
+            self.items.append(data)
+        return self._index[text]
+
+
+def _head(family: Family, head: Head, blocks: _Listing, computes: _Listing, read: set[str]) -> JSON:
+    """One head's slots: for each setting of a block's switches, its block and its compute rules (listed
+    apart: settings that change no tensor change what a step computes). ``read`` gathers the config keys
+    those rules read."""
     names = [s.name for s in family.switches]
     order = tuple(s.name for s in family.symbols)
     baseline = family.declare(_Fixed(names, {}), head)
+    read.update(reads(family, baseline.blocks))
     keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
     sequences = [[b.key for b in baseline.blocks]]
     class_names = {baseline.class_name}
@@ -237,13 +292,18 @@ def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int])
     for key in keys:
         deciding = slot_switches(family, key)
         variants: dict[str, int | None] = {}
+        compute: dict[str, int | None] = {}
         for bits in itertools.product((False, True), repeat=len(deciding)):
             architecture = family.declare(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
             sequences.append([b.key for b in architecture.blocks])
             class_names.add(architecture.class_name)
-            variants["".join("1" if b else "0" for b in bits)] = _block_index(architecture, key, order, blocks, index)
+            found = _block(architecture, key)
+            setting = "".join("1" if b else "0" for b in bits)
+            variants[setting] = blocks.index(*_block_text(found, order)) if found else None
+            compute[setting] = computes.index(*_compute_text(found)) if found else None
+            read.update(reads(family, (found,) if found else ()))
         if any(v is not None for v in variants.values()):
-            slots.append({"key": key, "switches": deciding, "variants": variants})
+            slots.append({"key": key, "switches": deciding, "variants": variants, "compute": compute})
     if len(class_names) != 1:
         raise ValueError(f"{family.name} {head.value}: the class name depends on the switches: {sorted(class_names)}")
     ranked = merge_orders(sequences)
@@ -251,25 +311,25 @@ def _head(family: Family, head: Head, blocks: list[JSON], index: dict[str, int])
     return {"class_name": class_names.pop(), "slots": slots}
 
 
-def _block_index(
-    architecture: Architecture, key: str, order: tuple[str, ...], blocks: list[JSON], index: dict[str, int]
-) -> int | None:
+def _block(architecture: Architecture, key: str) -> Block | None:
     found = [b for b in architecture.blocks if b.key == key]
-    if not found:
-        return None
     if len(found) > 1:
         raise ValueError(f"{architecture.class_name}: two blocks are keyed {key!r}")
-    text = _block_text(found[0], order)
-    if text not in index:
-        index[text] = len(blocks)
-        blocks.append(json.loads(text))
-    return index[text]
+    return found[0] if found else None
 
 
 @cache
-def _block_text(block: Block, order: tuple[str, ...]) -> str:
-    """A block's JSON as text: blocks of equal declarations (most switch settings) are written once."""
-    return json.dumps(block_json(block, order), sort_keys=True)
+def _block_text(block: Block, order: tuple[str, ...]) -> tuple[str, JSON]:
+    """A block's JSON, and as text: blocks of equal declarations (most switch settings) are written once."""
+    data = block_json(block, order)
+    return json.dumps(data, sort_keys=True), data
+
+
+@cache
+def _compute_text(block: Block) -> tuple[str, JSON]:
+    """A block's compute rules, and as text, to be written once however many settings share them."""
+    data = block_compute(block)
+    return json.dumps(data, sort_keys=True), data
 
 
 def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
@@ -295,9 +355,11 @@ def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
 def family_export(name: str) -> JSON:
     """The calculator's document for one family (see the module docstring)."""
     family = FAMILIES[name]
-    blocks: list[JSON] = []
-    index: dict[str, int] = {}
-    heads = {head.value: _head(family, head, blocks, index) for head in family.heads}
+    blocks, computes = _Listing(), _Listing()
+    read: set[str] = set()
+    heads = {head.value: _head(family, head, blocks, computes, read) for head in family.heads}
+    # The keys only a training step reads (dropouts, activations), in every block the family can declare.
+    compute_inputs = _compute_inputs(family, sorted(read))
     return {
         "format": FORMAT,
         "family": family.name,
@@ -314,12 +376,13 @@ def family_export(name: str) -> JSON:
             }
             for s in family.symbols
         ],
-        "inputs": inputs(family.name),
+        "inputs": inputs(family.name) + compute_inputs + (step_inputs() if measured(family) else []),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
         "mistakes": mistakes.export(),  # the errata's published methods (analysis/mistakes.py)
-        "blocks": blocks,
+        "blocks": blocks.items,
+        "compute": {**family_compute(family), "blocks": computes.items},
     }
 
 
@@ -335,6 +398,14 @@ def encode(kind: str, value: object) -> str:
     return str(value)
 
 
+def step_query(family: Family, head: Head, config: Mapping[str, Any], batch: int) -> tuple[int, str]:
+    """The sequence length min(P, 512) and the calculator's query string for a training step of
+    ``batch`` sequences of that length (as ``generator count --batch`` would take it)."""
+    positions = config.get(POSITIONS)
+    seq = min(positions, DEFAULT_SEQ) if isinstance(positions, int) else DEFAULT_SEQ
+    return seq, f"{query(family, head, config)}&{BATCH}={batch}&{SEQ}={seq}"
+
+
 def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
     """The calculator's query string for a config: family, head, and every input that is not its default."""
     pairs = [("family", family.name), ("head", head.value)]
@@ -343,4 +414,9 @@ def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
         value = config.get(key)
         if type(value) is not type(default) or value != default:
             pairs.append((key, encode(item["kind"], value)))
+    # A dropout of 0 is one of 0.0 to the compute (and to the page's script): only a value that differs counts.
+    for item in _compute_inputs(family, reads(family, family.architecture(config, head).blocks)):
+        value = config.get(item["key"])
+        if value != item["default"] or isinstance(value, bool) is not isinstance(item["default"], bool):
+            pairs.append((item["key"], encode(item["kind"], value)))
     return urlencode(pairs, quote_via=quote, safe=":,")  # what a URL's query may hold as it is

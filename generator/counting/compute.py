@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.counting.architecture import Block, Dtype, Head, Kind, Module, Op, Param, Product, Saved
+from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Param, Product, Saved
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.poly import Poly, product, total
@@ -241,15 +241,18 @@ def count_compute(card: Counted) -> Compute:
     seen: set[str] = set()
     blocks = []
     for block in architecture.blocks:
-        # With no labels the backward starts from the encoder's output (last_hidden_state.sum()):
-        # nothing after it, such as the pooler, is differentiated.
-        differentiated = not (card.head is Head.BASE and block.kind is Kind.POOLER)
-        steps = _block_steps(block, card.config, seen, differentiated=differentiated)
-        blocks.append(BlockCompute(block, steps, _applied(block)))
+        steps = _block_steps(block, card.config, seen, differentiated=differentiated(card.head, block.kind))
+        blocks.append(BlockCompute(block, steps, applied_copies(block)))
     order = (*(s.name for s in (*card.family.symbols, *card.family.compute_symbols)), "b", "s")
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
     return Compute(tuple(blocks), values, order, totals.total, trainable)
+
+
+def measured(family: Family) -> bool:
+    """Whether torch checks the family's figures: not for one transformers does not implement
+    (the 2017 Transformer, with a config of its own), whose declarations nothing has verified."""
+    return family.own_config is None
 
 
 def _block_steps(
@@ -281,7 +284,13 @@ def _block_steps(
     return tuple(steps)
 
 
-def _applied(block: Block) -> Poly:
+def differentiated(head: Head, kind: Kind) -> bool:
+    """Whether the backward runs through a block of this kind: with no labels it starts from the
+    encoder's output (last_hidden_state.sum()), so nothing after it, such as the pooler, is."""
+    return not (head is Head.BASE and kind is Kind.POOLER)
+
+
+def applied_copies(block: Block) -> Poly:
     """How many times a block runs: its copies, or, for ALBERT's shared layers, L steps of a group's K layers."""
     if block.applied is None:
         return block.copies()

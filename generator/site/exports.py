@@ -7,11 +7,13 @@ import io
 import json
 from typing import Any
 
+from generator.counting.compute import Compute, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
+from generator.counting.poly import Poly
 
 
 def to_json(inventory: Inventory) -> str:
-    """The inventory as JSON: id, family, head, class, total, tensors and tied slots."""
+    """The inventory as JSON: id, family, head, class, total, tensors and tied slots, and the compute."""
     data = {
         "id": inventory.card.id,
         "family": inventory.card.family.name,
@@ -21,7 +23,53 @@ def to_json(inventory: Inventory) -> str:
         "tensors": [_tensor_json(t) for t in inventory.tensors],
         "tied": [_encode({"name": t.name, "tied_to": t.tied_to}) for t in inventory.tied],
     }
-    return dump_json(data)
+    return dump_json(data, compute=_compute_of(inventory))
+
+
+def _compute_of(inventory: Inventory) -> dict[str, list[dict[str, int]]] | None:
+    """The card's compute terms; None where torch never measured the family, or where the config names
+    an activation function whose saved tensors are not declared (a card may name any string)."""
+    if not measured(inventory.card.family):
+        return None
+    try:
+        return compute_json(count_compute(inventory.card))
+    except UndeclaredActivationError:
+        return None
+
+
+def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
+    """Each figure of a training step as a polynomial in b and s with the card's numbers put in.
+
+    ``training_memory_*`` and ``activations_*`` hold for every b but 1; at b = 1 add the
+    ``batch_one_*`` of the same precision (fp32 for fp32, bf16 for bf16 mixed).
+    """
+    # Adam's weights, gradients and moments do not depend on b and s: the training memory less
+    # the activations at any point is that constant (Figures.training_memory holds the rule).
+    figures = compute.at(2, 1)
+    states = {name: figures.training_memory[name] - figures.activations[p] for name, p in MEMORY.items()}
+    polys = {
+        "forward": compute.forward,
+        "backward": compute.backward,
+        **{f"activations_{p}": compute.activations(p) for p in PRECISIONS},
+        **{f"batch_one_{p}": compute.batch_one(p) for p in PRECISIONS},
+        **{f"training_memory_{n}": compute.activations(p) + states[n] for n, p in MEMORY.items()},
+    }
+    return {name: _terms(compute.in_batch(poly)) for name, poly in polys.items()}
+
+
+PRECISIONS = ("fp32", "bf16")
+MEMORY = {"fp32": "fp32", "bf16_mixed": "bf16"}  # each training memory and the activations' precision in it
+
+
+def _terms(poly: Poly) -> list[dict[str, int]]:
+    """A polynomial in b and s as terms with both exponents written out, constant first."""
+    terms = []
+    for mono, coefficient in poly.terms:
+        powers = dict(mono)
+        if set(powers) - {"b", "s"}:
+            raise ValueError(f"a figure still holds a config symbol after the card's numbers: {sorted(powers)}")
+        terms.append({"b": powers.get("b", 0), "s": powers.get("s", 0), "coefficient": coefficient})
+    return sorted(terms, key=lambda t: (t["b"], t["s"]))
 
 
 # One encoder for every value: json.dumps with options builds a new encoder on each call.
@@ -38,10 +86,10 @@ def _tensor_json(tensor: Tensor) -> str:
     )
 
 
-def dump_json(data: dict[str, Any]) -> str:
+def dump_json(data: dict[str, Any], *, compute: dict[str, list[dict[str, int]]] | None = None) -> str:
     """JSON with one key per line and one list item per line: small, diffable, greppable.
 
-    List items are already JSON text.
+    List items are already JSON text; ``compute`` comes last, one figure a line (null: not measured).
     """
     lines = []
     for key, value in data.items():
@@ -50,6 +98,11 @@ def dump_json(data: dict[str, Any]) -> str:
             lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
         else:
             lines.append(f" {json.dumps(key)}: {_encode(value)}")
+    if compute is None:
+        lines.append(' "compute": null')
+    else:
+        figures = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
+        lines.append(f' "compute": {{\n{figures}\n }}')
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 

@@ -16,6 +16,7 @@ from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, t
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Kind, Part, Symbol
+from generator.counting.compute import measured
 from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memory import Memory, memory_of
@@ -44,6 +45,19 @@ class TableGroup:
     per_instance: int
     repeat: int
     subtotal: int
+
+
+# The batch a model page's link to the calculator's training step asks for (sequences of min(P, 512)).
+STEP_BATCH = 32
+
+
+@dataclass(frozen=True)
+class StepLink:
+    """The calculator at one training step of a model: b, s and the query string that asks for them."""
+
+    batch: int
+    seq: int
+    query: str
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,15 @@ class Summary:
     def calculator_query(self) -> str:
         """The calculator's query string that reproduces this card (calculator/?family=...&head=...)."""
         return calculator.query(self.card.family, self.card.head, self.card.config)
+
+    @property
+    def training_step(self) -> StepLink | None:
+        """The calculator at a fine-tuning step of 32 sequences (issue 13's engineer: "how much memory does
+        fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute."""
+        if not measured(self.card.family):
+            return None
+        seq, query = calculator.step_query(self.card.family, self.card.head, self.card.config, STEP_BATCH)
+        return StepLink(STEP_BATCH, seq, query)
 
     def model(self) -> Model:
         """The card counted and derived again, tensor by tensor."""

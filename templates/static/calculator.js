@@ -399,12 +399,31 @@
   function refusals(config, head) {
     var checked = Object.assign({}, config, { "@head": head });  // a rule may hold for some heads only
     var failed = [];
-    state.data.checks.forEach(function (rules) {
+    checks().forEach(function (rules) {
       for (var i = 0; i < rules.length; i++) {
         if (holds(rules[i].fails, checked)) { failed.push({ rule: rules[i], text: message(rules[i], checked) }); break; }
       }
     });
     return failed;
+  }
+
+  // The family's rules, and where it has a measured training step, that s fits the position table
+  // (generator count --seq refuses the same): the exported condition, with this page's words.
+  // Whether any rule refuses the config, without writing the messages: a fix's search asks this
+  // tens of thousands of times.
+  function refused(config, head) {
+    var checked = Object.assign({}, config, { "@head": head });
+    return checks().some(function (rules) { return rules.some(function (rule) { return holds(rule.fails, checked); }); });
+  }
+
+  // Made once per family: a fix's search asks for them tens of thousands of times.
+  function checks() {
+    var data = state.data, c = data.compute;
+    if (!data.allChecks) {
+      var rule = { fails: c.seq_too_long.fails, keys: c.seq_too_long.keys, values: {}, message: S["seq-too-long"] };
+      data.allChecks = c.measured ? data.checks.concat([[rule]]) : data.checks;
+    }
+    return data.allChecks;
   }
 
   // The config counted for one head: its blocks, each step's count, the total. Throws when a symbol has no value.
@@ -417,26 +436,29 @@
       var v = s.value ? value(s.value, config) : config[s.key];
       if (isInt(v)) { values[s.name] = v; }
     });
-    var blocks = [];
+    var blocks = [], computes = [];
     data.heads[head].slots.forEach(function (slot) {
       var bits = slot.switches.map(function (name) { return on[name] ? "1" : "0"; }).join("");
       var index = slot.variants[bits];
-      if (index !== null && index !== undefined) { blocks.push(data.blocks[index]); }
+      if (index !== null && index !== undefined) {
+        blocks.push(data.blocks[index]);
+        computes.push(data.compute.blocks[slot.compute[bits]]);
+      }
     });
     var total = 0n;
-    var derived = blocks.map(function (block) {
+    var derived = blocks.map(function (block, i) {
       var steps = block.steps.map(function (step) { return evaluate(step.formula, values); });
       var one = steps.reduce(function (a, b) { return a + b; }, 0n);
       var copies = evaluate(block.copies, values);
       total += one * copies;
-      return { block: block, steps: steps, value: one, copies: copies, subtotal: one * copies };
+      return { block: block, compute: computes[i], steps: steps, value: one, copies: copies, subtotal: one * copies };
     });
     return { config: config, values: values, on: on, className: data.heads[head].class_name, blocks: derived, total: total };
   }
 
   // True when the config passes every rule for the head and holds parameters: what a fix must reach.
   function countable(config, head) {
-    if (refusals(config, head).length) { return false; }
+    if (refused(config, head)) { return false; }
     try { return count(config, head).total > 0n; } catch (e) { return false; }
   }
 
@@ -455,7 +477,88 @@
       return { problems: [{ key: null, text: error.message }], fixes: [] };
     }
     if (result.total === 0n) { return { problems: [{ key: null, text: state.data.no_parameters }], fixes: [] }; }
+    if (state.data.compute.measured) {
+      try { result.compute = trainingStep(result, parsed.config); } catch (error) { result.computeProblem = error.message; }
+    }
     return result;
+  }
+
+  // --- a training step: FLOPs, saved activations, training memory (generator/counting/compute.py) --
+
+  // The sequence length asked for, or min(P, 512) when the field is left empty.
+  function sequenceLength(config) {
+    var c = state.data.compute, positions = config[c.positions];
+    if (isInt(config.seq)) { return config.seq; }
+    var fallback = BigInt(c.default_seq);
+    return isInt(positions) && positions < fallback ? positions : fallback;
+  }
+
+  // What a step keeps: an activation function its input, its output or both (and what a Python
+  // function keeps besides), as compute.ACTIVATIONS says for the function the config names.
+  function keptBy(step, config) {
+    if (step.activation === null && step.function === null) { return step.saved; }
+    var name = step.function || config[step.activation];
+    var keeps = state.data.compute.activations[name];
+    if (!keeps) {
+      throw new Error(t("activation-unknown", { key: step.activation || step.function, found: JSON.stringify(name),
+        declared: Object.keys(state.data.compute.activations).sort().join(", ") }));
+    }
+    var kept = (keeps.input ? [step.saved[0]] : []).concat(keeps.output ? [step.saved[1]] : []);
+    for (var n = 0; n < keeps.intermediates; n++) { kept.push({ key: step.path + " intermediate " + n, shape: step.saved[0].shape }); }
+    return kept;
+  }
+
+  function elements(shape, values) {
+    return shape.reduce(function (n, d) { return n * evaluate(d, values); }, 1n);
+  }
+
+  // The figures of count_compute(card).at(b, s), from the exported declarations alone: each product's
+  // FLOPs (and its backward's, unless the head's backward skips the block), each storage autograd keeps
+  // counted once per block (shared ones once per model), b = 1's extra views, Adam's bytes per parameter.
+  function trainingStep(result, config) {
+    var c = state.data.compute;
+    var values = Object.assign({}, result.values);
+    c.symbols.forEach(function (s) { var v = value(s.value, config); if (isInt(v)) { values[s.name] = v; } });
+    var b = config.batch, s = sequenceLength(config);
+    values.b = b;
+    values.s = s;
+    var out = { batch: b, seq: s, forward: 0n, backward: 0n, fp32: 0n, bf16: 0n, frozen: 0n };
+    var shared = {};
+    result.blocks.forEach(function (item) {
+      var runs = evaluate(item.compute.runs, values);
+      var backward = c.not_differentiated[state.head].indexOf(item.block.kind) < 0;
+      var local = {};
+      item.block.steps.forEach(function (step) {
+        var each = step.copies ? evaluate(step.copies, values) : 1n;
+        step.tensors.forEach(function (x) { if (x.frozen) { out.frozen += elements(x.shape, values) * each * item.copies; } });
+      });
+      item.compute.steps.forEach(function (step) {
+        step.products.forEach(function (p) {
+          if (p.when && !holds(p.when, config)) { return; }
+          var flops = evaluate(p.flops, values) * runs;
+          out.forward += flops;
+          if (backward) { out.backward += flops * BigInt(p.backward); }
+        });
+        keptBy(step, config).forEach(function (x) {
+          if (x.when && !holds(x.when, config)) { return; }
+          var scope = x.shared ? shared : local;
+          if (scope[x.key]) { return; }
+          scope[x.key] = true;
+          if (x.batch_one && (b !== 1n || x.shared)) { return; }
+          var n = elements(x.shape, values);
+          ["fp32", "bf16"].forEach(function (p) {
+            var size = n * BigInt(c.element_bytes[x.dtype || "activation"][p]);
+            out[p] += x.shared ? size : size * runs;
+          });
+        });
+      });
+    });
+    var trainable = result.total - out.frozen, per = c.per_parameter;
+    out.memory = {};
+    [["fp32", "fp32"], ["bf16_mixed", "bf16"]].forEach(function (m) {
+      out.memory[m[0]] = BigInt(per.trainable[m[0]]) * trainable + BigInt(per.frozen[m[0]]) * out.frozen + out[m[1]];
+    });
+    return out;
   }
 
   // --- fixes: one click from a refused config to one that counts --------------------------------
@@ -496,7 +599,7 @@
         if (v < low || v > MAX_SIZE) { break; }
         var next = Object.assign({}, config);
         next[input.key] = v;
-        if (!refusals(next, state.head).length) { out.push(v); break; }
+        if (!refused(next, state.head)) { out.push(v); break; }
       }
     });
     return out.filter(function (v) { return v >= low && v <= MAX_SIZE; });
@@ -727,7 +830,7 @@
     document.getElementById("calc-origin").innerHTML = origin;
   }
 
-  var GROUPS = ["sizes", "structure", "checked"];
+  var GROUPS = ["training", "sizes", "structure", "checked", "compute"];
 
   function buildFields() {
     var container = document.getElementById("calc-fields");
@@ -804,9 +907,19 @@
     state.data.inputs.forEach(function (input) {
       var control = document.getElementById(fieldId(input.key));
       if (!control) { return; }
+      if (input.key === "seq") { control.placeholder = seqPlaceholder(); }
       if (input.kind === "flag") { control.checked = state.raw[input.key] === "true"; }
       else if (control.value !== state.raw[input.key]) { control.value = state.raw[input.key]; }
     });
+  }
+
+  // An empty s means min(P, 512): the field shows what that is for the positions typed.
+  function seqPlaceholder() {
+    var c = state.data.compute, input = inputOf(c.positions);
+    var parsed = input ? parse(input, state.raw[c.positions]) : { value: null };
+    var probe = { seq: null };
+    probe[c.positions] = parsed.value;
+    return sequenceLength(probe).toString();
   }
 
   // --- family, address ------------------------------------------------------------------------
@@ -821,6 +934,10 @@
     return load(entry.name).then(function (data) {
       state.family = entry.name;
       state.data = data;
+      // b, s and the keys only the compute reads carry no meaning of their own in the export: the page's words.
+      data.inputs.forEach(function (input) {
+        if (!input.meaning) { input.meaning = S["meaning-" + input.key] || S["compute-meaning"] || ""; }
+      });
       if (head && entry.heads.indexOf(head) < 0) {
         state.addressProblems.push(t("no-head", { title: entry.title, head: JSON.stringify(head), first: entry.heads[0] }));
         head = null;
@@ -999,6 +1116,38 @@
     return html;
   }
 
+  // The six figures of a training step, each with its exact integer in data-value.
+  var FIGURES = [
+    ["flops-forward", function (f) { return f.forward; }, "flops"],
+    ["flops-backward", function (f) { return f.backward; }, "flops"],
+    ["activations-fp32", function (f) { return f.fp32; }, "bytes"],
+    ["activations-bf16", function (f) { return f.bf16; }, "bytes"],
+    ["training-memory-fp32", function (f) { return f.memory.fp32; }, "bytes"],
+    ["training-memory-bf16", function (f) { return f.memory.bf16_mixed; }, "bytes"]
+  ];
+
+  function approximately(n, unit, tokens) {
+    if (unit === "bytes") { return (Number(n) / 1073741824).toFixed(2) + " GiB"; }
+    var scales = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
+    var scale = scales.filter(function (x) { return Number(n) >= x[0]; })[0] || scales[scales.length - 1];
+    return (Number(n) / scale[0]).toFixed(2) + " " + scale[1] + "FLOP · " + h("per-token", { flops: commas(n / tokens) });
+  }
+
+  function renderCompute(result) {
+    var html = '<section class="calc-compute" id="calc-compute" aria-labelledby="calc-compute-heading"><h3 id="calc-compute-heading">' +
+      h("compute-heading") + "</h3>";
+    if (!state.data.compute.measured) { return html + "<p>" + h("compute-not-measured", { title: escapeHtml(familyEntry(state.family).title) }) + "</p></section>"; }
+    if (result.computeProblem) { return html + '<p class="calc-problems" role="alert">' + escapeHtml(result.computeProblem) + "</p></section>"; }
+    var f = result.compute, tokens = f.batch * f.seq;
+    html += '<p class="calc-step">' + h("step-at", { b: commas(f.batch), s: commas(f.seq), tokens: commas(tokens) }) + "</p>";
+    html += '<table class="calc-figures"><tbody>' + FIGURES.map(function (row) {
+      var n = row[1](f);
+      return '<tr><th scope="row">' + h(row[0]) + '</th><td class="n"><strong id="' + row[0] + '" data-value="' + n.toString() + '">' +
+        commas(n) + '</strong><br><span class="rounded">≈ ' + approximately(n, row[2], tokens) + "</span></td></tr>";
+    }).join("") + "</tbody></table>";
+    return html + '<p class="calc-note">' + h("compute-note") + "</p></section>";
+  }
+
   function renderProblems(result) {
     var list = result.problems.map(function (p) {
       var text = p.key ? '<a href="#' + fieldId(p.key) + '">' + escapeHtml(p.text) + "</a>" : escapeHtml(p.text);
@@ -1041,6 +1190,7 @@
       '</strong> <span class="rounded">≈ ' + rounded(result.total) + "</span></p>";
     html += '<p class="calc-link">' + h("link") + ' <a id="calc-link" href="' + escapeHtml(address()) + '">' +
       escapeHtml("calculator/" + address()) + "</a></p>";
+    html += renderCompute(result);
     summary.innerHTML = html;
     body.innerHTML = renderBody(result);
     body.classList.remove("calc-stale");

@@ -13,9 +13,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generator.analysis.calculator import export_text
+from generator.analysis.calculator import export_text, step_query
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
+from generator.counting.compute import Figures, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import FAMILIES
 from generator.site import content
 from generator.site.content import Text
@@ -41,6 +42,7 @@ class FamilyEntry:
     preset: str
     origin: str = ""  # where the starting values come from, in words
     start: Summary | None = None  # the family's base catalog model, offered as another start
+    same: Summary | None = None  # the catalog model whose sizes the family starts with, if one has them
 
 
 def _base_model(own: Sequence[Summary], defaults: Sequence[Summary]) -> Summary | None:
@@ -76,6 +78,7 @@ def _entries(models: Sequence[Summary], t: Text) -> tuple[FamilyEntry, ...]:
                 preset=json.dumps(preset, separators=(",", ":"), sort_keys=True),
                 origin=origin,
                 start=None if base in same else base,
+                same=same[0] if same else None,
             )
         )
     return tuple(entries)
@@ -93,6 +96,10 @@ SCRIPT_TEXTS = (
     *("nothing-new", "shared-depth", "stored-many", "stored-one", "tensors-of-one", "tensors-of-the", "tied-to"),
     *("in-each-copy", "subtotals", "component", "total", "closed-form", "in-symbols", "start-from", "origin"),
     *("check-legend", "check-label", "check-button"),
+    *("training", "training-hint", "compute", "compute-hint", "compute-meaning", "meaning-batch", "meaning-seq"),
+    *("seq-too-long", "activation-unknown", "compute-heading", "compute-not-measured", "step-at", "per-token"),
+    *("flops-forward", "flops-backward", "activations-fp32", "activations-bf16", "training-memory-fp32"),
+    *("training-memory-bf16", "compute-note"),
 )
 
 
@@ -115,10 +122,30 @@ def _errata(models: Sequence[Summary], language: str) -> tuple[str, str]:
     return json.dumps(titles(errata.BUILDERS, models, language), **compact), json.dumps(printed, **compact)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class StartingStep:
+    """What a reader without JavaScript sees: the training step the calculator starts with, for its first model."""
+
+    title: str
+    figures: Figures
+
+
+def _starting_step(entry: FamilyEntry) -> StartingStep | None:
+    """The first family's starting model at b = 1 and s = min(P, 512), the calculator's defaults."""
+    if entry.same is None or not measured(entry.same.card.family):
+        return None
+    seq, _ = step_query(entry.same.card.family, entry.same.card.head, entry.same.card.config, 1)
+    try:
+        return StartingStep(entry.same.card.title, count_compute(entry.same.card).at(1, seq))
+    except UndeclaredActivationError:  # a card may name an activation whose saved tensors nobody declared
+        return None
+
+
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("calculator", language)
     page = text.section("page")
     titles, printed = _errata(models, language)
+    entries = _entries(models, page)
     return [
         Page(
             "calculator/index.html",
@@ -126,7 +153,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             page("title", site=SITE_TITLE),
             page("description"),
             {
-                "families": _entries(models, page),
+                "families": entries,
+                "starting": _starting_step(entries[0]),
                 "strings": _strings(language),
                 "errata_titles": titles,
                 "printed": printed,

@@ -1,0 +1,138 @@
+"""The compute and memory rules of a family, exported as data for the calculator page.
+
+The calculator puts a batch size b and a sequence length s beside the config and works out a
+training step's FLOPs, saved activations and training memory with the declarations the engine
+counts (``counting/compute.py``), never with a figure computed here. For each block this module
+writes what each step declares, in the config's symbols and b, s:
+
+* ``products``: each matrix product's forward FLOPs (times the step's repeat), how many products of
+  that size its backward runs, and the condition on the config under which it runs at all;
+* ``saved``: each tensor autograd keeps, by storage ``key`` (one storage per block, or per model
+  when ``shared``), with its shape (times the repeat, unless shared), element type, condition and
+  whether only a batch of one keeps it; an activation function's step names the config key (or the
+  fixed function) that decides which of its input and output it keeps (``activations``).
+
+and for the family: its compute-only symbols, the bytes per element of each type, what each
+activation function keeps, which blocks the backward skips for which head, Adam's bytes per
+parameter, the b and s inputs and the rule that s fits the position table. The browser applies
+them as ``compute.count_compute`` does; ``tests/test_calculator_compute.py`` evaluates the same
+data apart from both and compares with the engine for every card.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import Any
+
+from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Saved
+from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, Figures, applied_copies, differentiated, measured
+from generator.counting.conditions import Condition, gt
+from generator.counting.poly import Poly
+
+JSON = Any
+# The config key that bounds the sequence length (generator count --seq checks the same).
+POSITIONS = "max_position_embeddings"
+# The inputs the calculator adds to a family's config: b and s (s left empty: min(P, 512)).
+BATCH, SEQ = "batch", "seq"
+DEFAULT_SEQ = 512
+SEQ_FITS = gt(SEQ, POSITIONS)
+
+
+@functools.cache  # the same shapes recur in every block of a family: (b, s, H) above all
+def _poly(poly: Poly) -> JSON:
+    return [[coeff, [[s, e] for s, e in mono]] for mono, coeff in poly.terms]
+
+
+def _condition(when: Condition | None) -> JSON:
+    return when.to_json() if when is not None else None
+
+
+def _saved(tensor: Saved, repeat: Poly) -> JSON:
+    # A step run ``repeat`` times keeps that many of each own storage; a shared one stays one.
+    scaled = repeat != Poly.constant(1) and not tensor.shared
+    shape = (repeat, *tensor.shape) if scaled else tensor.shape
+    data: JSON = {"key": tensor.key, "shape": [_poly(d) for d in shape]}
+    # Written only where they differ from the usual: the model's type, one block's storage, any batch, always.
+    if tensor.dtype is not Dtype.ACTIVATION:
+        data["dtype"] = tensor.dtype.value
+    if tensor.shared:
+        data["shared"] = True
+    if tensor.batch_one:
+        data["batch_one"] = True
+    if tensor.when is not None:
+        data["when"] = tensor.when.to_json()
+    return data
+
+
+def _step(item: Module | Op) -> JSON:
+    repeat = item.repeat if item.repeat is not None else Poly.constant(1)
+    return {
+        "path": item.path,
+        "products": [
+            {"flops": _poly(p.flops * repeat), "backward": p.backward, "when": _condition(p.when)}
+            for p in item.products
+        ],
+        "saved": [_saved(t, repeat) for t in item.saved],
+        # An activation function's saved entries are its input and output; the function decides which it keeps.
+        "activation": item.activation if isinstance(item, Op) else None,
+        "function": item.function if isinstance(item, Op) else None,
+    }
+
+
+def block_compute(block: Block) -> JSON:
+    """What one block's steps compute and keep, and how many times the block runs."""
+    return {"runs": _poly(applied_copies(block)), "steps": [_step(i) for i in _items(block)]}
+
+
+def _items(block: Block) -> tuple[Module | Op, ...]:
+    return (*block.modules, *block.ops)
+
+
+def reads(family: Family, blocks: Iterable[Block]) -> list[str]:
+    """The config keys compute rules read in these blocks, beyond the symbols (dropouts, activations, ...), sorted."""
+    keys: set[str] = set()
+    for symbol in family.compute_symbols:
+        keys |= symbol.value.reads() if symbol.value is not None else set()
+    for block in blocks:
+        for item in _items(block):
+            for when in [p.when for p in item.products] + [t.when for t in item.saved]:
+                keys |= when.reads() if when is not None else set()
+            if isinstance(item, Op) and item.activation is not None:
+                keys.add(item.activation)
+    return sorted(keys)
+
+
+def step_inputs() -> list[JSON]:
+    """b and s as the calculator's inputs: whole numbers from 1; s left empty means min(P, 512)."""
+    common = {"kind": "size", "optional": True, "meaning": "", "group": "training", "symbol": None, "minimum": 1}
+    return [
+        {**common, "key": BATCH, "default": 1, "symbol": "b", "optional": False},
+        {**common, "key": SEQ, "default": None, "symbol": "s"},
+    ]
+
+
+def family_compute(family: Family) -> JSON:
+    """The family-wide part of the compute rules (see the module docstring)."""
+    # Adam's bytes per parameter, read off the engine's rule: one trainable, or one frozen, parameter.
+    trainable = Figures(1, 1, 1, 1, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
+    frozen = Figures(1, 1, 1, 0, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
+    return {
+        "measured": measured(family),
+        "symbols": [
+            {"name": s.name, "key": s.key, "value": s.value.to_json() if s.value is not None else None}
+            for s in family.compute_symbols
+        ],
+        "element_bytes": {dtype.value: dict(sizes) for dtype, sizes in ELEMENT_BYTES.items()},
+        "activations": {
+            name: {"input": k.input, "output": k.output, "intermediates": k.intermediates}
+            for name, k in ACTIVATIONS.items()
+        },
+        "not_differentiated": {
+            head.value: [kind.value for kind in Kind if not differentiated(head, kind)] for head in Head
+        },
+        "per_parameter": {"trainable": trainable, "frozen": frozen},
+        "positions": POSITIONS,
+        "default_seq": DEFAULT_SEQ,
+        "seq_too_long": {"fails": SEQ_FITS.to_json(), "keys": [SEQ]},
+    }

@@ -1,0 +1,152 @@
+"""The calculator's training step in Chromium: its six figures equal the engine's, for every catalog card.
+
+Each catalog card is opened by address alone at b = 1 and b = 32, s = min(P, 512) (one browser
+session); the page's data-value integers must be those of ``Compute.at(b, s)`` (which
+tests/test_compute.py holds to torch's). Also: the link on BERT-Large's page answers issue 13's
+engineer, a sequence longer than the position table is refused with a fix, and the 2017
+Transformer shows no figure it never measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import MODELS, card_by_id
+from generator.analysis.calculator import query, step_query
+from generator.cards.card import load_card
+from generator.counting.compute import count_compute, measured
+
+from .conftest import PHONE, WIDE
+
+PAGE = "calculator/index.html"
+CATALOG = [load_card(path) for path in sorted(MODELS.glob("*.yaml"))]
+OUTPUTS = (
+    "flops-forward",
+    "flops-backward",
+    "activations-fp32",
+    "activations-bf16",
+    "training-memory-fp32",
+    "training-memory-bf16",
+)
+
+
+def expected(card: Any, b: int, s: int) -> dict[str, str]:
+    figures = count_compute(card).at(b, s)
+    values = (
+        figures.forward,
+        figures.backward,
+        figures.activations["fp32"],
+        figures.activations["bf16"],
+        figures.training_memory["fp32"],
+        figures.training_memory["bf16_mixed"],
+    )
+    return dict(zip(OUTPUTS, map(str, values), strict=True))
+
+
+def read_step(page: Any) -> dict[str, str]:
+    page.wait_for_selector("#training-memory-bf16[data-value]", state="attached", timeout=5_000)
+    found: dict[str, str] = page.evaluate(
+        "ids => Object.fromEntries(ids.map(id => [id, document.getElementById(id).getAttribute('data-value')]))",
+        list(OUTPUTS),
+    )
+    return found
+
+
+def test_the_page_equals_the_python_figures_for_every_catalog_card(site_url: str, open_page: Any) -> None:
+    page = open_page(WIDE)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    started = time.monotonic()
+    mismatches, opened = [], 0
+    for card in (c for c in CATALOG if measured(c.family)):
+        seq, _ = step_query(card.family, card.head, card.config, 1)
+        for b in (1, 32):
+            address = f"{PAGE}?{query(card.family, card.head, card.config)}&batch={b}&seq={seq}"
+            page.goto(site_url + address, wait_until="commit")
+            found, want = read_step(page), expected(card, b, seq)
+            opened += 1
+            if found != want:
+                mismatches.append((card.id, b, seq, found, want))
+    assert errors == []
+    assert mismatches == [], mismatches[:3]
+    assert opened == 2 * sum(1 for c in CATALOG if c.family.name != "transformer")
+    print(f"{opened} training steps in {time.monotonic() - started:.1f} s")
+
+
+def test_bert_large_page_answers_the_engineers_question(site: Path, site_url: str, open_page: Any) -> None:
+    """ "How much memory does fine-tuning BERT-Large take at batch 32 and 512 tokens?" One link away."""
+    card = card_by_id("bert-large-uncased")
+    html = (site / "models" / card.id / "index.html").read_text(encoding="utf-8")
+    link = re.search(r'<a href="(\.\./\.\./calculator/index\.html\?[^"]*batch=32[^"]*)">([^<]*)</a>', html)
+    assert link is not None
+    assert link[2] == "A training step at batch size 32 and 512 tokens"
+    page = open_page(WIDE)
+    page.goto(site_url + f"models/{card.id}/index.html")
+    page.get_by_role("link", name=link[2]).click()
+    found = read_step(page)
+    assert found == expected(card, 32, 512)
+    memory = count_compute(card).at(32, 512).training_memory["bf16_mixed"]
+    assert page.locator("#training-memory-bf16").inner_text() == f"{memory:,}"
+    assert f"≈ {memory / 2**30:.2f} GiB" in page.locator("#calc-compute").inner_text()
+    assert "batch=32&seq=512" in page.url
+
+
+def test_batch_one_keeps_modernberts_qkv_view(site_url: str, open_page: Any) -> None:
+    """At b = 1 ModernBERT keeps all of its fused QKV output: the page's b = 1 piece is the engine's."""
+    card = card_by_id("modernbert-large")
+    page = open_page(WIDE)
+    base = f"{PAGE}?{query(card.family, card.head, card.config)}"
+    page.goto(site_url + base + "&batch=1")
+    one = read_step(page)
+    page.goto(site_url + base + "&batch=2")
+    two = read_step(page)
+    compute = count_compute(card)
+    extra = compute.in_batch(compute.batch_one("fp32")).evaluate({"b": 1, "s": 512})
+    assert extra > 0
+    assert (one, two) == (expected(card, 1, 512), expected(card, 2, 512))
+    linear = 2 * int(one["activations-fp32"]) - int(two["activations-fp32"])
+    assert linear == compute.activations("fp32").evaluate({**compute.values, "b": 0, "s": 512}) + 2 * extra
+
+
+def test_a_sequence_longer_than_the_positions_is_refused_with_a_fix(site_url: str, open_page: Any) -> None:
+    page = open_page(PHONE)
+    page.goto(site_url + PAGE + "?family=bert&head=base&seq=1000")
+    error = page.locator("#calc-seq-error")
+    error.wait_for()
+    assert error.inner_text() == (
+        "the sequence length (1000) is longer than max_position_embeddings (512), the longest input the "
+        "position table holds"
+    )
+    assert page.locator("#calc-seq").get_attribute("aria-invalid") == "true"
+    assert page.locator("#flops-forward").count() == 0
+    page.get_by_role("link", name="set seq (s) to 512").click()
+    assert read_step(page) == expected(card_by_id("bert-base-uncased"), 1, 512)
+    page.locator("#calc-batch").fill("0")
+    page.locator("#calc-batch-error").wait_for()
+    assert "expected a whole number from 1 to 2,147,483,647" in page.locator("#calc-batch-error").inner_text()
+    page.locator("#calc-batch").fill("8")
+    page.wait_for_function("() => window.location.search.includes('batch=8')")
+    assert read_step(page) == expected(card_by_id("bert-base-uncased"), 8, 512)
+
+
+def test_an_empty_sequence_length_is_min_p_512(site_url: str, open_page: Any) -> None:
+    card = card_by_id("bert-uncased-l2-h128-a2")
+    page = open_page(WIDE)
+    page.goto(site_url + f"{PAGE}?{query(card.family, card.head, card.config)}&max_position_embeddings=128")
+    shrunk = dataclasses.replace(card, config={**card.config, "max_position_embeddings": 128})
+    assert read_step(page) == expected(shrunk, 1, 128)
+    assert page.locator("#calc-seq").get_attribute("placeholder") == "128"
+
+
+def test_the_2017_transformer_shows_no_figure_it_never_measured(site_url: str, open_page: Any) -> None:
+    card = card_by_id("transformer-base")
+    page = open_page(WIDE)
+    page.goto(site_url + f"{PAGE}?{query(card.family, card.head, card.config)}")
+    page.wait_for_selector("#total[data-value]", state="attached")
+    assert page.locator("#flops-forward").count() == 0
+    assert page.locator("#calc-batch").count() == 0
+    assert "Not measured: transformers has no class for" in page.locator("#calc-compute").inner_text()

@@ -1,0 +1,90 @@
+"""The ``compute`` of each models/<id>.json: coefficients in b and s that give torch's figures.
+
+A reader evaluates the exported terms with nothing but arithmetic; these tests do the same and
+compare with the reference files torch wrote (tests/reference/compute/), at every point of every
+card measured there, and the training memory with the engine's own rule (``Figures.training_memory``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_compute import COMPUTE
+from test_compute import _cases as measured_cases
+
+from conftest import MODELS, count_card
+from generator.counting.compute import count_compute
+from generator.counting.inventory import count_parameters
+from generator.site.exports import to_json
+
+FIGURES = (
+    *("forward", "backward", "activations_fp32", "activations_bf16", "batch_one_fp32", "batch_one_bf16"),
+    *("training_memory_fp32", "training_memory_bf16_mixed"),
+)
+
+
+def _evaluate(terms: list[dict[str, int]], b: int, s: int) -> int:
+    return sum(t["coefficient"] * b ** t["b"] * s ** t["s"] for t in terms)
+
+
+def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int) -> int:
+    """A memory figure as the README says to read it: the terms, plus the b = 1 terms when b is 1."""
+    return _evaluate(compute[figure], b, s) + (_evaluate(compute[f"batch_one_{precision}"], b, s) if b == 1 else 0)
+
+
+@pytest.mark.parametrize("path", measured_cases())
+def test_exported_terms_give_the_reference(path: Path) -> None:
+    inventory = count_card(path)
+    compute = json.loads(to_json(inventory))["compute"]
+    assert sorted(compute) == sorted(FIGURES)
+    for terms in compute.values():
+        assert all(type(t["coefficient"]) is int and t["coefficient"] != 0 for t in terms)
+        assert all(set(t) == {"b", "s", "coefficient"} for t in terms)
+    reference = json.loads((COMPUTE / f"{path.stem}.json").read_text(encoding="utf-8"))
+    engine = count_compute(inventory.card)
+    found, expected = [], []
+    for point in reference["points"]:
+        b, s = point["batch"], point["seq"]
+        found.append(
+            (
+                _evaluate(compute["forward"], b, s),
+                _evaluate(compute["backward"], b, s),
+                _at(compute, "activations_fp32", "fp32", b, s),
+                _at(compute, "activations_bf16", "bf16", b, s),
+                _at(compute, "training_memory_fp32", "fp32", b, s),
+                _at(compute, "training_memory_bf16_mixed", "bf16", b, s),
+            )
+        )
+        memory = engine.at(b, s).training_memory
+        expected.append(
+            (point["forward"], point["backward"], point["fp32"], point["bf16"], memory["fp32"], memory["bf16_mixed"])
+        )
+    assert found == expected
+
+
+def test_modernbert_keeps_more_at_batch_one() -> None:
+    """ModernBERT keeps the whole fused QKV output at b = 1 (a view, no copy): 2·s·H elements more."""
+    compute = json.loads(to_json(count_card(MODELS / "modernbert-base.yaml")))["compute"]
+    assert compute["batch_one_fp32"] == [{"b": 0, "s": 1, "coefficient": 4 * 2 * 768 * 22}]
+    assert compute["batch_one_bf16"] == [{"b": 0, "s": 1, "coefficient": 2 * 2 * 768 * 22}]
+    assert json.loads(to_json(count_card(MODELS / "bert-base-uncased.yaml")))["compute"]["batch_one_fp32"] == []
+
+
+def test_the_2017_transformer_has_no_compute() -> None:
+    """No transformers class runs it, so torch never measured it: the export says null, not a guess."""
+    data = json.loads(to_json(count_card(MODELS / "transformer-base.yaml")))
+    assert "compute" in data
+    assert data["compute"] is None
+
+
+def test_an_activation_nobody_declared_gives_no_compute() -> None:
+    """A card may name any activation function; one whose saved tensors are not declared gets null, not a guess."""
+    card = count_card(MODELS / "bert-base-uncased.yaml").card
+    odd = dataclasses.replace(card, config={**card.config, "hidden_act": "mish"})
+    data = json.loads(to_json(count_parameters(odd)))
+    assert data["total"] == 109_482_240
+    assert data["compute"] is None
