@@ -79,7 +79,6 @@ class ComputeSection:
     heading: str
     lede: str
     step_column: str
-    formula_column: str
     errata: tuple[ComputeErratum, ...]
 
 
@@ -97,7 +96,6 @@ def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> Compu
         text("heading"),
         text("lede", **titles),
         columns("step"),
-        columns("formula"),
         tuple(build(text.section(key), chosen, computes) for key, build in BUILDERS),
     )
 

@@ -75,8 +75,8 @@ def decimal(value: Fraction | int, separator: str = ",") -> str:
     ``separator=""`` writes it plain, for a ``data-value`` a script reads as a number.
     """
     value = Fraction(value)
-    if value < 0:
-        return MINUS + decimal(-value, separator)
+    if value < 0:  # a plain figure keeps the hyphen-minus a script's Number() reads
+        return (MINUS if separator else "-") + decimal(-value, separator)
     whole, rest = divmod(value.numerator, value.denominator)
     grouped = f"{whole:,}".replace(",", separator)
     digits, remainder = "", Fraction(rest, value.denominator)
