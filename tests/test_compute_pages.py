@@ -9,6 +9,7 @@ numbers at b = 1 and 2, s = 512), since FLOPs and activation bytes are linear in
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 import re
@@ -101,8 +102,14 @@ def test_memory_chart_table_equals_the_engine(site: Path) -> None:
     page = read(site, "charts/index.html")
     header = re.search(r'<table class="lengths">.*?<thead>(.*?)</thead>', page, re.S)
     assert header is not None
-    models = re.findall(r'models/([^/]+)/index.html', header.group(1))
-    assert models == ["distilbert-base-uncased", "albert-base-v2", "bert-base-uncased", "modernbert-base", "bert-large-uncased"]
+    models = re.findall(r"models/([^/]+)/index.html", header.group(1))
+    assert models == [
+        "distilbert-base-uncased",
+        "albert-base-v2",
+        "bert-base-uncased",
+        "modernbert-base",
+        "bert-large-uncased",
+    ]
     computes = [count_compute(card_by_id(m)) for m in models]
     seqs = [int(s) for s in re.findall(r'<tr id="memory-s(\d+)">', page)]
     assert seqs == list(range(64, 513, 64))
@@ -116,8 +123,8 @@ def test_memory_chart_bends_upwards(site: Path) -> None:
     page = read(site, "charts/index.html")
     columns = list(zip(*(map(int, cells(page, f"memory-s{s}")) for s in range(64, 513, 64)), strict=True))
     for column in columns:
-        steps = [b - a for a, b in zip(column, column[1:], strict=False)]
-        assert all(b > a for a, b in zip(steps, steps[1:], strict=False)), column
+        steps = [b - a for a, b in itertools.pairwise(column)]
+        assert all(b > a for a, b in itertools.pairwise(steps)), column
 
 
 def test_memory_chart_draws_the_tables_numbers(site: Path) -> None:
@@ -135,6 +142,11 @@ def test_memory_chart_draws_the_tables_numbers(site: Path) -> None:
 
 def errata_value(page: str, row_id: str) -> list[Fraction]:
     return [Fraction(v) for v in cells(page, row_id)]
+
+
+def errata_values(page: str, erratum: str, column: int, keys: str) -> dict[str, Fraction]:
+    """One model's column of an erratum's rows, by row key (keys separated by spaces)."""
+    return {key: errata_value(page, f"{erratum}-{key}")[column] for key in keys.split()}
 
 
 def test_sixteen_bytes_per_parameter(site: Path) -> None:
@@ -155,21 +167,21 @@ def test_sixteen_bytes_per_parameter(site: Path) -> None:
 
 def test_six_n_flops_per_token(site: Path) -> None:
     page = read(site, "errata/index.html")
-    row = "six-n-flops-per-token-"
+    row = "six-n-flops-per-token"
     for n, card_id in enumerate(("bert-base-uncased", "bert-large-uncased")):
         torch = torch_at_32(card_id)
         tokens = BATCH * SEQ
         total = json.loads((REFERENCE / f"{card_id}.json").read_text(encoding="utf-8"))["total"]
-        values = {key: errata_value(page, row + key)[n] for key in (
-            "published", "no-product", "once-per-sequence", "attention", "exact", "forward-published", "forward",
-            "skipped",
-        )}
+        values = errata_values(
+            page, row, n, "published no-product once-per-sequence attention exact forward-published forward skipped"
+        )
         assert values["published"] == 6 * total and values["forward-published"] == 2 * total
         assert values["exact"] == Fraction(torch["forward"] + torch["backward"], tokens)
         assert values["forward"] == Fraction(torch["forward"], tokens)
         assert values["skipped"] == Fraction(2 * torch["forward"] - torch["backward"], tokens)
-        assert values["published"] + values["no-product"] + values["once-per-sequence"] + values["attention"] == (
-            values["exact"]
+        assert (
+            values["published"] + values["no-product"] + values["once-per-sequence"] + values["attention"]
+            == (values["exact"])
         )
         # Attention's two products, b·A of s × (H/A) by (H/A) × s each, 2·s·H FLOPs per token and layer, thrice.
         config = card_by_id(card_id).symbol_values()
@@ -178,13 +190,13 @@ def test_six_n_flops_per_token(site: Path) -> None:
 
 def test_korthikanti_per_layer(site: Path) -> None:
     page = read(site, "errata/index.html")
-    row = "korthikanti-activations-"
+    row = "korthikanti-activations"
     for n, card_id in enumerate(("bert-base-uncased", "bert-large-uncased")):
         config = card_by_id(card_id).symbol_values()
         h, a, s, b = config["H"], config["A"], SEQ, BATCH
-        values = {key: errata_value(page, row + key)[n] for key in (
-            "published", "published-square", "exact", "exact-square", "masks", "masks-square", "statistics", "rest",
-        )}
+        values = errata_values(
+            page, row, n, "published published-square exact exact-square masks masks-square statistics rest"
+        )
         assert values["published"] == 34 * s * b * h + 5 * a * s**2 * b
         assert values["published-square"] == 5 * a * s**2 * b
         # The layers' bytes of torch's activations: everything but the embeddings' and the encoder output's.
@@ -210,3 +222,11 @@ def test_errata_anchors_are_pinned(site: Path) -> None:
     assert [a for a in pinned if a not in anchors] == []
     for key in ("sixteen-bytes-per-parameter", "six-n-flops-per-token", "korthikanti-activations"):
         assert key in pinned
+
+
+def test_decimal_is_exact_where_the_decimals_end() -> None:
+    assert decimal(Fraction(1_962_938_368)) == "1,962,938,368"
+    assert decimal(Fraction(2_465, 2)) == "1,232.5"
+    assert decimal(Fraction(-143_746_560)) == "\u2212143,746,560"
+    assert decimal(Fraction(-143_746_560), "") == "-143746560"
+    assert decimal(Fraction(1, 3)) == "≈0.33" and decimal(Fraction(1, 3), "") == "0.333333"

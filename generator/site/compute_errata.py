@@ -11,7 +11,7 @@ the parameter errata (``generator/site/pages/errata.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -106,9 +106,14 @@ def _sources(t: Text, keys: tuple[str, ...]) -> tuple[Source, ...]:
 
 
 def _erratum(
-    t: Text, models: tuple[Summary, ...], unit: str, rows: tuple[ComputeRow, ...], sources: tuple[str, ...], **values: object
+    t: Text,
+    models: tuple[Summary, ...],
+    unit: str,
+    rows: tuple[ComputeRow, ...],
+    sources: tuple[str, ...],
+    **values: object,
 ) -> ComputeErratum:
-    words = {"batch": BATCH, "seq": SEQ, **values}
+    words = {"batch": BATCH, "seq": SEQ, "base": models[0].card.title, "large": models[1].card.title, **values}
     return ComputeErratum(
         t.key,
         t("title", **words),
@@ -124,6 +129,13 @@ def _erratum(
 
 def _row(t: Text, key: str, formula: Expr | None, values: Sequence[int | Fraction], kind: str = "part") -> ComputeRow:
     return ComputeRow(key, t.section("rows")(key), formula, tuple(Fraction(v) for v in values), kind)
+
+
+def _rows(
+    t: Text, rows: Mapping[str, Sequence[int | Fraction]], formulas: Mapping[str, Expr], kinds: Mapping[str, str]
+) -> tuple[ComputeRow, ...]:
+    """Rows in the order given, each with its published formula and its kind when it has them ("part" else)."""
+    return tuple(_row(t, key, formulas.get(key), values, kinds.get(key, "part")) for key, values in rows.items())
 
 
 def _step(compute: Compute) -> Figures:
@@ -164,8 +176,6 @@ def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute,
         "bytes",
         rows,
         ("zero", "site-memory"),
-        base=models[0].card.title,
-        large=models[1].card.title,
         base_times=times(Fraction(memory[0], published[0])),
         large_times=times(Fraction(memory[1], published[1])),
         large_share=percent(Fraction(activations[1], memory[1])),
@@ -213,9 +223,12 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
             ("skipped", Fraction(2 * step.forward - step.backward, tokens)),
         ):
             rows.setdefault(key, []).append(value)
-    formulas = {"published": SIX_N, "forward-published": TWO_N}
-    kinds = {"published": "published", "forward-published": "published", "exact": "exact", "forward": "exact"}
-    built = tuple(_row(t, key, formulas.get(key), values, kinds.get(key, "part")) for key, values in rows.items())
+    built = _rows(
+        t,
+        rows,
+        {"published": SIX_N, "forward-published": TWO_N},
+        {"published": "published", "forward-published": "published", "exact": "exact", "forward": "exact"},
+    )
     base, large = (Fraction(rows["exact"][i]) / rows["published"][i] for i in (0, 1))
     return _erratum(
         t,
@@ -223,8 +236,6 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
         "flops",
         built,
         ("kaplan",),
-        base=models[0].card.title,
-        large=models[1].card.title,
         base_ratio=times(base),
         large_ratio=times(large),
     )
@@ -261,17 +272,18 @@ def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, .
             ("rest", rest),
         ):
             rows.setdefault(key, []).append(value)
-    formulas = {"published": Add((KORTHIKANTI_LINEAR, KORTHIKANTI_SQUARE)), "published-square": KORTHIKANTI_SQUARE}
-    kinds = {"published": "published", "exact": "exact"}
-    built = tuple(_row(t, key, formulas.get(key), values, kinds.get(key, "part")) for key, values in rows.items())
+    built = _rows(
+        t,
+        rows,
+        {"published": Add((KORTHIKANTI_LINEAR, KORTHIKANTI_SQUARE)), "published-square": KORTHIKANTI_SQUARE},
+        {"published": "published", "exact": "exact"},
+    )
     return _erratum(
         t,
         models,
         "bytes",
         built,
         ("korthikanti",),
-        base=models[0].card.title,
-        large=models[1].card.title,
         rest_base=rows["rest"][0],
         rest_large=rows["rest"][1],
     )

@@ -59,4 +59,3 @@ def step_figures(card: Card, compute: Compute | None = None) -> StepFigures | No
         Fraction(step.forward + step.backward, tokens),
         step.training_memory["bf16_mixed"],
     )
-
