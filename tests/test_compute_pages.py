@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, REFERENCE, ROOT, card_by_id
+from generator.build.pipeline import build
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute
 from generator.site.formats import decimal
@@ -230,3 +231,21 @@ def test_decimal_is_exact_where_the_decimals_end() -> None:
     assert decimal(Fraction(-143_746_560)) == "\u2212143,746,560"
     assert decimal(Fraction(-143_746_560), "") == "-143746560"
     assert decimal(Fraction(1, 3)) == "≈0.33" and decimal(Fraction(1, 3), "") == "0.333333"
+
+
+def test_an_undeclared_activation_leaves_the_step_unmeasured(write_card, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The card checks accept any hidden_act; one whose saved tensors are not declared builds, its step not shown."""
+    write_card(
+        """
+        id: odd-activation
+        title: Odd activation
+        family: bert
+        head: base
+        config: {hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 128,
+                 vocab_size: 100, hidden_act: true}
+        """
+    )
+    out = tmp_path / "site"
+    build(tmp_path / "models", out)
+    row = re.search(r'<tr id="odd-activation"[^>]*>(.*?)</tr>', read(out, "compare/index.html"), re.S)
+    assert row is not None and row.group(1).count("not measured") == 2

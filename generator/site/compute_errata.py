@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from generator.counting.architecture import Dtype
-from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute, Figures, count_compute
+from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute, Figures
 from generator.counting.expr import Add, Expr, Mul, Num, Pow, Var
 from generator.counting.poly import Poly, product, total
 from generator.site import content
@@ -24,7 +24,7 @@ from generator.site.content import Text
 from generator.site.erratum import Source
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE
-from generator.site.step_figures import BATCH, SEQ
+from generator.site.step_figures import BATCH, SEQ, compute_of
 from generator.site.views import Summary
 
 MODELS = ("bert-base-uncased", "bert-large-uncased")
@@ -88,7 +88,10 @@ def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> Compu
     if not all(key in by_id for key in MODELS):
         return None
     chosen = tuple(by_id[key] for key in MODELS)
-    computes = tuple(count_compute(m.card) for m in chosen)
+    found = [compute_of(m.card) for m in chosen]
+    computes = tuple(c for c in found if c is not None)
+    if len(computes) < len(chosen):
+        return None
     text = content.load("errata", language).section("compute")
     titles = {"base": chosen[0].card.title, "large": chosen[1].card.title, "batch": BATCH, "seq": SEQ}
     columns = text.section("columns")

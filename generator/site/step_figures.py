@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from generator.cards.card import Card
-from generator.counting.compute import Compute, count_compute
+from generator.counting.compute import Compute, UndeclaredActivationError, count_compute
 
 # The comparison's step: one sequence length for FLOPs per token, and a batch of 32 for the memory.
 BATCH = 32
@@ -22,6 +22,17 @@ SEQ = 512
 def measured(card: Card) -> bool:
     """Whether torch can check this card's compute: its family is a transformers class."""
     return card.family.own_config is None
+
+
+def compute_of(card: Card) -> Compute | None:
+    """A card's compute, or None when it has none to show: no transformers class, or an activation
+    function whose saved tensors are not declared (the card checks accept any ``hidden_act``)."""
+    if not measured(card):
+        return None
+    try:
+        return count_compute(card)
+    except UndeclaredActivationError:
+        return None
 
 
 def compare_seq(card: Card) -> int:
@@ -45,11 +56,11 @@ class StepFigures:
         return self.seq < SEQ
 
 
-def step_figures(card: Card, compute: Compute | None = None) -> StepFigures | None:
+def step_figures(card: Card) -> StepFigures | None:
     """A card's figures for the comparison, or None when it has no measured compute."""
-    if not measured(card):
+    compute = compute_of(card)
+    if compute is None:
         return None
-    compute = compute or count_compute(card)
     seq = compare_seq(card)
     step = compute.at(BATCH, seq)
     tokens = step.tokens

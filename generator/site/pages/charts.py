@@ -14,14 +14,13 @@ from fractions import Fraction
 from markupsafe import Markup
 
 from generator.counting.architecture import Kind, Part
-from generator.counting.compute import count_compute
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.counting.parts import PART_TITLES, Share, shares
 from generator.site import content
 from generator.site.content import Text
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE, Page, guide_page
-from generator.site.step_figures import BATCH, measured
+from generator.site.step_figures import BATCH, compute_of
 from generator.site.svg import BarRow, Line, Point, Series, line_chart, log_scatter, stacked_bars
 from generator.site.views import Summary
 
@@ -146,10 +145,10 @@ def memory_rows(models: Sequence[Summary]) -> tuple[MemoryRow, ...]:
     rows = []
     for key in MEMORY_MODELS:
         model = by_id.get(key)
-        if model is None or not measured(model.card):
+        compute = compute_of(model.card) if model is not None else None
+        if model is None or compute is None:
             continue
         # The sequence lengths stop at the position table's length (none of these models has one under 512).
-        compute = count_compute(model.card)
         steps = [compute.at(BATCH, s) for s in MEMORY_SEQS if s <= model.values.get("P", s)]
         if len(steps) == len(MEMORY_SEQS):
             memory = tuple(f.training_memory["bf16_mixed"] for f in steps)
