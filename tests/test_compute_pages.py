@@ -233,19 +233,24 @@ def test_decimal_is_exact_where_the_decimals_end() -> None:
     assert decimal(Fraction(1, 3)) == "≈0.33" and decimal(Fraction(1, 3), "") == "0.333333"
 
 
-def test_an_undeclared_activation_leaves_the_step_unmeasured(write_card, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """The card checks accept any hidden_act; one whose saved tensors are not declared builds, its step not shown."""
+@pytest.mark.parametrize(
+    "odd",
+    ["hidden_act: true", "max_position_embeddings: 0"],
+    ids=["activation-not-declared", "no-positions"],
+)
+def test_a_card_without_a_step_to_show_builds(write_card, tmp_path: Path, odd: str) -> None:  # type: ignore[no-untyped-def]
+    """The card checks accept any hidden_act, and P = 0: such a card builds, its step "not measured"."""
     write_card(
-        """
-        id: odd-activation
-        title: Odd activation
+        f"""
+        id: odd
+        title: Odd
         family: bert
         head: base
-        config: {hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 128,
-                 vocab_size: 100, hidden_act: true}
+        config: {{hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 128,
+                 vocab_size: 100, {odd}}}
         """
     )
     out = tmp_path / "site"
     build(tmp_path / "models", out)
-    row = re.search(r'<tr id="odd-activation"[^>]*>(.*?)</tr>', read(out, "compare/index.html"), re.S)
+    row = re.search(r'<tr id="odd"[^>]*>(.*?)</tr>', read(out, "compare/index.html"), re.S)
     assert row is not None and row.group(1).count("not measured") == 2

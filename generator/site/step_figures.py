@@ -59,9 +59,9 @@ class StepFigures:
 def step_figures(card: Card) -> StepFigures | None:
     """A card's figures for the comparison, or None when it has no measured compute."""
     compute = compute_of(card)
-    if compute is None:
-        return None
     seq = compare_seq(card)
+    if compute is None or seq < 1:  # a card may have an empty position table (P = 0): no token to count
+        return None
     step = compute.at(BATCH, seq)
     tokens = step.tokens
     return StepFigures(
