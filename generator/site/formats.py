@@ -69,4 +69,30 @@ def times(ratio: Fraction | float) -> str:
     return f"{value:.2f}×" if value < 10 else f"{value:.1f}×"
 
 
-FILTERS: dict[str, Callable[..., Any]] = {"binary": binary, "signed": signed, "percent": percent, "times": times}
+def decimal(value: Fraction | int, separator: str = ",") -> str:
+    """A rational figure, exact where its decimals end (654,315,520; 1,232.5), else to 2 places after "≈".
+
+    ``separator=""`` writes it plain, for a ``data-value`` a script reads as a number.
+    """
+    value = Fraction(value)
+    if value < 0:  # a plain figure keeps the hyphen-minus a script's Number() reads
+        return (MINUS if separator else "-") + decimal(-value, separator)
+    whole, rest = divmod(value.numerator, value.denominator)
+    grouped = f"{whole:,}".replace(",", separator)
+    digits, remainder = "", Fraction(rest, value.denominator)
+    while remainder and len(digits) < 12:
+        remainder *= 10
+        digits += str(int(remainder))
+        remainder -= int(remainder)
+    if remainder:
+        return f"≈{float(value):,.2f}".replace(",", separator) if separator else f"{float(value):.6f}"
+    return f"{grouped}.{digits}" if digits else grouped
+
+
+FILTERS: dict[str, Callable[..., Any]] = {
+    "binary": binary,
+    "signed": signed,
+    "percent": percent,
+    "times": times,
+    "decimal": decimal,
+}

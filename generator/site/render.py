@@ -24,7 +24,7 @@ from generator.cards.card import Card
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
-from generator.site import content, exports, formats
+from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
@@ -221,7 +221,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "compare.html",
             compare("title", site=SITE_TITLE),
             compare("description"),
-            {"models": models, "catalog": catalog(models)},
+            {"models": models, "catalog": catalog(models), "batch": step_figures.BATCH, "seq": step_figures.SEQ},
         ),
         Page(
             "search/index.html",

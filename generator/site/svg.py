@@ -309,3 +309,98 @@ def log_scatter(
                 break
     out.append("</svg>")
     return "\n".join(out)
+
+
+# Line charts (issue 13: training memory against the sequence length) --------------------------------
+
+# Each line's dash pattern, so that lines differ without their color too (CSS: .line-<n> colors them).
+DASHES = ("", "9 4", "2 3", "12 3 3 3", "5 5")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line: its name and its (x, y) points, x increasing."""
+
+    label: str
+    points: tuple[tuple[int, int], ...]
+    tooltips: tuple[str, ...]  # one per point
+
+
+def _nice_step(top: float, ticks: int) -> float:
+    """A step of 1, 2 or 5 times a power of ten that covers ``top`` in at most ``ticks`` steps."""
+    power = 10 ** math.floor(math.log10(top / ticks)) if top > 0 else 1
+    return next(power * m for m in (1, 2, 5, 10) if power * m * ticks >= top)
+
+
+def line_chart(
+    chart_id: str,
+    title: str,
+    desc: str,
+    lines: Sequence[Line],
+    *,
+    x_label: str,
+    y_label: str,
+    y_scale: int,
+    width: int = 900,
+    height: int = 520,
+    narrow: bool = False,
+) -> str:
+    """Lines on linear axes from 0, x ticks at the points, y ticks in units of ``y_scale`` (2³⁰ for GiB)."""
+    chart_id = _chart_id(chart_id, narrow)
+    if narrow:
+        width, height = NARROW, 440
+    sample = '<line x1="0" y1="12" x2="28" y2="12" class="line line-{n}"{dash}/>'
+    legend, legend_bottom = _legend(
+        [(sample.format(n=n, dash=_dash(n)), line.label, 28) for n, line in enumerate(lines)], width
+    )
+    scale = y_scale
+    xs = sorted({x for line in lines for x, _ in line.points})
+    step = _nice_step(max(y for line in lines for _, y in line.points) / scale, 6 if narrow else 8)
+    top_value = step * math.ceil(max(y for line in lines for _, y in line.points) / scale / step)
+    left, right = (44 if narrow else 64), width - (14 if narrow else 24)
+    top, bottom = legend_bottom + 30, height - 58
+
+    def px(x: float) -> float:
+        return left + (x - xs[0]) / (xs[-1] - xs[0]) * (right - left)
+
+    def py(y: float) -> float:
+        return bottom - y / scale / top_value * (bottom - top)
+
+    out = _open(chart_id, title, desc, width, height, narrow)
+    out.extend(legend)
+    every = 2 if narrow and len(xs) > 6 else 1
+    for number, x in enumerate(xs):
+        out.append(f'<line x1="{_num(px(x))}" y1="{top}" x2="{_num(px(x))}" y2="{bottom}" class="grid"/>')
+        if (len(xs) - 1 - number) % every == 0:  # on a phone every other tick, the last one always
+            out.append(f'<text x="{_num(px(x))}" y="{bottom + 18}" class="tick" text-anchor="middle">{x}</text>')
+    ticks = round(top_value / step)
+    for n in range(ticks + 1):
+        value = n * step
+        gy = py(value * scale)
+        label = f"{value:g}"
+        out.append(f'<line x1="{left}" y1="{_num(gy)}" x2="{right}" y2="{_num(gy)}" class="grid"/>')
+        out.append(f'<text x="{left - 6}" y="{_num(gy + 4)}" class="tick" text-anchor="end">{label}</text>')
+    out.append(
+        f'<text x="{_num(width / 2 if narrow else (left + right) / 2)}" y="{height - 14}" class="axis-label" '
+        f'text-anchor="middle">{escape(x_label)}</text>'
+    )
+    out.append(
+        f'<text transform="translate(14 {_num((top + bottom) / 2)}) rotate(-90)" class="axis-label" '
+        f'text-anchor="middle">{escape(y_label)}</text>'
+    )
+    for n, line in enumerate(lines):
+        path = " ".join(f"{_num(px(x))},{_num(py(y))}" for x, y in line.points)
+        group = [f'<g class="series"><polyline points="{path}" class="line line-{n}"{_dash(n)}/>']
+        for (x, y), tip in zip(line.points, line.tooltips, strict=True):
+            group.append(
+                f'<circle cx="{_num(px(x))}" cy="{_num(py(y))}" r="3.5" class="point line-{n}">'
+                f"<title>{escape(tip)}</title></circle>"
+            )
+        out.append("".join(group) + "</g>")
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _dash(n: int) -> str:
+    pattern = DASHES[n % len(DASHES)]
+    return f' stroke-dasharray="{pattern}"' if pattern else ""

@@ -21,6 +21,7 @@ from generator.counting.derivation import BlockDerivation, Derivation, Step, der
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
+from generator.site.step_figures import StepFigures, step_figures
 
 # Symbols every family uses in the same sense, in the order the index and comparison show them.
 COMPARED_SYMBOLS = (
@@ -126,6 +127,11 @@ class Summary:
         """The card's number for a symbol, or None when this model's count does not use it."""
         symbol = next((s for s in self.symbols if s.name == name), None)
         return None if symbol is None else self.values.get(name)
+
+    @cached_property
+    def step(self) -> StepFigures | None:
+        """FLOPs per token and training memory at the comparison's (b, s); None when not measured."""
+        return step_figures(self.card)
 
     @property
     def calculator_query(self) -> str:

@@ -24,6 +24,15 @@
       name: function (a, b) { return a.row.dataset.name.localeCompare(b.row.dataset.name, undefined, { numeric: true }); },
     };
     function num(entry, key) { return Number(entry.row.dataset[key]); }
+    // A column of its own ("-flops": data-flops, largest first); rows without the figure go last.
+    function byColumn(order) {
+      var key = order.replace(/^-/, ""), sign = order.charAt(0) === "-" ? -1 : 1;
+      return function (a, b) {
+        var x = a.row.dataset[key], y = b.row.dataset[key];
+        if (x === undefined || y === undefined) return (x === undefined) - (y === undefined) || a.order - b.order;
+        return sign * (Number(x) - Number(y)) || a.order - b.order;
+      };
+    }
     function update() {
       var family = form.elements.family.value;
       var order = form.elements.order.value;
@@ -34,7 +43,7 @@
         groups.forEach(function (body) { body.hidden = !!family && body.dataset.family !== family; });
         flat.hidden = true;
       } else {
-        shown.slice().sort(compare[order]).forEach(function (e) { flat.appendChild(e.row); });
+        shown.slice().sort(compare[order] || byColumn(order)).forEach(function (e) { flat.appendChild(e.row); });
         groups.forEach(function (body) { body.hidden = true; });
         flat.hidden = false;
       }

@@ -20,7 +20,8 @@ from generator.site import content
 from generator.site.content import Text
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE, Page, guide_page
-from generator.site.svg import BarRow, Point, Series, log_scatter, stacked_bars
+from generator.site.step_figures import BATCH, compute_of
+from generator.site.svg import BarRow, Line, Point, Series, line_chart, log_scatter, stacked_bars
 from generator.site.views import Summary
 
 # Each part's pattern in the share chart; the key is also the part's CSS class suffix.
@@ -36,6 +37,15 @@ SERIES = tuple(Series(part.value, PART_TITLES[part], PATTERN_OF[part]) for part 
 RULE = 12  # the rule of thumb: an encoder layer holds about 12·H² parameters (4H² attention, 8H² feed-forward)
 CLOSE = Fraction(1, 10)  # within 10% of the rule counts as on it
 LABELLED = ("bert-base-uncased", "bert-large-uncased")  # landmarks labelled in the scatter plot, besides outliers
+# The memory chart: a few models of different shapes, training memory at b = BATCH against s (issue 13).
+MEMORY_MODELS = (
+    "distilbert-base-uncased",
+    "albert-base-v2",
+    "bert-base-uncased",
+    "modernbert-base",
+    "bert-large-uncased",
+)
+MEMORY_SEQS = tuple(range(64, 513, 64))
 H, I, L = Var("H"), Var("I"), Var("L")
 H2 = Pow(H, 2)
 # The formulas the page's explanation of the rule uses (written once, as expression trees).
@@ -113,6 +123,81 @@ class RuleRow:
         if self.stored_layers < self.layers:
             return "shared"
         return "encoder"
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One model's bf16 mixed-precision training memory at b = BATCH, by sequence length."""
+
+    model: Summary
+    memory: tuple[int, ...]  # bytes, one per MEMORY_SEQS
+    activations: tuple[int, ...]  # bytes of bf16 activations, one per MEMORY_SEQS
+
+    @property
+    def growth(self) -> Fraction:
+        """How much more the longest sequence needs than the shortest, as a multiple."""
+        return Fraction(self.memory[-1], self.memory[0])
+
+
+def memory_rows(models: Sequence[Summary]) -> tuple[MemoryRow, ...]:
+    """The memory chart's models that are in the catalog and measured, in MEMORY_MODELS order."""
+    by_id = {m.id: m for m in models}
+    rows = []
+    for key in MEMORY_MODELS:
+        model = by_id.get(key)
+        compute = compute_of(model.card) if model is not None else None
+        if model is None or compute is None:
+            continue
+        # The sequence lengths stop at the position table's length (none of these models has one under 512).
+        steps = [compute.at(BATCH, s) for s in MEMORY_SEQS if s <= model.values.get("P", s)]
+        if len(steps) == len(MEMORY_SEQS):
+            memory = tuple(f.training_memory["bf16_mixed"] for f in steps)
+            rows.append(MemoryRow(model, memory, tuple(f.activations["bf16"] for f in steps)))
+    return tuple(rows)
+
+
+def _memory_chart(text: Text, rows: tuple[MemoryRow, ...]) -> Markup:
+    """Both layouts of the training-memory chart."""
+    gib = 2**30
+    lines = [
+        Line(
+            row.model.card.title,
+            tuple(zip(MEMORY_SEQS, row.memory, strict=True)),
+            tuple(
+                text("tooltip", model=row.model.card.title, seq=s, batch=BATCH, memory=m, gib=round(m / gib, 2))
+                for s, m in zip(MEMORY_SEQS, row.memory, strict=True)
+            ),
+        )
+        for row in rows
+    ]
+    steepest = max(rows, key=lambda r: r.growth)
+    activations = min(Fraction(r.activations[-1], r.activations[0]) for r in rows)
+    desc = text(
+        "description",
+        models=", ".join(r.model.card.title for r in rows),
+        batch=BATCH,
+        low=MEMORY_SEQS[0],
+        high=MEMORY_SEQS[-1],
+        steepest=steepest.model.card.title,
+        growth=times(steepest.growth),
+        ratio=MEMORY_SEQS[-1] // MEMORY_SEQS[0],
+        activations=times(activations),
+    )
+    return Markup(
+        "\n".join(
+            line_chart(
+                "chart-memory",
+                text("title", batch=BATCH),
+                desc,
+                lines,
+                x_label=text("x-axis"),
+                y_label=text("y-axis", unit="GiB"),
+                y_scale=gib,
+                narrow=narrow,
+            )
+            for narrow in (False, True)
+        )
+    )
 
 
 def share_rows(models: Sequence[Summary]) -> tuple[ShareRow, ...]:
@@ -245,4 +330,11 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         context.update(rule_rows=rule, rule_chart=Markup(rule_svg), rule=RULE)
     else:
         context.update(rule_rows=(), rule_chart=None, rule=RULE)
+    memory = memory_rows(models)
+    context.update(
+        memory_rows=memory,
+        memory_chart=_memory_chart(text.section("memory"), memory) if memory else None,
+        memory_seqs=MEMORY_SEQS,
+        batch=BATCH,
+    )
     return [guide_page("charts/index.html", "charts.html", text.section("page"), context, rule=RULE)]

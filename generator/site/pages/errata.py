@@ -19,6 +19,7 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
 from generator.counting.poly import Poly
 from generator.site import content
+from generator.site.compute_errata import compute_errata
 from generator.site.content import Text
 from generator.site.erratum import (
     ORDER,
@@ -67,7 +68,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             errata.append(build(section, *(by_id[n] for n in needs)))
     if not errata:
         return []
-    return [guide_page("errata/index.html", "errata.html", text.section("page"), {"errata": tuple(errata)})]
+    context = {"errata": tuple(errata), "compute": compute_errata(models, language)}
+    return [guide_page("errata/index.html", "errata.html", text.section("page"), context)]
 
 
 def mistake(erratum: str) -> Mistake:

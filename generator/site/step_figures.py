@@ -1,0 +1,72 @@
+"""A training step's figures as the comparison, the charts and the errata show them (issue 13, item 7).
+
+Every number comes from ``counting.compute`` (``Compute.at``), whose polynomials
+tests/test_compute.py checks against torch at every committed (b, s) point. A family that
+transformers does not implement (the 2017 Transformer) has no class to measure, so it gets no
+figure here: the pages say "not measured" instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from generator.cards.card import Card
+from generator.counting.compute import Compute, UndeclaredActivationError, count_compute
+
+# The comparison's step: one sequence length for FLOPs per token, and a batch of 32 for the memory.
+BATCH = 32
+SEQ = 512
+
+
+def measured(card: Card) -> bool:
+    """Whether torch can check this card's compute: its family is a transformers class."""
+    return card.family.own_config is None
+
+
+def compute_of(card: Card) -> Compute | None:
+    """A card's compute, or None when it has none to show: no transformers class, or an activation
+    function whose saved tensors are not declared (the card checks accept any ``hidden_act``)."""
+    if not measured(card):
+        return None
+    try:
+        return count_compute(card)
+    except UndeclaredActivationError:
+        return None
+
+
+def compare_seq(card: Card) -> int:
+    """The comparison's sequence length: 512, or the position table's length P where it is shorter."""
+    rows = card.symbol_values().get("P")
+    return SEQ if rows is None else min(rows, SEQ)
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    """FLOPs per token and the bf16 mixed-precision training memory, at b = 32 and s."""
+
+    seq: int
+    forward_per_token: Fraction
+    training_per_token: Fraction  # forward and backward
+    training_memory: int  # bytes: Adam, bf16 mixed, at b = BATCH
+
+    @property
+    def clamped(self) -> bool:
+        """Whether s is the position table's length rather than 512."""
+        return self.seq < SEQ
+
+
+def step_figures(card: Card) -> StepFigures | None:
+    """A card's figures for the comparison, or None when it has no measured compute."""
+    compute = compute_of(card)
+    seq = compare_seq(card)
+    if compute is None or seq < 1:  # a card may have an empty position table (P = 0): no token to count
+        return None
+    step = compute.at(BATCH, seq)
+    tokens = step.tokens
+    return StepFigures(
+        seq,
+        Fraction(step.forward, tokens),
+        Fraction(step.forward + step.backward, tokens),
+        step.training_memory["bf16_mixed"],
+    )
