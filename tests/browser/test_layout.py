@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import ROOT
+from generator.site.views import START_HERE
+
 from .conftest import PHONE, WIDE
+from .test_calculator import read_result
 
 # The header's sections, as a reader sees them.
 SECTIONS = {
@@ -32,7 +37,7 @@ def test_no_page_scrolls_sideways_on_a_phone(open_page: Any, site_url: str, buil
     """Every page of the built site, at 390 px: the page is never wider than the screen."""
     page = open_page(PHONE)
     wide = {}
-    for path in site_pages(built_site):
+    for path in [*site_pages(built_site), "404.html"]:  # 404.html's links lead off the subpath; its layout is checked
         page.goto(site_url + path, wait_until="load")
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > PHONE:
@@ -109,6 +114,72 @@ def test_name_and_count_of_the_first_rows_are_on_screen(open_page: Any, site_url
     assert outside == [], f"rows whose name or count is off the screen at {PHONE} px: {outside}"
     tables = {r["table"] for r in found}
     assert {"symbols stack", "derivation stack", "tensors stack", "memory stack"} <= tables
+
+
+# The other pages whose tables must show each row's name and count on a phone (issue 12, item 4),
+# with the tables each must have: a page that stopped marking its counts would otherwise pass.
+TABLE_PAGES = {
+    "index.html": {"start stack", "models wide"},
+    "compare/index.html": {"compare wide", "memory wide"},
+    "families/bert/index.html": {"tensors stack", "models stack"},
+    "families/deberta-v2/index.html": {"tensors stack", "models stack"},
+}
+
+
+@pytest.mark.parametrize("path", list(TABLE_PAGES))
+def test_name_and_count_on_screen_on_the_other_pages(open_page: Any, site_url: str, path: str) -> None:
+    """At 390 px, the first rows of every table of the index, comparison and family pages: name and count in view."""
+    page = open_page(PHONE)
+    page.goto(site_url + path)
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('main table')].filter(t => t.querySelector('tbody tr > .count')).map(t => {
+            const rows = [...t.querySelectorAll('tbody tr')].filter(r => r.querySelector(':scope > .count')).slice(0, 3);
+            return rows.map(r => {
+                const name = r.firstElementChild.getBoundingClientRect();
+                const count = r.querySelector(':scope > .count').getBoundingClientRect();
+                return {table: t.className, row: r.id || r.firstElementChild.textContent.trim().slice(0, 40),
+                        name: [name.left, name.right], count: [count.left, count.right]};
+            });
+        }).flat()"""
+    )
+    assert TABLE_PAGES[path] <= {r["table"] for r in found}, found
+    outside = [r for r in found if min(r["name"][0], r["count"][0]) < 0 or max(r["name"][1], r["count"][1]) > PHONE]
+    assert outside == [], f"{path}: rows whose name or count is off the screen at {PHONE} px: {outside}"
+
+
+def test_the_index_offers_bert_base_on_the_first_screen_of_a_phone(open_page: Any, site_url: str) -> None:
+    """BERT-Base and BERT-Large open the "Start here" list, above the 24 compact BERTs (issue 12)."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    rows = page.locator("table.start tbody tr")
+    listed = [href.split("/")[1] for href in rows.locator("th a").evaluate_all("as => as.map(a => a.getAttribute('href'))")]
+    assert listed == list(START_HERE)
+    first = rows.first
+    box = first.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 844, f"BERT-Base's row is below the first screen: {box}"
+    for i, card_id in enumerate(START_HERE[:2]):  # BERT-Base and BERT-Large, with transformers' totals
+        total = json.loads((ROOT / "tests" / "reference" / f"{card_id}.json").read_text(encoding="utf-8"))["total"]
+        assert rows.nth(i).locator(".count").inner_text() == f"{total:,}", card_id
+    # Each family's link lands on its rows in the full table.
+    page.locator("section[aria-labelledby=start-here] a[href='#family-albert']").click()
+    assert page.evaluate("location.hash") == "#family-albert"
+
+
+@pytest.mark.parametrize("family", ["bert", "mobilebert", "deberta-v2", "transformer"])
+def test_the_calculators_symbols_do_not_scroll_on_a_phone(open_page: Any, site_url: str, family: str) -> None:
+    """The symbols table stacks at 390 px: each symbol's value is beside it, nothing scrolls sideways (issue 12)."""
+    page = open_page(PHONE)
+    page.goto(site_url + f"calculator/index.html?family={family}")
+    read_result(page)
+    seen = page.evaluate(
+        """() => {
+            const table = document.querySelector('#calc-body table.symbols'), box = table.closest('.scroll') || table;
+            const rows = [...table.tBodies[0].rows].map(r => [r.cells[0].getBoundingClientRect(), r.querySelector('.count').getBoundingClientRect()]);
+            return {scroll: box.scrollWidth - box.clientWidth, rows: rows.length,
+                    outside: rows.filter(([n, c]) => n.left < 0 || c.right > innerWidth).length};
+        }"""
+    )
+    assert seen["rows"] >= 4 and seen["scroll"] <= 0 and seen["outside"] == 0, seen
 
 
 @pytest.mark.parametrize("width", [PHONE, WIDE])
