@@ -318,3 +318,30 @@ def test_formulas_in_prose_and_tables_share_one_type(open_page: Any, site_url: s
         })"""
     )
     assert fonts["prose"] == fonts["table"], fonts
+
+
+def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
+    """Home -> BERT-Base -> "On this page": the feed-forward steps, then layer 0's query weight, in a few taps."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    page.locator("table.start").get_by_role("link", name="BERT-Base, uncased", exact=True).click()
+    page.wait_for_url(re.compile(r"/models/bert-base-uncased/(index\.html)?$"))
+    toc = page.locator("nav.toc")
+    toc.locator("summary").click()
+    toc.get_by_role("link", name="Feed-forward (2 steps)").first.click()
+    assert page.evaluate("location.hash") == "#d-layer-feed-forward"
+    steps = page.locator("#d-layer-feed-forward-in, #d-layer-feed-forward-out")
+    assert steps.count() == 2 and all(s.is_visible() for s in steps.all())
+    top = page.evaluate("document.getElementById('d-layer-feed-forward').getBoundingClientRect().top / innerHeight")
+    assert 0.15 <= top <= 0.6, top
+    toc.locator("summary").scroll_into_view_if_needed()
+    if toc.locator("details").get_attribute("open") is None:
+        toc.locator("summary").click()
+    toc.get_by_role("link", name="Encoder layer").last.click()  # under "Every tensor"
+    assert page.evaluate("location.hash") == "#tensors-layer"
+    row = page.locator('[id="t-encoder.layer.0.attention.self.query.weight"]')
+    box = row.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+    reference = json.loads((ROOT / "tests" / "reference" / "bert-base-uncased.json").read_text(encoding="utf-8"))
+    query = next(t for t in reference["tensors"] if t["name"] == "encoder.layer.0.attention.self.query.weight")
+    assert row.locator(".count").inner_text() == f"{query['count']:,}"
