@@ -345,3 +345,21 @@ def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, s
     reference = json.loads((ROOT / "tests" / "reference" / "bert-base-uncased.json").read_text(encoding="utf-8"))
     query = next(t for t in reference["tensors"] if t["name"] == "encoder.layer.0.attention.self.query.weight")
     assert row.locator(".count").inner_text() == f"{query['count']:,}"
+
+
+def test_the_engineers_fine_tuning_question_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
+    """Home -> BERT-Large -> "On this page" -> memory: the bytes Adam's mixed-precision training needs, on screen."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    page.locator("table.start").get_by_role("link", name="BERT-Large, uncased", exact=True).click()
+    page.wait_for_url(re.compile(r"/models/bert-large-uncased/(index\.html)?$"))
+    toc = page.locator("nav.toc")
+    toc.locator("summary").click()
+    toc.get_by_role("link", name="Memory for the parameters").click()
+    row = page.locator("#memory-training")
+    row.scroll_into_view_if_needed()
+    total = json.loads((ROOT / "tests" / "reference" / "bert-large-uncased.json").read_text(encoding="utf-8"))["total"]
+    # 16 bytes per trained parameter (ZeRO, section 3.1): every parameter of BERT-Large is fine-tuned.
+    assert row.locator(".count").inner_text() == f"{16 * total:,}"
+    box = row.locator(".count").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE, box
