@@ -152,7 +152,9 @@ def test_the_index_offers_bert_base_on_the_first_screen_of_a_phone(open_page: An
     page = open_page(PHONE, height=844)
     page.goto(site_url + "index.html")
     rows = page.locator("table.start tbody tr")
-    listed = [href.split("/")[1] for href in rows.locator("th a").evaluate_all("as => as.map(a => a.getAttribute('href'))")]
+    listed = [
+        href.split("/")[1] for href in rows.locator("th a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    ]
     assert listed == list(START_HERE)
     first = rows.first
     box = first.bounding_box()
@@ -341,7 +343,7 @@ def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, s
     assert page.evaluate("location.hash") == "#tensors-layer"
     row = page.locator('[id="t-encoder.layer.0.attention.self.query.weight"]')
     box = row.bounding_box()
-    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
     reference = json.loads((ROOT / "tests" / "reference" / "bert-base-uncased.json").read_text(encoding="utf-8"))
     query = next(t for t in reference["tensors"] if t["name"] == "encoder.layer.0.attention.self.query.weight")
     assert row.locator(".count").inner_text() == f"{query['count']:,}"
