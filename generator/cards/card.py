@@ -96,11 +96,17 @@ class Card:
         return self.family.symbol_values(self.config)
 
 
-def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = None, jobs: int = 1) -> list[Card]:
+def load_cards(
+    models_dir: Path,
+    on_card: Callable[[int, int], None] | None = None,
+    jobs: int = 1,
+    known: Callable[[Path], Card | None] | None = None,
+) -> list[Card]:
     """Read and validate every card in a directory; raise InputError listing every problem.
 
     ``on_card(done, total)`` is told after each card, for progress on long builds; ``jobs``
-    processes read cards at once (see parallel.py).
+    processes read cards at once (see parallel.py). ``known(path)`` may give a card already
+    read and validated (a build's cache, see build/cache.py): that file is not parsed again.
     """
     if not models_dir.is_dir():
         raise InputError(
@@ -113,6 +119,10 @@ def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = No
         )
     paths = sorted(paths)
     cards: list[Card] = []
+    if known is not None:
+        found = {path: known(path) for path in paths}
+        cards = [card for card in found.values() if card is not None]
+        paths = [path for path, card in found.items() if card is None]
     problems: list[Problem] = []
     for result in map_parallel(lambda number: _card_or_problems(paths[number]), len(paths), jobs, on_card):
         if isinstance(result, Card):
