@@ -300,6 +300,7 @@ class Catalog:
     variants: tuple[FamilyGroup, ...]  # BERT first, then the other families by title
     transformer: tuple[FamilyGroup, ...]
     exercises: tuple[FamilyGroup, ...]
+    start: tuple[Summary, ...] = ()  # the models most readers come for (START_HERE), listed above the table
 
     @property
     def groups(self) -> tuple[FamilyGroup, ...]:
@@ -309,6 +310,20 @@ class Catalog:
 # The one family that predates BERT and the prefix of the textbook questions' cards (models/exercise-*.yaml).
 TRANSFORMER = "transformer"
 EXERCISE_PREFIX = "exercise-"
+# The models the index lists first, in this order: BERT's two sizes (Devlin et al. 2018, section 3),
+# then the base model of each family that changed BERT. Grouped by family and smallest first, the
+# table puts BERT-Base behind the 24 compact BERTs (Turc et al. 2019): on a phone, screens down
+# (issue 12). Cards that a build does not have are left out.
+START_HERE = (
+    "bert-base-uncased",
+    "bert-large-uncased",
+    "distilbert-base-uncased",
+    "roberta-base",
+    "albert-base-v2",
+    "electra-base-discriminator",
+    "deberta-v3-base",
+    "modernbert-base",
+)
 
 
 def catalog(models: Iterable[Summary]) -> Catalog:
@@ -318,7 +333,9 @@ def catalog(models: Iterable[Summary]) -> Catalog:
     others = [m for m in every if not m.id.startswith(EXERCISE_PREFIX)]
     transformer = [m for m in others if m.card.family.name == TRANSFORMER]
     variants = [m for m in others if m.card.family.name != TRANSFORMER]
-    return Catalog(_by_family(variants), _by_family(transformer), _by_family(exercises))
+    by_id = {m.id: m for m in variants}
+    start = tuple(by_id[i] for i in START_HERE if i in by_id)
+    return Catalog(_by_family(variants), _by_family(transformer), _by_family(exercises), start)
 
 
 def _by_family(models: Iterable[Summary]) -> tuple[FamilyGroup, ...]:

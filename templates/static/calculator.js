@@ -1085,12 +1085,12 @@
     result.blocks.forEach(function (b) { b.block.symbols.forEach(function (s) { used[s] = true; }); });
     var symbolRows = data.symbols.filter(function (s) { return used[s.name]; }).map(function (s) {
       return '<tr><th scope="row"><var>' + escapeHtml(s.name) + "</var></th><td><code>" + escapeHtml(s.key) +
-        '</code></td><td class="n">' + commas(result.values[s.name]) + "</td><td>" + escapeHtml(s.meaning) + "</td></tr>";
+        '</code></td><td class="n count">' + commas(result.values[s.name]) + "</td><td>" + escapeHtml(s.meaning) + "</td></tr>";
     }).join("");
     var html = '<p class="calc-stale-note" id="calc-stale-note" role="status"></p>';
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("symbols") + '"><table class="symbols">' +
+    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("symbols") + '"><table class="symbols stack">' +
       "<caption>" + h("symbols-caption") + "</caption>" +
-      '<thead><tr><th scope="col">' + h("symbol") + '</th><th scope="col">' + h("config-key") + '</th><th scope="col" class="n">' +
+      '<thead><tr><th scope="col">' + h("symbol") + '</th><th scope="col">' + h("config-key") + '</th><th scope="col" class="n count">' +
       h("value") + '</th><th scope="col">' + h("meaning") + "</th></tr></thead><tbody>" + symbolRows + "</tbody></table></div>";
     html += '<h2 id="calc-derivation">' + h("derivation") + "</h2>";
     html += "<p>" + h("derivation-intro") + "</p>";

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import ROOT
+from generator.site.views import START_HERE
+
 from .conftest import PHONE, WIDE
+from .test_calculator import read_result
 
 # The header's sections, as a reader sees them.
 SECTIONS = {
@@ -32,7 +37,7 @@ def test_no_page_scrolls_sideways_on_a_phone(open_page: Any, site_url: str, buil
     """Every page of the built site, at 390 px: the page is never wider than the screen."""
     page = open_page(PHONE)
     wide = {}
-    for path in site_pages(built_site):
+    for path in [*site_pages(built_site), "404.html"]:  # 404.html's links lead off the subpath; its layout is checked
         page.goto(site_url + path, wait_until="load")
         width = page.evaluate("document.documentElement.scrollWidth")
         if width > PHONE:
@@ -109,6 +114,74 @@ def test_name_and_count_of_the_first_rows_are_on_screen(open_page: Any, site_url
     assert outside == [], f"rows whose name or count is off the screen at {PHONE} px: {outside}"
     tables = {r["table"] for r in found}
     assert {"symbols stack", "derivation stack", "tensors stack", "memory stack"} <= tables
+
+
+# The other pages whose tables must show each row's name and count on a phone (issue 12, item 4),
+# with the tables each must have: a page that stopped marking its counts would otherwise pass.
+TABLE_PAGES = {
+    "index.html": {"start stack", "models wide"},
+    "compare/index.html": {"compare wide", "memory wide"},
+    "families/bert/index.html": {"tensors stack", "models stack"},
+    "families/deberta-v2/index.html": {"tensors stack", "models stack"},
+}
+
+
+@pytest.mark.parametrize("path", list(TABLE_PAGES))
+def test_name_and_count_on_screen_on_the_other_pages(open_page: Any, site_url: str, path: str) -> None:
+    """At 390 px, the first rows of every table of the index, comparison and family pages: name and count in view."""
+    page = open_page(PHONE)
+    page.goto(site_url + path)
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('main table')].filter(t => t.querySelector('tbody tr > .count')).map(t => {
+            const rows = [...t.querySelectorAll('tbody tr')].filter(r => r.querySelector(':scope > .count')).slice(0, 3);
+            return rows.map(r => {
+                const name = r.firstElementChild.getBoundingClientRect();
+                const count = r.querySelector(':scope > .count').getBoundingClientRect();
+                return {table: t.className, row: r.id || r.firstElementChild.textContent.trim().slice(0, 40),
+                        name: [name.left, name.right], count: [count.left, count.right]};
+            });
+        }).flat()"""
+    )
+    assert TABLE_PAGES[path] <= {r["table"] for r in found}, found
+    outside = [r for r in found if min(r["name"][0], r["count"][0]) < 0 or max(r["name"][1], r["count"][1]) > PHONE]
+    assert outside == [], f"{path}: rows whose name or count is off the screen at {PHONE} px: {outside}"
+
+
+def test_the_index_offers_bert_base_on_the_first_screen_of_a_phone(open_page: Any, site_url: str) -> None:
+    """BERT-Base and BERT-Large open the "Start here" list, above the 24 compact BERTs (issue 12)."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    rows = page.locator("table.start tbody tr")
+    listed = [
+        href.split("/")[1] for href in rows.locator("th a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    ]
+    assert listed == list(START_HERE)
+    first = rows.first
+    box = first.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 844, f"BERT-Base's row is below the first screen: {box}"
+    for i, card_id in enumerate(START_HERE[:2]):  # BERT-Base and BERT-Large, with transformers' totals
+        total = json.loads((ROOT / "tests" / "reference" / f"{card_id}.json").read_text(encoding="utf-8"))["total"]
+        assert rows.nth(i).locator(".count").inner_text() == f"{total:,}", card_id
+    # Each family's link lands on its rows in the full table.
+    page.locator("section[aria-labelledby=start-here] a[href='#family-albert']").click()
+    assert page.evaluate("location.hash") == "#family-albert"
+
+
+@pytest.mark.parametrize("family", ["bert", "mobilebert", "deberta-v2", "transformer"])
+def test_the_calculators_symbols_do_not_scroll_on_a_phone(open_page: Any, site_url: str, family: str) -> None:
+    """The symbols table stacks at 390 px: each symbol's value is beside it, nothing scrolls sideways (issue 12)."""
+    page = open_page(PHONE)
+    page.goto(site_url + f"calculator/index.html?family={family}")
+    read_result(page)
+    seen = page.evaluate(
+        """() => {
+            const table = document.querySelector('#calc-body table.symbols'), box = table.closest('.scroll') || table;
+            const rows = [...table.tBodies[0].rows].map(r => [r.cells[0].getBoundingClientRect(), r.querySelector('.count').getBoundingClientRect()]);
+            return {scroll: box.scrollWidth - box.clientWidth, rows: rows.length,
+                    outside: rows.filter(([n, c]) => n.left < 0 || c.right > innerWidth).length};
+        }"""
+    )
+    assert seen["rows"] >= 4 and seen["scroll"] <= 0 and seen["outside"] == 0, seen
 
 
 @pytest.mark.parametrize("width", [PHONE, WIDE])
@@ -247,3 +320,48 @@ def test_formulas_in_prose_and_tables_share_one_type(open_page: Any, site_url: s
         })"""
     )
     assert fonts["prose"] == fonts["table"], fonts
+
+
+def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
+    """Home -> BERT-Base -> "On this page": the feed-forward steps, then layer 0's query weight, in a few taps."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    page.locator("table.start").get_by_role("link", name="BERT-Base, uncased", exact=True).click()
+    page.wait_for_url(re.compile(r"/models/bert-base-uncased/(index\.html)?$"))
+    toc = page.locator("nav.toc")
+    toc.locator("summary").click()
+    toc.get_by_role("link", name="Feed-forward (2 steps)").first.click()
+    assert page.evaluate("location.hash") == "#d-layer-feed-forward"
+    steps = page.locator("#d-layer-feed-forward-in, #d-layer-feed-forward-out")
+    assert steps.count() == 2 and all(s.is_visible() for s in steps.all())
+    top = page.evaluate("document.getElementById('d-layer-feed-forward').getBoundingClientRect().top / innerHeight")
+    assert 0.15 <= top <= 0.6, top
+    toc.locator("summary").scroll_into_view_if_needed()
+    if toc.locator("details").get_attribute("open") is None:
+        toc.locator("summary").click()
+    toc.get_by_role("link", name="Encoder layer").last.click()  # under "Every tensor"
+    assert page.evaluate("location.hash") == "#tensors-layer"
+    row = page.locator('[id="t-encoder.layer.0.attention.self.query.weight"]')
+    box = row.bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+    reference = json.loads((ROOT / "tests" / "reference" / "bert-base-uncased.json").read_text(encoding="utf-8"))
+    query = next(t for t in reference["tensors"] if t["name"] == "encoder.layer.0.attention.self.query.weight")
+    assert row.locator(".count").inner_text() == f"{query['count']:,}"
+
+
+def test_the_engineers_fine_tuning_question_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
+    """Home -> BERT-Large -> "On this page" -> memory: the bytes Adam's mixed-precision training needs, on screen."""
+    page = open_page(PHONE, height=844)
+    page.goto(site_url + "index.html")
+    page.locator("table.start").get_by_role("link", name="BERT-Large, uncased", exact=True).click()
+    page.wait_for_url(re.compile(r"/models/bert-large-uncased/(index\.html)?$"))
+    toc = page.locator("nav.toc")
+    toc.locator("summary").click()
+    toc.get_by_role("link", name="Memory for the parameters").click()
+    row = page.locator("#memory-training")
+    row.scroll_into_view_if_needed()
+    total = json.loads((ROOT / "tests" / "reference" / "bert-large-uncased.json").read_text(encoding="utf-8"))["total"]
+    # 16 bytes per trained parameter (ZeRO, section 3.1): every parameter of BERT-Large is fine-tuned.
+    assert row.locator(".count").inner_text() == f"{16 * total:,}"
+    box = row.locator(".count").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE, box
