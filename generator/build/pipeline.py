@@ -14,7 +14,7 @@ from pathlib import Path
 
 from generator.build.output import check_output_dir, staged_site
 from generator.build.progress import Progress
-from generator.cards.card import load_cards
+from generator.cards.card import in_language, load_cards
 from generator.parallel import available_jobs, map_parallel
 from generator.site import content
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
@@ -46,10 +46,11 @@ def build(
     progress = progress or Progress()
     check_output_dir(out_dir, protected=[models_dir, Path.cwd(), PROJECT_ROOT])
     content.check_language(options.language)  # before the cards are read: a typo fails at once
+    content.check_family_words(options.language)
 
     jobs = jobs or available_jobs()
     progress.start("reading cards")
-    cards = load_cards(models_dir, progress.advance, jobs)
+    cards = in_language(load_cards(models_dir, progress.advance, jobs), options.language)
     progress.finish(f"{len(cards):,} cards")
 
     renderer = Renderer(options, cards=cards)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from generator.cards.problems import InputError, Location, Problem, describe, di
 from generator.cards.published import FigurePart, parse_figure
 from generator.cards.yamlsource import Document, load_document
 from generator.counting.architecture import Family, Head, Param
-from generator.counting.families import FAMILIES
+from generator.counting.families import FAMILIES, family_in
 from generator.parallel import map_parallel
 
 ID_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*")
@@ -94,6 +94,11 @@ class Card:
     def symbol_values(self) -> dict[str, int]:
         """Every symbol's number; an optional symbol left null has none."""
         return self.family.symbol_values(self.config)
+
+
+def in_language(cards: Sequence[Card], language: str) -> list[Card]:
+    """The cards with their families' words in ``language`` (content/<language>/families.yaml)."""
+    return [replace(card, family=family_in(card.family.name, language)) for card in cards]
 
 
 def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = None, jobs: int = 1) -> list[Card]:
