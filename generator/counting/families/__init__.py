@@ -16,7 +16,9 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
+from generator.counting import texts
 from generator.counting.architecture import Family, Symbol
 from generator.counting.families.symbols import SHARED
 from generator.counting.texts import LANGUAGE, shared_meaning, with_texts
@@ -35,10 +37,15 @@ def _discover() -> dict[str, Family]:
 _DECLARED: dict[str, Family] = _discover()  # the bare declarations, by name, in module order
 
 
-@functools.cache
 def family_in(name: str, language: str = LANGUAGE) -> Family:
     """The family of this name with its words in ``language``: one object per (name, language)."""
-    return with_texts(_DECLARED[name], language)
+    return _worded(name, language, texts.CONTENT)
+
+
+@functools.cache
+def _worded(name: str, language: str, root: Path) -> Family:
+    # Keyed by the content folder too, which a test may point elsewhere: a cache keyed by value.
+    return with_texts(_DECLARED[name], language, root)
 
 
 def families(language: str = LANGUAGE) -> dict[str, Family]:
