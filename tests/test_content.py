@@ -27,7 +27,7 @@ from generator.cards.problems import InputError
 from generator.cli import main
 from generator.counting import texts
 from generator.counting.architecture import Head, Part
-from generator.counting.families import FAMILIES
+from generator.counting.families import FAMILIES, declaration
 from generator.site import content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
@@ -131,14 +131,24 @@ SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "families")
 PARTS = {part.value for part in Part}
 
 
-@functools.cache
 def declared_keys(family: str, kind: str) -> frozenset[str]:
     """The names a family declares of one kind: its symbols, switches, blocks or modules."""
     found = FAMILIES[family]
     if kind in ("symbols", "switches"):
         return frozenset(x.name for x in getattr(found, kind))
-    blocks = [b for head in found.heads for _, a in every_path(found, head) for b in a.blocks]
-    return frozenset(b.key for b in blocks) if kind == "blocks" else frozenset(m.key for b in blocks for m in b.modules)
+    return _block_and_module_keys(family)[kind == "modules"]
+
+
+@functools.cache
+def _block_and_module_keys(family: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The block keys and module keys of every path through the family's switches, in one walk.
+
+    The walk runs the bare declaration (keys only): filling the words in on each of DeBERTa's
+    thousands of paths cost most of this file's time and says nothing about the keys.
+    """
+    bare = declaration(family)
+    blocks = [b for head in bare.heads for _, a in every_path(bare, head) for b in a.blocks]
+    return frozenset(b.key for b in blocks), frozenset(m.key for b in blocks for m in b.modules)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

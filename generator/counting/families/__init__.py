@@ -37,6 +37,11 @@ def _discover() -> dict[str, Family]:
 _DECLARED: dict[str, Family] = _discover()  # the bare declarations, by name, in module order
 
 
+def declaration(name: str) -> Family:
+    """The family as its module declares it: keys only, no words."""
+    return _DECLARED[name]
+
+
 def family_in(name: str, language: str = LANGUAGE) -> Family:
     """The family of this name with its words in ``language``: one object per (name, language)."""
     return _worded(name, language, texts.CONTENT)
