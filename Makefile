@@ -56,4 +56,4 @@ reference:
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --check-cpu
 
 clean:
-	rm -rf site $(VENV) $(REFERENCE_VENV) *.egg-info
+	rm -rf site .cache/atlas $(VENV) $(REFERENCE_VENV) *.egg-info

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from generator.build.cache import DEFAULT_CACHE
 from generator.build.pipeline import build
 from generator.build.progress import Progress
 from generator.build.serve import serve
@@ -62,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         metavar="N",
         help=f"processes that write model pages at once (default: the processors available, here {available_jobs()})",
+    )
+    build_cmd.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=DEFAULT_CACHE,
+        metavar="DIR",
+        help=f"where a build keeps what it made for the next one to reuse (default: {DEFAULT_CACHE}/)",
+    )
+    build_cmd.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache: build everything afresh"
     )
     talk = build_cmd.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
@@ -192,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
         options = SiteOptions.from_environment(args.base_url, search=not args.no_search, language=args.language)
-        result = build(args.models, args.out, options, progress, args.jobs)
+        cache = None if args.no_cache else args.cache_dir
+        result = build(args.models, args.out, options, progress, args.jobs, cache)
     except InputError as error:
         progress.abandon()
         return _report(error, f"{display_path(args.out)}/ was left unchanged")

@@ -34,6 +34,14 @@ def check_output_dir(out: Path, protected: list[Path]) -> None:
     _check_replaceable(out)
 
 
+def check_cache_dir(cache: Path, out: Path) -> None:
+    """Refuse a cache inside the output directory: each build replaces that directory whole."""
+    target, folder = out.resolve(), cache.resolve()
+    if folder == target or target in folder.parents:
+        message = f"expected a directory outside {out}, found one in it"
+        raise InputError([Problem(Location(cache), "--cache-dir", message)])
+
+
 def _check_replaceable(out: Path) -> None:
     """Refuse to replace anything but a directory a build made (or an empty one)."""
     target = out.resolve()

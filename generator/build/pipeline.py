@@ -7,14 +7,18 @@ written into a staging directory that replaces the site only when the build succ
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.build.output import check_output_dir, staged_site
+from generator.build.cache import Blob, Cache, fingerprint
+from generator.build.output import check_cache_dir, check_output_dir, staged_site
 from generator.build.progress import Progress
-from generator.cards.card import in_language, load_cards
+from generator.build.reuse import ModelEntry, Reuse
+from generator.cards.card import Card, load_cards
+from generator.counting.families import family_in
 from generator.parallel import available_jobs, map_parallel
 from generator.site import content
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
@@ -40,35 +44,57 @@ def build(
     options: SiteOptions | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
+    cache_dir: Path | None = None,
 ) -> BuildResult:
-    """Build the site from a directory of cards; raise InputError, touching nothing, on bad input."""
+    """Build the site from a directory of cards; raise InputError, touching nothing, on bad input.
+
+    With ``cache_dir``, what the cache holds for unchanged inputs is reused (see cache.py); the
+    site is the same, byte for byte, as one built without it.
+    """
     options = options or SiteOptions()
     progress = progress or Progress()
     check_output_dir(out_dir, protected=[models_dir, Path.cwd(), PROJECT_ROOT])
     content.check_language(options.language)  # before the cards are read: a typo fails at once
     content.check_family_words(options.language)
+    if cache_dir is not None:
+        check_cache_dir(cache_dir, out_dir)
+    cache = Cache(cache_dir, fingerprint(options)) if cache_dir is not None else None
+    reuse = Reuse(cache)
 
     jobs = jobs or available_jobs()
     progress.start("reading cards")
-    cards = in_language(load_cards(models_dir, progress.advance, jobs), options.language)
+    cards = _in_language(
+        load_cards(models_dir, progress.advance, jobs, reuse.card if cache else None), options.language
+    )
     progress.finish(f"{len(cards):,} cards")
 
     renderer = Renderer(options, cards=cards)
     with staged_site(out_dir) as staging, search_index(options.search, options.language) as index:
 
         def one_model(number: int) -> SummaryNumbers:
-            model = model_of(cards[number])
-            for path, content in renderer.model_files(model).items():
-                staging.write(path, content)
-            if index is not None:
-                index.add(model_record(model, renderer.text))
-            return model.numbers()
+            card = cards[number]
+            inputs = renderer.model_inputs(card.id)
+            held = reuse.model(card, inputs, staging.path)
+            if held is not None:
+                if index is not None and held.record is not None:
+                    index.add(held.record)
+                return held.numbers
+            model = model_of(card)
+            files = reuse.write(staging, renderer.model_files(model))
+            record = model_record(model, renderer.text) if index is not None else None
+            if index is not None and record is not None:
+                index.add(record)
+            numbers = model.numbers()
+            reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
+            return numbers
 
-        def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> None:
-            for path, content in work[number]().items():
-                staging.write(path, content)
-                if index is not None and (record := page_record(path, content)) is not None:
-                    index.add(record)
+        def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
+            files = work[number]()
+            if index is not None:
+                for path, content in files.items():
+                    if (record := page_record(path, content)) is not None:
+                        index.add(record)
+            return reuse.write(staging, files)
 
         progress.start("model pages")
         counted = map_parallel(one_model, len(cards), jobs, progress.advance)
@@ -76,14 +102,27 @@ def build(
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")
-        other = renderer.site_files(summaries)
-        map_parallel(functools.partial(write, other), len(other), jobs, progress.advance)
+        site_key = reuse.site_key(cards)
+        if not reuse.place_all(site_key, staging.path):
+            other = renderer.site_files(summaries)
+            written = map_parallel(functools.partial(write, other), len(other), jobs, progress.advance)
+            reuse.keep_all(site_key, {path: name for files in written for path, name in files.items()})
+        elif index is not None:  # the search index may still be missing: its pages' records, from the files
+            reuse.add_records(site_key, staging.path, index)
         progress.finish()
 
         if index is not None:
             progress.start("search index")
-            index.write(staging.path)
+            search_key = site_key + "-search"
+            if not reuse.place_all(search_key, staging.path):
+                index.write(staging.path)
+                reuse.keep_folder(search_key, staging.path, "pagefind")
             progress.finish()
         # Measured here, before the swap: once swapped in, another build may replace the site.
         files, pages, size = staging.measure()
     return BuildResult(len(cards), pages, files, size)
+
+
+def _in_language(cards: list[Card], language: str) -> list[Card]:
+    """The cards with their families' words in ``language`` (content/<language>/families.yaml)."""
+    return [dataclasses.replace(card, family=family_in(card.family.name, language)) for card in cards]

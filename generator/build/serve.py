@@ -1,19 +1,102 @@
-"""``python -m generator serve``: a local preview that rebuilds itself when its inputs change."""
+"""``python -m generator serve``: a local preview that rebuilds itself when its inputs change.
+
+Each rebuild is a ``build`` with the cache (see cache.py), so after editing a card only that card
+is counted again. A page the preview serves carries one more line than the built file, a script
+that asks the preview, by long polling, whether the page's file has changed since it was served,
+and reloads the page when it has (as ``mkdocs serve`` and ``hugo server`` do). The script is added
+to the response only; no file in the site has it.
+"""
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from generator.site.content import CONTENT
 from generator.site.render import TEMPLATES
 
 WATCHED_SUFFIXES = {".yaml", ".yml", ".html", ".css", ".svg", ".py", ".json"}
+# The preview's own addresses, outside any the site uses.
+RELOAD = "/__atlas/reload"
+SCRIPT = "/__atlas/reload.js"
+# How long a poll is held open when nothing changes, and how often the page's file is looked at.
+HOLD_SECONDS, LOOK_SECONDS = 25.0, 0.2
+# Status 205 (Reset Content) tells the page to reload; 204 (No Content) to ask again.
+RELOAD_SCRIPT = b"""(function () {
+  var version = document.currentScript.dataset.version;
+  var ask = "%s?page=" + encodeURIComponent(location.pathname) + "&version=" + version;
+  function poll() {
+    fetch(ask, { cache: "no-store" }).then(function (response) {
+      if (response.status === 205) location.reload();
+      else if (response.status === 204) poll();
+      else setTimeout(poll, 1000);
+    }, function () { setTimeout(poll, 1000); });
+  }
+  poll();
+})();
+""" % RELOAD.encode()
+
+
+def _version(content: bytes) -> str:
+    return hashlib.blake2b(content, digest_size=12).hexdigest()
+
+
+class PreviewHandler(http.server.SimpleHTTPRequestHandler):
+    """The site's files as they are on disk, HTML pages with the reload script, and the script's poll."""
+
+    def do_GET(self) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        if path == SCRIPT:
+            self._send(200, RELOAD_SCRIPT, "text/javascript; charset=utf-8")
+        elif path == RELOAD:
+            self._hold()
+        elif (page := self._page(self.path)) is not None:
+            content = page.read_bytes()
+            tag = f'<script src="{SCRIPT}" data-version="{_version(content)}"></script>\n</body>'
+            self._send(200, content.replace(b"</body>", tag.encode(), 1), "text/html; charset=utf-8")
+        else:
+            super().do_GET()
+
+    def _page(self, url: str) -> Path | None:
+        """The HTML file an address names, if it is one (a folder's address ending in / names its index)."""
+        file = Path(self.translate_path(url))
+        if url.split("?")[0].endswith("/"):
+            file = file / "index.html"
+        return file if file.suffix == ".html" and file.is_file() else None
+
+    def _hold(self) -> None:
+        """Answer 205 once the page's file differs from the version the page was served as, else 204 in time."""
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        page, version = query.get("page", [""])[0], query.get("version", [""])[0]
+        deadline = time.monotonic() + HOLD_SECONDS
+        while time.monotonic() < deadline:
+            file = self._page(page)
+            if file is not None and _version(file.read_bytes()) != version:
+                self._send(205, b"", "text/plain")
+                return
+            time.sleep(LOOK_SECONDS)
+        self._send(204, b"", "text/plain")
+
+    def _send(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        if status != 204:
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if RELOAD not in self.path:  # the polls would fill the terminal
+            super().log_message(format, *args)
 
 
 def _snapshot(folders: list[Path]) -> dict[Path, float]:
@@ -39,7 +122,7 @@ def serve(models: Path, out: Path, port: int, *, poll_seconds: float = 1.0) -> i
     out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
     # The handler resolves every request against the directory's path, so it serves whichever
     # site a rebuild has swapped in there.
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out.resolve()))
+    handler = functools.partial(PreviewHandler, directory=str(out.resolve()))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"serving http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)

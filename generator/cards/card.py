@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ from generator.cards.problems import InputError, Location, Problem, describe, di
 from generator.cards.published import FigurePart, parse_figure
 from generator.cards.yamlsource import Document, load_document
 from generator.counting.architecture import Family, Head, Param
-from generator.counting.families import FAMILIES, family_in
+from generator.counting.families import FAMILIES
 from generator.parallel import map_parallel
 
 ID_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*")
@@ -96,16 +96,17 @@ class Card:
         return self.family.symbol_values(self.config)
 
 
-def in_language(cards: Sequence[Card], language: str) -> list[Card]:
-    """The cards with their families' words in ``language`` (content/<language>/families.yaml)."""
-    return [replace(card, family=family_in(card.family.name, language)) for card in cards]
-
-
-def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = None, jobs: int = 1) -> list[Card]:
+def load_cards(
+    models_dir: Path,
+    on_card: Callable[[int, int], None] | None = None,
+    jobs: int = 1,
+    known: Callable[[Path], Card | None] | None = None,
+) -> list[Card]:
     """Read and validate every card in a directory; raise InputError listing every problem.
 
     ``on_card(done, total)`` is told after each card, for progress on long builds; ``jobs``
-    processes read cards at once (see parallel.py).
+    processes read cards at once (see parallel.py). ``known(path)`` may give a card already
+    read and validated (a build's cache, see build/cache.py): that file is not parsed again.
     """
     if not models_dir.is_dir():
         raise InputError(
@@ -118,6 +119,10 @@ def load_cards(models_dir: Path, on_card: Callable[[int, int], None] | None = No
         )
     paths = sorted(paths)
     cards: list[Card] = []
+    if known is not None:
+        found = {path: known(path) for path in paths}
+        cards = [card for card in found.values() if card is not None]
+        paths = [path for path, card in found.items() if card is None]
     problems: list[Problem] = []
     for result in map_parallel(lambda number: _card_or_problems(paths[number]), len(paths), jobs, on_card):
         if isinstance(result, Card):

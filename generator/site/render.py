@@ -275,6 +275,10 @@ class Renderer:
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
 
+    def model_inputs(self, card_id: str) -> str:
+        """What a model's files show besides its own card, as text: the build cache keys them on it too."""
+        return repr(self.related.get(card_id))
+
     def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
         """Every other file, as independent pieces of work (a build runs them in parallel):
         each page about many models, 404 with sitemap and robots, each data provider, the assets."""

@@ -1,0 +1,96 @@
+"""Time a rebuild after one card is edited against a full build, on generated cards (issue 14, target 3).
+
+For each of ``--no-search`` and a default build (with the search index): the full build from
+scratch without the cache (``--no-cache``, a fresh output directory each run), the first build
+with an empty cache, the rebuild when nothing changed, and the rebuild after one card is edited
+(a different card each run, its layer count changed, so its total and every page that shows it
+change). Best of ``--repeat`` runs each. After the last edit, the incrementally built site is
+compared byte for byte with a full build from scratch; the run fails if they differ.
+
+    .venv/bin/python bench/incremental.py                 # 1,000 cards, best of 3
+    .venv/bin/python bench/incremental.py --cards 200 --repeat 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from run import BENCH_DIR, Series, card_texts, fmt_s, loadavg, measure, write_cards
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def edit(card: Path, run: int) -> None:
+    """Change a card's layer count (its depth key is the first ``*layers:`` line), a new value each run."""
+    text = card.read_text(encoding="utf-8")
+    line = re.compile(r"^(  \w*layers\w*): (\d+)$", re.MULTILINE)
+    changed = line.sub(lambda m: f"{m.group(1)}: {int(m.group(2)) + run + 1}", text, count=1)
+    assert changed != text, f"{card} has no layer count to edit"
+    card.write_text(changed, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, default=BENCH_DIR.parent, help="project to measure (default: this one)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter that runs the builds")
+    parser.add_argument("--cards", type=int, default=1000, help="generated cards (default: 1000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each build; the best is reported")
+    args = parser.parse_args(argv)
+    root: Path = args.root.resolve()
+    build = [args.python, "-m", "generator", "build"]
+    print(f"load average at the start: {loadavg()}")
+    with tempfile.TemporaryDirectory(prefix="atlas-incremental-") as tmp_name:
+        tmp = Path(tmp_name)
+        models = write_cards(card_texts(root), args.cards, tmp / "models")
+        cards = sorted(models.glob("*.yaml"))
+        rows = []
+        for search in ([], ["--no-search"]):
+            what = "default build (search index)" if not search else "--no-search"
+            cache, out, fresh = tmp / "cache", tmp / "site", tmp / "fresh"
+            common = [*build, "--models", str(models), *search]
+            full, cold, same, edited = (Series(label) for label in ("full", "cold", "same", "edited"))
+            for _ in range(args.repeat):
+                shutil.rmtree(fresh, ignore_errors=True)
+                full.runs.append(measure([*common, "--out", str(fresh), "--no-cache"], tmp))
+                shutil.rmtree(cache, ignore_errors=True)
+                shutil.rmtree(out, ignore_errors=True)
+                cold.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
+            for _ in range(args.repeat):
+                same.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
+            for run in range(args.repeat):
+                edit(cards[(run * 97) % len(cards)], run)
+                edited.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
+            shutil.rmtree(fresh, ignore_errors=True)
+            measure([*common, "--out", str(fresh), "--no-cache"], tmp)
+            identical = snapshot(out) == snapshot(fresh)
+            if not identical:
+                print(f"{what}: the incremental site differs from a full build", file=sys.stderr)
+                return 1
+            rows.append(
+                f"| {what} | {fmt_s(full.wall)} | {fmt_s(cold.wall)} | {fmt_s(same.wall)} "
+                f"({same.wall / full.wall:.1%}) | {fmt_s(edited.wall)} ({edited.wall / full.wall:.1%}) | "
+                f"{'yes' if identical else 'no'} |"
+            )
+            print(rows[-1], file=sys.stderr)
+    print(f"{args.cards:,} generated cards, best of {args.repeat} runs; percentages are of the full build.\n")
+    print("| build | full, `--no-cache` | first, empty cache | nothing changed | one card edited | identical |")
+    print("|---|--:|--:|--:|--:|---|")
+    print("\n".join(rows))
+    print(f"\nload average at the end: {loadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The build cache: what a card, the pages about many models and the search index came to last time.
+
+A rebuild after editing one card parses, counts and renders that card alone; every other file
+is taken from the cache. Each entry's key is a digest of everything its files depend on: the
+build's fingerprint (the generator's code, every file under templates/ and content/, the
+options, the versions of Python and of the libraries that shape the output) and the entry's own
+inputs (a card's path and text; for the pages about many models, every card's key). A key that
+names its inputs needs no invalidation: anything changed is a new key, and a stale entry is
+simply never asked for.
+
+On disk (``.cache/atlas/`` below the directory a build runs in unless ``--cache-dir`` says
+otherwise, beside the project rather than in a per-user folder, so that ``make clean`` and
+``rm -rf .cache`` clear it and each checkout keeps its own):
+
+- ``blobs/ab/<digest>``: the content of one output file, named by its BLAKE2b digest; a build
+  hard-links it into the staged site (a copy where linking fails) after checking that its size
+  and modification time are those it was kept with, so that a blob altered in place (through
+  its link in a site) is noticed, and written anew by the build that makes that file again.
+- ``entries/ab/<key>``: a pickle of what the entry holds, after a header and its digest; one
+  that does not match its digest, or does not unpickle, is ignored like a missing one. The
+  cache is as trusted as the project's own code (a pickle can run code), never shared.
+
+Every file is written to a temporary name in its folder and renamed into place, so a build that
+stops half-way leaves no half-written file under a real name, and two builds at once at worst
+write the same file twice: the one renamed last is as good as the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from generator.site.content import CONTENT
+from generator.site.render import TEMPLATES, SiteOptions
+
+DEFAULT_CACHE = Path(".cache/atlas")
+GENERATOR = Path(__file__).resolve().parent.parent
+# Raise when the layout of the cache changes; older entries then are never asked for.
+FORMAT = b"bert-atlas-cache 1\n"
+# The libraries whose versions can change a byte of the site: pyproject.toml's dependencies
+# (tests/test_cache.py checks the list against it) and what they render with.
+LIBRARIES = ("jinja2", "markdown", "nh3", "pyyaml", "pagefind", "pagefind-bin", "markupsafe")
+
+
+def _digest(*parts: bytes) -> str:
+    hasher = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        hasher.update(len(part).to_bytes(8, "little"))
+        hasher.update(part)
+    return hasher.hexdigest()
+
+
+def _files(folder: Path) -> Iterable[Path]:
+    """Every file below a folder, in a fixed order, compiled-bytecode folders left out."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(folder).parts)
+
+
+def _version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def fingerprint(options: SiteOptions, folders: Iterable[Path] = (GENERATOR, TEMPLATES, CONTENT)) -> str:
+    """A digest of everything a build's output depends on besides the cards."""
+    parts = [FORMAT, repr(options).encode(), sys.version.encode()]
+    parts += [f"{name}=={_version(name)}".encode() for name in LIBRARIES]
+    for folder in folders:
+        for path in _files(folder):
+            parts += [path.relative_to(folder).as_posix().encode(), path.read_bytes()]
+    return _digest(*parts)
+
+
+class Blob(NamedTuple):
+    """A kept file: its content's digest (its name in the cache), and its size and time when it was kept."""
+
+    name: str
+    size: int
+    modified: int  # st_mtime_ns
+
+
+class Cache:
+    """Entries and blobs below ``root``, keyed within one build's fingerprint."""
+
+    def __init__(self, root: Path, fingerprint: str) -> None:
+        self.root = root
+        self.fingerprint = fingerprint.encode()
+
+    def key(self, *parts: str | bytes) -> str:
+        """The key of an entry made from ``parts`` (and the fingerprint)."""
+        return _digest(self.fingerprint, *(p if isinstance(p, bytes) else p.encode() for p in parts))
+
+    def _path(self, kind: str, name: str) -> Path:
+        return self.root / kind / name[:2] / name
+
+    def load(self, key: str) -> Any:
+        """The value stored under ``key``, or None if there is none or it is damaged or foreign."""
+        try:
+            data = self._path("entries", key).read_bytes()
+        except OSError:
+            return None
+        header, checksum, payload = data[: len(FORMAT)], data[len(FORMAT) : len(FORMAT) + 40], data[len(FORMAT) + 40 :]
+        if header != FORMAT or checksum != _digest(payload).encode():
+            return None
+        try:
+            return pickle.loads(payload)
+        except Exception:  # a damaged pickle can raise anything; it is only a miss
+            return None
+
+    def store(self, key: str, value: Any) -> None:
+        """Keep ``value`` under ``key`` (written whole or not at all)."""
+        payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        self._write(self._path("entries", key), FORMAT + _digest(payload).encode() + payload)
+
+    def put(self, content: bytes) -> Blob:
+        """Keep a file's content; return its blob."""
+        name = _digest(content)
+        path = self._path("blobs", name)
+        try:
+            kept = path.stat().st_size == len(content) and _digest(path.read_bytes()) == name
+        except OSError:
+            kept = False
+        if not kept:  # missing, or altered since it was written: written anew
+            self._write(path, content)
+        try:
+            found = path.stat()
+        except OSError:
+            return Blob(name, -1, -1)  # a cache that cannot be written: a blob no build will find
+        return Blob(name, found.st_size, found.st_mtime_ns)
+
+    def place(self, blob: Blob, target: Path) -> bool:
+        """Link (or copy) a blob to ``target`` (in a folder that exists); False if it is missing or was altered.
+
+        Whether it was altered is told as rsync and make tell it, by its size and modification
+        time: a file written in place through a link in a site gets a new one.
+        """
+        path = self._path("blobs", blob.name)
+        try:
+            found = path.stat()
+            if (found.st_size, found.st_mtime_ns) != (blob.size, blob.modified):
+                return False
+            try:
+                os.link(path, target)
+            except FileExistsError:  # replaced, never written through: a link's content is the blob's
+                target.unlink()
+                os.link(path, target)
+            except OSError:  # another file system, or too many links to one file
+                shutil.copyfile(path, target)
+        except OSError:
+            return False
+        return True
+
+    def _write(self, path: Path, data: bytes) -> None:
+        # A cache that cannot be written is only slower: the build goes on without it.
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(prefix=".new-", dir=path.parent)
+            temporary = Path(name)
+            try:
+                with os.fdopen(handle, "wb") as file:
+                    file.write(data)
+                temporary.chmod(0o644)
+                temporary.replace(path)
+            finally:
+                temporary.unlink(missing_ok=True)

@@ -1,0 +1,147 @@
+"""What a build takes from its cache, and what it leaves there for the next one.
+
+A card's entry holds the card as read, its summary's numbers, its files (as blob digests) and its
+search record, keyed on the card's path and text. The pages about many models are one entry keyed
+on every card's key (they show every card's summary, and a summary is a function of its card
+and the fingerprint alone), and the search index one more, keyed the same way: any card changed,
+added or removed gives both a new key. Without a cache (``--no-cache``) every file is written
+as it is made and nothing is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.build.cache import Blob, Cache
+from generator.build.output import Staging
+from generator.cards.card import Card
+from generator.site.search import SearchIndex, SearchRecord, page_record
+from generator.site.views import SummaryNumbers
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A card and what its model came to: its summary's numbers, its files' blobs, its search record."""
+
+    card: Card
+    numbers: SummaryNumbers
+    files: dict[str, Blob]
+    record: SearchRecord | None
+    inputs: str  # what the files show besides the card (Renderer.model_inputs): other cards' pages it links to
+
+
+class Reuse:
+    """One build's use of a cache (or of none: then nothing is reused and nothing kept)."""
+
+    def __init__(self, cache: Cache | None) -> None:
+        self.cache = cache
+        self.keys: dict[Path, str] = {}
+        self.held: dict[Path, ModelEntry] = {}
+        self.folders: set[Path] = set()  # made in the staged site by this process
+
+    def _card_key(self, path: Path) -> str | None:
+        assert self.cache is not None
+        try:
+            return self.cache.key("card", str(path), path.read_bytes())
+        except OSError:
+            return None  # load_cards reports it
+
+    def card(self, path: Path) -> Card | None:
+        """The card read from ``path`` by an earlier build, if its text has not changed since."""
+        key = self._card_key(path)
+        if key is None or self.cache is None:
+            return None
+        self.keys[path] = key
+        entry = self.cache.load(key)
+        if not isinstance(entry, ModelEntry) or entry.card.path != path:
+            return None
+        self.held[path] = entry
+        return entry.card
+
+    def model(self, card: Card, inputs: str, root: Path) -> ModelEntry | None:
+        """The card's entry, its files placed under ``root``; None if there is none, it was made with
+        other ``inputs`` (see ModelEntry), or a file is lost."""
+        entry = self.held.get(card.path)
+        if entry is None or self.cache is None or entry.inputs != inputs or not self._place(entry.files, root):
+            return None
+        return entry
+
+    def keep_model(self, entry: ModelEntry) -> None:
+        """Keep a model's entry, unless its card changed while the build read it."""
+        path = entry.card.path
+        if self.cache is not None and path in self.keys and self._card_key(path) == self.keys[path]:
+            self.cache.store(self.keys[path], entry)
+
+    def write(self, staging: Staging, files: dict[str, bytes]) -> dict[str, Blob]:
+        """Write files into the staged site, through the cache when there is one; return their blobs."""
+        if self.cache is None:
+            for path, content in files.items():
+                staging.write(path, content)
+            return {}
+        names = {}
+        for path, content in files.items():
+            names[path] = self.cache.put(content)
+            if not self.cache.place(names[path], self._folder_made(staging.path / path)):
+                staging.write(path, content)  # a cache that cannot be written: the file is still made
+        return names
+
+    def site_key(self, cards: list[Card]) -> str:
+        """The key of the pages about many models: every card's key, in the cards' order."""
+        if self.cache is None or any(card.path not in self.keys for card in cards):
+            return ""
+        return self.cache.key("site", *(self.keys[card.path] for card in cards))
+
+    def place_all(self, key: str, root: Path) -> bool:
+        """Place the files of entry ``key`` under ``root``; False, leaving none of them, if any is missing."""
+        files = self.cache.load(key) if self.cache is not None and key else None
+        return isinstance(files, dict) and self._place(files, root)
+
+    def keep_all(self, key: str, files: dict[str, Blob]) -> None:
+        if self.cache is not None and key:
+            self.cache.store(key, files)
+
+    def keep_folder(self, key: str, root: Path, folder: str) -> None:
+        """Keep every file below ``root/folder`` (what Pagefind wrote) as entry ``key``."""
+        if self.cache is None or not key:
+            return
+        files = {
+            path.relative_to(root).as_posix(): self.cache.put(path.read_bytes())
+            for path in sorted((root / folder).rglob("*"))
+            if path.is_file()
+        }
+        self.cache.store(key, files)
+
+    def add_records(self, key: str, root: Path, index: SearchIndex) -> None:
+        """Add the search records of the files of entry ``key``, placed under ``root``, to ``index``."""
+        files = self.cache.load(key) if self.cache is not None else None
+        for path in files or {}:
+            if (record := page_record(path, (root / path).read_bytes())) is not None:
+                index.add(record)
+
+    def _folder_made(self, target: Path) -> Path:
+        """``target``, once the folder it goes in exists."""
+        if target.parent not in self.folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.folders.add(target.parent)
+        return target
+
+    def _place(self, files: dict[str, Blob], root: Path) -> bool:
+        assert self.cache is not None
+        placed: list[Path] = []
+        for path, blob in files.items():
+            if (
+                not _inside(path)
+                or not isinstance(blob, Blob)
+                or not self.cache.place(blob, self._folder_made(root / path))
+            ):
+                for done in placed:  # never left for a writer to overwrite: the blob shares its inode
+                    done.unlink(missing_ok=True)
+                return False
+            placed.append(root / path)
+        return True
+
+
+def _inside(path: object) -> bool:
+    """Whether a path an entry names stays inside the site (a foreign entry may name any)."""
+    return isinstance(path, str) and bool(path) and not Path(path).is_absolute() and ".." not in Path(path).parts

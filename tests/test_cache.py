@@ -1,0 +1,248 @@
+"""The build cache: a rebuild reuses what did not change, and its site is byte for byte a fresh build's.
+
+Every incremental build below is compared, file by file, with a build from scratch without the
+cache (``--no-cache``) of the same inputs into another directory: after a card is edited, added
+or removed, an option changed, a template or a content file edited, a cache damaged, two builds
+run at once, or a build killed half-way.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import MODELS, ROOT, snapshot
+from generator.build import pipeline
+from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
+from generator.build.pipeline import build
+from generator.site.render import SiteOptions
+
+# A few catalog cards of different families, among them cards the pages about many models name.
+SAMPLE = ("bert-base-uncased", "albert-base-v2", "distilbert-base-uncased", "roberta-base", "electra-small-generator")
+
+
+@pytest.fixture
+def models(tmp_path: Path) -> Path:
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for card_id in SAMPLE:
+        shutil.copy(MODELS / f"{card_id}.yaml", folder / f"{card_id}.yaml")
+    return folder
+
+
+def fresh(models: Path, tmp_path: Path, options: SiteOptions) -> dict[str, str]:
+    """The site these cards make when built from scratch, without a cache."""
+    out = tmp_path / "fresh"
+    shutil.rmtree(out, ignore_errors=True)
+    build(models, out, options)
+    return snapshot(out)
+
+
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the cards the next build counts for their own pages (builds here run in one process)."""
+    seen: list[str] = []
+    original = pipeline.model_of
+
+    def model_of(card):  # type: ignore[no-untyped-def]
+        seen.append(card.id)
+        return original(card)
+
+    monkeypatch.setattr(pipeline, "model_of", model_of)
+    return seen
+
+
+def test_every_change_rebuilds_only_what_it_touches_and_the_site_is_a_fresh_builds(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
+
+    def rebuild(options: SiteOptions = options) -> list[str]:
+        seen = counted(monkeypatch)
+        build(models, out, options, jobs=1, cache_dir=cache)
+        made = list(seen)
+        assert snapshot(out) == fresh(models, tmp_path, options)
+        return made
+
+    assert sorted(rebuild()) == sorted(SAMPLE)  # the first build counts every card
+    assert (out / "pagefind" / "pagefind.js").is_file()
+    assert rebuild() == []  # nothing changed: nothing counted, the search index reused
+
+    card = models / "roberta-base.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+    assert "num_hidden_layers: 11" in card.read_text(encoding="utf-8")
+    assert rebuild() == ["roberta-base"]
+
+    added = models / "bert-large-uncased.yaml"
+    shutil.copy(MODELS / added.name, added)
+    # BERT-Base's page links to the comparison of the two (generator/site/related.py), so it changes too.
+    assert rebuild() == ["bert-base-uncased", "bert-large-uncased"]
+    added.unlink()
+    assert rebuild() == ["bert-base-uncased"]
+
+    assert sorted(rebuild(SiteOptions(base_url="https://example.org/atlas/"))) == sorted(SAMPLE)
+    assert sorted(rebuild(SiteOptions(search=False))) == sorted(SAMPLE)
+    assert not (out / "pagefind").exists()
+
+
+def test_the_first_build_counts_every_card_once(models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = counted(monkeypatch)
+    build(models, tmp_path / "site", SiteOptions(search=False), jobs=1, cache_dir=tmp_path / "cache")
+    assert sorted(seen) == sorted(SAMPLE)
+
+
+def damage(cache: Path) -> tuple[int, int]:
+    """Spoil every entry and blob in a cache, each in one of several ways; return how many of each."""
+    entries = sorted(p for p in (cache / "entries").rglob("*") if p.is_file())
+    blobs = sorted(p for p in (cache / "blobs").rglob("*") if p.is_file())
+    for number, path in enumerate(entries):
+        data = path.read_bytes()
+        spoiled = [
+            data[: len(data) // 2],  # cut short
+            data[:-1] + bytes([data[-1] ^ 1]),  # one bit flipped
+            b"",
+            FORMAT + b"0" * 40 + pickle.dumps("foreign"),  # a wrong checksum
+        ][number % 4]
+        path.write_bytes(spoiled)
+    for number, path in enumerate(blobs):
+        path.write_bytes(b"<p>altered</p>" if number % 2 else b"")
+    return len(entries), len(blobs)
+
+
+def test_a_damaged_cache_is_ignored_and_repaired(models: Path, tmp_path: Path) -> None:
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
+    build(models, out, options, cache_dir=cache)
+    entries, blobs = damage(cache)
+    assert entries >= len(SAMPLE) + 2 and blobs > 3 * len(SAMPLE)
+    build(models, out, options, cache_dir=cache)
+    assert snapshot(out) == fresh(models, tmp_path, options)
+
+
+def test_an_entry_that_is_well_formed_but_foreign_is_a_miss(models: Path, tmp_path: Path) -> None:
+    cache_dir, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions(search=False)
+    build(models, out, options, cache_dir=cache_dir)
+    cache = Cache(cache_dir, "")
+    for number, path in enumerate(sorted(p for p in (cache_dir / "entries").rglob("*") if p.is_file())):
+        # Valid checksums around values of the wrong kind, or file lists that leave the site.
+        value = ["a list", {"../outside.html": "0" * 40}, {"/etc/passwd": "0" * 40}, 42][number % 4]
+        cache.store(path.name, value)
+        assert cache.load(path.name) == value
+    build(models, out, options, cache_dir=cache_dir)
+    assert snapshot(out) == fresh(models, tmp_path, options)
+    assert not (tmp_path / "outside.html").exists()
+
+
+def test_store_and_load(tmp_path: Path) -> None:
+    cache = Cache(tmp_path, "fingerprint")
+    assert cache.key("a", "bc") != cache.key("ab", "c")  # the parts are delimited
+    assert cache.key("a") != Cache(tmp_path, "another").key("a")
+    assert cache.load(cache.key("a")) is None
+    cache.store(cache.key("a"), {"x": (1, 2)})
+    assert cache.load(cache.key("a")) == {"x": (1, 2)}
+    blob = cache.put(b"<p>hello</p>")
+    assert blob.size == len(b"<p>hello</p>")
+    placed = tmp_path / "site" / "a.html"
+    placed.parent.mkdir()
+    assert cache.place(blob, placed) and placed.read_bytes() == b"<p>hello</p>"
+    assert not cache.place(Blob("0" * 40, 12, blob.modified), tmp_path / "site" / "b.html")  # no such blob
+    placed.write_bytes(b"<p>edited</p>")  # in place, through the link: the blob is altered too
+    assert not cache.place(blob, tmp_path / "site" / "c.html")
+    assert cache.put(b"<p>hello</p>") != blob  # written anew
+    assert not list(tmp_path.rglob(".new-*"))  # no temporary file left behind
+
+
+def test_no_cache_reads_and_writes_none(models: Path, tmp_path: Path) -> None:
+    result = run("build", "--models", str(models), "--out", "site", "--no-search", "--no-cache", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not (tmp_path / ".cache").exists()
+    result = run("build", "--models", str(models), "--out", "site", "--no-search", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / ".cache" / "atlas" / "entries").is_dir()  # the default: beside where the build runs
+
+
+def test_a_cache_inside_the_site_is_refused(models: Path, tmp_path: Path) -> None:
+    result = run("build", "--models", str(models), "--out", "site", "--cache-dir", "site/cache", cwd=tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.splitlines()[0]
+        == "site/cache:1:1: --cache-dir: expected a directory outside site, found one in it"
+    )
+
+
+def test_the_fingerprint_names_every_library_the_project_depends_on() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    names = {entry.split("[")[0].split(">")[0].split("=")[0].strip().lower() for entry in declared}
+    assert names <= set(LIBRARIES)
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the generator, its templates and content, run with ``python -m generator`` from the copy."""
+    copy = tmp_path / "project"
+    copy.mkdir()
+    for name in ("generator", "templates", "content"):
+        shutil.copytree(ROOT / name, copy / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def test_templates_content_and_code_are_part_of_the_key(models: Path, project: Path) -> None:
+    def rebuild() -> None:
+        for out, extra in (("site", ()), ("fresh", ("--no-cache",))):
+            shutil.rmtree(project / "fresh", ignore_errors=True)
+            result = run("build", "--models", str(models), "--out", out, "--no-search", *extra, cwd=project)
+            assert result.returncode == 0, result.stderr
+        assert snapshot(project / "site") == snapshot(project / "fresh")
+
+    rebuild()
+    base = project / "templates" / "base.html"
+    assert base.read_text(encoding="utf-8").count("</footer>") == 1
+    base.write_text(base.read_text(encoding="utf-8").replace("</footer>", "<p>Edited.</p></footer>"))
+    rebuild()
+    assert "<p>Edited.</p>" in (project / "site" / "models" / "roberta-base" / "index.html").read_text(encoding="utf-8")
+    site_text = project / "content" / "en" / "site.yaml"
+    before = (project / "site" / "index.html").read_text(encoding="utf-8")
+    site_text.write_text(
+        site_text.read_text(encoding="utf-8").replace("BERT-family models", "models of the BERT family", 1)
+    )
+    rebuild()
+    after = (project / "site" / "index.html").read_text(encoding="utf-8")
+    assert "models of the BERT family" in after and "models of the BERT family" not in before
+
+
+def test_two_builds_at_once_and_a_build_killed_half_way(models: Path, tmp_path: Path) -> None:
+    for number in range(40):  # enough cards that a build is still running when it is killed
+        source = MODELS / f"{SAMPLE[number % len(SAMPLE)]}.yaml"
+        text = source.read_text(encoding="utf-8").split("\n", 1)[1]  # all but its first line, its id
+        (models / f"copy-{number:02d}.yaml").write_text(f"id: copy-{number:02d}\n{text}", encoding="utf-8")
+    common = ["-m", "generator", "build", "--models", str(models), "--cache-dir", "cache", "--no-search"]
+    # Dated like the in-process build they are compared with (make test exports SOURCE_DATE_EPOCH).
+    env = {name: value for name, value in os.environ.items() if name != "SOURCE_DATE_EPOCH"}
+    killed = subprocess.Popen(
+        [sys.executable, *common, "--out", "killed"], cwd=tmp_path, start_new_session=True, env=env
+    )
+    deadline = time.monotonic() + 60
+    while len(list((tmp_path / "cache").glob("entries/*/*"))) < 5:  # killed once some cards are kept
+        assert time.monotonic() < deadline and killed.poll() is None
+        time.sleep(0.01)
+    os.killpg(killed.pid, signal.SIGKILL)
+    assert killed.wait() == -signal.SIGKILL
+    assert not (tmp_path / "killed").exists()
+    both = [subprocess.Popen([sys.executable, *common, "--out", out], cwd=tmp_path, env=env) for out in ("one", "two")]
+    assert [process.wait() for process in both] == [0, 0]
+    expected = fresh(models, tmp_path, SiteOptions(search=False))
+    assert snapshot(tmp_path / "one") == expected
+    assert snapshot(tmp_path / "two") == expected
