@@ -10,11 +10,12 @@ that a second language is a sibling file. A module's key is the slug of its Engl
 The file has the shared ``symbols``, ``switches``, ``blocks`` and ``modules`` and the ``parts`` at
 the top, and under ``families`` one section a family: its ``title``, the texts where it differs
 from the shared ones, and its ``differences``, keyed paragraphs in reading order. The registry
-fills them into each Family (``with_texts``); i12's family pages and any other reader get a
-family's words from the Family or from ``family_texts(name, language)``.
+fills them into one Family per family and language (``with_texts``, through
+``families.family_in(name, language)``); a build passes its language down, and nothing here
+holds one. Code that picks a step or a block picks it by key, never by its words.
 
 The counting layer reads the file itself (it may not import the site's ``content.py``), so the
-card check's messages name a symbol in the same words as the pages. The file is the project's,
+card check's messages name a symbol in the default language's words. The file is the project's,
 not input: a text the code asks for and the file lacks is a ``MissingTextError`` naming the file
 and the key to add; tests/test_content.py also fails on a text no declaration has.
 """
