@@ -9,6 +9,8 @@ a row or a whole file, or keeps a key the code no longer has, fails here with fi
 from __future__ import annotations
 
 import functools
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from test_calculator import every_path
 
 from conftest import MODELS
@@ -24,7 +27,7 @@ from generator.cards.problems import InputError
 from generator.cli import main
 from generator.counting import texts
 from generator.counting.architecture import Head, Part
-from generator.counting.families import FAMILIES
+from generator.counting.families import FAMILIES, declaration
 from generator.site import compute_view, content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
@@ -51,6 +54,7 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
         return text
 
     patch.setattr(content, "load", load)
+    patch.setattr(texts, "CONTENT", root)  # the families' words of ``language`` come from the same folder
     found: list[str] = []
     try:
         render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
@@ -61,6 +65,8 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
             search.model_record(model, renderer.text)
     except InputError as error:
         found += [str(p) for p in error.problems]
+    except texts.MissingTextError:
+        return family_text_problems(language, root)  # the families' words stopped the pages: what they lack
     if found:
         return found  # a page kind stopped halfway: what it did not read says nothing
     read: dict[Path, set[tuple[str | int, ...]]] = {}
@@ -152,14 +158,24 @@ SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "families")
 PARTS = {part.value for part in Part}
 
 
-@functools.cache
 def declared_keys(family: str, kind: str) -> frozenset[str]:
     """The names a family declares of one kind: its symbols, switches, blocks or modules."""
     found = FAMILIES[family]
     if kind in ("symbols", "switches"):
         return frozenset(x.name for x in getattr(found, kind))
-    blocks = [b for head in found.heads for _, a in every_path(found, head) for b in a.blocks]
-    return frozenset(b.key for b in blocks) if kind == "blocks" else frozenset(m.key for b in blocks for m in b.modules)
+    return _block_and_module_keys(family)[kind == "modules"]
+
+
+@functools.cache
+def _block_and_module_keys(family: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The block keys and module keys of every path through the family's switches, in one walk.
+
+    The walk runs the bare declaration (keys only): filling the words in on each of DeBERTa's
+    thousands of paths cost most of this file's time and says nothing about the keys.
+    """
+    bare = declaration(family)
+    blocks = [b for head in bare.heads for _, a in every_path(bare, head) for b in a.blocks]
+    return frozenset(b.key for b in blocks), frozenset(m.key for b in blocks for m in b.modules)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -333,6 +349,7 @@ def test_a_build_in_a_second_language(tmp_path: Path, monkeypatch: pytest.Monkey
         "site.yaml",
     )
     monkeypatch.setattr(content, "CONTENT", target.parents[1])
+    monkeypatch.setattr(texts, "CONTENT", target.parents[1])  # the families' words: the same content/
     out = tmp_path / "out"
     args = ["build", "--models", str(_one_card(tmp_path)), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]
     assert main([*args, "--language", "zh"]) == 0
@@ -460,3 +477,63 @@ def test_the_compute_words_are_those_the_declarations_produce(
         f"{target}: products.p2c-scores: expected a text here, found none",
         f"{target}: saved.made up: no declaration produces this key",
     ]
+
+
+def test_the_family_words_follow_the_build_language(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build in another language shows that language's family words; the anchors made of keys stay."""
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT / "en", root / "xx")
+    path = root / "xx" / FAMILY_TEXTS
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["families"]["bert"]["title"] = "Bert-xx"
+    data["modules"]["feed-forward-in"] = "xx-feed-forward-in"
+    data["blocks"]["layer"] = "xx-encoder-layer"
+    data["symbols"]["H"] = "xx-hidden-width"
+    data["parts"]["attention"] = "xx-attention-part"
+    first = next(iter(data["families"]["albert"]["differences"]))
+    data["families"]["albert"]["differences"][first] = "xx-albert-paragraph"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    monkeypatch.setattr(content, "CONTENT", root)  # where --language looks for its folder
+    monkeypatch.setattr(texts, "CONTENT", root)
+    models = tmp_path / "models"
+    models.mkdir()
+    for name in ("bert-base-uncased", "albert-base-v2"):
+        shutil.copy(MODELS / f"{name}.yaml", models)
+
+    out = tmp_path / "site"
+    assert main(["build", "--models", str(models), "--out", str(out), "--language", "xx", "--no-search"]) == 0
+
+    model = (out / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="xx">' in model
+    assert '<a href="../../families/bert/index.html">Bert-xx</a>' in model
+    step = re.search(r'<tr id="d-layer-feed-forward-in">\s*<th scope="row">([^<]*)<', model)
+    assert step is not None and step.group(1).strip() == "xx-feed-forward-in"  # the words move, the anchor stays
+    assert '<h3 id="d-layer">Xx-encoder-layer' in model
+    assert "xx-hidden-width" in model
+    family = (out / "families" / "bert" / "index.html").read_text(encoding="utf-8")
+    assert "The Bert-xx family" in family and "xx-hidden-width" in family
+    albert = (out / "families" / "albert" / "index.html").read_text(encoding="utf-8")
+    assert "<p>xx-albert-paragraph</p>" in albert
+    shared = (out / "families" / "index.html").read_text(encoding="utf-8")
+    assert "<var>H</var> xx-hidden-width (<code>hidden_size</code>)" in shared
+    calculator = json.loads((out / "calculator" / "bert.json").read_text(encoding="utf-8"))
+    labels = {s["key"]: s["label"] for b in calculator["blocks"] for s in b["steps"]}
+    assert labels["feed-forward-in"] == "xx-feed-forward-in"
+    assert "xx-attention-part" in (out / "charts" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_language_without_the_families_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = _second_language(tmp_path, lambda t: t + "\n", FAMILY_TEXTS)
+    target.unlink()
+    monkeypatch.setattr(content, "CONTENT", target.parents[1])
+    monkeypatch.setattr(texts, "CONTENT", target.parents[1])
+    out = tmp_path / "out"
+    args = ["build", "--models", str(_one_card(tmp_path)), "--out", str(out), "--no-search", "--language", "zh"]
+    assert main(args) == 1
+    assert (
+        f"{target}:1:1: families: expected the families' words in this language, found no file"
+        in capsys.readouterr().err
+    )
+    assert not out.exists()

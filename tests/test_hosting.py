@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -122,11 +123,13 @@ def test_permalinks_are_visible_and_named(local: Path) -> None:
     assert 'id="d-layer-feed-forward-in"' in html
 
 
-def test_citation(hosted: Path) -> None:
-    date_site = hosted.parent / "dated"
+def test_citation(hosted: Path, tmp_path: Path) -> None:
+    date_site, models = tmp_path / "dated", tmp_path / "models"
+    models.mkdir()
+    shutil.copy(MODELS / "bert-base-uncased.yaml", models)  # the one page read: no catalog build needed
     os.environ["SOURCE_DATE_EPOCH"] = "1763683200"  # 2025-11-21 00:00 UTC
     try:
-        build(MODELS, date_site, SiteOptions.from_environment(BASE, search=False))
+        build(models, date_site, SiteOptions.from_environment(BASE, search=False))
     finally:
         del os.environ["SOURCE_DATE_EPOCH"]
     html = read(date_site, "models/bert-base-uncased/index.html")

@@ -43,6 +43,7 @@ def test_a_family_holds_only_its_declaration_and_its_copies_share_the_built_arch
         "heads",
         "title",
         "differences",
+        "language",  # the content/ folder its words come from: a value, like the words themselves
         "own_config",
         "extra_config",
         "null_refused",

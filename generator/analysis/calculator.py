@@ -56,9 +56,10 @@ from generator.counting.compute import measured
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
-from generator.counting.families import FAMILIES
+from generator.counting.families import family_in
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switches
+from generator.counting.texts import LANGUAGE
 
 FORMAT = 1
 JSON = Any
@@ -146,9 +147,9 @@ def rule_groups(family: Family) -> list[tuple[Rule, ...]]:
 
 
 @cache
-def inputs(name: str) -> list[JSON]:
+def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
     """Every key the count or a rule reads: sizes first, in the symbols' order, then the rest."""
-    family = FAMILIES[name]
+    family = family_in(name, language)
     schema = load_schema(family)
     defaults = {**schema.defaults, "num_labels": schema.default_num_labels}
     read: list[str] = []
@@ -352,9 +353,9 @@ def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
 
 
 @cache
-def family_export(name: str) -> JSON:
-    """The calculator's document for one family (see the module docstring)."""
-    family = FAMILIES[name]
+def family_export(name: str, language: str = LANGUAGE) -> JSON:
+    """The calculator's document for one family, in one language of content/ (see the module docstring)."""
+    family = family_in(name, language)
     blocks, computes = _Listing(), _Listing()
     read: set[str] = set()
     heads = {head.value: _head(family, head, blocks, computes, read) for head in family.heads}
@@ -376,7 +377,7 @@ def family_export(name: str) -> JSON:
             }
             for s in family.symbols
         ],
-        "inputs": inputs(family.name) + compute_inputs + (step_inputs() if measured(family) else []),
+        "inputs": inputs(family.name, language) + compute_inputs + (step_inputs() if measured(family) else []),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
@@ -386,9 +387,9 @@ def family_export(name: str) -> JSON:
     }
 
 
-def export_text(name: str) -> str:
+def export_text(name: str, language: str = LANGUAGE) -> str:
     """The family's document as compact, deterministic JSON text."""
-    return json.dumps(family_export(name), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return json.dumps(family_export(name, language), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def encode(kind: str, value: object) -> str:

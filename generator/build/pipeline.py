@@ -7,6 +7,7 @@ written into a staging directory that replaces the site only when the build succ
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from generator.build.cache import Blob, Cache, fingerprint
 from generator.build.output import check_cache_dir, check_output_dir, staged_site
 from generator.build.progress import Progress
 from generator.build.reuse import ModelEntry, Reuse
-from generator.cards.card import load_cards
+from generator.cards.card import Card, load_cards
+from generator.counting.families import family_in
 from generator.parallel import available_jobs, map_parallel
 from generator.site import content
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
@@ -53,6 +55,7 @@ def build(
     progress = progress or Progress()
     check_output_dir(out_dir, protected=[models_dir, Path.cwd(), PROJECT_ROOT])
     content.check_language(options.language)  # before the cards are read: a typo fails at once
+    content.check_family_words(options.language)
     if cache_dir is not None:
         check_cache_dir(cache_dir, out_dir)
     cache = Cache(cache_dir, fingerprint(options)) if cache_dir is not None else None
@@ -60,7 +63,9 @@ def build(
 
     jobs = jobs or available_jobs()
     progress.start("reading cards")
-    cards = load_cards(models_dir, progress.advance, jobs, reuse.card if cache else None)
+    cards = _in_language(
+        load_cards(models_dir, progress.advance, jobs, reuse.card if cache else None), options.language
+    )
     progress.finish(f"{len(cards):,} cards")
 
     renderer = Renderer(options, cards=cards)
@@ -116,3 +121,8 @@ def build(
         # Measured here, before the swap: once swapped in, another build may replace the site.
         files, pages, size = staging.measure()
     return BuildResult(len(cards), pages, files, size)
+
+
+def _in_language(cards: list[Card], language: str) -> list[Card]:
+    """The cards with their families' words in ``language`` (content/<language>/families.yaml)."""
+    return [dataclasses.replace(card, family=family_in(card.family.name, language)) for card in cards]

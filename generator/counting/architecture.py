@@ -272,6 +272,8 @@ class Family:
     # Markdown paragraphs: what differs from BERT and what it does to the count (none for BERT).
     # Written in content/, not here: the registry fills them in (texts.py), keyed by family.
     differences: tuple[str, ...] = ()
+    # The content/ folder its words come from; "" in the declaration, which has keys only.
+    language: str = ""
     # A family that transformers does not implement declares its own config keys and defaults.
     own_config: OwnConfig | None = None
     # Keys the transformers modeling code reads with getattr(config, key, default) although the

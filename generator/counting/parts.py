@@ -1,7 +1,8 @@
 """Parameters by part (embeddings, attention, feed-forward, norms, pooler, heads), read off an inventory.
 
 ``Part`` is declared with each module (see ``architecture.part_of``); this module adds the
-tensors up by part, and gives the shares the charts draw.
+tensors up by part, and gives the shares the charts draw. A part's title is content
+(``texts.part_titles(language)``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ from fractions import Fraction
 
 from generator.counting.architecture import Part
 from generator.counting.inventory import Inventory
-from generator.counting.texts import part_titles
-
-PART_TITLES = part_titles()  # content/en/families.yaml: parts
 
 
 def part_subtotals(inventory: Inventory) -> dict[Part, int]:

@@ -10,11 +10,12 @@ that a second language is a sibling file. A module's key is the slug of its Engl
 The file has the shared ``symbols``, ``switches``, ``blocks`` and ``modules`` and the ``parts`` at
 the top, and under ``families`` one section a family: its ``title``, the texts where it differs
 from the shared ones, and its ``differences``, keyed paragraphs in reading order. The registry
-fills them into each Family (``with_texts``); i12's family pages and any other reader get a
-family's words from the Family or from ``family_texts(name, language)``.
+fills them into one Family per family and language (``with_texts``, through
+``families.family_in(name, language)``); a build passes its language down, and nothing here
+holds one. Code that picks a step or a block picks it by key, never by its words.
 
 The counting layer reads the file itself (it may not import the site's ``content.py``), so the
-card check's messages name a symbol in the same words as the pages. The file is the project's,
+card check's messages name a symbol in the default language's words. The file is the project's,
 not input: a text the code asks for and the file lacks is a ``MissingTextError`` naming the file
 and the key to add; tests/test_content.py also fails on a text no declaration has.
 """
@@ -32,11 +33,15 @@ import yaml
 from generator.counting.architecture import Architecture, Family, Head, Part
 
 CONTENT = (Path(__file__).parent / "texts").resolve()  # a link to content/, as generator/site/texts is
-LANGUAGE = "en"  # the language the counting layer's words are read in (site.page.LANGUAGE agrees)
+LANGUAGE = "en"  # the language a family's words are read in unless one is named (site.page.LANGUAGE agrees)
 
 
 class MissingTextError(LookupError):
     """A key the code declares that the content file has no text for."""
+
+    def __init__(self, path: Path, key: str, message: str) -> None:
+        super().__init__(f"{path}: {key}: {message}")
+        self.path, self.key, self.message = path, key, message
 
 
 @dataclass(frozen=True)
@@ -51,14 +56,22 @@ class FamilyTexts:
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
 
 
+def load(language: str = LANGUAGE, root: Path | None = None) -> Mapping[str, Any]:
+    """The parsed families.yaml of one language (from content/ unless ``root`` names another folder)."""
+    return _load(root or CONTENT, language)
+
+
 @functools.cache
-def load(language: str = LANGUAGE, root: Path = CONTENT) -> Mapping[str, Any]:
-    """The parsed families.yaml of one language."""
+def _load(root: Path, language: str) -> Mapping[str, Any]:
     path = root / language / "families.yaml"
+    if not path.is_file():
+        raise MissingTextError(path, "families", "expected the families' words in this language, found no file")
     with path.open(encoding="utf-8") as file:
         data = yaml.safe_load(file)
     if not isinstance(data, dict) or not isinstance(data.get("families"), dict):
-        raise MissingTextError(f"{path}: expected a mapping with 'families', 'symbols', 'switches' and 'parts'")
+        raise MissingTextError(
+            path, "families", "expected a mapping with 'families', 'symbols', 'switches' and 'parts'"
+        )
     return data
 
 
@@ -68,11 +81,12 @@ def _section(data: Mapping[str, Any], *keys: str) -> Mapping[str, Any]:
     return data
 
 
-def family_texts(name: str, language: str = LANGUAGE, root: Path = CONTENT) -> FamilyTexts:
+def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) -> FamilyTexts:
     """The words of the family ``name``: its own texts over the shared ones."""
+    root = root or CONTENT
     data = load(language, root)
     if name not in data["families"]:
-        raise MissingTextError(f"{root / language / 'families.yaml'}: families: no section for the family {name!r}")
+        raise MissingTextError(root / language / "families.yaml", "families", f"no section for the family {name!r}")
     own = _section(data, "families", name)
     return FamilyTexts(
         title=_text(own, "title", root / language, f"families.{name}.title"),
@@ -84,20 +98,28 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path = CONTENT) -> F
     )
 
 
-def part_titles(language: str = LANGUAGE, root: Path = CONTENT) -> dict[Part, str]:
+def shared_meaning(symbol: str, language: str = LANGUAGE, root: Path | None = None) -> str:
+    """What a shared symbol means, in the file's shared ``symbols``."""
+    root = root or CONTENT
+    return _text(_section(load(language, root), "symbols"), symbol, root / language, f"symbols.{symbol}")
+
+
+def part_titles(language: str = LANGUAGE, root: Path | None = None) -> Mapping[Part, str]:
     """Each Part's title, in Part order."""
+    root = root or CONTENT
     titles = _section(load(language, root), "parts")
     return {part: _text(titles, part.value, root / language, f"parts.{part.value}") for part in Part}
 
 
 def _text(texts: Mapping[str, str], key: str, folder: Path, where: str) -> str:
     if key not in texts:
-        raise MissingTextError(f"{folder / 'families.yaml'}: {where}: expected a text here, found none")
+        raise MissingTextError(folder / "families.yaml", where, "expected a text here, found none")
     return str(texts[key])
 
 
-def with_texts(family: Family, language: str = LANGUAGE, root: Path = CONTENT) -> Family:
+def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = None) -> Family:
     """The family with its symbols' and switches' meanings and its differences filled in from content/."""
+    root = root or CONTENT
     texts, folder = family_texts(family.name, language, root), root / language
     where = f"families.{family.name}"
     symbols = tuple(
@@ -109,7 +131,13 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path = CONTENT) -
     differences = tuple(text for _, text in texts.differences)
     declare = Worded(family.declare, tuple(texts.blocks.items()), tuple(texts.modules.items()), folder, where)
     return replace(
-        family, title=texts.title, symbols=symbols, switches=switches, differences=differences, declare=declare
+        family,
+        title=texts.title,
+        symbols=symbols,
+        switches=switches,
+        differences=differences,
+        declare=declare,
+        language=language,
     )
 
 

@@ -22,6 +22,8 @@ from typing import Any
 
 from generator.cards.problems import InputError, Location, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
+from generator.counting.families import families
+from generator.counting.texts import MissingTextError
 from generator.site.page import LANGUAGE
 
 CONTENT = (Path(__file__).parent / "texts").resolve()  # content/ in a source tree
@@ -95,6 +97,14 @@ def check_language(language: str, root: Path | None = None) -> None:
             f"expected one of the languages in {folder.name}/ ({', '.join(present) or 'none'}), found {language!r}"
         )
         raise InputError([Problem(Location(folder / language), "--language", message)])
+
+
+def check_family_words(language: str) -> None:
+    """InputError, located in families.yaml, unless every family has its words in ``language``."""
+    try:
+        families(language)
+    except MissingTextError as error:
+        raise InputError([Problem(Location(error.path), error.key, error.message)]) from None
 
 
 def load(page: str, language: str = LANGUAGE, root: Path | None = None) -> Text:

@@ -15,7 +15,8 @@ from generator.counting.architecture import Kind, Part
 from generator.counting.derivation import part_form
 from generator.counting.expr import Expr
 from generator.counting.inventory import Inventory, Tensor
-from generator.counting.parts import PART_TITLES, part_subtotals, shares
+from generator.counting.parts import part_subtotals, shares
+from generator.counting.texts import part_titles
 from generator.site.views import Model, Summary
 
 
@@ -280,6 +281,7 @@ def _part_rows(a: Model, b: Model) -> tuple[PartRow, ...]:
     sub_a, sub_b = part_subtotals(a.inventory), part_subtotals(b.inventory)
     shares_a = {s.part: s.fraction for s in shares(sub_a)}
     shares_b = {s.part: s.fraction for s in shares(sub_b)}
+    titles = part_titles(a.card.family.language)  # the build's language, which both cards' families carry
     rows = []
     for part in Part:
         formula_a, symbols_a = part_form(a.inventory, part)
@@ -287,7 +289,7 @@ def _part_rows(a: Model, b: Model) -> tuple[PartRow, ...]:
         rows.append(
             PartRow(
                 part=part,
-                title=PART_TITLES[part],
+                title=titles[part],
                 a=sub_a[part],
                 b=sub_b[part],
                 share_a=shares_a[part],

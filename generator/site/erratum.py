@@ -138,10 +138,10 @@ def block_of(model: Model, key: str) -> BlockDerivation:
     return next(b for b in model.derivation.blocks if b.block.key == key)
 
 
-def steps_of(model: Model, key: str, *labels: str) -> tuple[Poly, int]:
-    """The summed formula and count of some steps of one block (one instance of a repeated block)."""
-    steps = [s for s in block_of(model, key).steps if s.label in labels]
-    assert len(steps) == len(labels), (model.id, key, labels)
+def steps_of(model: Model, block: str, *keys: str) -> tuple[Poly, int]:
+    """The summed formula and count of some steps of one block (one instance of a repeated block), by module key."""
+    steps = [s for s in block_of(model, block).steps if s.key in keys]  # by key: the labels are the build language's
+    assert len(steps) == len(keys), (model.id, block, keys)
     formula = ZERO
     for step in steps:
         formula = formula + step.formula
@@ -301,14 +301,14 @@ def erratum(
 def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
     """The three tables, as both the published methods count them, then the LayerNorm they leave out."""
     common = t.root.section("rows")
-    tables = steps_of(model, "embeddings", "token embeddings", "position embeddings", "segment embeddings")
+    tables = steps_of(model, "embeddings", "token-embeddings", "position-embeddings", "segment-embeddings")
     return (
         step_row(model, common("tables"), (V + P + T) * H, tables, "d-embeddings", printed),
         step_row(
             model,
             common("embedding-norm"),
             None,
-            steps_of(model, "embeddings", "embedding LayerNorm"),
+            steps_of(model, "embeddings", "embedding-layernorm"),
             "d-embeddings-embedding-layernorm",
         ),
     )

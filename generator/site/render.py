@@ -298,7 +298,7 @@ class Renderer:
         urls = [page.url for page in site_pages if page.template != "search.html"]
         urls += [f"models/{model.id}/" for model in models]
         work.append(functools.partial(self._site_files, urls, models))
-        work += [functools.partial(provider, models) for provider in discover_files()]
+        work += [functools.partial(provider, models, self.options.language) for provider in discover_files()]
         work.append(self._assets)
         return work
 

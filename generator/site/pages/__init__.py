@@ -32,8 +32,8 @@ def _modules() -> list[ModuleType]:
     ]
 
 
-def discover_files() -> list[Callable[[Sequence[Summary]], dict[str, bytes]]]:
-    """The optional ``files`` function of each page kind: data a page loads (JSON, ...)."""
+def discover_files() -> list[Callable[[Sequence[Summary], str], dict[str, bytes]]]:
+    """The optional ``files(models, language)`` function of each page kind: data a page loads (JSON, ...)."""
     return [module.files for module in _modules() if hasattr(module, "files")]
 
 

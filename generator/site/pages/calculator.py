@@ -17,7 +17,7 @@ from generator.analysis.calculator import export_text, step_query
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
 from generator.counting.compute import Figures, UndeclaredActivationError, count_compute, measured
-from generator.counting.families import FAMILIES
+from generator.counting.families import families
 from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
@@ -51,11 +51,12 @@ def _base_model(own: Sequence[Summary], defaults: Sequence[Summary]) -> Summary 
     return next((m for m in defaults if m in named), named[0] if named else own[0] if own else None)
 
 
-def _entries(models: Sequence[Summary], t: Text) -> tuple[FamilyEntry, ...]:
+def _entries(models: Sequence[Summary], t: Text, language: str) -> tuple[FamilyEntry, ...]:
     entries = []
-    for name, family in sorted(FAMILIES.items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower())):
-        own = tuple(m for m in models if m.card.family is family)
-        inputs = calculator_inputs(name)
+    by_title = sorted(families(language).items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower()))
+    for name, family in by_title:
+        own = tuple(m for m in models if m.card.family.name == name)
+        inputs = calculator_inputs(name, language)
         missing = [i["key"] for i in inputs if i["default"] is None and not i["optional"]]
         preset = {key: own[0].card.config.get(key) for key in missing} if own else {}
         # The catalog models whose every input is the family's default (or the preset): the sizes the page starts with.
@@ -145,7 +146,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("calculator", language)
     page = text.section("page")
     titles, printed = _errata(models, language)
-    entries = _entries(models, page)
+    entries = _entries(models, page, language)
     return [
         Page(
             "calculator/index.html",
@@ -164,11 +165,11 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     ]
 
 
-def files(models: Sequence[Summary]) -> dict[str, bytes]:
-    """Each family's document, as JSON to fetch and as a script for file:// pages."""
+def files(models: Sequence[Summary], language: str = LANGUAGE) -> dict[str, bytes]:
+    """Each family's document in ``language``, as JSON to fetch and as a script for file:// pages."""
     out: dict[str, bytes] = {}
-    for name in sorted(FAMILIES):
-        text = export_text(name)
+    for name in sorted(families(language)):
+        text = export_text(name, language)
         out[f"calculator/{name}.json"] = (text + "\n").encode("utf-8")
         script = "window.atlasCalculatorData = window.atlasCalculatorData || {};\n"
         script += f"window.atlasCalculatorData[{json.dumps(name)}] = {text};\n"

@@ -15,7 +15,8 @@ from markupsafe import Markup
 
 from generator.counting.architecture import Kind, Part
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
-from generator.counting.parts import PART_TITLES, Share, shares
+from generator.counting.parts import Share, shares
+from generator.counting.texts import part_titles
 from generator.site import content
 from generator.site.content import Text
 from generator.site.formats import percent, times
@@ -33,7 +34,14 @@ PATTERN_OF = {
     Part.POOLER: "horizontal",
     Part.HEADS: "grid",
 }
-SERIES = tuple(Series(part.value, PART_TITLES[part], PATTERN_OF[part]) for part in Part)
+
+
+def series(language: str) -> tuple[Series, ...]:
+    """Each part as the share chart draws it: its title in ``language`` and its pattern."""
+    titles = part_titles(language)
+    return tuple(Series(part.value, titles[part], PATTERN_OF[part]) for part in Part)
+
+
 RULE = 12  # the rule of thumb: an encoder layer holds about 12·H² parameters (4H² attention, 8H² feed-forward)
 CLOSE = Fraction(1, 10)  # within 10% of the rule counts as on it
 LABELLED = ("bert-base-uncased", "bert-large-uncased")  # landmarks labelled in the scatter plot, besides outliers
@@ -235,13 +243,13 @@ def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
     return tuple(sorted(rows, key=lambda r: (r.lh2, r.total, r.model.id)))
 
 
-def _share_description(text: Text, rows: tuple[ShareRow, ...]) -> str:
+def _share_description(text: Text, rows: tuple[ShareRow, ...], parts: tuple[Series, ...]) -> str:
     def embedding(row: ShareRow) -> Fraction:
         return next(s.fraction for s in row.shares if s.part is Part.EMBEDDINGS)
 
     low = min(rows, key=embedding)
     high = max(rows, key=embedding)
-    patterns = ", ".join(f"{s.label} ({s.pattern_name})" for s in SERIES)
+    patterns = ", ".join(f"{s.label} ({s.pattern_name})" for s in parts)
     return text(
         "description",
         models=len(rows),
@@ -280,17 +288,17 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return []
     text = content.load("charts", language)
     texts, labels = text.section("shares"), text.section("rule")
-    bars = share_rows(models)
+    bars, parts = share_rows(models), series(language)
     share_args = (
         "chart-shares",
         texts("title"),
-        _share_description(texts, bars),
-        SERIES,
+        _share_description(texts, bars, parts),
+        parts,
         [BarRow(row.model.id, tuple(s.count for s in row.shares)) for row in bars],
     )
     # Both layouts of each chart; charts.css shows the one that fits the screen (see generator.site.svg).
     share_svg = "\n".join(stacked_bars(*share_args, narrow=narrow) for narrow in (False, True))
-    context: dict[str, object] = {"share_rows": bars, "share_chart": Markup(share_svg), "parts": SERIES, "f": MATH}
+    context: dict[str, object] = {"share_rows": bars, "share_chart": Markup(share_svg), "parts": parts, "f": MATH}
     rule = rule_rows(models)
     if rule:
         points = [

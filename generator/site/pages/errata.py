@@ -92,21 +92,21 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
     tables, embedding_norm = embedding_rows(t, model, printed="31,114,752")
     qkv_steps = steps_of(model, "layer", "query", "key", "value")
     qkv = step_row(model, label("qkv"), 3 * A * H * H, qkv_steps, "d-layer-query", "14,155,008")
-    output_steps = steps_of(model, "layer", "attention output")
+    output_steps = steps_of(model, "layer", "attention-output")
     output = step_row(model, label("output"), A * H * H, output_steps, "d-layer-attention-output", "4,569,984")
     attention = subtotal_row(
         model,
         label("attention"),
         their_attention,
-        steps_of(model, "layer", "query", "key", "value", "attention output"),
+        steps_of(model, "layer", "query", "key", "value", "attention-output"),
         printed=("18,725,992", qkv.off + output.off),
     )
-    ffn_steps = steps_of(model, "layer", "feed-forward in", "feed-forward out")
+    ffn_steps = steps_of(model, "layer", "feed-forward-in", "feed-forward-out")
     feed_forward = step_row(model, label("feed-forward"), 2 * H * I, ffn_steps, "d-layer-feed-forward-in", "4,718,592")
     printed_layer = ("23,444,584", attention.off + feed_forward.off)
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=printed_layer)
     layers = all_layers(t, model, their_layer, ("187,556,672", model.inventory.values["L"] * layer.off))
-    norms = steps_of(model, "layer", "attention LayerNorm", "output LayerNorm")
+    norms = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
     rows = (
         tables,
         embedding_norm,
@@ -117,7 +117,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
         step_row(model, label("norms"), None, norms, "d-layer-attention-layernorm"),
         layer,
         layers,
-        step_row(model, common("pooler"), None, steps_of(model, "pooler", "pooler dense"), "d-pooler"),
+        step_row(model, common("pooler"), None, steps_of(model, "pooler", "pooler-dense"), "d-pooler"),
         layered_total(
             t, model, their_total, their_layer, (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off)
         ),
@@ -164,11 +164,11 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
     tables, embedding_norm = embedding_rows(t, model, printed="23,685,120")
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("7,079,424", 0))
     layers = all_layers(t, model, their_layer, ("84,952,608", model.inventory.values["L"] * layer.off))
-    pooler = step_row(model, common("pooler"), H * H, steps_of(model, "pooler", "pooler dense"), "d-pooler", "589,824")
+    pooler = step_row(model, common("pooler"), H * H, steps_of(model, "pooler", "pooler-dense"), "d-pooler", "589,824")
     qkv = steps_of(model, "layer", "query", "key", "value")
-    ffn = steps_of(model, "layer", "feed-forward in", "feed-forward out")
-    norms = steps_of(model, "layer", "attention LayerNorm", "output LayerNorm")
-    output = steps_of(model, "layer", "attention output")
+    ffn = steps_of(model, "layer", "feed-forward-in", "feed-forward-out")
+    norms = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
+    output = steps_of(model, "layer", "attention-output")
     rows = (
         tables,
         embedding_norm,
@@ -209,14 +209,14 @@ def layered_total(
 def layernorm_half(t: Text, model: Model) -> Erratum:
     """LayerNorm as 2H per layer instead of 4H, and no LayerNorm after the embeddings."""
     label, common = t.section("rows"), t.root.section("rows")
-    exact_layer = steps_of(model, "layer", "attention LayerNorm", "output LayerNorm")
-    exact_embedding = steps_of(model, "embeddings", "embedding LayerNorm")
+    exact_layer = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
+    exact_embedding = steps_of(model, "embeddings", "embedding-layernorm")
     all_norms = (
         L * exact_layer[0] + exact_embedding[0],
         model.inventory.values["L"] * exact_layer[1] + exact_embedding[1],
     )
-    attention_norm = steps_of(model, "layer", "attention LayerNorm")
-    output_norm = steps_of(model, "layer", "output LayerNorm")
+    attention_norm = steps_of(model, "layer", "attention-layernorm")
+    output_norm = steps_of(model, "layer", "output-layernorm")
     rows = (
         step_row(model, label("attention-norm"), 2 * H, attention_norm, "d-layer-attention-layernorm"),
         step_row(model, label("output-norm"), None, output_norm, "d-layer-output-layernorm"),
@@ -230,8 +230,8 @@ def mean_and_variance(t: Text, model: Model) -> Erratum:
     """A LayerNorm taken as two numbers: a mean and a variance, or a scaling and an offset."""
     label = t.section("rows")
     norms = 2 * L + 1  # two per layer and the embedding LayerNorm; checked against the steps below
-    exact_layer = steps_of(model, "layer", "attention LayerNorm", "output LayerNorm")
-    exact_embedding = steps_of(model, "embeddings", "embedding LayerNorm")
+    exact_layer = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
+    exact_embedding = steps_of(model, "embeddings", "embedding-layernorm")
     values = model.inventory.values
     all_norms = (L * exact_layer[0] + exact_embedding[0], values["L"] * exact_layer[1] + exact_embedding[1])
     rows = (
@@ -252,7 +252,7 @@ def vocabulary_30000(t: Text, model: Model, rounded: Model) -> Erratum:
     label, common, meaning = t.section("rows"), t.root.section("rows"), t.section("symbols")
     theirs, released = rounded.inventory.values["V"], model.inventory.values["V"]
     table = poly_expr(V * H, ORDER)
-    their_table, exact_table = (steps_of(m, "embeddings", "token embeddings")[1] for m in (rounded, model))
+    their_table, exact_table = (steps_of(m, "embeddings", "token-embeddings")[1] for m in (rounded, model))
     rows = (
         Row(label("token-table"), table, their_table, table, exact_table, "d-embeddings-token-embeddings"),
         Row(common("total"), closed_form(rounded), rounded.total, closed_form(model), model.total, "d-total", True),
@@ -284,10 +284,10 @@ def attention_over_heads(t: Text, model: Model) -> Erratum:
     simplified = _quotient(poly_expr(3 * H * H, ORDER), Var("A"))
     # The notes' simplification, evaluated: 3H² / A (exact here, since H is a multiple of A).
     their_value = 3 * values["H"] * values["H"] // heads
-    block = steps_of(model, "layer", "query", "key", "value", "attention output")
+    block = steps_of(model, "layer", "query", "key", "value", "attention-output")
     all_heads = poly_expr(weight_formula, ORDER)
     bias_formula = poly_expr(biases[0].formula + biases[1].formula + biases[2].formula, ORDER)
-    output = steps_of(model, "layer", "attention output")
+    output = steps_of(model, "layer", "attention-output")
     rows = (
         Row(label("one-head"), one_head, weight_count // heads, one_head, weight_count // heads),
         Row(label("all-heads"), simplified, their_value, all_heads, weight_count, "d-layer-query"),
@@ -302,7 +302,7 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
     """The keras-bert Q&A thread: per-head Q/K/V in the question, W_O per head and LayerNorm in an answer."""
     label = t.section("rows")
     qkv = steps_of(model, "layer", "query", "key", "value")
-    output = steps_of(model, "layer", "attention output")
+    output = steps_of(model, "layer", "attention-output")
     rows = (
         dataclasses.replace(
             step_row(model, label("qkv"), A * qkv[0], qkv, "d-layer-query"),
@@ -321,7 +321,7 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
             model,
             label("attention"),
             4 * H * H + 4 * H,
-            steps_of(model, "layer", "query", "key", "value", "attention output"),
+            steps_of(model, "layer", "query", "key", "value", "attention-output"),
             printed=("2,362,368", 0),  # "there are 2,362,368 trainable parameters at each of the multi-head ..."
         ),
     )
@@ -332,13 +332,13 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
 def feed_forward_8h2(t: Text, model: Model) -> Erratum:
     """The feed-forward block as 8H² + 2H: both biases taken as H."""
     label = t.section("rows")
-    ffn_in = steps_of(model, "layer", "feed-forward in")
-    ffn_out = steps_of(model, "layer", "feed-forward out")
+    ffn_in = steps_of(model, "layer", "feed-forward-in")
+    ffn_out = steps_of(model, "layer", "feed-forward-out")
     rows = (
         step_row(model, label("in"), 4 * H * H + H, ffn_in, "d-layer-feed-forward-in"),
         step_row(model, label("out"), 4 * H * H + H, ffn_out, "d-layer-feed-forward-out"),
         subtotal_row(
-            model, label("block"), 8 * H * H + 2 * H, steps_of(model, "layer", "feed-forward in", "feed-forward out")
+            model, label("block"), 8 * H * H + 2 * H, steps_of(model, "layer", "feed-forward-in", "feed-forward-out")
         ),
     )
     return erratum(t, model, used_symbols(model, rows), rows, None, sources=("interview",))

@@ -150,10 +150,10 @@ def _exercise(
     )
 
 
-def _step(model: Model, block: str, label: str) -> Step:
+def _step(model: Model, block: str, key: str) -> Step:
     derivation = next(b for b in model.derivation.blocks if b.block.key == block)
-    step = next(s for s in derivation.steps if s.label == label)
-    return Step(f"{derivation.block.title}: {label}", step.symbolic, step.value, f"d-{block}-{_slug(label)}")
+    step = next(s for s in derivation.steps if s.key == key)  # by key: the label is the build language's
+    return Step(f"{derivation.block.title}: {step.label}", step.symbolic, step.value, f"d-{block}-{key}")
 
 
 def _block(model: Model, block: str) -> Step:
@@ -164,10 +164,6 @@ def _block(model: Model, block: str) -> Step:
     return Step(derivation.block.title, derivation.expression, derivation.subtotal, f"d-{block}")
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
-
-
 def vocabulary(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
     t = text.section("exercises").section("vocabulary-30000")
@@ -176,7 +172,7 @@ def vocabulary(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
     if released is not None:
         v = released.inventory.values["V"]
         label = t.section("compare")
-        table = _step(released, "embeddings", "token embeddings")
+        table = _step(released, "embeddings", "token-embeddings")
         compare = (
             Step(label("table", released=v), table.formula, table.count),
             Step(label("total", released=v), released.derivation.closed_form, released.total),
@@ -187,7 +183,7 @@ def vocabulary(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
             ),
         )
     steps = (
-        _step(model, "embeddings", "token embeddings"),
+        _step(model, "embeddings", "token-embeddings"),
         _block(model, "embeddings"),
         _block(model, "layer"),
         _block(model, "pooler"),
@@ -299,7 +295,7 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
             "d-layer-query",
         ),
         dataclasses.replace(
-            _step(model, "layer", "attention LayerNorm"),
+            _step(model, "layer", "attention-layernorm"),
             label=label("norm"),
         ),
     )

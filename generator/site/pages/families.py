@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
 from generator.cards.config import load_schema
 from generator.counting.architecture import Family, Symbol
-from generator.counting.families import FAMILIES
-from generator.counting.families.symbols import SHARED
+from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
 from generator.site import content
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
@@ -85,22 +84,22 @@ def family_view(family: Family, models: Sequence[Summary]) -> FamilyView:
     )
 
 
-def ordered_families() -> list[Family]:
-    """BERT first, then the others by title."""
-    return sorted(FAMILIES.values(), key=lambda f: (f.name != REFERENCE, f.title.lower()))
+def ordered_families(language: str = LANGUAGE) -> list[Family]:
+    """Every family in ``language``: BERT first, then the others by title."""
+    return sorted(families(language).values(), key=lambda f: (f.name != REFERENCE, f.title.lower()))
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("family-pages", language)
     index, one = text.section("index"), text.section("family")
-    views = [family_view(family, models) for family in ordered_families()]
+    views = [family_view(family, models) for family in ordered_families(language)]
     result = [
         Page(
             INDEX,
             "families.html",
             index("title", site=SITE_TITLE),
             index("description", families=len(views)),
-            {"families": views, "shared_symbols": tuple(SHARED.values())},
+            {"families": views, "shared_symbols": shared_symbols(language)},
             guide=index("guide"),
         )
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from generator.analysis.tensor_patterns import head_forms
-from generator.counting.families.symbols import SHARED
+from generator.counting.families import shared_symbols
 from generator.site import content
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.pages.families import ordered_families
@@ -23,11 +23,11 @@ WORKED = "bert-base-uncased"  # the card worked in numbers, when the build has i
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("handout", language).section("page")
     worked = next((m for m in models if m.id == WORKED), None)
-    families = [(family, head_forms(family)) for family in ordered_families()]
+    families = [(family, head_forms(family)) for family in ordered_families(language)]
 
     def context() -> dict[str, object]:
         return {
-            "symbols": tuple(SHARED.values()),
+            "symbols": shared_symbols(language),
             "families": families,
             "worked": worked.model() if worked is not None else None,
         }
