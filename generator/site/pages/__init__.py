@@ -32,8 +32,9 @@ def _modules() -> list[ModuleType]:
     ]
 
 
-def discover_files() -> list[Callable[[Sequence[Summary]], dict[str, bytes]]]:
-    """The optional ``files`` function of each page kind: data a page loads (JSON, ...)."""
+def discover_files() -> list[Callable[[], dict[str, bytes]]]:
+    """The optional ``files`` function of each page kind: data a page loads (JSON, ...), made from
+    the code alone, never from the cards (a build with a cache makes them once per code version)."""
     return [module.files for module in _modules() if hasattr(module, "files")]
 
 

@@ -136,7 +136,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     ]
 
 
-def files(models: Sequence[Summary]) -> dict[str, bytes]:
+def files() -> dict[str, bytes]:
     """Each family's document, as JSON to fetch and as a script for file:// pages."""
     out: dict[str, bytes] = {}
     for name in sorted(FAMILIES):
