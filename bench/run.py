@@ -19,7 +19,7 @@ search index is Pagefind run on a short record of each page, not on the publishe
    measured on the same kind of card. With the flag that skips the search index, each size is built
    with and without it, so the index's time shows apart.
 3. The same 500 model pages built by Hugo and by MkDocs from Markdown written from the generator's
-   own objects (``load_cards``, ``build_model``, ``expr.to_text``): the summary, the configuration,
+   own objects (``load_cards``, ``model_of``, ``expr.to_text``): the summary, the configuration,
    the derivation tables, the subtotals, every tensor, the tied tensors, notes and sources.
 4. When a target is missed (or with ``--profile``), ``profile_build.py`` profiles one build in a
    single process (``--jobs 1``), stage by stage.
@@ -53,7 +53,7 @@ README = BENCH_DIR / "README.md"
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 # What issue 6 asks for; reported against, never enforced.
-TARGET_CATALOG_S = 1.0
+TARGET_CATALOG_S = 0.6  # issue 14 (issue 6 asked for 1 s)
 TARGET_GROWTH = 1.5
 TARGET_PEAK_MB = 1024.0
 
@@ -365,7 +365,7 @@ def model_markdown(gen: Any, model: Any) -> str:
 def export_markdown(root: Path, models_dir: Path, hugo_dir: Path, mkdocs_dir: Path) -> int:
     """Write the Hugo and MkDocs projects for the cards in ``models_dir``; the number of pages."""
     gen = import_generator(root)
-    models = [gen.site.views.build_model(card) for card in gen.cards.card.load_cards(models_dir)]
+    models = [gen.site.views.model_of(card) for card in gen.cards.card.load_cards(models_dir)]
     pages = {f"{m.id}.md": model_markdown(gen, m) for m in models}
     index = "# BERT Parameter Atlas\n\n" + "".join(f"- [{m.card.title}](models/{m.id}.md)\n" for m in models)
 
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
                 "(`build --help` offers no flag to skip one), so there is nothing to time separately."
             ),
             "",
-            f"Target: under {TARGET_CATALOG_S:.0f} s: {verdict(catalog.wall < TARGET_CATALOG_S)} "
+            f"Target: under {TARGET_CATALOG_S:g} s: {verdict(catalog.wall < TARGET_CATALOG_S)} "
             f"({fmt_s(catalog.wall)}).",
             "",
         ]
@@ -775,7 +775,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"### {args.compare} model pages: ours, Hugo and MkDocs",
                 "",
                 f"The same {args.compare} generated cards. Hugo and MkDocs get one Markdown page per model, written "
-                "from the generator's own objects (`load_cards`, `build_model`, `expr.to_text`): summary, "
+                "from the generator's own objects (`load_cards`, `model_of`, `expr.to_text`): summary, "
                 "configuration, the derivation tables with every formula, subtotals, every tensor, tied tensors, "
                 "notes and sources, plus an index page. Hugo uses a one-file layout and no theme; MkDocs its default "
                 "theme (whose navigation lists every page on every page) with the search plugin off. Ours also writes "
@@ -804,24 +804,21 @@ def main(argv: list[str] | None = None) -> int:
                     f"{100 * index / ours.wall:.0f}% of the build.",
                 ]
             if hugo_series is not None:
-                faster = ours.wall < hugo_series.wall
-                plain = (
-                    f"; {hugo_series.wall / ours_plain.wall:.2f}× our time without the search index, which Hugo "
-                    "does not build here"
-                    if ours_plain is not None
-                    else ""
-                )
+                # Issue 14: Hugo builds no search index, so it is measured against ours without one.
+                like = ours_plain if ours_plain is not None else ours
+                faster = like.wall < hugo_series.wall
                 report += [
                     "",
-                    f"Target: faster than Hugo on the same pages: {verdict(faster)} "
-                    f"(Hugo takes {hugo_series.wall / ours.wall:.2f}× our time{plain}).",
+                    f"Target: faster than Hugo on the same pages{f', `{flag}`' if ours_plain is not None else ''}: "
+                    f"{verdict(faster)} (Hugo takes {hugo_series.wall / like.wall:.2f}× our time; "
+                    f"{hugo_series.wall / ours.wall:.2f}× our time with the search index).",
                 ]
                 if not faster:
                     misses.append("hugo")
             if hugo_pagefind_series is not None:
                 faster = ours.wall < hugo_pagefind_series.wall
                 report.append(
-                    f"Target: with the search index, faster than Hugo followed by Pagefind: {verdict(faster)} "
+                    f"\nTarget: with the search index, faster than Hugo followed by Pagefind: {verdict(faster)} "
                     f"(they take {hugo_pagefind_series.wall / ours.wall:.2f}× our time)."
                 )
                 if not faster:
