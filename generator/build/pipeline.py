@@ -103,12 +103,23 @@ def build(
 
         progress.start("other pages")
         site_key = reuse.site_key(cards)
-        if not reuse.place_all(site_key, staging.path):
-            other = renderer.site_files(summaries)
-            written = map_parallel(functools.partial(write, other), len(other), jobs, progress.advance)
-            reuse.keep_all(site_key, {path: name for files in written for path, name in files.items()})
-        elif index is not None:  # the search index may still be missing: its pages' records, from the files
-            reuse.add_records(site_key, staging.path, index)
+        # Each group of files is one cache entry: the files about many models are keyed on every
+        # card, those made from the code alone (the calculator's data, the assets) on nothing else.
+        groups: list[tuple[str, Callable[[], list[Callable[[], dict[str, bytes]]]]]] = [
+            (site_key, functools.partial(renderer.site_files, summaries)),
+            (reuse.code_key(), renderer.code_files),
+        ]
+        todo: list[tuple[str, list[Callable[[], dict[str, bytes]]]]] = []
+        for key, make in groups:
+            if not reuse.place_all(key, staging.path):
+                todo.append((key, make()))
+            elif index is not None:  # the search index may still be missing: its pages' records, from the files
+                reuse.add_records(key, staging.path, index)
+        other = [work for _, pieces in todo for work in pieces]
+        written = map_parallel(functools.partial(write, other), len(other), jobs, progress.advance)
+        for key, pieces in todo:
+            kept, written = written[: len(pieces)], written[len(pieces) :]
+            reuse.keep_all(key, {path: name for files in kept for path, name in files.items()})
         progress.finish()
 
         if index is not None:

@@ -92,6 +92,10 @@ class Reuse:
             return ""
         return self.cache.key("site", *(self.keys[card.path] for card in cards))
 
+    def code_key(self) -> str:
+        """The key of the files made from the code alone (Renderer.code_files): the fingerprint's."""
+        return self.cache.key("code") if self.cache is not None else ""
+
     def place_all(self, key: str, root: Path) -> bool:
         """Place the files of entry ``key`` under ``root``; False, leaving none of them, if any is missing."""
         files = self.cache.load(key) if self.cache is not None and key else None

@@ -153,7 +153,8 @@ def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockD
     """One block of this card, its steps lined up with ``block.modules`` (``form`` holds none)."""
     values = inventory.values
     repeat = block.copies().evaluate(values)
-    shown = [e for e in inventory.of_block(block) if e.index == block.first]
+    first = block.first  # a property: read once, not once a tensor
+    shown = [e for e in inventory.of_block(block) if e.index == first]
     steps = []
     for module, step in zip(block.modules, form.steps, strict=True):
         tensors = [t for t in shown if t.module is module and isinstance(t, Tensor)]

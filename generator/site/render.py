@@ -291,16 +291,22 @@ class Renderer:
         return compute_view(model.card, self.compute_words)
 
     def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
-        """Every other file, as independent pieces of work (a build runs them in parallel):
-        each page about many models, 404 with sitemap and robots, each data provider, the assets."""
+        """The files about many models, as independent pieces of work (a build runs them in parallel):
+        each page about many models, 404 with sitemap and robots."""
         site_pages = pages(models, self.options.language)
         work: list[Callable[[], dict[str, bytes]]] = [functools.partial(self._page_file, page) for page in site_pages]
         urls = [page.url for page in site_pages if page.template != "search.html"]
         urls += [f"models/{model.id}/" for model in models]
         work.append(functools.partial(self._site_files, urls, models))
-        work += [functools.partial(provider, models, self.options.language) for provider in discover_files()]
-        work.append(self._assets)
         return work
+
+    def code_files(self) -> list[Callable[[], dict[str, bytes]]]:
+        """The files no card changes, as pieces of work: each page kind's data, the assets.
+
+        They depend on the generator, its templates and options alone, so a build cache keeps
+        them across edits of the cards (the calculator's documents are a second of work).
+        """
+        return [*(functools.partial(f, self.options.language) for f in discover_files()), self._assets]
 
     def _page_file(self, page: Page) -> dict[str, bytes]:
         return {page.path: self.render(page)}

@@ -276,9 +276,9 @@ def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
 
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:
-    all_entries = inventory.of_block(block)
-    shown = tuple(e for e in all_entries if e.index == block.first)
-    rest = tuple(e for e in all_entries if e.index != block.first)
+    all_entries, first = inventory.of_block(block), block.first  # a property: read once, not once a tensor
+    shown = tuple(e for e in all_entries if e.index == first)
+    rest = tuple(e for e in all_entries if e.index != first)
     per_instance = sum(e.count for e in shown if isinstance(e, Tensor))
     repeat = block.copies().evaluate(inventory.values)
     subtotal = inventory.count_of(block=block.key)

@@ -32,8 +32,10 @@ def _modules() -> list[ModuleType]:
     ]
 
 
-def discover_files() -> list[Callable[[Sequence[Summary], str], dict[str, bytes]]]:
-    """The optional ``files(models, language)`` function of each page kind: data a page loads (JSON, ...)."""
+def discover_files() -> list[Callable[[str], dict[str, bytes]]]:
+    """The optional ``files(language)`` function of each page kind: data a page loads (JSON, ...), made
+    from the code and the language alone, never from the cards (a build with a cache makes them once per
+    code version)."""
     return [module.files for module in _modules() if hasattr(module, "files")]
 
 

@@ -165,7 +165,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     ]
 
 
-def files(models: Sequence[Summary], language: str = LANGUAGE) -> dict[str, bytes]:
+def files(language: str = LANGUAGE) -> dict[str, bytes]:
     """Each family's document in ``language``, as JSON to fetch and as a script for file:// pages."""
     out: dict[str, bytes] = {}
     for name in sorted(families(language)):
