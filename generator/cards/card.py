@@ -96,28 +96,22 @@ class Card:
         return self.family.symbol_values(self.config)
 
 
-def load_cards(
-    models_dir: Path,
-    on_card: Callable[[int, int], None] | None = None,
-    jobs: int = 1,
-    known: Callable[[Path], Card | None] | None = None,
-) -> list[Card]:
+Progress = Callable[[int, int], None]
+Known = Callable[[Path], Card | None]
+
+
+def load_cards(folder: Path, on_card: Progress | None = None, jobs: int = 1, known: Known | None = None) -> list[Card]:
     """Read and validate every card in a directory; raise InputError listing every problem.
 
     ``on_card(done, total)`` is told after each card, for progress on long builds; ``jobs``
     processes read cards at once (see parallel.py). ``known(path)`` may give a card already
     read and validated (a build's cache, see build/cache.py): that file is not parsed again.
     """
-    if not models_dir.is_dir():
-        raise InputError(
-            [Problem(Location(models_dir), "", "expected a directory of model cards (*.yaml), found none")]
-        )
-    paths = sorted(models_dir.glob("*.yaml")) + sorted(models_dir.glob("*.yml"))
+    if not folder.is_dir():
+        raise InputError([Problem(Location(folder), "", "expected a directory of model cards (*.yaml), found none")])
+    paths = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
     if not paths:
-        raise InputError(
-            [Problem(Location(models_dir), "", "expected model cards (*.yaml) in this directory, found none")]
-        )
-    paths = sorted(paths)
+        raise InputError([Problem(Location(folder), "", "expected model cards (*.yaml) in this directory, found none")])
     cards: list[Card] = []
     if known is not None:
         found = {path: known(path) for path in paths}
