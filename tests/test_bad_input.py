@@ -14,6 +14,7 @@ import pytest
 from generator.cards.card import MAX_ID_LENGTH, load_cards
 from generator.cards.problems import InputError
 from generator.cards.yamlsource import MAX_BYTES
+from generator.cli import main
 from generator.counting.families import FAMILIES
 
 CARD = "title: t\nfamily: bert\nhead: base\n"
@@ -576,3 +577,24 @@ def test_sizes_transformers_refuses(models: Path, family: str, config: str, expe
 def test_padding_row_outside_the_vocabulary_in_every_family(models: Path, family: str) -> None:
     found = config_problems(models, "vocab_size: 10\n  pad_token_id: 10", family)
     assert len(found) == 1 and "pad_token_id (10)" in found[0], found
+
+
+# --- cards that are valid alone but break what another card's page says ---------------------
+
+
+def test_an_edited_base_card_under_an_exercise_is_a_located_error(
+    models: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The classifier exercise works on BERT-Base's encoder: a base card edited to 6 layers makes its
+    words untrue, and the build says where instead of raising."""
+    catalog = Path(__file__).resolve().parents[1] / "models"
+    base = (catalog / "bert-base-uncased.yaml").read_text(encoding="utf-8")
+    assert "num_hidden_layers: 12\n" in base
+    (models / "bert-base-uncased.yaml").write_text(base.replace("num_hidden_layers: 12\n", "num_hidden_layers: 6\n"))
+    exercise = catalog / "exercise-topic-classifier-5.yaml"
+    (models / exercise.name).write_bytes(exercise.read_bytes())
+    out = tmp_path / "site"
+    assert main(["build", "--models", str(models), "--out", str(out), "--no-search", "--no-cache"]) == 1
+    error = capsys.readouterr().err
+    assert "models/exercise-topic-classifier-5.yaml:1:1: config: expected bert-base-uncased's encoder" in error
+    assert "Traceback" not in error and not out.exists()

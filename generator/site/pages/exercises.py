@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.analysis.mistakes import Candidate, candidates
+from generator.cards.problems import InputError, Location, Problem
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
@@ -224,7 +225,9 @@ def classifier(text: Text, model: Model, by_id: Mapping[str, Model], base: str) 
     head = model.subtotals[Kind.HEAD]
     released = by_id.get(base)
     if released is not None and released.total != model.total - head:
-        raise ValueError(f"{model.id}: the encoder under the classifier is not {base} tensor for tensor")
+        # The exercise's words name the released encoder; an edited base card makes them untrue.
+        found = f"{model.total - head:,} parameters under the classifier, and {base} has {released.total:,}"
+        raise InputError([Problem(Location(model.card.path), "config", f"expected {base}'s encoder, found {found}")])
     steps = (
         _step(model, "classifier", "classifier"),
         Step(shared.section("steps")("below", **words), None, model.total - head, "d-embeddings"),
