@@ -254,3 +254,6 @@ def test_a_card_without_a_step_to_show_builds(write_card, tmp_path: Path, odd: s
     build(tmp_path / "models", out)
     row = re.search(r'<tr id="odd"[^>]*>(.*?)</tr>', read(out, "compare/index.html"), re.S)
     assert row is not None and row.group(1).count("not measured") == 2
+    page = read(out, "models/odd/index.html")
+    assert '<p id="c-not-measured">Not measured. This config has no training step to work here' in page
+    assert 'id="c-grid"' not in page

@@ -22,7 +22,6 @@ from generator.counting.compute import (
     Compute,
     Figures,
     StepCompute,
-    count_compute,
 )
 from generator.counting.compute_derivation import Line, StepLines, derive_compute
 from generator.counting.expr import Expr
@@ -220,9 +219,8 @@ def grid_points(positions: int | None) -> tuple[tuple[int, int], ...]:
     return tuple((batch, seq) for seq in seqs for batch in GRID_BATCHES)
 
 
-def compute_view(card: Counted, words: Words) -> ComputeView:
-    """A card's compute section at b = 1 and s = min(P, 512)."""
-    compute = count_compute(card)
+def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
+    """A card's compute section at b = 1 and s = min(P, 512), from its counted ``compute``."""
     positions = longest(card)
     seq = page_seq(positions)
     derivation = derive_compute(compute, 1, seq)

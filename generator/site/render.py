@@ -30,7 +30,7 @@ from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
 from generator.site.related import Related, related_pages
-from generator.site.views import COMPARED_SYMBOLS, TRANSFORMER, Model, Summary, catalog, rounded, step_runs
+from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
@@ -285,10 +285,11 @@ class Renderer:
         return repr(self.related.get(card_id))
 
     def _compute(self, model: Model) -> ComputeView | None:
-        """The compute section's figures; none for the 2017 Transformer, which no transformers class runs."""
-        if model.card.family.name == TRANSFORMER:
-            return None
-        return compute_view(model.card, self.compute_words)
+        """The compute section's figures; none for a card whose step is not measured (see step_figures)."""
+        compute = step_figures.compute_of(model.card)
+        if compute is None or step_figures.compare_seq(model.card) < 1:
+            return None  # no transformers class, an activation with no declared saved tensors, or P = 0
+        return compute_view(model.card, compute, self.compute_words)
 
     def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
         """The files about many models, as independent pieces of work (a build runs them in parallel):
