@@ -322,14 +322,20 @@ def test_formulas_in_prose_and_tables_share_one_type(open_page: Any, site_url: s
     assert fonts["prose"] == fonts["table"], fonts
 
 
-def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
-    """Home -> BERT-Base -> "On this page": the feed-forward steps, then layer 0's query weight, in a few taps."""
+def _from_home_on_a_phone(open_page: Any, site_url: str, name: str, card_id: str) -> tuple[Any, Any]:
+    """Open the home page on a phone, follow "Start here" to a model, and open its "On this page"."""
     page = open_page(PHONE, height=844)
     page.goto(site_url + "index.html")
-    page.locator("table.start").get_by_role("link", name="BERT-Base, uncased", exact=True).click()
-    page.wait_for_url(re.compile(r"/models/bert-base-uncased/(index\.html)?$"))
+    page.locator("table.start").get_by_role("link", name=name, exact=True).click()
+    page.wait_for_url(re.compile(rf"/models/{re.escape(card_id)}/(index\.html)?$"))
     toc = page.locator("nav.toc")
     toc.locator("summary").click()
+    return page, toc
+
+
+def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
+    """Home -> BERT-Base -> "On this page": the feed-forward steps, then layer 0's query weight, in a few taps."""
+    page, toc = _from_home_on_a_phone(open_page, site_url, "BERT-Base, uncased", "bert-base-uncased")
     toc.get_by_role("link", name="Feed-forward (2 steps)").first.click()
     assert page.evaluate("location.hash") == "#d-layer-feed-forward"
     steps = page.locator("#d-layer-feed-forward-in, #d-layer-feed-forward-out")
@@ -351,12 +357,7 @@ def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, s
 
 def test_the_engineers_fine_tuning_question_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
     """Home -> BERT-Large -> "On this page" -> memory: the bytes Adam's mixed-precision training needs, on screen."""
-    page = open_page(PHONE, height=844)
-    page.goto(site_url + "index.html")
-    page.locator("table.start").get_by_role("link", name="BERT-Large, uncased", exact=True).click()
-    page.wait_for_url(re.compile(r"/models/bert-large-uncased/(index\.html)?$"))
-    toc = page.locator("nav.toc")
-    toc.locator("summary").click()
+    page, toc = _from_home_on_a_phone(open_page, site_url, "BERT-Large, uncased", "bert-large-uncased")
     toc.get_by_role("link", name="Memory for the parameters").click()
     row = page.locator("#memory-training")
     row.scroll_into_view_if_needed()
