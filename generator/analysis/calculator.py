@@ -58,7 +58,7 @@ from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import family_in
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf, Rule, Switches
+from generator.counting.switches import FirstOf, Rule
 from generator.counting.texts import LANGUAGE
 
 FORMAT = 1
@@ -243,22 +243,6 @@ def _switch_meaning(family: Family, key: str) -> str:
     return "; ".join(s.meaning for s in family.switches if key in s.when.reads())
 
 
-class _Fixed(Mapping[str, bool]):
-    """Switches forced to given values, every other one off (for the enumeration below)."""
-
-    def __init__(self, names: Sequence[str], on: Mapping[str, bool]) -> None:
-        self._switches = Switches({name: bool(on.get(name, False)) for name in names})
-
-    def __getitem__(self, name: str) -> bool:
-        return self._switches[name]
-
-    def __iter__(self) -> Any:
-        return iter(self._switches)
-
-    def __len__(self) -> int:
-        return len(self._switches)
-
-
 def slot_switches(family: Family, key: str) -> list[str]:
     """The switches that decide a block (Switch.blocks), in declaration order."""
     return [s.name for s in family.switches if key in s.blocks]
@@ -284,7 +268,7 @@ def _head(family: Family, head: Head, blocks: _Listing, computes: _Listing, read
     those rules read."""
     names = [s.name for s in family.switches]
     order = tuple(s.name for s in family.symbols)
-    baseline = family.declare(_Fixed(names, {}), head)
+    baseline = family.declared(dict.fromkeys(names, False), head)
     read.update(reads(family, baseline.blocks))
     keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
     sequences = [[b.key for b in baseline.blocks]]
@@ -295,7 +279,8 @@ def _head(family: Family, head: Head, blocks: _Listing, computes: _Listing, read
         variants: dict[str, int | None] = {}
         compute: dict[str, int | None] = {}
         for bits in itertools.product((False, True), repeat=len(deciding)):
-            architecture = family.declare(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
+            on = dict(zip(deciding, bits, strict=True))
+            architecture = family.declared({**dict.fromkeys(names, False), **on}, head)
             sequences.append([b.key for b in architecture.blocks])
             class_names.add(architecture.class_name)
             found = _block(architecture, key)
