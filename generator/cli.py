@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 import time
@@ -190,9 +191,26 @@ def _count(args: argparse.Namespace) -> int:
     return 0
 
 
+# Objects a young-generation collection looks at before it runs (CPython's default: 700). A build makes
+# millions of small tuples and frozen objects and almost no reference cycles; at the default the
+# collector ran about a thousand times in a catalog build and took a quarter of its CPU time.
+YOUNG_OBJECTS = 50_000
+
+
+def _collect_rarely() -> None:
+    """Keep what was imported out of every collection, and collect the rest less often (see YOUNG_OBJECTS).
+
+    Frozen objects are never visited again, which also spares forked workers from copying the
+    pages that hold them (a collection writes to every object it visits).
+    """
+    gc.freeze()
+    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
+    _collect_rarely()
     if args.command == "import":
         return _import(args)
     if args.command == "count":
