@@ -9,18 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+# Only what the parser and every command need; each command imports its own work (below), so that
+# ``count``, ``import`` and ``--help`` do not load the site's templates, pages and renderer.
 from generator.build.cache import DEFAULT_CACHE
-from generator.build.pipeline import build
-from generator.build.progress import Progress
-from generator.build.serve import serve
-from generator.cards.card import load_card
-from generator.cards.importer import import_config
 from generator.cards.problems import InputError, display_path
-from generator.counting.compute import UndeclaredActivationError, count_compute
 from generator.parallel import available_jobs
 from generator.site.page import LANGUAGE
-from generator.site.render import SiteOptions
-from generator.site.search import SearchIndexError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -137,6 +131,8 @@ def _report(error: InputError, what: str) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from generator.cards.importer import import_config
+
     try:
         result = import_config(args.config, args.card_id, args.head, args.models, force=args.force)
     except InputError as error:
@@ -155,6 +151,9 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
+    from generator.cards.card import load_card
+    from generator.counting.compute import UndeclaredActivationError, count_compute
+
     try:
         card = load_card(args.card)
     except InputError as error:
@@ -198,7 +197,7 @@ YOUNG_OBJECTS = 50_000
 
 
 def _collect_rarely() -> None:
-    """Keep what was imported out of every collection, and collect the rest less often (see YOUNG_OBJECTS).
+    """Keep what a build imported out of every collection, and collect the rest less often (see YOUNG_OBJECTS).
 
     Frozen objects are never visited again, which also spares forked workers from copying the
     pages that hold them (a collection writes to every object it visits).
@@ -210,13 +209,24 @@ def _collect_rarely() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
-    _collect_rarely()
     if args.command == "import":
         return _import(args)
     if args.command == "count":
         return _count(args)
     if args.command == "serve":
+        from generator.build.serve import serve
+
         return serve(args.models, args.out, args.port)
+    return _build(args)
+
+
+def _build(args: argparse.Namespace) -> int:
+    from generator.build.pipeline import build
+    from generator.build.progress import Progress
+    from generator.site.render import SiteOptions
+    from generator.site.search import SearchIndexError
+
+    _collect_rarely()
     started = time.perf_counter()
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
