@@ -75,6 +75,8 @@ class Poly:
             return self._scaled(theirs[0][1])
         if len(mine) == 1 and not mine[0][0]:
             return other._scaled(mine[0][1])
+        if len(mine) == 1 and len(theirs) == 1:  # b·s·H: one term, nothing to collect or sort
+            return Poly(((_mul_monomials(mine[0][0], theirs[0][0]), mine[0][1] * theirs[0][1]),))
         coeffs: dict[Monomial, int] = {}
         for m1, c1 in mine:
             for m2, c2 in theirs:
