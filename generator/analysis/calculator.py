@@ -152,6 +152,7 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
     family = family_in(name, language)
     schema = load_schema(family)
     defaults = {**schema.defaults, "num_labels": schema.default_num_labels}
+    flags = family.flag_keys
     read: list[str] = []
     for switch in family.switches:
         read += sorted(switch.when.reads())
@@ -202,10 +203,10 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
                 symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name, minimum=minimum
             )
     for key in switch_keys:
-        kind = _kind(family, key, defaults.get(key))
+        kind = _kind(flags, key, defaults.get(key))
         add(key, kind, ("when true: " if kind == FLAG else "decides: ") + _switch_meaning(family, key), "structure")
     for key in dict.fromkeys(rule_keys):
-        add(key, _kind(family, key, defaults.get(key)), "checked by a rule transformers enforces", "checked")
+        add(key, _kind(flags, key, defaults.get(key)), "checked by a rule transformers enforces", "checked")
     return inputs
 
 
@@ -213,10 +214,11 @@ def _compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     """Inputs for the keys only compute reads; a model page's link names those its own blocks read (``query``)."""
     defaults = load_schema(family).defaults
     seen = {i["key"] for i in inputs(family.name)}
+    flags = family.flag_keys
     return [
         {
             "key": key,
-            "kind": (kind := _kind(family, key, defaults.get(key))),
+            "kind": (kind := _kind(flags, key, defaults.get(key))),
             "default": defaults.get(key),
             "optional": kind in (INT, VALUE),
             "meaning": "",  # the page's words say what these change (content/<language>/calculator.yaml)
@@ -229,8 +231,9 @@ def _compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     ]
 
 
-def _kind(family: Family, key: str, default: object) -> str:
-    if key in family.flag_keys or isinstance(default, bool):
+def _kind(flags: Sequence[str], key: str, default: object) -> str:
+    """The form's kind of input for a key; ``flags`` is the family's ``flag_keys`` (worked out once by the caller)."""
+    if key in flags or isinstance(default, bool):
         return FLAG
     if isinstance(default, int):
         return INT
