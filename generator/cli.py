@@ -233,6 +233,9 @@ def _build(args: argparse.Namespace) -> int:
         options = SiteOptions.from_environment(args.base_url, search=not args.no_search, language=args.language)
         cache = None if args.no_cache else args.cache_dir
         result = build(args.models, args.out, options, progress, args.jobs, cache)
+        # What is left now (the families' declarations, the compiled templates) lives until the process ends;
+        # frozen, the collections that run as the interpreter shuts down skip it (~1.5 s of a catalog build).
+        gc.freeze()
     except InputError as error:
         progress.abandon()
         return _report(error, f"{display_path(args.out)}/ was left unchanged")
