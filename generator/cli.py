@@ -197,12 +197,7 @@ YOUNG_OBJECTS = 50_000
 
 
 def _collect_rarely() -> None:
-    """Keep what a build imported out of every collection, and collect the rest less often (see YOUNG_OBJECTS).
-
-    Frozen objects are never visited again, which also spares forked workers from copying the
-    pages that hold them (a collection writes to every object it visits).
-    """
-    gc.freeze()
+    """Collect young objects less often (see YOUNG_OBJECTS), from before a build's imports on."""
     gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
 
 
@@ -221,12 +216,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    _collect_rarely()
     from generator.build.pipeline import build
     from generator.build.progress import Progress
     from generator.site.render import SiteOptions
     from generator.site.search import SearchIndexError
 
-    _collect_rarely()
+    # Frozen, what was imported is never visited by a collection again, which also spares forked
+    # workers from copying the pages that hold it (a collection writes to every object it visits).
+    gc.freeze()
     started = time.perf_counter()
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
