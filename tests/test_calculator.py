@@ -20,7 +20,7 @@ import pytest
 from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
-from generator.analysis.calculator import export_text, family_export, query, slot_switches
+from generator.analysis.calculator import _texts, export_text, family_export, query, slot_switches
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
 from generator.counting.conditions import HEAD
@@ -405,3 +405,12 @@ def test_every_model_page_links_the_calculator_with_its_card(site: Path) -> None
         html = (site / "models" / card.id / "index.html").read_text(encoding="utf-8")
         address = "../../calculator/index.html?" + query(card.family, card.head, card.config)
         assert f'<a href="{escape(address)}">' in html
+
+
+def test_a_kept_block_text_is_the_one_worked_out_afresh_for_each_block() -> None:
+    family = FAMILIES["deberta-v2"]
+    order = tuple(s.name for s in family.symbols)
+    blocks = family.declared({s.name: False for s in family.switches}, Head.MASKED_LM).blocks
+    kept = [_texts(block, order) for block in blocks]
+    assert kept == [_texts.__wrapped__(block, order) for block in blocks]
+    assert len({texts[0][0] for texts in kept}) == len(blocks)  # each block its own text: keyed by the block

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from generator.counting.expr import grouped_expr, poly_expr, shape_expr, substitute, to_mathml, to_text
-from generator.counting.poly import Poly, product
+from generator.counting.poly import Poly, _mul_monomials, product, total
 
 H, I, V, L = (Poly.symbol(s) for s in "HIVL")
 ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")
@@ -51,3 +54,58 @@ def test_compound_dimensions_stay_together_when_substituted() -> None:
     expr = shape_expr((A * K, H), ("H", "A", "K"))
     assert to_text(expr) == "AK × H"
     assert to_text(substitute(expr, {"A": 8, "K": 64, "H": 512})) == "(8 · 64) × 512"
+
+
+# --- the fast paths give the terms the plain algorithm gives --------------------------------------
+# Poly's terms are its identity (equality, hashing, the calculator's JSON): a polynomial built through
+# a shortcut (a constant factor, an empty operand, the kept monomial products) must hold the very
+# terms the schoolbook product and sum give, sorted, with no zero coefficient.
+
+
+def _plain(coeffs: dict[tuple[tuple[str, int], ...], int]) -> tuple[tuple[tuple[tuple[str, int], ...], int], ...]:
+    return tuple(sorted((m, c) for m, c in coeffs.items() if c))
+
+
+def _plain_mul(a: Poly, b: Poly) -> tuple[tuple[tuple[tuple[str, int], ...], int], ...]:
+    coeffs: dict[tuple[tuple[str, int], ...], int] = {}
+    for m1, c1 in a.terms:
+        for m2, c2 in b.terms:
+            powers = dict(m1)
+            for symbol, exp in m2:
+                powers[symbol] = powers.get(symbol, 0) + exp
+            mono = tuple(sorted(powers.items()))
+            coeffs[mono] = coeffs.get(mono, 0) + c1 * c2
+    return _plain(coeffs)
+
+
+def _plain_add(a: Poly, b: Poly) -> tuple[tuple[tuple[tuple[str, int], ...], int], ...]:
+    coeffs = dict(a.terms)
+    for mono, coeff in b.terms:
+        coeffs[mono] = coeffs.get(mono, 0) + coeff
+    return _plain(coeffs)
+
+
+_monomials = st.dictionaries(st.sampled_from("HILVA"), st.integers(1, 3), max_size=3).map(
+    lambda powers: tuple(sorted(powers.items()))
+)
+polys = st.dictionaries(_monomials, st.integers(-5, 5), max_size=4).map(lambda c: Poly(_plain(c)))
+
+
+@given(a=polys, b=polys, k=st.integers(-3, 3))
+def test_products_and_sums_hold_the_plain_algorithms_terms(a: Poly, b: Poly, k: int) -> None:
+    assert (a * b).terms == _plain_mul(a, b)
+    assert (a + b).terms == _plain_add(a, b)
+    assert (a * k).terms == (k * a).terms == _plain_mul(a, Poly.constant(k))
+    assert (a + k).terms == _plain_add(a, Poly.constant(k))
+    assert product([a, b, Poly.constant(k)]).terms == _plain_mul(Poly(_plain_mul(a, b)), Poly.constant(k))
+    assert total([a, b, a]).terms == _plain_add(Poly(_plain_add(a, b)), a)
+
+
+@given(a=_monomials, b=_monomials)
+def test_kept_monomial_products_are_computed_ones(
+    a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...]
+) -> None:
+    _mul_monomials(a, b)  # kept
+    assert (
+        _mul_monomials(a, b) == _mul_monomials.__wrapped__(a, b) == _plain_mul(Poly(((a, 1),)), Poly(((b, 1),)))[0][0]
+    )

@@ -58,7 +58,7 @@ from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import family_in
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf, Rule, Switches
+from generator.counting.switches import FirstOf, Rule
 from generator.counting.texts import LANGUAGE
 
 FORMAT = 1
@@ -152,6 +152,7 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
     family = family_in(name, language)
     schema = load_schema(family)
     defaults = {**schema.defaults, "num_labels": schema.default_num_labels}
+    flags = family.flag_keys
     read: list[str] = []
     for switch in family.switches:
         read += sorted(switch.when.reads())
@@ -202,10 +203,10 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
                 symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name, minimum=minimum
             )
     for key in switch_keys:
-        kind = _kind(family, key, defaults.get(key))
+        kind = _kind(flags, key, defaults.get(key))
         add(key, kind, ("when true: " if kind == FLAG else "decides: ") + _switch_meaning(family, key), "structure")
     for key in dict.fromkeys(rule_keys):
-        add(key, _kind(family, key, defaults.get(key)), "checked by a rule transformers enforces", "checked")
+        add(key, _kind(flags, key, defaults.get(key)), "checked by a rule transformers enforces", "checked")
     return inputs
 
 
@@ -213,10 +214,11 @@ def _compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     """Inputs for the keys only compute reads; a model page's link names those its own blocks read (``query``)."""
     defaults = load_schema(family).defaults
     seen = {i["key"] for i in inputs(family.name)}
+    flags = family.flag_keys
     return [
         {
             "key": key,
-            "kind": (kind := _kind(family, key, defaults.get(key))),
+            "kind": (kind := _kind(flags, key, defaults.get(key))),
             "default": defaults.get(key),
             "optional": kind in (INT, VALUE),
             "meaning": "",  # the page's words say what these change (content/<language>/calculator.yaml)
@@ -229,8 +231,9 @@ def _compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     ]
 
 
-def _kind(family: Family, key: str, default: object) -> str:
-    if key in family.flag_keys or isinstance(default, bool):
+def _kind(flags: Sequence[str], key: str, default: object) -> str:
+    """The form's kind of input for a key; ``flags`` is the family's ``flag_keys`` (worked out once by the caller)."""
+    if key in flags or isinstance(default, bool):
         return FLAG
     if isinstance(default, int):
         return INT
@@ -241,22 +244,6 @@ def _kind(family: Family, key: str, default: object) -> str:
 
 def _switch_meaning(family: Family, key: str) -> str:
     return "; ".join(s.meaning for s in family.switches if key in s.when.reads())
-
-
-class _Fixed(Mapping[str, bool]):
-    """Switches forced to given values, every other one off (for the enumeration below)."""
-
-    def __init__(self, names: Sequence[str], on: Mapping[str, bool]) -> None:
-        self._switches = Switches({name: bool(on.get(name, False)) for name in names})
-
-    def __getitem__(self, name: str) -> bool:
-        return self._switches[name]
-
-    def __iter__(self) -> Any:
-        return iter(self._switches)
-
-    def __len__(self) -> int:
-        return len(self._switches)
 
 
 def slot_switches(family: Family, key: str) -> list[str]:
@@ -284,7 +271,7 @@ def _head(family: Family, head: Head, blocks: _Listing, computes: _Listing, read
     those rules read."""
     names = [s.name for s in family.switches]
     order = tuple(s.name for s in family.symbols)
-    baseline = family.declare(_Fixed(names, {}), head)
+    baseline = family.declared(dict.fromkeys(names, False), head)
     read.update(reads(family, baseline.blocks))
     keys = list(dict.fromkeys([b.key for b in baseline.blocks] + [k for s in family.switches for k in s.blocks]))
     sequences = [[b.key for b in baseline.blocks]]
@@ -295,13 +282,17 @@ def _head(family: Family, head: Head, blocks: _Listing, computes: _Listing, read
         variants: dict[str, int | None] = {}
         compute: dict[str, int | None] = {}
         for bits in itertools.product((False, True), repeat=len(deciding)):
-            architecture = family.declare(_Fixed(names, dict(zip(deciding, bits, strict=True))), head)
+            on = dict(zip(deciding, bits, strict=True))
+            architecture = family.declared({**dict.fromkeys(names, False), **on}, head)
             sequences.append([b.key for b in architecture.blocks])
             class_names.add(architecture.class_name)
             found = _block(architecture, key)
             setting = "".join("1" if b else "0" for b in bits)
-            variants[setting] = blocks.index(*_block_text(found, order)) if found else None
-            compute[setting] = computes.index(*_compute_text(found)) if found else None
+            if found is None:
+                variants[setting] = compute[setting] = None
+            else:
+                block_text, compute_text = _texts(found, order)
+                variants[setting], compute[setting] = blocks.index(*block_text), computes.index(*compute_text)
             read.update(reads(family, (found,) if found else ()))
         if any(v is not None for v in variants.values()):
             slots.append({"key": key, "switches": deciding, "variants": variants, "compute": compute})
@@ -320,17 +311,11 @@ def _block(architecture: Architecture, key: str) -> Block | None:
 
 
 @cache
-def _block_text(block: Block, order: tuple[str, ...]) -> tuple[str, JSON]:
-    """A block's JSON, and as text: blocks of equal declarations (most switch settings) are written once."""
-    data = block_json(block, order)
-    return json.dumps(data, sort_keys=True), data
-
-
-@cache
-def _compute_text(block: Block) -> tuple[str, JSON]:
-    """A block's compute rules, and as text, to be written once however many settings share them."""
-    data = block_compute(block)
-    return json.dumps(data, sort_keys=True), data
+def _texts(block: Block, order: tuple[str, ...]) -> tuple[tuple[str, JSON], tuple[str, JSON]]:
+    """A block's JSON and its compute rules, each with its text, to be written once however many settings
+    share them (most do). One cache for both: a layer's key is some 60 µs to hash."""
+    data, rules = block_json(block, order), block_compute(block)
+    return (json.dumps(data, sort_keys=True), data), (json.dumps(rules, sort_keys=True), rules)
 
 
 def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:

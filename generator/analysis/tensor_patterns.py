@@ -21,7 +21,6 @@ from generator.counting.architecture import Architecture, Block, Family, Head, M
 from generator.counting.derivation import block_form, closed_form
 from generator.counting.expr import Expr, dim_expr, poly_expr
 from generator.counting.poly import Poly, product
-from generator.counting.switches import Switches
 
 # How a name writes the index of each level of a repeated block, and of a module repeated inside one.
 BLOCK_PLACEHOLDERS = ("{n}", "{m}")
@@ -104,13 +103,13 @@ def _order(family: Family) -> tuple[str, ...]:
 def _settings(family: Family, head: Head) -> Iterator[tuple[str, dict[str, bool], Architecture]]:
     """For each block key, every setting of the switches that decide it (the others off) and its declaration."""
     names = [s.name for s in family.switches]
-    off = family.declare(Switches(dict.fromkeys(names, False)), head)
+    off = family.declared(dict.fromkeys(names, False), head)
     keys = dict.fromkeys([b.key for b in off.blocks] + [k for s in family.switches for k in s.blocks])
     for key in keys:
         deciding = slot_switches(family, key)
         for bits in itertools.product((False, True), repeat=len(deciding)):
             on = dict(zip(deciding, bits, strict=True))
-            yield key, on, family.declare(Switches({**dict.fromkeys(names, False), **on}), head)
+            yield key, on, family.declared({**dict.fromkeys(names, False), **on}, head)
 
 
 def pattern_name(block: Block, module: Module, param: Param | Tie) -> str:

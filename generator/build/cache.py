@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import os
 import pickle
 import shutil
@@ -37,10 +36,10 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from generator.site.content import CONTENT
-from generator.site.render import TEMPLATES, SiteOptions
+if TYPE_CHECKING:
+    from generator.site.render import SiteOptions
 
 DEFAULT_CACHE = Path(".cache/atlas")
 GENERATOR = Path(__file__).resolve().parent.parent
@@ -65,14 +64,23 @@ def _files(folder: Path) -> Iterable[Path]:
 
 
 def _version(name: str) -> str:
+    import importlib.metadata  # here, not at the top: 35 ms a command that reads no cache need not pay
+
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return "absent"
 
 
-def fingerprint(options: SiteOptions, folders: Iterable[Path] = (GENERATOR, TEMPLATES, CONTENT)) -> str:
-    """A digest of everything a build's output depends on besides the cards."""
+def fingerprint(options: SiteOptions, folders: Iterable[Path] | None = None) -> str:
+    """A digest of everything a build's output depends on besides the cards (the generator, templates/ and
+    content/ unless ``folders`` are named)."""
+    if folders is None:
+        # Imported here: the command line names DEFAULT_CACHE, and ``count`` or ``--help`` need no site.
+        from generator.site.content import CONTENT
+        from generator.site.render import TEMPLATES
+
+        folders = (GENERATOR, TEMPLATES, CONTENT)
     parts = [FORMAT, repr(options).encode(), sys.version.encode()]
     parts += [f"{name}=={_version(name)}".encode() for name in LIBRARIES]
     for folder in folders:

@@ -311,7 +311,11 @@ class Family:
         A builder reads only the switches and the head, so cards that agree on both share one
         Architecture object: built once, and what is derived from it can be cached with it.
         """
-        return _declared(self.declare, head, tuple(sorted(self.decide(config).items())))
+        return self.declared(self.decide(config), head)
+
+    def declared(self, on: Mapping[str, bool], head: Head) -> Architecture:
+        """What the builder declares for one setting of every switch and one head, built once (see ``architecture``)."""
+        return _declared(self.declare, head, tuple(sorted(on.items())))
 
     def symbol_values(self, config: Mapping[str, Any]) -> dict[str, int]:
         """Every symbol's number; an optional symbol left null (or a derived one that cannot be computed) has none."""

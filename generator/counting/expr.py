@@ -71,7 +71,7 @@ def monomial_expr(mono: Monomial, coeff: int, order: Sequence[str]) -> Expr:
 
 def poly_expr(poly: Poly, order: Sequence[str]) -> Expr:
     """A polynomial as a sum of terms, highest degree first."""
-    terms = sorted(poly.terms, key=lambda t: _monomial_key(t[0], order))
+    terms = sorted(poly.terms, key=lambda t: _monomial_key(t[0], order)) if len(poly.terms) > 1 else poly.terms
     exprs = tuple(monomial_expr(m, c, order) for m, c in terms)
     if not exprs:
         return Num(0)

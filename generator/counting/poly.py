@@ -7,6 +7,7 @@ same arithmetic as the count, only unevaluated.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -14,7 +15,13 @@ from dataclasses import dataclass
 Monomial = tuple[tuple[str, int], ...]
 
 
+@functools.cache
 def _mul_monomials(a: Monomial, b: Monomial) -> Monomial:
+    # Kept by value: a model's polynomials are built from a few dozen monomials, multiplied again and again.
+    if not a:
+        return b
+    if not b:
+        return a
     powers = dict(a)
     for symbol, exp in b:
         powers[symbol] = powers.get(symbol, 0) + exp
@@ -38,10 +45,18 @@ class Poly:
 
     @staticmethod
     def _from(coeffs: Mapping[Monomial, int]) -> Poly:
-        return Poly(tuple(sorted((m, c) for m, c in coeffs.items() if c)))
+        return Poly(tuple(sorted(item for item in coeffs.items() if item[1])))
+
+    def _scaled(self, factor: int) -> Poly:
+        """Every coefficient times a non-zero integer: the terms keep their order, which is the monomials'."""
+        return self if factor == 1 else Poly(tuple((mono, coeff * factor) for mono, coeff in self.terms))
 
     def __add__(self, other: Poly | int) -> Poly:
         other = _lift(other)
+        if not other.terms:
+            return self
+        if not self.terms:
+            return other
         coeffs = dict(self.terms)
         for mono, coeff in other.terms:
             coeffs[mono] = coeffs.get(mono, 0) + coeff
@@ -50,10 +65,21 @@ class Poly:
     __radd__ = __add__
 
     def __mul__(self, other: Poly | int) -> Poly:
-        other = _lift(other)
+        if not isinstance(other, Poly):
+            return self._scaled(other) if other else Poly()
+        mine, theirs = self.terms, other.terms
+        if not mine or not theirs:
+            return Poly()
+        # A constant factor (a count, 2, 4, or 1 from ``product``) needs no monomial multiplied.
+        if len(theirs) == 1 and not theirs[0][0]:
+            return self._scaled(theirs[0][1])
+        if len(mine) == 1 and not mine[0][0]:
+            return other._scaled(mine[0][1])
+        if len(mine) == 1 and len(theirs) == 1:  # b·s·H: one term, nothing to collect or sort
+            return Poly(((_mul_monomials(mine[0][0], theirs[0][0]), mine[0][1] * theirs[0][1]),))
         coeffs: dict[Monomial, int] = {}
-        for m1, c1 in self.terms:
-            for m2, c2 in other.terms:
+        for m1, c1 in mine:
+            for m2, c2 in theirs:
                 mono = _mul_monomials(m1, m2)
                 coeffs[mono] = coeffs.get(mono, 0) + c1 * c2
         return Poly._from(coeffs)
@@ -110,7 +136,8 @@ def product(factors: Iterable[Poly]) -> Poly:
 
 def total(polys: Iterable[Poly]) -> Poly:
     """Add polynomials together."""
-    result = Poly()
+    coeffs: dict[Monomial, int] = {}
     for poly in polys:
-        result = result + poly
-    return result
+        for mono, coeff in poly.terms:
+            coeffs[mono] = coeffs.get(mono, 0) + coeff
+    return Poly._from(coeffs)
