@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 
 from generator.cards.card import Card
 from generator.counting.architecture import Kind
+from generator.counting.compute import Compute
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
 from generator.site import content, exports, formats, step_figures
@@ -272,11 +273,13 @@ class Renderer:
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
+        # Counted once for both: the page and the JSON then share the polynomials the compute caches.
+        compute = step_figures.compute_of(model.card)
         return {
             f"models/{model.id}/index.html": self.render(
-                model_page(model, self.text, self.related.get(model.id), self._compute(model))
+                model_page(model, self.text, self.related.get(model.id), self._compute(model, compute))
             ),
-            f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
+            f"models/{model.id}.json": exports.to_json(model.inventory, compute).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
 
@@ -284,9 +287,8 @@ class Renderer:
         """What a model's files show besides its own card, as text: the build cache keys them on it too."""
         return repr(self.related.get(card_id))
 
-    def _compute(self, model: Model) -> ComputeView | None:
+    def _compute(self, model: Model, compute: Compute | None) -> ComputeView | None:
         """The compute section's figures; none for a card whose step is not measured (see step_figures)."""
-        compute = step_figures.compute_of(model.card)
         if compute is None or step_figures.compare_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
         return compute_view(model.card, compute, self.compute_words)
