@@ -159,13 +159,13 @@ class Compute:
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
-        return _partial(poly, self.values)
+        return _partial(poly, tuple(self.values.items()))
 
     def closed_form(self, poly: Poly) -> Expr:
-        return poly_expr(poly, self.order)
+        return _written(poly, self.order)
 
     def substituted(self, poly: Poly, batch: int, seq: int) -> Expr:
-        return substitute(poly_expr(poly, self.order), {**self.values, "b": batch, "s": seq})
+        return substitute(_written(poly, self.order), {**self.values, "b": batch, "s": seq})
 
     def at(self, batch: int, seq: int) -> Figures:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
@@ -330,8 +330,19 @@ def _frozen(blocks: tuple[Block, ...], values: Mapping[str, int]) -> int:
     return frozen.evaluate(values)
 
 
-def _partial(poly: Poly, values: Mapping[str, int]) -> Poly:
-    """Put in the symbols that have values, keeping the others (b and s) as symbols."""
+@functools.lru_cache(maxsize=8192)
+def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
+    """A polynomial as a formula, written once (keyed by value): a family's formulas recur in every
+    layer of every card, and a page writes each both as it is and with the numbers put in."""
+    return poly_expr(poly, order)
+
+
+@functools.lru_cache(maxsize=256)
+def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
+    """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
+
+    Kept for the last few cards: a page's section and its JSON ask for the same figures."""
+    values = dict(items)
     result = Poly()
     for mono, coeff in poly.terms:
         term = Poly.constant(coeff)
