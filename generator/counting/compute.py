@@ -79,7 +79,7 @@ class StepCompute:
         """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones;
         with ``batch_one``, those kept only when b = 1."""
         kept = (t for t in self.saved if t.shared is shared and t.batch_one is batch_one)
-        return total(product(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in kept)
+        return total(elements(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in kept)
 
 
 @dataclass(frozen=True)
@@ -328,6 +328,13 @@ def _frozen(blocks: tuple[Block, ...], values: Mapping[str, int]) -> int:
                 if isinstance(param, Param) and param.frozen:
                     frozen = frozen + product(param.shape) * repeat * block.copies()
     return frozen.evaluate(values)
+
+
+@functools.lru_cache(maxsize=4096)
+def elements(shape: tuple[Poly, ...]) -> Poly:
+    """A saved tensor's elements, multiplied out once per shape (keyed by value): a layer keeps
+    b·s·H again and again, and the sums, the worked lines and a page's rules each ask for it."""
+    return product(shape)
 
 
 @functools.lru_cache(maxsize=8192)
