@@ -26,7 +26,7 @@ from generator.counting.compute import Compute
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
 from generator.site import content, exports, formats, step_figures
-from generator.site.compute_view import ComputeView, Words, compute_view
+from generator.site.compute_view import ComputeView, ShownStep, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
@@ -72,9 +72,10 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         mathtext=to_text,
         shape=shape_text,
         tensor_rows=functools.partial(tensor_rows, words=words),
+        compute_rows=functools.partial(compute_rows, words=words),
         markdown=render_markdown,
         slug=slug,
-        sentence=lambda text: text[:1].upper() + text[1:],
+        sentence=sentence,
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
@@ -95,13 +96,17 @@ class RowWords:
 
     permalink: str  # a visible link to an element's own address, named for screen readers: {anchor}, {label}
     tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
+    keeps: str  # a worked step's storage: {name}
+    once: str  # after a storage the whole model keeps once
 
     @staticmethod
     def of(text: Text) -> RowWords:
         """The words of ``text`` (site.yaml ``rendering``), each read once per build, not once per row."""
         label = html.escape(text("permalink", label="{label}"))
         tied = html.escape(text("tied", target="{target}"), quote=False)
-        return RowWords(f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>', tied)
+        keeps = html.escape(text("keeps", name="{name}"), quote=False)
+        once = html.escape(text("kept-once"), quote=False)
+        return RowWords(f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>', tied, keeps, once)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -141,6 +146,47 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
             )
         rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
     return Markup("".join(rows))
+
+
+def compute_rows(step: ShownStep, component: str, words: RowWords) -> Markup:
+    """The rows of one worked step of a model's compute section: each product, then each storage kept.
+
+    Written in Python for the reason ``tensor_rows`` is: a page works some eighty of these rows,
+    and the template's loops spent a quarter of the page on them. The first row names the step
+    and carries its permalink.
+    """
+    label = sentence(step.label)
+    link = permalink(words.permalink, step.anchor, f"{component}: {step.label}")
+    rows = []
+    for number, x in enumerate(step.products):
+        own = x.name == step.label
+        head = f"{escape(label)}{'' if own else ': '}" if number == 0 else ""
+        name = "" if own else escape(x.name)
+        tail = f" {link}" if number == 0 else ""
+        line = x.line
+        rows.append(
+            f'<tr><th scope="row">{head}{name}{tail}</th><td>{formula(line.symbolic)}</td>'
+            f'<td>{formula(line.substituted)}</td><td class="n count">{line.value:,}</td>'
+            f'<td class="n">{x.backward_flops:,} (× {x.backward})</td><td></td></tr>\n'
+        )
+    for number, k in enumerate(step.kept):
+        first = number == 0 and not step.products
+        head = f"{escape(label)}: " if first else ""
+        once = f" {words.once}" if k.once else ""
+        tail = f" {link}" if first else ""
+        kept = k.elements
+        rows.append(
+            f'<tr><th scope="row">{head}{words.keeps.format(name=escape(k.name))}{once}{tail}</th>'
+            f"<td>{formula(kept.symbolic)}</td><td>{formula(kept.substituted)}</td>"
+            f'<td class="n count">{kept.value:,}</td><td></td>'
+            f'<td class="n">{k.bytes["fp32"]:,} / {k.bytes["bf16"]:,}</td></tr>\n'
+        )
+    return Markup("".join(rows))
+
+
+def sentence(text: str) -> str:
+    """A text with its first letter capitalized (the rest as written)."""
+    return text[:1].upper() + text[1:]
 
 
 def bibtex_text(text: str) -> str:
