@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.counting.architecture import Block
-from generator.counting.compute import ELEMENT_BYTES, PRECISIONS, BlockCompute, Compute, elements
+from generator.counting.compute import PRECISIONS, BlockCompute, Compute, stored_bytes
 from generator.counting.expr import Expr
 from generator.counting.poly import Poly
 
@@ -93,7 +93,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
         for step in block.steps:
             saved = {
                 p: tuple(
-                    line(t.key, elements(t.shape) * ELEMENT_BYTES[t.dtype][p], once=t.shared)
+                    line(t.key, stored_bytes(t.shape, t.dtype, p), once=t.shared)
                     for t in step.saved
                     if batch == 1 or not t.batch_one
                 )

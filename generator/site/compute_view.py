@@ -23,6 +23,7 @@ from generator.counting.compute import (
     Figures,
     StepCompute,
     elements,
+    stored_bytes,
 )
 from generator.counting.compute_derivation import Line, StepLines, derive_compute
 from generator.counting.expr import Expr
@@ -399,7 +400,7 @@ def _korthikanti(compute: Compute, seq: int) -> Korthikanti | None:
         for tensor in step.saved:
             if tensor.shared or tensor.batch_one:  # the rule is per layer, for any b
                 continue
-            kept = elements(tensor.shape) * ELEMENT_BYTES[tensor.dtype]["bf16"]
+            kept = stored_bytes(tensor.shape, tensor.dtype, "bf16")
             exact = exact + kept
             # The rule counts a dropout mask at 1 byte an element (CUDA's); on CPU it has the activation's type.
             if _is_mask(step.path, tensor.key):
