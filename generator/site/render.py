@@ -21,8 +21,9 @@ import nh3
 from markupsafe import Markup, escape
 
 from generator.cards.card import Card
-from generator.counting.architecture import Kind
+from generator.counting.architecture import Block, Kind
 from generator.counting.compute import Compute
+from generator.counting.derivation import Step
 from generator.counting.expr import Expr, to_mathml, to_text
 from generator.counting.inventory import Tensor, TiedTensor
 from generator.site import content, exports, formats, step_figures
@@ -73,6 +74,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         shape=shape_text,
         tensor_rows=functools.partial(tensor_rows, words=words),
         compute_rows=functools.partial(compute_rows, words=words),
+        derivation_rows=functools.partial(derivation_rows, words=words),
         markdown=render_markdown,
         slug=slug,
         sentence=sentence,
@@ -96,6 +98,8 @@ class RowWords:
 
     permalink: str  # a visible link to an element's own address, named for screen readers: {anchor}, {label}
     tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
+    reuses: str  # a tied step's cell in the derivation: {targets}, joined by ``conjunction``
+    conjunction: str
     keeps: str  # a worked step's storage: {name}
     once: str  # after a storage the whole model keeps once
 
@@ -104,9 +108,12 @@ class RowWords:
         """The words of ``text`` (site.yaml ``rendering``), each read once per build, not once per row."""
         label = html.escape(text("permalink", label="{label}"))
         tied = html.escape(text("tied", target="{target}"), quote=False)
+        reuses = html.escape(text("reuses", targets="{targets}"), quote=False)
+        conjunction = html.escape(text("and"), quote=False)
         keeps = html.escape(text("keeps", name="{name}"), quote=False)
         once = html.escape(text("kept-once"), quote=False)
-        return RowWords(f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>', tied, keeps, once)
+        link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
+        return RowWords(link, tied, reuses, conjunction, keeps, once)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -145,6 +152,28 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
                 f"<td>{html.escape(entry.role)}</td></tr>\n"
             )
         rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
+    return Markup("".join(rows))
+
+
+def derivation_rows(steps: Iterable[Step], block: Block, words: RowWords) -> Markup:
+    """The rows of a derivation table's steps: label with permalink, the formula and the numbers, the count.
+
+    Written in Python for the reason ``tensor_rows`` is (a page derives some thirty steps, each a
+    dozen look-ups through jinja). A tied step names the tensors it reuses instead of a formula.
+    """
+    rows = []
+    for step in steps:
+        anchor = f"d-{block.key}-{step.key}"
+        link = permalink(words.permalink, anchor, f"{block.title}: {step.label}")
+        if step.tied:
+            targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in step.tied)
+            cells = f'  <td colspan="2">{words.reuses.format(targets=targets)}</td>\n'
+        else:
+            cells = f"  <td>{formula(step.symbolic)}</td>\n  <td>{formula(step.substituted)}</td>\n"
+        rows.append(
+            f'<tr id="{escape(anchor)}">\n  <th scope="row">{escape(step.label)} {link}</th>\n'
+            f'{cells}  <td class="n count">{step.value:,}</td>\n</tr>\n'
+        )
     return Markup("".join(rows))
 
 
