@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import html
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,17 +19,26 @@ import nh3
 from markupsafe import Markup, escape
 
 from generator.cards.card import Card
-from generator.counting.architecture import Block, Kind
+from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
-from generator.counting.derivation import Step
-from generator.counting.expr import Expr, to_mathml, to_text
-from generator.counting.inventory import Tensor, TiedTensor
+from generator.counting.expr import to_text
 from generator.site import content, exports, formats, step_figures
-from generator.site.compute_view import ComputeView, ShownStep, Words, compute_view
+from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
 from generator.site.related import Related, related_pages
+from generator.site.rows import (
+    RowWords,
+    compute_rows,
+    derivation_rows,
+    formula,
+    grid_rows,
+    permalink,
+    sentence,
+    shape_text,
+    tensor_rows,
+)
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
@@ -74,6 +81,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         shape=shape_text,
         tensor_rows=functools.partial(tensor_rows, words=words),
         compute_rows=functools.partial(compute_rows, words=words),
+        grid_rows=grid_rows,
         derivation_rows=functools.partial(derivation_rows, words=words),
         markdown=render_markdown,
         slug=slug,
@@ -84,138 +92,6 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink))
     return env
-
-
-@functools.lru_cache(maxsize=4096)
-def formula(expr: Expr) -> Markup:
-    """A formula as the pages show it: MathML in a span (written once per formula: most recur on many pages)."""
-    return Markup(f'<span class="math">{to_mathml(expr)}</span>')
-
-
-@dataclass(frozen=True)
-class RowWords:
-    """The words markup written in Python carries, from the content, escaped, with {placeholders} left to fill."""
-
-    permalink: str  # a visible link to an element's own address, named for screen readers: {anchor}, {label}
-    tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
-    reuses: str  # a tied step's cell in the derivation: {targets}, joined by ``conjunction``
-    conjunction: str
-    keeps: str  # a worked step's storage: {name}
-    once: str  # after a storage the whole model keeps once
-
-    @staticmethod
-    def of(text: Text) -> RowWords:
-        """The words of ``text`` (site.yaml ``rendering``), each read once per build, not once per row."""
-        label = html.escape(text("permalink", label="{label}"))
-        tied = html.escape(text("tied", target="{target}"), quote=False)
-        reuses = html.escape(text("reuses", targets="{targets}"), quote=False)
-        conjunction = html.escape(text("and"), quote=False)
-        keeps = html.escape(text("keeps", name="{name}"), quote=False)
-        once = html.escape(text("kept-once"), quote=False)
-        link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
-        return RowWords(link, tied, reuses, conjunction, keeps, once)
-
-
-def permalink(markup: str, anchor: str, label: str) -> Markup:
-    """A permalink (``markup`` is RowWords.permalink), both values escaped."""
-    return Markup(markup.format(anchor=escape(anchor), label=escape(label)))
-
-
-def shape_text(shape: tuple[int, ...]) -> str:
-    """A tensor's shape as the tables print it: [30,522, 768]."""
-    return "[" + ", ".join(f"{d:,}" for d in shape) + "]"
-
-
-def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Markup:
-    """The rows of a tensor table: name with its permalink, shape, count and role.
-
-    The one piece of page markup written in Python rather than in a template: a model page
-    has hundreds of these rows, and a macro call for each made up a third of the build.
-    """
-    rows = []
-    cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
-    for entry in entries:
-        name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
-        # <wbr> after each dot: on a phone a long name breaks between its parts, not inside a word.
-        shown = name.replace(".", ".<wbr>")
-        head = f'<th scope="row"><code>{shown}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
-        if isinstance(entry, TiedTensor):
-            target = html.escape(entry.tied_to)
-            tied = words.tied.format(target=f'<a href="#t-{target}"><code>{target}</code></a>')
-            role = html.escape(entry.role)
-            rows.append(f'<tr class="tied" id="t-{name}">{head}<td colspan="2">{tied}</td><td>{role}</td></tr>\n')
-            continue
-        key = (entry.shape, entry.count, entry.role)
-        if key not in cells:
-            cells[key] = (
-                f'<td class="shape">{shape_text(entry.shape)}</td><td class="n count">{entry.count:,}</td>'
-                f"<td>{html.escape(entry.role)}</td></tr>\n"
-            )
-        rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
-    return Markup("".join(rows))
-
-
-def derivation_rows(steps: Iterable[Step], block: Block, words: RowWords) -> Markup:
-    """The rows of a derivation table's steps: label with permalink, the formula and the numbers, the count.
-
-    Written in Python for the reason ``tensor_rows`` is (a page derives some thirty steps, each a
-    dozen look-ups through jinja). A tied step names the tensors it reuses instead of a formula.
-    """
-    rows = []
-    for step in steps:
-        anchor = f"d-{block.key}-{step.key}"
-        link = permalink(words.permalink, anchor, f"{block.title}: {step.label}")
-        if step.tied:
-            targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in step.tied)
-            cells = f'  <td colspan="2">{words.reuses.format(targets=targets)}</td>\n'
-        else:
-            cells = f"  <td>{formula(step.symbolic)}</td>\n  <td>{formula(step.substituted)}</td>\n"
-        rows.append(
-            f'<tr id="{escape(anchor)}">\n  <th scope="row">{escape(step.label)} {link}</th>\n'
-            f'{cells}  <td class="n count">{step.value:,}</td>\n</tr>\n'
-        )
-    return Markup("".join(rows))
-
-
-def compute_rows(step: ShownStep, component: str, words: RowWords) -> Markup:
-    """The rows of one worked step of a model's compute section: each product, then each storage kept.
-
-    Written in Python for the reason ``tensor_rows`` is: a page works some eighty of these rows,
-    and the template's loops spent a quarter of the page on them. The first row names the step
-    and carries its permalink.
-    """
-    label = sentence(step.label)
-    link = permalink(words.permalink, step.anchor, f"{component}: {step.label}")
-    rows = []
-    for number, x in enumerate(step.products):
-        own = x.name == step.label
-        head = f"{escape(label)}{'' if own else ': '}" if number == 0 else ""
-        name = "" if own else escape(x.name)
-        tail = f" {link}" if number == 0 else ""
-        line = x.line
-        rows.append(
-            f'<tr><th scope="row">{head}{name}{tail}</th><td>{formula(line.symbolic)}</td>'
-            f'<td>{formula(line.substituted)}</td><td class="n count">{line.value:,}</td>'
-            f'<td class="n">{x.backward_flops:,} (× {x.backward})</td><td></td></tr>\n'
-        )
-    for number, k in enumerate(step.kept):
-        first = number == 0 and not step.products
-        head = f"{escape(label)}: " if first else ""
-        once = f" {words.once}" if k.once else ""
-        tail = f" {link}" if first else ""
-        kept = k.elements
-        rows.append(
-            f'<tr><th scope="row">{head}{words.keeps.format(name=escape(k.name))}{once}{tail}</th>'
-            f"<td>{formula(kept.symbolic)}</td><td>{formula(kept.substituted)}</td>"
-            f'<td class="n count">{kept.value:,}</td><td></td>'
-            f'<td class="n">{k.bytes["fp32"]:,} / {k.bytes["bf16"]:,}</td></tr>\n'
-        )
-    return Markup("".join(rows))
-
-
-def sentence(text: str) -> str:
-    """A text with its first letter capitalized (the rest as written)."""
-    return text[:1].upper() + text[1:]
 
 
 def bibtex_text(text: str) -> str:
