@@ -38,6 +38,7 @@ from generator.site.rows import (
     sentence,
     shape_text,
     tensor_rows,
+    tf_name_rows,
 )
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
@@ -82,6 +83,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         tensor_rows=functools.partial(tensor_rows, words=words),
         compute_rows=functools.partial(compute_rows, words=words),
         grid_rows=grid_rows,
+        tf_name_rows=functools.partial(tf_name_rows, words=words),
         derivation_rows=functools.partial(derivation_rows, words=words),
         markdown=render_markdown,
         slug=slug,

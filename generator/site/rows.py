@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from generator.analysis.checkpoint_names import Layout
 from generator.counting.architecture import Block
 from generator.counting.compute import Figures
 from generator.counting.derivation import Step
@@ -25,6 +26,7 @@ from generator.counting.inventory import Tensor, TiedTensor
 from generator.site.compute_view import ShownStep
 from generator.site.content import Text
 from generator.site.formats import binary
+from generator.site.views import Model
 
 
 @functools.lru_cache(maxsize=4096)
@@ -43,6 +45,8 @@ class RowWords:
     conjunction: str
     keeps: str  # a worked step's storage: {name}
     once: str  # after a storage the whole model keeps once
+    no_variable: str  # a tensor no google-research/bert checkpoint holds
+    tf_reuses: str  # a tensor whose checkpoint variable is another's: {variable}
 
     @staticmethod
     def of(text: Text) -> RowWords:
@@ -53,8 +57,10 @@ class RowWords:
         conjunction = html.escape(text("and"), quote=False)
         keeps = html.escape(text("keeps", name="{name}"), quote=False)
         once = html.escape(text("kept-once"), quote=False)
+        no_variable = html.escape(text("no-variable"), quote=False)
+        tf_reuses = html.escape(text("tf-reuses", variable="{variable}"), quote=False)
         link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
-        return RowWords(link, tied, reuses, conjunction, keeps, once)
+        return RowWords(link, tied, reuses, conjunction, keeps, once, no_variable, tf_reuses)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -178,3 +184,29 @@ def grid_rows(grid: Iterable[Figures]) -> Markup:
 def sentence(text: str) -> str:
     """A text with its first letter capitalized (the rest as written)."""
     return text[:1].upper() + text[1:]
+
+
+def tf_name_rows(model: Model, words: RowWords) -> Markup:
+    """The rows of the checkpoint-names table: each shown tensor beside its google-research/bert variable.
+
+    Written in Python for the reason ``tensor_rows`` is: a BERT page names some thirty variables.
+    """
+    rows = []
+    for group in model.groups:
+        for entry in group.entries:
+            name = escape(entry.name)
+            found = model.tf_name(entry)
+            if found is None:
+                cells = f'  <td colspan="4">{words.no_variable}</td>\n'
+            elif found.layout is Layout.NONE or not isinstance(entry, Tensor):  # tied: tf_name gives it NONE
+                reused = words.tf_reuses.format(variable=f"<code>{escape(found.variable)}</code>")
+                cells = f'  <td colspan="2">{reused}</td><td>—</td><td>{escape(found.layout.value)}</td>\n'
+            else:
+                cells = (
+                    f"  <td><code>{escape(found.variable)}</code></td>\n"
+                    f'  <td class="shape">{shape_text(found.shape(entry.shape))}</td>\n'
+                    f'  <td class="shape">{shape_text(entry.shape)}</td>\n'
+                    f"  <td>{escape(found.layout.value)}</td>\n"
+                )
+            rows.append(f'<tr id="tf-{name}">\n  <th scope="row"><code>{name}</code></th>\n{cells}</tr>\n')
+    return Markup("".join(rows))
