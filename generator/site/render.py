@@ -216,6 +216,8 @@ class Renderer:
             "_memory.html",
             "_compute.html",
             "_checkpoint_names.html",
+            "_model_toc.html",
+            "_related.html",
         ):
             self.env.get_template(name)
 
