@@ -18,13 +18,20 @@ from test_compute import _cases as measured_cases
 
 from conftest import MODELS, count_card
 from generator.counting.compute import count_compute
-from generator.counting.inventory import count_parameters
+from generator.counting.inventory import Inventory, count_parameters
 from generator.site.exports import to_json
+from generator.site.step_figures import compute_of
 
 FIGURES = (
     *("forward", "backward", "activations_fp32", "activations_bf16", "batch_one_fp32", "batch_one_bf16"),
     *("training_memory_fp32", "training_memory_bf16_mixed"),
 )
+
+
+def _json(inventory: Inventory) -> dict[str, Any]:
+    """A model's JSON as the build writes it: with the compute the page counts too."""
+    data: dict[str, Any] = json.loads(to_json(inventory, compute_of(inventory.card)))
+    return data
 
 
 def _evaluate(terms: list[dict[str, int]], b: int, s: int) -> int:
@@ -39,7 +46,7 @@ def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int) ->
 @pytest.mark.parametrize("path", measured_cases())
 def test_exported_terms_give_the_reference(path: Path) -> None:
     inventory = count_card(path)
-    compute = json.loads(to_json(inventory))["compute"]
+    compute = _json(inventory)["compute"]
     assert sorted(compute) == sorted(FIGURES)
     for terms in compute.values():
         assert all(type(t["coefficient"]) is int and t["coefficient"] != 0 for t in terms)
@@ -68,15 +75,15 @@ def test_exported_terms_give_the_reference(path: Path) -> None:
 
 def test_modernbert_keeps_more_at_batch_one() -> None:
     """ModernBERT keeps the whole fused QKV output at b = 1 (a view, no copy): 2·s·H elements more."""
-    compute = json.loads(to_json(count_card(MODELS / "modernbert-base.yaml")))["compute"]
+    compute = _json(count_card(MODELS / "modernbert-base.yaml"))["compute"]
     assert compute["batch_one_fp32"] == [{"b": 0, "s": 1, "coefficient": 4 * 2 * 768 * 22}]
     assert compute["batch_one_bf16"] == [{"b": 0, "s": 1, "coefficient": 2 * 2 * 768 * 22}]
-    assert json.loads(to_json(count_card(MODELS / "bert-base-uncased.yaml")))["compute"]["batch_one_fp32"] == []
+    assert _json(count_card(MODELS / "bert-base-uncased.yaml"))["compute"]["batch_one_fp32"] == []
 
 
 def test_the_2017_transformer_has_no_compute() -> None:
     """No transformers class runs it, so torch never measured it: the export says null, not a guess."""
-    data = json.loads(to_json(count_card(MODELS / "transformer-base.yaml")))
+    data = _json(count_card(MODELS / "transformer-base.yaml"))
     assert "compute" in data
     assert data["compute"] is None
 
@@ -85,6 +92,6 @@ def test_an_activation_nobody_declared_gives_no_compute() -> None:
     """A card may name any activation function; one whose saved tensors are not declared gets null, not a guess."""
     card = count_card(MODELS / "bert-base-uncased.yaml").card
     odd = dataclasses.replace(card, config={**card.config, "hidden_act": "mish"})
-    data = json.loads(to_json(count_parameters(odd)))
+    data = _json(count_parameters(odd))
     assert data["total"] == 109_482_240
     assert data["compute"] is None

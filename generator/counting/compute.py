@@ -19,7 +19,7 @@ from typing import Any
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Param, Product, Saved
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
-from generator.counting.poly import Poly, product, total
+from generator.counting.poly import Monomial, Poly, product, total
 
 PRECISIONS = ("fp32", "bf16")
 # Bytes per element of each kind of saved tensor, with the model in fp32 and cast to bf16.
@@ -79,7 +79,7 @@ class StepCompute:
         """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones;
         with ``batch_one``, those kept only when b = 1."""
         kept = (t for t in self.saved if t.shared is shared and t.batch_one is batch_one)
-        return total(product(t.shape) * ELEMENT_BYTES[t.dtype][precision] for t in kept)
+        return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
 
 
 @dataclass(frozen=True)
@@ -159,13 +159,13 @@ class Compute:
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
-        return _partial(poly, self.values)
+        return _partial(poly, tuple(self.values.items()))
 
     def closed_form(self, poly: Poly) -> Expr:
-        return poly_expr(poly, self.order)
+        return _written(poly, self.order)
 
     def substituted(self, poly: Poly, batch: int, seq: int) -> Expr:
-        return substitute(poly_expr(poly, self.order), {**self.values, "b": batch, "s": seq})
+        return substitute(_written(poly, self.order), {**self.values, "b": batch, "s": seq})
 
     def at(self, batch: int, seq: int) -> Figures:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
@@ -330,14 +330,41 @@ def _frozen(blocks: tuple[Block, ...], values: Mapping[str, int]) -> int:
     return frozen.evaluate(values)
 
 
-def _partial(poly: Poly, values: Mapping[str, int]) -> Poly:
-    """Put in the symbols that have values, keeping the others (b and s) as symbols."""
-    result = Poly()
+@functools.lru_cache(maxsize=4096)
+def elements(shape: tuple[Poly, ...]) -> Poly:
+    """A saved tensor's elements, multiplied out once per shape (keyed by value): a layer keeps
+    b·s·H again and again, and the sums, the worked lines and a page's rules each ask for it."""
+    return product(shape)
+
+
+@functools.lru_cache(maxsize=4096)
+def stored_bytes(shape: tuple[Poly, ...], dtype: Dtype, precision: str) -> Poly:
+    """A saved tensor's bytes at a precision (its elements times ELEMENT_BYTES), once per value."""
+    return elements(shape) * ELEMENT_BYTES[dtype][precision]
+
+
+@functools.lru_cache(maxsize=8192)
+def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
+    """A polynomial as a formula, written once (keyed by value): a family's formulas recur in every
+    layer of every card, and a page writes each both as it is and with the numbers put in."""
+    return poly_expr(poly, order)
+
+
+@functools.lru_cache(maxsize=256)
+def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
+    """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
+
+    Kept for the last few cards: a page's section and its JSON ask for the same figures."""
+    values = dict(items)
+    coefficients: dict[Monomial, int] = {}
     for mono, coeff in poly.terms:
-        term = Poly.constant(coeff)
+        kept = []
         for symbol, exp in mono:
-            factor = Poly.constant(values[symbol] ** exp) if symbol in values else Poly.symbol(symbol)
-            for _ in range(exp if symbol not in values else 1):
-                term = term * factor
-        result = result + term
-    return result
+            if symbol in values:
+                coeff *= values[symbol] ** exp
+            else:
+                kept.append((symbol, exp))
+        rest = tuple(kept)  # still in the monomial's sorted order
+        coefficients[rest] = coefficients.get(rest, 0) + coeff
+    # Written as Poly writes its own results: terms sorted, none with a zero coefficient.
+    return Poly(tuple(sorted((mono, coeff) for mono, coeff in coefficients.items() if coeff)))

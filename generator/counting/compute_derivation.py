@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.counting.architecture import Block
-from generator.counting.compute import ELEMENT_BYTES, PRECISIONS, BlockCompute, Compute
+from generator.counting.compute import PRECISIONS, BlockCompute, Compute, stored_bytes
 from generator.counting.expr import Expr
-from generator.counting.poly import Poly, product
+from generator.counting.poly import Poly
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
         for step in block.steps:
             saved = {
                 p: tuple(
-                    line(t.key, product(t.shape) * ELEMENT_BYTES[t.dtype][p], once=t.shared)
+                    line(t.key, stored_bytes(t.shape, t.dtype, p), once=t.shared)
                     for t in step.saved
                     if batch == 1 or not t.batch_one
                 )

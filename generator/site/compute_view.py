@@ -22,6 +22,8 @@ from generator.counting.compute import (
     Compute,
     Figures,
     StepCompute,
+    elements,
+    stored_bytes,
 )
 from generator.counting.compute_derivation import Line, StepLines, derive_compute
 from generator.counting.expr import Expr
@@ -284,7 +286,7 @@ def _step(
     kept = tuple(
         Kept(
             words.name("saved", _storage(step.path, tensor.key)),
-            _worked(compute, product(tensor.shape), seq, tensor.key),
+            _worked(compute, elements(tensor.shape), seq, tensor.key),
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
             tensor.shared,
             _is_mask(step.path, tensor.key),
@@ -398,11 +400,11 @@ def _korthikanti(compute: Compute, seq: int) -> Korthikanti | None:
         for tensor in step.saved:
             if tensor.shared or tensor.batch_one:  # the rule is per layer, for any b
                 continue
-            kept = product(tensor.shape) * ELEMENT_BYTES[tensor.dtype]["bf16"]
+            kept = stored_bytes(tensor.shape, tensor.dtype, "bf16")
             exact = exact + kept
             # The rule counts a dropout mask at 1 byte an element (CUDA's); on CPU it has the activation's type.
             if _is_mask(step.path, tensor.key):
-                masks = masks + product(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
+                masks = masks + elements(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
             elif tensor.dtype is Dtype.FLOAT32:
                 statistics = statistics + kept
     rest = exact + masks * -1 + statistics * -1 + rule * -1

@@ -7,13 +7,14 @@ import io
 import json
 from typing import Any
 
-from generator.counting.compute import Compute, UndeclaredActivationError, count_compute, measured
+from generator.counting.compute import Compute
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
 from generator.counting.poly import Poly
 
 
-def to_json(inventory: Inventory) -> str:
-    """The inventory as JSON: id, family, head, class, total, tensors and tied slots, and the compute."""
+def to_json(inventory: Inventory, compute: Compute | None) -> str:
+    """The inventory as JSON: id, family, head, class, total, tensors and tied slots, and the compute
+    (``step_figures.compute_of``: counted once for a model's page and its JSON; null where there is none)."""
     data = {
         "id": inventory.card.id,
         "family": inventory.card.family.name,
@@ -23,18 +24,7 @@ def to_json(inventory: Inventory) -> str:
         "tensors": [_tensor_json(t) for t in inventory.tensors],
         "tied": [_encode({"name": t.name, "tied_to": t.tied_to}) for t in inventory.tied],
     }
-    return dump_json(data, compute=_compute_of(inventory))
-
-
-def _compute_of(inventory: Inventory) -> dict[str, list[dict[str, int]]] | None:
-    """The card's compute terms; None where torch never measured the family, or where the config names
-    an activation function whose saved tensors are not declared (a card may name any string)."""
-    if not measured(inventory.card.family):
-        return None
-    try:
-        return compute_json(count_compute(inventory.card))
-    except UndeclaredActivationError:
-        return None
+    return dump_json(data, compute=None if compute is None else compute_json(compute))
 
 
 def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import html
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -22,14 +20,26 @@ from markupsafe import Markup, escape
 
 from generator.cards.card import Card
 from generator.counting.architecture import Kind
-from generator.counting.expr import Expr, to_mathml, to_text
-from generator.counting.inventory import Tensor, TiedTensor
+from generator.counting.compute import Compute
+from generator.counting.expr import to_text
 from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
 from generator.site.pages import discover_files, discover_pages
 from generator.site.related import Related, related_pages
+from generator.site.rows import (
+    RowWords,
+    compute_rows,
+    derivation_rows,
+    formula,
+    grid_rows,
+    permalink,
+    sentence,
+    shape_text,
+    tensor_rows,
+    tf_name_rows,
+)
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
@@ -71,75 +81,19 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         mathtext=to_text,
         shape=shape_text,
         tensor_rows=functools.partial(tensor_rows, words=words),
+        compute_rows=functools.partial(compute_rows, words=words),
+        grid_rows=grid_rows,
+        tf_name_rows=functools.partial(tf_name_rows, words=words),
+        derivation_rows=functools.partial(derivation_rows, words=words),
         markdown=render_markdown,
         slug=slug,
-        sentence=lambda text: text[:1].upper() + text[1:],
+        sentence=sentence,
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink))
     return env
-
-
-@functools.lru_cache(maxsize=4096)
-def formula(expr: Expr) -> Markup:
-    """A formula as the pages show it: MathML in a span (written once per formula: most recur on many pages)."""
-    return Markup(f'<span class="math">{to_mathml(expr)}</span>')
-
-
-@dataclass(frozen=True)
-class RowWords:
-    """The words markup written in Python carries, from the content, escaped, with {placeholders} left to fill."""
-
-    permalink: str  # a visible link to an element's own address, named for screen readers: {anchor}, {label}
-    tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
-
-    @staticmethod
-    def of(text: Text) -> RowWords:
-        """The words of ``text`` (site.yaml ``rendering``), each read once per build, not once per row."""
-        label = html.escape(text("permalink", label="{label}"))
-        tied = html.escape(text("tied", target="{target}"), quote=False)
-        return RowWords(f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>', tied)
-
-
-def permalink(markup: str, anchor: str, label: str) -> Markup:
-    """A permalink (``markup`` is RowWords.permalink), both values escaped."""
-    return Markup(markup.format(anchor=escape(anchor), label=escape(label)))
-
-
-def shape_text(shape: tuple[int, ...]) -> str:
-    """A tensor's shape as the tables print it: [30,522, 768]."""
-    return "[" + ", ".join(f"{d:,}" for d in shape) + "]"
-
-
-def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Markup:
-    """The rows of a tensor table: name with its permalink, shape, count and role.
-
-    The one piece of page markup written in Python rather than in a template: a model page
-    has hundreds of these rows, and a macro call for each made up a third of the build.
-    """
-    rows = []
-    cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
-    for entry in entries:
-        name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
-        # <wbr> after each dot: on a phone a long name breaks between its parts, not inside a word.
-        shown = name.replace(".", ".<wbr>")
-        head = f'<th scope="row"><code>{shown}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
-        if isinstance(entry, TiedTensor):
-            target = html.escape(entry.tied_to)
-            tied = words.tied.format(target=f'<a href="#t-{target}"><code>{target}</code></a>')
-            role = html.escape(entry.role)
-            rows.append(f'<tr class="tied" id="t-{name}">{head}<td colspan="2">{tied}</td><td>{role}</td></tr>\n')
-            continue
-        key = (entry.shape, entry.count, entry.role)
-        if key not in cells:
-            cells[key] = (
-                f'<td class="shape">{shape_text(entry.shape)}</td><td class="n count">{entry.count:,}</td>'
-                f"<td>{html.escape(entry.role)}</td></tr>\n"
-            )
-        rows.append(f'<tr id="t-{name}">{head}{cells[key]}')
-    return Markup("".join(rows))
 
 
 def bibtex_text(text: str) -> str:
@@ -262,6 +216,8 @@ class Renderer:
             "_memory.html",
             "_compute.html",
             "_checkpoint_names.html",
+            "_model_toc.html",
+            "_related.html",
         ):
             self.env.get_template(name)
 
@@ -272,11 +228,13 @@ class Renderer:
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
+        # Counted once for both: the page and the JSON then share the polynomials the compute caches.
+        compute = step_figures.compute_of(model.card)
         return {
             f"models/{model.id}/index.html": self.render(
-                model_page(model, self.text, self.related.get(model.id), self._compute(model))
+                model_page(model, self.text, self.related.get(model.id), self._compute(model, compute))
             ),
-            f"models/{model.id}.json": exports.to_json(model.inventory).encode("utf-8"),
+            f"models/{model.id}.json": exports.to_json(model.inventory, compute).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
 
@@ -284,9 +242,8 @@ class Renderer:
         """What a model's files show besides its own card, as text: the build cache keys them on it too."""
         return repr(self.related.get(card_id))
 
-    def _compute(self, model: Model) -> ComputeView | None:
+    def _compute(self, model: Model, compute: Compute | None) -> ComputeView | None:
         """The compute section's figures; none for a card whose step is not measured (see step_figures)."""
-        compute = step_figures.compute_of(model.card)
         if compute is None or step_figures.compare_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
         return compute_view(model.card, compute, self.compute_words)

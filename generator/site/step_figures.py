@@ -12,22 +12,18 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from generator.cards.card import Card
-from generator.counting.compute import Compute, UndeclaredActivationError, count_compute
+from generator.counting.compute import Compute, UndeclaredActivationError, count_compute, measured
+from generator.counting.inventory import Counted
 
 # The comparison's step: one sequence length for FLOPs per token, and a batch of 32 for the memory.
 BATCH = 32
 SEQ = 512
 
 
-def measured(card: Card) -> bool:
-    """Whether torch can check this card's compute: its family is a transformers class."""
-    return card.family.own_config is None
-
-
-def compute_of(card: Card) -> Compute | None:
-    """A card's compute, or None when it has none to show: no transformers class, or an activation
-    function whose saved tensors are not declared (the card checks accept any ``hidden_act``)."""
-    if not measured(card):
+def compute_of(card: Counted) -> Compute | None:
+    """A card's compute, or None when it has none to show: no transformers class (``measured``), or an
+    activation function whose saved tensors are not declared (the card checks accept any ``hidden_act``)."""
+    if not measured(card.family):
         return None
     try:
         return count_compute(card)

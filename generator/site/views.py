@@ -187,6 +187,11 @@ class Model(Summary):
         """Whether the checkpoint names are what Google's code would write, for a model never trained."""
         return tf_names_hypothetical(self.card)
 
+    @cached_property
+    def tensor_parts(self) -> dict[str, Part | None]:
+        """Each tensor's part by name, gathered once: every derivation block asks, twice (``step_runs``)."""
+        return {t.name: t.part for t in self.inventory.tensors}
+
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
         """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
         return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
@@ -208,7 +213,7 @@ class StepRun:
 
 def step_runs(model: Model, block: BlockDerivation) -> tuple[StepRun, ...]:
     """A block's steps cut where the part changes, each run of several steps with its anchor."""
-    parts = {t.name: t.part for t in model.inventory.tensors}
+    parts = model.tensor_parts
     runs: list[tuple[Part | None, list[Step]]] = []
     for step in block.steps:
         part = next((parts[n] for n in step.names if n in parts), None)
