@@ -226,6 +226,7 @@ def test_thirds_are_rounded_each_on_its_own() -> None:
         (9_997, 10_000, "99.97%"),  # short of the whole never shows 100.0%
         (99_999, 100_000, "99.999%"),
         (-7_732_352, 102_267_648, "\u22127.6%"),
+        (0, 0, "\u2014"),  # a share of nothing (a card 0 wide does no FLOPs) is a dash, not a division by zero
     ],
 )
 def test_percent_rule(value: int, total: int, expected: str) -> None:

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 MINUS = "\u2212"
+NO_SHARE = "\u2014"  # an em dash: the share of a total of 0 is not defined
 BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
@@ -39,7 +40,10 @@ def percent(value: Fraction | float | int, total: int | None = None) -> str:
     up; a share that is not zero but under 0.05% gets two significant digits (98,304 of
     335,141,888 is "0.029%"), and one short of the whole that would show 100.0% gets the digits
     it takes to fall short ("99.97%"). Shares rounded this way need not add up to 100.0%.
+    A share of nothing (``total`` 0: a card 0 wide does no FLOPs) has no percentage: a dash.
     """
+    if total == 0:
+        return NO_SHARE
     share = Fraction(value) / total if total is not None else Fraction(value)
     hundredths = abs(share) * 100
     decimals = 1
@@ -69,6 +73,11 @@ def times(ratio: Fraction | float) -> str:
     return f"{value:.2f}×" if value < 10 else f"{value:.1f}×"
 
 
+def ratio(value: int, base: int, places: int = 5) -> str:
+    """``value`` over ``base`` to ``places`` decimals (2.00000); a dash when ``base`` is 0, like a share of nothing."""
+    return f"{value / base:.{places}f}" if base else NO_SHARE
+
+
 def decimal(value: Fraction | int, separator: str = ",") -> str:
     """A rational figure, exact where its decimals end (654,315,520; 1,232.5), else to 2 places after "≈".
 
@@ -94,5 +103,6 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "signed": signed,
     "percent": percent,
     "times": times,
+    "ratio": ratio,
     "decimal": decimal,
 }
