@@ -14,6 +14,7 @@ CI (CI=true) runs 1,000 examples of the main property, reproducibly; a local run
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import re
@@ -335,10 +336,10 @@ def previous_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work / "site"
 
 
-@pytest.fixture(scope="module")
-def previous_files(previous_site: Path) -> dict[str, str]:
-    """The previous site's files and their hashes, taken once: each example's copy must still hold exactly these."""
-    return snapshot(previous_site)
+# The previous site's files and their hashes, taken once (not before each example): every example's copy of it
+# must still hold exactly these. A helper, not a fixture: Hypothesis derives the CI profile's examples
+# (derandomize=True) from the test function's source, which stays as it was.
+previous_files = functools.cache(snapshot)
 
 
 @contextlib.contextmanager
@@ -363,7 +364,7 @@ def run_build(models: Path, out: Path) -> tuple[int, str, str]:
     return status, stdout.getvalue(), stderr.getvalue()
 
 
-def check_build(previous_site: Path, previous_files: dict[str, str], files: dict[str, bytes]) -> None:
+def check_build(previous_site: Path, files: dict[str, bytes]) -> None:
     """Build the given card files over a copy of the previous site and check the outcome."""
     with tempfile.TemporaryDirectory(prefix="atlas-prop-") as name:
         work = Path(name)
@@ -392,16 +393,16 @@ def check_build(previous_site: Path, previous_files: dict[str, str], files: dict
             located = LOCATED.fullmatch(line)
             assert located, f"not a located error: {line!r}"
             assert Path(located["path"]).resolve().is_relative_to(models.resolve()), line
-        assert snapshot(out) == previous_files, "a failed build changed the previous site"
+        assert snapshot(out) == previous_files(previous_site), "a failed build changed the previous site"
         assert elapsed < SECONDS_PER_BUILD
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example])
 @given(card=CARD_FILES, name=FILE_NAMES, with_good_card=st.booleans())
 def test_any_card_file_builds_or_fails_with_located_errors(
-    previous_site: Path, previous_files: dict[str, str], card: bytes, name: str, with_good_card: bool
+    previous_site: Path, card: bytes, name: str, with_good_card: bool
 ) -> None:
     files = {name: card}
     if with_good_card and name != GOOD_CARD.name:
         files[GOOD_CARD.name] = GOOD_CARD.read_bytes()
-    check_build(previous_site, previous_files, files)
+    check_build(previous_site, files)
