@@ -28,8 +28,12 @@ BASE_URL ?=
 site: $(VENV)/.installed-base
 	$(BIN)/python -m generator build --models models --out site $(if $(BASE_URL),--base-url $(BASE_URL))
 
+# One pytest worker per processor (pytest-xdist); a test file's tests stay together on one worker, so a
+# module's fixture (a build of its own) is made once. Each worker builds the shared catalog once (tests/conftest.py).
+# TEST_JOBS=0 runs everything in this one process.
+TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
 
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff check generator tests tools bench

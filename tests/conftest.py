@@ -29,6 +29,7 @@ MODELS = ROOT / "models"
 TEST_CARDS = Path(__file__).resolve().parent / "cards"
 REFERENCE = Path(__file__).resolve().parent / "reference"
 ALL_CARD_PATHS = sorted(MODELS.glob("*.yaml")) + sorted(TEST_CARDS.glob("*.yaml"))
+SITE_JOBS = 2  # the session's build of the catalog (the `site` fixture) forks two workers
 
 
 def reference_for(card_id: str) -> dict[str, Any]:
@@ -74,9 +75,21 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     Every test that only reads the built site shares it, the browser tests too (tests/browser/conftest.py);
     a test that needs another build (a base URL, a few cards, a broken card) makes its own. No test may
     write into this one: the session ends with an error if a file in it changed, appeared or went away.
+    It is built with SITE_JOBS worker processes whatever the machine, so that one build with a single job
+    shows that the site depends neither on the run nor on the number of jobs (tests/test_site.py).
     """
     out = tmp_path_factory.mktemp("catalog") / "site"
-    build(MODELS, out)
+    build(MODELS, out, jobs=SITE_JOBS)
     built = snapshot(out)
     yield out
     assert snapshot(out) == built, f"a test changed the shared build of the catalog in {out}"
+
+
+# The longest test file, started first: pytest-xdist (`make test`) hands test files to its workers in
+# collection order, so a long file collected late would run alone at the end while the other worker idles.
+# Only the order changes; the file's tests run as they would anywhere else.
+LONGEST_FIRST = ("test_bad_input_properties.py",)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)  # a stable sort: the others keep their order

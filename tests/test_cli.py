@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-from conftest import MODELS, ROOT
+from conftest import MODELS, ROOT, snapshot
 from generator.cards.card import load_card
 from generator.cli import _parser
 from generator.counting.compute import count_compute
@@ -43,11 +44,21 @@ def test_readme_documents_every_command() -> None:
         assert f"make {target}" in readme, target
 
 
-def test_build_from_another_directory(tmp_path: Path) -> None:
-    result = run("build", "--models", str(MODELS), "--out", str(tmp_path / "out"), cwd=tmp_path)
+def test_build_from_another_directory_is_the_sessions_build(site: Path, tmp_path: Path) -> None:
+    """`python -m generator build`, run outside the repository, writes what the session's in-process build wrote
+    in the directory pytest runs in (tests/conftest.py): the site depends neither on the working directory
+    nor on the way the build is started. Both have no date (no SOURCE_DATE_EPOCH) and a search index."""
+    out = tmp_path / "out"
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    command = [sys.executable, "-m", "generator", "build", "--models", str(MODELS), "--out", str(out)]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"built {len(list(MODELS.glob('*.yaml')))} models into ")
-    assert (tmp_path / "out" / "models" / "bert-base-uncased" / "index.html").is_file()
+    assert Path.cwd() != tmp_path
+    built = snapshot(out)
+    assert any(name.startswith("pagefind/") for name in built)  # the search index is part of it
+    assert (out / "models" / "bert-base-uncased" / "index.html").is_file()
+    assert built == snapshot(site)
 
 
 def test_bad_input_exits_non_zero_without_traceback(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markupsafe import escape
@@ -257,20 +258,26 @@ def test_rule_of_thumb_point(models: dict[str, Model]) -> None:
     assert (albert.stored_layers, albert.reason) == (1, "shared")
 
 
+def layouts(svg: str) -> list[ET.Element]:
+    """A chart's <svg> elements, one per layout, in the order written."""
+    return list(ET.fromstring(f"<chart>{svg}</chart>"))
+
+
+SCATTER: dict[str, Any] = {
+    "x_label": "x",
+    "y_label": "y",
+    "slope": 12,
+    "line_label": "12x",
+    "marker_labels": ("total", "low"),
+}
+
+
 def test_log_scatter_coordinates() -> None:
     # x from 10³ to 10⁵ and y from 10⁴ to 10⁶ across a 900 × 600 chart: plot area 78–876 by 58–542.
-    svg = log_scatter(
-        "t",
-        "T",
-        "D",
-        [Point("a", 1_000, 10_000, None, "a"), Point("b", 100_000, 1_000_000, 100_000, "b")],
-        x_label="x",
-        y_label="y",
-        slope=12,
-        line_label="12x",
-        marker_labels=("total", "low"),
-    )
-    circles = [(c.get("cx"), c.get("cy"), c.get("class")) for c in ET.fromstring(svg).iter(f"{SVG}circle")]
+    points = [Point("a", 1_000, 10_000, None, "a"), Point("b", 100_000, 1_000_000, 100_000, "b")]
+    wide, _ = layouts(log_scatter("t", "T", "D", points, **SCATTER))
+    assert (wide.get("id"), wide.get("class"), wide.get("viewBox")) == ("t", "chart chart-wide", "0 0 900 600")
+    circles = [(c.get("cx"), c.get("cy"), c.get("class")) for c in wide.iter(f"{SVG}circle")]
     assert ("78", "542", "point") in circles  # (10³, 10⁴): bottom left
     assert ("876", "58", "point") in circles  # (10⁵, 10⁶): top right
     assert ("876", "300", "point hollow") in circles  # (10⁵, 10⁵): half way up
@@ -279,19 +286,8 @@ def test_log_scatter_coordinates() -> None:
 def test_log_scatter_narrow_coordinates() -> None:
     # The narrow layout is 360 × 480 with its plot area 56–344 by 58–422 (one line of legend: "total", "low",
     # "12x" fit in 360 units), so the same points land at the corners of that smaller area.
-    svg = log_scatter(
-        "t",
-        "T",
-        "D",
-        [Point("a", 1_000, 10_000, None, "a", labelled=True), Point("b", 100_000, 1_000_000, 100_000, "b")],
-        x_label="x",
-        y_label="y",
-        slope=12,
-        line_label="12x",
-        marker_labels=("total", "low"),
-        narrow=True,
-    )
-    root = ET.fromstring(svg)
+    points = [Point("a", 1_000, 10_000, None, "a", labelled=True), Point("b", 100_000, 1_000_000, 100_000, "b")]
+    _, root = layouts(log_scatter("t", "T", "D", points, **SCATTER))
     assert (root.get("id"), root.get("class"), root.get("viewBox")) == ("t-narrow", "chart chart-narrow", "0 0 360 480")
     circles = [(c.get("cx"), c.get("cy"), c.get("class")) for c in root.iter(f"{SVG}circle")]
     assert ("56", "422", "point") in circles
@@ -303,8 +299,9 @@ def test_log_scatter_narrow_coordinates() -> None:
 
 def test_stacked_bars_narrow_puts_labels_above_full_width_bars() -> None:
     series = [Series("embeddings", "embeddings", "solid"), Series("feed-forward", "feed-forward", "dots")]
-    svg = stacked_bars("s", "T", "D", series, [BarRow("first", (1, 3)), BarRow("second", (1, 1))], narrow=True)
-    root = ET.fromstring(svg)
+    svg = stacked_bars("s", "T", "D", series, [BarRow("first", (1, 3)), BarRow("second", (1, 1))])
+    wide, root = layouts(svg)
+    assert (wide.get("id"), wide.get("class")) == ("s", "chart chart-wide")
     assert (root.get("id"), root.get("viewBox")) == ("s-narrow", "0 0 360 149")
     labels = [(t.get("x"), t.get("y"), t.get("text-anchor"), t.text) for t in root.iter(f"{SVG}text")]
     # Legend on one line (20 units), ticks 36 units below it, then rows of 32: a label, 15 units down a bar

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
 import sys
 import time
 from collections import Counter
@@ -73,19 +74,15 @@ def test_an_error_in_a_worker_is_raised_in_the_build() -> None:
         map_parallel(fail_at_seventeen, 40, 2)
 
 
-def test_the_number_of_jobs_does_not_change_the_site(tmp_path: Path) -> None:
-    one, two = tmp_path / "one", tmp_path / "two"
-    assert build(MODELS, one, NO_SEARCH, jobs=1).cards == len(CARDS)
-    build(MODELS, two, NO_SEARCH, jobs=2)
-    first, second = snapshot(one), snapshot(two)
-    assert len(first) > 3 * len(CARDS) and first == second
+# That the number of jobs does not change the site: tests/test_site.py builds the catalog with one job and
+# compares it with the session's build, made with SITE_JOBS (tests/conftest.py).
 
 
 def test_a_card_that_fails_in_a_worker_leaves_the_previous_site(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "site"
-    build(MODELS, out, NO_SEARCH, jobs=2)
+    shutil.copytree(site, out)  # the previous site: the session's build of the catalog
     before = snapshot(out)
 
     def broken(card: Card) -> Model:

@@ -25,6 +25,27 @@ MAX_SIZE = 2**31 - 1  # transformers sizes are int64, but a larger table would n
 
 
 @dataclass(frozen=True)
+class _Report:
+    """Where a config sits in its card (``base``: the path of its ``config:``) and the list its problems go to."""
+
+    doc: Document
+    base: KeyPath
+    problems: list[Problem]
+
+    def bad_value(self, key: str, message: str) -> None:
+        """A problem with the value of ``key``, located at that value."""
+        self.problems.append(Problem(self.doc.where((*self.base, key)), f"config.{key}", message))
+
+    def unknown_key(self, key: str, message: str) -> None:
+        """A key that has no business here, located at the key itself."""
+        self.problems.append(Problem(self.doc.where_key((*self.base, key)), f"config.{shown_key(key)}", message))
+
+    def missing(self, key: str, message: str) -> None:
+        """A key the config lacks, located at the config."""
+        self.problems.append(Problem(self.doc.where(self.base), f"config.{key}", message))
+
+
+@dataclass(frozen=True)
 class ConfigSchema:
     """The keys a transformers config class accepts and the defaults it fills in."""
 
@@ -81,20 +102,19 @@ def resolve_config(
             Problem(doc.where(base), "config", f"expected a mapping of config.json keys, found {describe(given)}")
         )
         return {}, frozenset()
+    report = _Report(doc, base, problems)
     resolved = dict(schema.defaults)
     candidates = sorted(set(schema.defaults) | schema.bookkeeping)
-    given = _apply_aliases(given, schema, doc, base, problems)
+    given = _apply_aliases(given, schema, report)
     for key, value in given.items():
-        keys = (*base, key)
         if not schema.known(key):
             hint = difflib.get_close_matches(key, candidates, n=1)
             suggestion = f"; did you mean '{hint[0]}'?" if hint else ""
-            message = f"unknown key for {schema.config_class} ({schema.version}){suggestion}"
-            problems.append(Problem(doc.where_key(keys), f"config.{shown_key(key)}", message))
+            report.unknown_key(key, f"unknown key for {schema.config_class} ({schema.version}){suggestion}")
             continue
         resolved[key] = value
-    resolved["num_labels"] = _num_labels(given, schema, doc, base, problems)
-    _check_types(family, resolved, given, doc, base, problems, head)
+    resolved["num_labels"] = _num_labels(given, schema, report)
+    _check_types(family, resolved, given, report, head)
     return resolved, frozenset(given)
 
 
@@ -109,24 +129,22 @@ def check_config(
 ) -> dict[str, Any]:
     """A resolved config with some keys changed, checked as a card's own config is, for ``head``."""
     schema = load_schema(family)
+    report = _Report(doc, base, problems)
     merged = dict(config)
     for key, value in changed.items():
         if not isinstance(key, str) or not schema.known(key) or key in schema.aliases:
             message = f"unknown key for {schema.config_class} ({schema.version}); give keys under their own names"
-            problems.append(Problem(doc.where_key((*base, key)), f"config.{shown_key(key)}", message))
+            report.unknown_key(key, message)
             continue
         if key == "id2label":  # the card's own config derives num_labels from it; here it would be ignored
-            message = f"give num_labels instead of id2label here, found {describe(value)}"
-            problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+            report.bad_value(key, f"give num_labels instead of id2label here, found {describe(value)}")
             continue
         merged[key] = value
-    _check_types(family, merged, changed, doc, base, problems, head)
+    _check_types(family, merged, changed, report, head)
     return merged
 
 
-def _apply_aliases(
-    given: dict[str, Any], schema: ConfigSchema, doc: Document, base: KeyPath, problems: list[Problem]
-) -> dict[str, Any]:
+def _apply_aliases(given: dict[str, Any], schema: ConfigSchema, report: _Report) -> dict[str, Any]:
     """Rename keys the config class accepts under another name (its attribute_map)."""
     renamed: dict[str, Any] = {}
     for key, value in given.items():
@@ -136,31 +154,24 @@ def _apply_aliases(
             continue
         if target in given and given[target] != value:
             message = f"{key} ({describe(value)}) is another name for {target}, which says {describe(given[target])}"
-            problems.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+            report.bad_value(key, message)
         renamed[target] = given.get(target, value)
-        doc.value_at.setdefault((*base, target), doc.where((*base, key)))
+        report.doc.value_at.setdefault((*report.base, target), report.doc.where((*report.base, key)))
     return renamed
 
 
-def _num_labels(
-    given: Mapping[str, Any], schema: ConfigSchema, doc: Document, base: KeyPath, problems: list[Problem]
-) -> Any:
+def _num_labels(given: Mapping[str, Any], schema: ConfigSchema, report: _Report) -> Any:
     # PretrainedConfig takes the size of id2label when num_labels is absent; when both are
     # present and differ it only warns, so a card must not be that ambiguous.
     id2label = given.get("id2label")
     if id2label is not None and not isinstance(id2label, dict):
-        problems.append(
-            Problem(
-                doc.where((*base, "id2label")),
-                "config.id2label",
-                f"expected a mapping of label ids to names, found {describe(id2label)}",
-            )
-        )
+        report.bad_value("id2label", f"expected a mapping of label ids to names, found {describe(id2label)}")
         id2label = None
     if "num_labels" in given:
         if id2label is not None and given["num_labels"] != len(id2label):
-            message = f"num_labels ({given['num_labels']}) disagrees with id2label ({len(id2label)} labels)"
-            problems.append(Problem(doc.where((*base, "num_labels")), "config.num_labels", message))
+            report.bad_value(
+                "num_labels", f"num_labels ({given['num_labels']}) disagrees with id2label ({len(id2label)} labels)"
+            )
         return given["num_labels"]
     if id2label is not None:
         return len(id2label)
@@ -168,15 +179,9 @@ def _num_labels(
 
 
 def _check_types(
-    family: Family,
-    resolved: Mapping[str, Any],
-    given: Mapping[str, Any],
-    doc: Document,
-    base: KeyPath,
-    problems: list[Problem],
-    head: str | None,
+    family: Family, resolved: Mapping[str, Any], given: Mapping[str, Any], report: _Report, head: str | None
 ) -> None:
-    found: list[Problem] = []
+    found = _Report(report.doc, report.base, [])  # the cross-field rules run only when none is found
     for symbol in family.symbols:
         if symbol.value is not None or not symbol.size:
             continue  # derived from sizes, or a count the family's own checks describe
@@ -184,34 +189,26 @@ def _check_types(
         if value is None and symbol.optional:
             continue
         if value is None and symbol.key not in given:
-            message = f"missing; expected a whole number ({symbol.meaning})"
-            found.append(Problem(doc.where(base), f"config.{symbol.key}", message))
+            found.missing(symbol.key, f"missing; expected a whole number ({symbol.meaning})")
             continue
         if symbol.key not in given and symbol.key != "num_labels":
             continue  # a default from the config class
         if not isinstance(value, int) or isinstance(value, bool) or not symbol.minimum <= value <= MAX_SIZE:
-            where = doc.where((*base, symbol.key))
             limit = f"a whole number from {symbol.minimum} to {MAX_SIZE:,}"
-            found.append(
-                Problem(where, f"config.{symbol.key}", f"expected {limit} ({symbol.meaning}), found {describe(value)}")
-            )
+            found.bad_value(symbol.key, f"expected {limit} ({symbol.meaning}), found {describe(value)}")
     for key in family.null_refused:
         if key in given and given[key] is None:
             message = "expected a whole number or no key at all; transformers reads null as given and cannot build it"
-            found.append(Problem(doc.where((*base, key)), f"config.{key}", message))
+            found.bad_value(key, message)
     for key in family.flag_keys:
         if key in given and not isinstance(given[key], bool):
-            found.append(
-                Problem(
-                    doc.where((*base, key)), f"config.{key}", f"expected true or false, found {describe(given[key])}"
-                )
-            )
-    problems.extend(found)
-    if found:
+            found.bad_value(key, f"expected true or false, found {describe(given[key])}")
+    report.problems.extend(found.problems)
+    if found.problems:
         return  # cross-field rules need well-typed values
     checked = {**resolved, HEAD: head}
     for check in family.checks:
         failure = check(checked)
         if failure:
             message, keys = failure
-            problems.append(Problem(doc.where((*base, keys[0])), f"config.{keys[0]}", message))
+            report.bad_value(keys[0], message)

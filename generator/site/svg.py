@@ -16,7 +16,7 @@ single layout either shrinks its labels on a phone or wastes a wide screen.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from html import escape
@@ -85,11 +85,15 @@ def _num(value: float) -> str:
     return "0" if text == "-0" else text
 
 
-def _chart_id(chart_id: str, narrow: bool) -> str:
-    return f"{chart_id}-narrow" if narrow else chart_id
+def _layouts(chart_id: str, draw: Callable[[str, bool], str]) -> str:
+    """Both layouts of a chart, wide then narrow (``draw(id, narrow)``); static/charts.css shows the one that fits."""
+    return "\n".join(draw(f"{chart_id}-narrow" if narrow else chart_id, narrow) for narrow in (False, True))
 
 
-def _open(chart_id: str, title: str, desc: str, width: int, height: int, narrow: bool) -> list[str]:
+def _open(
+    chart_id: str, title: str, desc: str, width: int, height: int, narrow: bool, body: Iterable[str]
+) -> list[str]:
+    """A chart's opening: the <svg> of its layout, named and described, then ``body`` (its defs and legend)."""
     layout = "narrow" if narrow else "wide"
     return [
         f'<svg class="chart chart-{layout}" id="{chart_id}" role="img" viewBox="0 0 {width} {height}" '
@@ -97,7 +101,46 @@ def _open(chart_id: str, title: str, desc: str, width: int, height: int, narrow:
         f'xmlns="http://www.w3.org/2000/svg">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
         f'<desc id="{chart_id}-desc">{escape(desc)}</desc>',
+        *body,
     ]
+
+
+@dataclass(frozen=True)
+class _Plot:
+    """The area inside a chart's axes (the scatter plot's and the line chart's), in the chart's units."""
+
+    left: int
+    right: int
+    top: int
+    bottom: int
+
+    def grid(
+        self, x_ticks: Iterable[tuple[float, str | None]], y_ticks: Iterable[tuple[float, str]], y_tick_gap: int
+    ) -> list[str]:
+        """A gridline at each tick, with its label below the plot (x; None: no label) or left of it (y)."""
+        out = []
+        for gx, label in x_ticks:
+            out.append(f'<line x1="{_num(gx)}" y1="{self.top}" x2="{_num(gx)}" y2="{self.bottom}" class="grid"/>')
+            if label is not None:
+                out.append(
+                    f'<text x="{_num(gx)}" y="{self.bottom + 18}" class="tick" text-anchor="middle">{label}</text>'
+                )
+        for gy, label in y_ticks:
+            out.append(f'<line x1="{self.left}" y1="{_num(gy)}" x2="{self.right}" y2="{_num(gy)}" class="grid"/>')
+            out.append(
+                f'<text x="{self.left - y_tick_gap}" y="{_num(gy + 4)}" class="tick" text-anchor="end">{label}</text>'
+            )
+        return out
+
+    def axis_labels(self, x_label: str, y_label: str, width: int, height: int, narrow: bool, y_x: int) -> list[str]:
+        """The axes' names: x under the ticks, y turned up the left edge at ``y_x``."""
+        # The narrow layout centres the x label on the whole width: it is about as wide as the chart.
+        return [
+            f'<text x="{_num(width / 2 if narrow else (self.left + self.right) / 2)}" y="{height - 14}" '
+            f'class="axis-label" text-anchor="middle">{escape(x_label)}</text>',
+            f'<text transform="translate({y_x} {_num((self.top + self.bottom) / 2)}) rotate(-90)" class="axis-label" '
+            f'text-anchor="middle">{escape(y_label)}</text>',
+        ]
 
 
 def _patterns(chart_id: str, series: Sequence[Series]) -> str:
@@ -126,18 +169,22 @@ def _legend(items: Sequence[tuple[str, str, int]], width: int) -> tuple[list[str
 
 
 def stacked_bars(
+    chart_id: str, title: str, desc: str, series: Sequence[Series], rows: Sequence[BarRow], *, label_width: int = 250
+) -> str:
+    """Horizontal bars, each split into its series' shares of the bar's total (all bars 100% long), in both layouts."""
+    return _layouts(chart_id, lambda id_, narrow: _stacked_bars(id_, title, desc, series, rows, label_width, narrow))
+
+
+def _stacked_bars(
     chart_id: str,
     title: str,
     desc: str,
     series: Sequence[Series],
     rows: Sequence[BarRow],
-    *,
-    label_width: int = 250,
-    width: int = 900,
-    narrow: bool = False,
+    label_width: int,
+    narrow: bool,
 ) -> str:
-    """Horizontal bars, each split into its series' shares of the bar's total (all bars 100% long)."""
-    chart_id = _chart_id(chart_id, narrow)
+    width = 900
     if narrow:
         # Each label on a line of its own above its bar, and the bars the whole width.
         width, label_width = NARROW, 0
@@ -156,9 +203,7 @@ def stacked_bars(
     top = legend_bottom + 36
     bottom = top + row_height * len(rows) - (row_height - bar_top - bar_height)
     height = bottom + 34
-    out = _open(chart_id, title, desc, width, height, narrow)
-    out.append(_patterns(chart_id, series))
-    out.extend(legend)
+    out = _open(chart_id, title, desc, width, height, narrow, [_patterns(chart_id, series), *legend])
     # Gridlines and the percent axis, above and below the bars.
     for percent in range(0, 101, 25):
         gx = left + span * percent / 100
@@ -216,14 +261,27 @@ def log_scatter(
     slope: int,
     line_label: str,
     marker_labels: tuple[str, str],
-    width: int = 900,
-    height: int = 600,
-    narrow: bool = False,
 ) -> str:
-    """Points on log-log axes with the line y = slope · x, each point paired with a hollow marker below it."""
-    chart_id = _chart_id(chart_id, narrow)
-    if narrow:
-        width, height = NARROW, 480
+    """Points on log-log axes with the line y = slope · x, each paired with a hollow marker below, both layouts."""
+    axes = (x_label, y_label)
+    return _layouts(
+        chart_id,
+        lambda id_, narrow: _log_scatter(id_, title, desc, points, axes, slope, line_label, marker_labels, narrow),
+    )
+
+
+def _log_scatter(
+    chart_id: str,
+    title: str,
+    desc: str,
+    points: Sequence[Point],
+    axes: tuple[str, str],
+    slope: int,
+    line_label: str,
+    marker_labels: tuple[str, str],
+    narrow: bool,
+) -> str:
+    width, height = (NARROW, 480) if narrow else (900, 600)
     filled, hollow = marker_labels
     legend, legend_bottom = _legend(
         [
@@ -233,7 +291,8 @@ def log_scatter(
         ],
         width,
     )
-    left, right, top, bottom = (56 if narrow else 78), width - (16 if narrow else 24), legend_bottom + 38, height - 58
+    plot = _Plot((56 if narrow else 78), width - (16 if narrow else 24), legend_bottom + 38, height - 58)
+    left, right, top, bottom = plot.left, plot.right, plot.top, plot.bottom
     xs = [p.x for p in points]
     ys = [p.y for p in points] + [p.low for p in points if p.low]
     x0, x1 = _decades(xs)
@@ -245,29 +304,14 @@ def log_scatter(
     def py(value: float) -> float:
         return bottom - (math.log10(value) - y0) / (y1 - y0) * (bottom - top)
 
-    out = _open(chart_id, title, desc, width, height, narrow)
-    out.extend(legend)
+    out = _open(chart_id, title, desc, width, height, narrow, legend)
     # Decade gridlines and labels on both axes.
-    for e in range(x0, x1 + 1):
-        gx = px(10**e)
-        out.append(f'<line x1="{_num(gx)}" y1="{top}" x2="{_num(gx)}" y2="{bottom}" class="grid"/>')
-        out.append(
-            f'<text x="{_num(gx)}" y="{bottom + 18}" class="tick" text-anchor="middle">{_decade_label(e)}</text>'
-        )
-    for e in range(y0, y1 + 1):
-        gy = py(10**e)
-        out.append(f'<line x1="{left}" y1="{_num(gy)}" x2="{right}" y2="{_num(gy)}" class="grid"/>')
-        out.append(f'<text x="{left - 8}" y="{_num(gy + 4)}" class="tick" text-anchor="end">{_decade_label(e)}</text>')
-    # The narrow layout centres the axis label on the whole width: it is about as wide as the chart.
-    out.append(
-        f'<text x="{_num(width / 2 if narrow else (left + right) / 2)}" y="{height - 14}" class="axis-label" '
-        f'text-anchor="middle">'
-        f"{escape(x_label)}</text>"
+    out += plot.grid(
+        [(px(10**e), _decade_label(e)) for e in range(x0, x1 + 1)],
+        [(py(10**e), _decade_label(e)) for e in range(y0, y1 + 1)],
+        8,
     )
-    out.append(
-        f'<text transform="translate(16 {_num((top + bottom) / 2)}) rotate(-90)" class="axis-label" '
-        f'text-anchor="middle">{escape(y_label)}</text>'
-    )
+    out += plot.axis_labels(*axes, width, height, narrow, 16)
     # The rule y = slope · x, clipped to the plot.
     start = max(10.0**x0, 10.0**y0 / slope)
     end = min(10.0**x1, 10.0**y1 / slope)
@@ -333,32 +377,26 @@ def _nice_step(top: float, ticks: int) -> float:
 
 
 def line_chart(
-    chart_id: str,
-    title: str,
-    desc: str,
-    lines: Sequence[Line],
-    *,
-    x_label: str,
-    y_label: str,
-    y_scale: int,
-    width: int = 900,
-    height: int = 520,
-    narrow: bool = False,
+    chart_id: str, title: str, desc: str, lines: Sequence[Line], *, x_label: str, y_label: str, y_scale: int
 ) -> str:
-    """Lines on linear axes from 0, x ticks at the points, y ticks in units of ``y_scale`` (2³⁰ for GiB)."""
-    chart_id = _chart_id(chart_id, narrow)
-    if narrow:
-        width, height = NARROW, 440
+    """Lines on linear axes from 0, x ticks at the points, y ticks in ``y_scale`` units (2³⁰: GiB), both layouts."""
+    axes = (x_label, y_label)
+    return _layouts(chart_id, lambda id_, narrow: _line_chart(id_, title, desc, lines, axes, y_scale, narrow))
+
+
+def _line_chart(
+    chart_id: str, title: str, desc: str, lines: Sequence[Line], axes: tuple[str, str], scale: int, narrow: bool
+) -> str:
+    width, height = (NARROW, 440) if narrow else (900, 520)
     sample = '<line x1="0" y1="12" x2="28" y2="12" class="line line-{n}"{dash}/>'
     legend, legend_bottom = _legend(
         [(sample.format(n=n, dash=_dash(n)), line.label, 28) for n, line in enumerate(lines)], width
     )
-    scale = y_scale
     xs = sorted({x for line in lines for x, _ in line.points})
     step = _nice_step(max(y for line in lines for _, y in line.points) / scale, 6 if narrow else 8)
     top_value = step * math.ceil(max(y for line in lines for _, y in line.points) / scale / step)
-    left, right = (44 if narrow else 64), width - (14 if narrow else 24)
-    top, bottom = legend_bottom + 30, height - 58
+    plot = _Plot((44 if narrow else 64), width - (14 if narrow else 24), legend_bottom + 30, height - 58)
+    left, right, top, bottom = plot.left, plot.right, plot.top, plot.bottom
 
     def px(x: float) -> float:
         return left + (x - xs[0]) / (xs[-1] - xs[0]) * (right - left)
@@ -366,28 +404,14 @@ def line_chart(
     def py(y: float) -> float:
         return bottom - y / scale / top_value * (bottom - top)
 
-    out = _open(chart_id, title, desc, width, height, narrow)
-    out.extend(legend)
-    every = 2 if narrow and len(xs) > 6 else 1
-    for number, x in enumerate(xs):
-        out.append(f'<line x1="{_num(px(x))}" y1="{top}" x2="{_num(px(x))}" y2="{bottom}" class="grid"/>')
-        if (len(xs) - 1 - number) % every == 0:  # on a phone every other tick, the last one always
-            out.append(f'<text x="{_num(px(x))}" y="{bottom + 18}" class="tick" text-anchor="middle">{x}</text>')
-    ticks = round(top_value / step)
-    for n in range(ticks + 1):
-        value = n * step
-        gy = py(value * scale)
-        label = f"{value:g}"
-        out.append(f'<line x1="{left}" y1="{_num(gy)}" x2="{right}" y2="{_num(gy)}" class="grid"/>')
-        out.append(f'<text x="{left - 6}" y="{_num(gy + 4)}" class="tick" text-anchor="end">{label}</text>')
-    out.append(
-        f'<text x="{_num(width / 2 if narrow else (left + right) / 2)}" y="{height - 14}" class="axis-label" '
-        f'text-anchor="middle">{escape(x_label)}</text>'
+    out = _open(chart_id, title, desc, width, height, narrow, legend)
+    every = 2 if narrow and len(xs) > 6 else 1  # on a phone every other tick label, the last one always
+    out += plot.grid(
+        [(px(x), str(x) if (len(xs) - 1 - number) % every == 0 else None) for number, x in enumerate(xs)],
+        [(py(n * step * scale), f"{n * step:g}") for n in range(round(top_value / step) + 1)],
+        6,
     )
-    out.append(
-        f'<text transform="translate(14 {_num((top + bottom) / 2)}) rotate(-90)" class="axis-label" '
-        f'text-anchor="middle">{escape(y_label)}</text>'
-    )
+    out += plot.axis_labels(*axes, width, height, narrow, 14)
     for n, line in enumerate(lines):
         path = " ".join(f"{_num(px(x))},{_num(py(y))}" for x, y in line.points)
         group = [f'<g class="series"><polyline points="{path}" class="line line-{n}"{_dash(n)}/>']

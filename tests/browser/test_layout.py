@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, card_by_id
+from generator.counting.compute import count_compute
+from generator.site.formats import binary
 from generator.site.views import START_HERE
 
 from .conftest import PHONE, WIDE
@@ -356,13 +358,24 @@ def test_the_lecturers_two_links_from_the_home_page_on_a_phone(open_page: Any, s
 
 
 def test_the_engineers_fine_tuning_question_from_the_home_page_on_a_phone(open_page: Any, site_url: str) -> None:
-    """Home -> BERT-Large -> "On this page" -> memory: the bytes Adam's mixed-precision training needs, on screen."""
+    """Home -> BERT-Large -> "On this page" -> batch sizes and lengths: fine-tuning at b = 32, s = 512, on screen."""
     page, toc = _from_home_on_a_phone(open_page, site_url, "BERT-Large, uncased", "bert-large-uncased")
-    toc.get_by_role("link", name="Memory for the parameters").click()
-    row = page.locator("#memory-training")
+    toc.get_by_role("link", name="Batch sizes and lengths").click()
+    assert page.evaluate("location.hash") == "#c-grid"
+    batch, seq = 32, 512  # the question
+    row = page.locator(f"#c-grid-b{batch}-s{seq}")
     row.scroll_into_view_if_needed()
+    cell = row.locator(".count")
+    # The figure the generator computes: Adam in bf16 mixed precision with the activations (a lower bound).
+    compute = count_compute(card_by_id("bert-large-uncased"))
+    step = compute.at(batch, seq)
+    memory = step.training_memory["bf16_mixed"]
+    assert cell.get_attribute("data-value") == str(memory)
+    assert cell.inner_text() == binary(memory)
+    # Weights, gradients and Adam's state are 16 bytes a parameter (ZeRO, section 3.1), all of BERT-Large's
+    # fine-tuned (the committed reference's total); the bf16 activations of the step come on top.
     total = json.loads((ROOT / "tests" / "reference" / "bert-large-uncased.json").read_text(encoding="utf-8"))["total"]
-    # 16 bytes per trained parameter (ZeRO, section 3.1): every parameter of BERT-Large is fine-tuned.
-    assert row.locator(".count").inner_text() == f"{16 * total:,}"
-    box = row.locator(".count").bounding_box()
+    assert memory == 16 * total + step.activations["bf16"]
+    box = cell.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE, box
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 844, box

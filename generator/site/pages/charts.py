@@ -192,18 +192,14 @@ def _memory_chart(text: Text, rows: tuple[MemoryRow, ...]) -> Markup:
         activations=times(activations),
     )
     return Markup(
-        "\n".join(
-            line_chart(
-                "chart-memory",
-                text("title", batch=BATCH),
-                desc,
-                lines,
-                x_label=text("x-axis"),
-                y_label=text("y-axis", unit="GiB"),
-                y_scale=gib,
-                narrow=narrow,
-            )
-            for narrow in (False, True)
+        line_chart(
+            "chart-memory",
+            text("title", batch=BATCH),
+            desc,
+            lines,
+            x_label=text("x-axis"),
+            y_label=text("y-axis", unit="GiB"),
+            y_scale=gib,
         )
     )
 
@@ -289,15 +285,14 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("charts", language)
     texts, labels = text.section("shares"), text.section("rule")
     bars, parts = share_rows(models), series(language)
-    share_args = (
+    # Each chart in both layouts; charts.css shows the one that fits the screen (see generator.site.svg).
+    share_svg = stacked_bars(
         "chart-shares",
         texts("title"),
         _share_description(texts, bars, parts),
         parts,
         [BarRow(row.model.id, tuple(s.count for s in row.shares)) for row in bars],
     )
-    # Both layouts of each chart; charts.css shows the one that fits the screen (see generator.site.svg).
-    share_svg = "\n".join(stacked_bars(*share_args, narrow=narrow) for narrow in (False, True))
     context: dict[str, object] = {"share_rows": bars, "share_chart": Markup(share_svg), "parts": parts, "f": MATH}
     rule = rule_rows(models)
     if rule:
@@ -320,20 +315,16 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             )
             for row in rule
         ]
-        rule_svg = "\n".join(
-            log_scatter(
-                "chart-rule",
-                labels("title", rule=RULE),
-                _rule_description(labels, rule),
-                points,
-                x_label=labels("x-axis"),
-                y_label=labels("y-axis"),
-                slope=RULE,
-                line_label=labels("line", rule=RULE),
-                marker_labels=(labels("total-marker"), labels("core-marker")),
-                narrow=narrow,
-            )
-            for narrow in (False, True)
+        rule_svg = log_scatter(
+            "chart-rule",
+            labels("title", rule=RULE),
+            _rule_description(labels, rule),
+            points,
+            x_label=labels("x-axis"),
+            y_label=labels("y-axis"),
+            slope=RULE,
+            line_label=labels("line", rule=RULE),
+            marker_labels=(labels("total-marker"), labels("core-marker")),
         )
         context.update(rule_rows=rule, rule_chart=Markup(rule_svg), rule=RULE)
     else:
