@@ -59,7 +59,9 @@ def test_screenshots_and_no_sideways_scrolling_on_a_phone(
         failures = watch_failures(page)
         response = page.goto(site_url + PAGES[name])
         assert response is not None and response.ok, f"{PAGES[name]}: HTTP {response and response.status}"
-        page.screenshot(path=output_dir / f"{name}-{width}.png", full_page=True)
+        # A model page at 390 px is some 40,000 px tall: its full-page picture (for a person to look at, not an
+        # assertion) took over 15 s with two test workers on two processors, so it gets a minute.
+        page.screenshot(path=output_dir / f"{name}-{width}.png", full_page=True, timeout=60_000)
         assert not failures, f"{PAGES[name]} at {width} px:\n" + "\n".join(failures)
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
     assert scroll_width <= PHONE, f"{PAGES[name]} scrolls sideways at {PHONE} px: the page is {scroll_width} px wide"
