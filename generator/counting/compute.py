@@ -366,5 +366,4 @@ def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
                 kept.append((symbol, exp))
         rest = tuple(kept)  # still in the monomial's sorted order
         coefficients[rest] = coefficients.get(rest, 0) + coeff
-    # Written as Poly writes its own results: terms sorted, none with a zero coefficient.
-    return Poly(tuple(sorted((mono, coeff) for mono, coeff in coefficients.items() if coeff)))
+    return Poly.of_terms(coefficients)

@@ -44,7 +44,8 @@ class Poly:
         return Poly((((), value),)) if value else Poly()
 
     @staticmethod
-    def _from(coeffs: Mapping[Monomial, int]) -> Poly:
+    def of_terms(coeffs: Mapping[Monomial, int]) -> Poly:
+        """The polynomial with these coefficients, in its one written form: terms sorted, none zero."""
         return Poly(tuple(sorted(item for item in coeffs.items() if item[1])))
 
     def _scaled(self, factor: int) -> Poly:
@@ -60,7 +61,7 @@ class Poly:
         coeffs = dict(self.terms)
         for mono, coeff in other.terms:
             coeffs[mono] = coeffs.get(mono, 0) + coeff
-        return Poly._from(coeffs)
+        return Poly.of_terms(coeffs)
 
     __radd__ = __add__
 
@@ -82,7 +83,7 @@ class Poly:
             for m2, c2 in theirs:
                 mono = _mul_monomials(m1, m2)
                 coeffs[mono] = coeffs.get(mono, 0) + c1 * c2
-        return Poly._from(coeffs)
+        return Poly.of_terms(coeffs)
 
     __rmul__ = __mul__
 
@@ -116,7 +117,7 @@ class Poly:
         for mono, coeff in self.terms:
             powers = {s: e - divisor.get(s, 0) for s, e in mono}
             coeffs[tuple(sorted((s, e) for s, e in powers.items() if e))] = coeff
-        return Poly._from(coeffs)
+        return Poly.of_terms(coeffs)
 
     def is_zero(self) -> bool:
         return not self.terms
@@ -140,4 +141,4 @@ def total(polys: Iterable[Poly]) -> Poly:
     for poly in polys:
         for mono, coeff in poly.terms:
             coeffs[mono] = coeffs.get(mono, 0) + coeff
-    return Poly._from(coeffs)
+    return Poly.of_terms(coeffs)
