@@ -44,27 +44,27 @@ def percent(value: Fraction | float | int, total: int | None = None) -> str:
     """
     if total == 0:
         return NO_SHARE
-    share = Fraction(value) / total if total is not None else Fraction(value)
-    hundredths = abs(share) * 100
+    if isinstance(value, int) and isinstance(total, int):  # the usual case, without making a Fraction
+        top, bottom, negative = abs(value), abs(total), (value < 0) != (total < 0)
+    else:
+        share = Fraction(value) if total is None else Fraction(value) / total
+        top, bottom, negative = abs(share.numerator), share.denominator, share < 0
+    # The share is top / bottom, and 100 times that in hundredths.
     decimals = 1
-    if 0 < hundredths < Fraction(1, 20):
-        while hundredths * 10**decimals < 10:  # until two digits are significant
+    if 0 < top * 2000 < bottom:  # not zero, but under 0.05%
+        while top * 100 * 10**decimals < 10 * bottom:  # until two digits are significant
             decimals += 1
-    elif hundredths < 100 <= _round_half_up(hundredths, decimals):
-        while _round_half_up(hundredths, decimals) >= 100:
+    elif top < bottom:  # under 100%: as many decimals as it takes not to round up to 100
+        while _steps(top, bottom, decimals) >= 100 * 10**decimals:
             decimals += 1
-    whole, rest = divmod(_steps(hundredths, decimals), 10**decimals)
-    sign = MINUS if share < 0 else ""
+    whole, rest = divmod(_steps(top, bottom, decimals), 10**decimals)
+    sign = MINUS if negative and (whole or rest) else ""
     return f"{sign}{whole}.{rest:0{decimals}d}%"
 
 
-def _steps(value: Fraction, decimals: int) -> int:
-    """``value`` in units of 10^-decimals, rounded half up."""
-    return int(value * 10**decimals + Fraction(1, 2))
-
-
-def _round_half_up(value: Fraction, decimals: int) -> Fraction:
-    return Fraction(_steps(value, decimals), 10**decimals)
+def _steps(top: int, bottom: int, decimals: int) -> int:
+    """The share top / bottom in hundredths, in units of 10^-decimals, rounded half up (whole numbers only)."""
+    return (200 * top * 10**decimals + bottom) // (2 * bottom)
 
 
 def times(ratio: Fraction | float) -> str:

@@ -228,8 +228,7 @@ class Renderer:
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
-        # Counted once for both: the page and the JSON then share the polynomials the compute caches.
-        compute = step_figures.compute_of(model.card)
+        compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
         return {
             f"models/{model.id}/index.html": self.render(
                 model_page(model, self.text, self.related.get(model.id), self._compute(model, compute))

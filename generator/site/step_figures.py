@@ -52,9 +52,8 @@ class StepFigures:
         return self.seq < SEQ
 
 
-def step_figures(card: Card) -> StepFigures | None:
-    """A card's figures for the comparison, or None when it has no measured compute."""
-    compute = compute_of(card)
+def step_figures(card: Card, compute: Compute | None) -> StepFigures | None:
+    """A card's figures for the comparison from its compute (``compute_of``), or None when it has none."""
     seq = compare_seq(card)
     if compute is None or seq < 1:  # a card may have an empty position table (P = 0): no token to count
         return None

@@ -16,12 +16,12 @@ from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, t
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Kind, Part, Symbol
-from generator.counting.compute import measured
+from generator.counting.compute import Compute, measured
 from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
-from generator.site.step_figures import StepFigures, step_figures
+from generator.site.step_figures import StepFigures, compute_of, step_figures
 
 # Symbols every family uses in the same sense, in the order the index and comparison show them.
 COMPARED_SYMBOLS = (
@@ -70,6 +70,7 @@ class SummaryNumbers:
     parts: dict[Part, int]
     symbols: tuple[str, ...]
     trainable: int
+    step: StepFigures | None  # worked out beside the model's page, so the pages about many models need not
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class Summary:
     parts: dict[Part, int]
     symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
     trainable: int  # the parameters an optimizer updates (the total less frozen tables)
+    step: StepFigures | None  # FLOPs per token and training memory at the comparison's (b, s); None: not measured
 
     @staticmethod
     def of(card: Card, numbers: SummaryNumbers) -> Summary:
@@ -104,6 +106,7 @@ class Summary:
             numbers.parts,
             symbols,
             numbers.trainable,
+            numbers.step,
         )
 
     @property
@@ -127,11 +130,6 @@ class Summary:
         """The card's number for a symbol, or None when this model's count does not use it."""
         symbol = next((s for s in self.symbols if s.name == name), None)
         return None if symbol is None else self.values.get(name)
-
-    @cached_property
-    def step(self) -> StepFigures | None:
-        """FLOPs per token and training memory at the comparison's (b, s); None when not measured."""
-        return step_figures(self.card)
 
     @property
     def calculator_query(self) -> str:
@@ -159,13 +157,14 @@ class Model(Summary):
     inventory: Inventory
     derivation: Derivation
     groups: tuple[TableGroup, ...]
+    compute: Compute | None  # a training step's polynomials in b and s (step_figures.compute_of)
 
     def model(self) -> Model:
         return self
 
     def numbers(self) -> SummaryNumbers:
         used = tuple(s.name for s in self.symbols)
-        return SummaryNumbers(self.total, self.subtotals, self.parts, used, self.trainable)
+        return SummaryNumbers(self.total, self.subtotals, self.parts, used, self.trainable, self.step)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
@@ -258,6 +257,7 @@ def model_of(card: Card) -> Model:
     derivation = derive(inventory)
     groups = tuple(_group(inventory, block) for block in inventory.architecture.blocks)
     subtotals = {kind: inventory.count_of(kind=kind) for kind in Kind}
+    compute = compute_of(card)  # counted once for the page, its JSON and the summary
     return Model(
         card,
         inventory.architecture,
@@ -267,9 +267,11 @@ def model_of(card: Card) -> Model:
         part_subtotals(inventory),
         _used_symbols(card, derivation),
         inventory.trainable,
+        step_figures(card, compute),
         inventory,
         derivation,
         groups,
+        compute,
     )
 
 
