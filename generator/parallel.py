@@ -32,16 +32,24 @@ def available_jobs() -> int:
 
 
 def map_parallel(
-    work: Callable[[int], T], count: int, jobs: int, on_done: Callable[[int, int], None] | None = None
+    work: Callable[[int], T],
+    count: int,
+    jobs: int,
+    on_done: Callable[[int, int], None] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> list[T]:
     """``work(i)`` for every i below ``count``, in order, over up to ``jobs`` processes.
 
-    ``on_done(done, count)`` is told as results arrive, in order. An exception raised by the
-    work stops the map and is raised here.
+    ``meanwhile()``, other work of this process's own, runs while the workers do theirs (or after
+    the work, when that runs here). ``on_done(done, count)`` is told as results arrive, in order.
+    An exception raised by the work stops the map and is raised here.
     """
     jobs = min(jobs, count // MIN_TASKS_PER_JOB)
     if jobs <= 1 or not sys.platform.startswith("linux"):
-        return [_reported(work(i), i + 1, count, on_done) for i in range(count)]
+        here = [_reported(work(i), i + 1, count, on_done) for i in range(count)]
+        if meanwhile is not None:
+            meanwhile()
+        return here
     context = multiprocessing.get_context("fork")
     tasks: SimpleQueue[tuple[int, int] | None] = context.SimpleQueue()
     results: SimpleQueue[tuple[int, list[Any], BaseException | None]] = context.SimpleQueue()
@@ -56,6 +64,8 @@ def map_parallel(
             tasks.put((start, min(start + size, count)))
         for _ in workers:
             tasks.put(None)
+        if meanwhile is not None:
+            meanwhile()
         waiting: dict[int, list[T]] = {}
         ordered: list[T] = []
         for _ in starts:

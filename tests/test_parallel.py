@@ -64,6 +64,21 @@ def test_with_two_jobs_the_work_runs_in_two_other_processes() -> None:
     assert set(map_parallel(worker_pid, 15, 2)) == {os.getpid()}  # under 8 tasks a job: not worth a pool
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
+@pytest.mark.parametrize(("count", "jobs"), [(40, 2), (40, 1), (15, 2)])
+def test_meanwhile_runs_once_in_the_build_while_workers_work_or_after_the_work(count: int, jobs: int) -> None:
+    ran: list[tuple[int, int]] = []  # (process, results the build had when it ran)
+    results: list[int] = []
+
+    def told(done: int, total: int) -> None:
+        results.append(done)
+
+    pids = map_parallel(worker_pid, count, jobs, told, meanwhile=lambda: ran.append((os.getpid(), len(results))))
+    assert len(pids) == count and [pid for pid, _ in ran] == [os.getpid()]
+    # With workers it runs before any result is taken (40 tasks of 10 ms outlast the fork); here, after the last.
+    assert ran[0][1] == (0 if jobs > 1 and count >= 16 else count)
+
+
 def test_an_error_in_a_worker_is_raised_in_the_build() -> None:
     def fail_at_seventeen(number: int) -> int:
         if number == 17:

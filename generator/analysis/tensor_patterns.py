@@ -129,8 +129,22 @@ class _Seen:
     forms: dict[tuple[object, ...], tuple[Param | Tie, Module]]
 
 
+# What family_patterns found, by what it reads of a family: equal keys give equal patterns.
+_PATTERNS: dict[tuple[object, ...], tuple[BlockPatterns, ...]] = {}
+
+
 def family_patterns(family: Family) -> tuple[BlockPatterns, ...]:
-    """Every distinct tensor name of the family, grouped by block, in an order every head follows."""
+    """Every distinct tensor name of the family, grouped by block, in an order every head follows.
+
+    Worked out once per process: every switch setting of every head is declared (DeBERTa-v2 has
+    hundreds), and a build asks for it while its workers write the model pages (``prepare``)."""
+    key = (family.declare, family.heads, family.switches, family.symbols)
+    if key not in _PATTERNS:
+        _PATTERNS[key] = _family_patterns(family)
+    return _PATTERNS[key]
+
+
+def _family_patterns(family: Family) -> tuple[BlockPatterns, ...]:
     order = _order(family)
     rows: dict[str, dict[str, _Seen]] = {}  # block key -> name -> what was seen
     placed: dict[str, str] = {}  # name -> the block key its row is listed under (the first seen)

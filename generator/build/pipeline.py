@@ -96,30 +96,35 @@ def build(
                         index.add(record)
             return reuse.write(staging, files)
 
+        def make_all(key: str, make: Callable[[], list[Callable[[], dict[str, bytes]]]], *, here: bool) -> None:
+            """The files of one cache entry: placed from the cache, or made (in this process when ``here``,
+            else over the workers) and kept."""
+            if reuse.place_all(key, staging.path):
+                if index is not None:  # the search index may still be missing: its pages' records, from the files
+                    reuse.add_records(key, staging.path, index)
+                return
+            pieces = make()
+            if here:
+                written = [write(pieces, number) for number in range(len(pieces))]
+            else:
+                written = map_parallel(functools.partial(write, pieces), len(pieces), jobs, progress.advance)
+            reuse.keep_all(key, {path: blob for files in written for path, blob in files.items()})
+
+        def without_cards() -> None:
+            """What needs no card, done here while the workers write the model pages: the files made from
+            the code alone (the calculator's data, the assets: one cache entry keyed on nothing else), and
+            what the page kinds can work out before the summaries exist (``Renderer.prepare``)."""
+            make_all(reuse.code_key(), renderer.code_files, here=True)
+            renderer.prepare()
+
         progress.start("model pages")
-        counted = map_parallel(one_model, len(cards), jobs, progress.advance)
+        counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
         summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, counted, strict=True)]
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")
-        site_key = reuse.site_key(cards)
-        # Each group of files is one cache entry: the files about many models are keyed on every
-        # card, those made from the code alone (the calculator's data, the assets) on nothing else.
-        groups: list[tuple[str, Callable[[], list[Callable[[], dict[str, bytes]]]]]] = [
-            (site_key, functools.partial(renderer.site_files, summaries)),
-            (reuse.code_key(), renderer.code_files),
-        ]
-        todo: list[tuple[str, list[Callable[[], dict[str, bytes]]]]] = []
-        for key, make in groups:
-            if not reuse.place_all(key, staging.path):
-                todo.append((key, make()))
-            elif index is not None:  # the search index may still be missing: its pages' records, from the files
-                reuse.add_records(key, staging.path, index)
-        other = [work for _, pieces in todo for work in pieces]
-        written = map_parallel(functools.partial(write, other), len(other), jobs, progress.advance)
-        for key, pieces in todo:
-            kept, written = written[: len(pieces)], written[len(pieces) :]
-            reuse.keep_all(key, {path: name for files in kept for path, name in files.items()})
+        site_key = reuse.site_key(cards)  # the files about many models: one entry, keyed on every card
+        make_all(site_key, functools.partial(renderer.site_files, summaries), here=False)
         progress.finish()
 
         if index is not None:

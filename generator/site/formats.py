@@ -64,7 +64,8 @@ def percent(value: Fraction | float | int, total: int | None = None) -> str:
 
 def _steps(top: int, bottom: int, decimals: int) -> int:
     """The share top / bottom in hundredths, in units of 10^-decimals, rounded half up (whole numbers only)."""
-    return (200 * top * 10**decimals + bottom) // (2 * bottom)
+    scale: int = 10**decimals
+    return (200 * top * scale + bottom) // (2 * bottom)
 
 
 def times(ratio: Fraction | float) -> str:

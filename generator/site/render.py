@@ -26,7 +26,7 @@ from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
-from generator.site.pages import discover_files, discover_pages
+from generator.site.pages import discover_files, discover_pages, discover_prepare
 from generator.site.related import Related, related_pages
 from generator.site.rows import (
     RowWords,
@@ -264,6 +264,12 @@ class Renderer:
         them across edits of the cards (the calculator's documents are a second of work).
         """
         return [*(functools.partial(f, self.options.language) for f in discover_files()), self._assets]
+
+    def prepare(self) -> None:
+        """What each page kind can work out before the models are counted (its optional ``prepare``), so
+        that its pages cost less once the summaries exist: a build calls this while its workers are busy."""
+        for prepare in discover_prepare():
+            prepare(self.options.language)
 
     def _page_file(self, page: Page) -> dict[str, bytes]:
         return {page.path: self.render(page)}

@@ -39,6 +39,12 @@ def discover_files() -> list[Callable[[str], dict[str, bytes]]]:
     return [module.files for module in _modules() if hasattr(module, "files")]
 
 
+def discover_prepare() -> list[Callable[[str], None]]:
+    """The optional ``prepare(language)`` function of each page kind: work its ``pages`` would do anyway
+    that needs no model (kept in this process), which a build runs while its workers count the cards."""
+    return [module.prepare for module in _modules() if hasattr(module, "prepare")]
+
+
 def discover_pages() -> list[PageKind]:
     """The ``pages`` function of every page kind, in module-name order."""
     return [module.pages for module in _modules()]

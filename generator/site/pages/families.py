@@ -89,6 +89,13 @@ def ordered_families(language: str = LANGUAGE) -> list[Family]:
     return sorted(families(language).values(), key=lambda f: (f.name != REFERENCE, f.title.lower()))
 
 
+def prepare(language: str = LANGUAGE) -> None:
+    """Work out every family's tensor name patterns (every switch setting of every head declared), which
+    ``pages`` then finds made: a build does this while its workers count the cards."""
+    for family in ordered_families(language):
+        family_patterns(family)
+
+
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("family-pages", language)
     index, one = text.section("index"), text.section("family")
