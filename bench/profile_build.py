@@ -24,6 +24,7 @@ functions and templates by cumulative time).
 from __future__ import annotations
 
 import cProfile
+import dataclasses
 import functools
 import json
 import os
@@ -100,8 +101,9 @@ def _timing_work(record: dict[str, dict[str, float]], stage: str, make: Callable
     """``make`` (``site_files`` or ``code_files``) returning its pieces of work each timed as ``stage``."""
 
     @functools.wraps(make)
-    def wrapper(*args: Any, **kwargs: Any) -> list[Callable[[], Any]]:
-        return [timed(record, stage, work) for work in make(*args, **kwargs)]
+    def wrapper(*args: Any, **kwargs: Any) -> list[Any]:
+        # Each a Piece (generator/site/page.py): the build still reads its name and what it shows.
+        return [dataclasses.replace(work, make=timed(record, stage, work.make)) for work in make(*args, **kwargs)]
 
     return wrapper
 

@@ -24,8 +24,9 @@ from conftest import MODELS, ROOT, snapshot
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
+from generator.site.page import Page
 from generator.site.pages import calculator
-from generator.site.render import SiteOptions
+from generator.site.render import Renderer, SiteOptions
 
 # A few catalog cards of different families, among them cards the pages about many models name.
 SAMPLE = ("bert-base-uncased", "albert-base-v2", "distilbert-base-uncased", "roberta-base", "electra-small-generator")
@@ -92,6 +93,39 @@ def test_every_change_rebuilds_only_what_it_touches_and_the_site_is_a_fresh_buil
     assert sorted(rebuild(SiteOptions(base_url="https://example.org/atlas/"))) == sorted(SAMPLE)
     assert sorted(rebuild(SiteOptions(search=False))) == sorted(SAMPLE)
     assert not (out / "pagefind").exists()
+
+
+def test_a_page_about_many_models_is_made_again_only_when_what_it_shows_changes(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[str] = []
+    original = Renderer._page_file
+
+    def page_file(self: Renderer, page: Page) -> dict[str, bytes]:
+        made.append(page.path)
+        return original(self, page)
+
+    monkeypatch.setattr(Renderer, "_page_file", page_file)
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions(search=False)
+
+    def rebuild() -> set[str]:
+        made.clear()
+        build(models, out, options, jobs=1, cache_dir=cache)
+        assert snapshot(out) == fresh(models, tmp_path, options)
+        return {path for path in made if path.startswith("families/")}
+
+    first = rebuild()
+    assert {"families/index.html", "families/roberta/index.html", "families/bert/index.html"} <= first
+    assert rebuild() == set() and made == []  # nothing changed: no page made again
+
+    card = models / "roberta-base.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+    # Its family's page lists its total; the family index only counts each family's models.
+    assert rebuild() == {"families/roberta/index.html"}
+    assert {"index.html", "compare/index.html"} <= set(made)  # they list every model's total
+
+    shutil.copy(MODELS / "bert-large-uncased.yaml", models / "bert-large-uncased.yaml")
+    assert rebuild() == {"families/index.html", "families/bert/index.html"}
 
 
 def test_the_data_made_from_the_code_alone_is_made_again_only_when_the_fingerprint_changes(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from generator.cards.card import Card, load_cards
 from generator.counting.families import family_in
 from generator.parallel import available_jobs, map_parallel
 from generator.site import content
+from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
 from generator.site.search import model_record, page_record, search_index
 from generator.site.views import Summary, SummaryNumbers, model_of
@@ -88,7 +89,7 @@ def build(
             reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
             return numbers
 
-        def write(work: list[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
+        def write(work: Sequence[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
             files = work[number]()
             if index is not None:
                 for path, content in files.items():
@@ -96,26 +97,32 @@ def build(
                         index.add(record)
             return reuse.write(staging, files)
 
-        def make_all(key: str, make: Callable[[], list[Callable[[], dict[str, bytes]]]], *, here: bool) -> None:
-            """The files of one cache entry: placed from the cache, or made (in this process when ``here``,
-            else over the workers) and kept."""
-            if reuse.place_all(key, staging.path):
-                if index is not None:  # the search index may still be missing: its pages' records, from the files
+        def make(pieces: list[Piece], *, here: bool) -> int:
+            """Each piece's files: placed from the cache, or made (in this process when ``here``, else over
+            the workers) and kept under the piece's key. Returns how many were made."""
+            keys = [reuse.piece_key(piece, cards) for piece in pieces]
+            todo = []
+            for key, piece in zip(keys, pieces, strict=True):
+                if not reuse.place_all(key, staging.path):
+                    todo.append((key, piece))
+                elif index is not None:  # the search index may still be missing: its pages' records, from the files
                     reuse.add_records(key, staging.path, index)
-                return
-            pieces = make()
+            work = [piece for _, piece in todo]
             if here:
-                written = [write(pieces, number) for number in range(len(pieces))]
+                written = [write(work, number) for number in range(len(work))]
             else:
-                written = map_parallel(functools.partial(write, pieces), len(pieces), jobs, progress.advance)
-            reuse.keep_all(key, {path: blob for files in written for path, blob in files.items()})
+                written = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance)
+            for (key, _), files in zip(todo, written, strict=True):
+                reuse.keep_all(key, files)
+            return len(todo)
 
         def without_cards() -> None:
             """What needs no card, done here while the workers write the model pages: the files made from
-            the code alone (the calculator's data, the assets: one cache entry keyed on nothing else), and
-            what the page kinds can work out before the summaries exist (``Renderer.prepare``)."""
-            make_all(reuse.code_key(), renderer.code_files, here=True)
-            renderer.prepare()
+            the code alone (the calculator's data, the assets), and, when those were not in the cache (a
+            first build, or new code), what the page kinds can work out before the summaries exist
+            (``Renderer.prepare``). A rebuild leaves that to the pages it makes again."""
+            if make(renderer.code_files(), here=True):
+                renderer.prepare()
 
         progress.start("model pages")
         counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
@@ -123,13 +130,12 @@ def build(
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")
-        site_key = reuse.site_key(cards)  # the files about many models: one entry, keyed on every card
-        make_all(site_key, functools.partial(renderer.site_files, summaries), here=False)
+        make(renderer.site_files(summaries), here=False)
         progress.finish()
 
         if index is not None:
             progress.start("search index")
-            search_key = site_key + "-search"
+            search_key = reuse.search_key(cards)
             if not reuse.place_all(search_key, staging.path):
                 index.write(staging.path)
                 reuse.keep_folder(search_key, staging.path, "pagefind")

@@ -1,10 +1,11 @@
 """What a build takes from its cache, and what it leaves there for the next one.
 
 A card's entry holds the card as read, its summary's numbers, its files (as blob digests) and its
-search record, keyed on the card's path and text. The pages about many models are one entry keyed
-on every card's key (they show every card's summary, and a summary is a function of its card
-and the fingerprint alone), and the search index one more, keyed the same way: any card changed,
-added or removed gives both a new key. Without a cache (``--no-cache``) every file is written
+search record, keyed on the card's path and text. Each page about many models is an entry keyed on
+the keys of the cards whose summaries it shows (a summary is a function of its card and the
+fingerprint alone): a family's page is made again when one of its own cards changes, the index
+when any does. The files made from the code alone are keyed on nothing else, and the search index
+on every card's key. Without a cache (``--no-cache``) every file is written
 as it is made and nothing is kept.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from generator.build.cache import Blob, Cache
 from generator.build.output import Staging
 from generator.cards.card import Card
+from generator.site.page import Piece
 from generator.site.search import SearchIndex, SearchRecord, page_record
 from generator.site.views import SummaryNumbers
 
@@ -86,15 +88,24 @@ class Reuse:
                 staging.write(path, content)  # a cache that cannot be written: the file is still made
         return names
 
-    def site_key(self, cards: list[Card]) -> str:
-        """The key of the pages about many models: every card's key, in the cards' order."""
+    def search_key(self, cards: list[Card]) -> str:
+        """The key of the search index, which holds a record of every page: every card's key, in the cards' order."""
         if self.cache is None or any(card.path not in self.keys for card in cards):
             return ""
-        return self.cache.key("site", *(self.keys[card.path] for card in cards))
+        return self.cache.key("search", *(self.keys[card.path] for card in cards))
 
-    def code_key(self) -> str:
-        """The key of the files made from the code alone (Renderer.code_files): the fingerprint's."""
-        return self.cache.key("code") if self.cache is not None else ""
+    def piece_key(self, piece: Piece, cards: list[Card]) -> str:
+        """The key of a piece's files: its name and ``about``, and the keys of the cards whose summaries it
+        shows (every card's, in the cards' order, when it shows every model; none, made from the code alone)."""
+        if self.cache is None:
+            return ""
+        by_id = {card.id: card.path for card in cards}
+        shown = list(by_id) if piece.shows is None else piece.shows
+        paths = [by_id.get(card_id) for card_id in shown]
+        if any(path is not None and path not in self.keys for path in paths):
+            return ""
+        keys = [self.keys[path] if path is not None else "absent" for path in paths]
+        return self.cache.key("piece", piece.name, piece.about, *shown, *keys)
 
     def place_all(self, key: str, root: Path) -> bool:
         """Place the files of entry ``key`` under ``root``; False, leaving none of them, if any is missing."""

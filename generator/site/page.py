@@ -56,6 +56,11 @@ class Page:
     # instead, called where the page is rendered (in a worker process, see parallel.py).
     context: Mapping[str, Any] | Callable[[], Mapping[str, Any]] = field(default_factory=dict)
     guide: str | None = None  # a one-line summary: the index lists the page under "Learn"
+    # What the page shows of the models, for the build cache (a page is made again only when that
+    # changes): the ids of the models whose summaries it shows (None: every model's), and ``about``,
+    # anything else it shows of them (the family index: how many models each family has).
+    shows: tuple[str, ...] | None = None
+    about: str = ""
 
     @property
     def root(self) -> str:
@@ -66,6 +71,21 @@ class Page:
     def url(self) -> str:
         """The page's address below the site root, as it is linked from outside: models/<id>/."""
         return self.path.removesuffix("index.html")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A piece of a build's work that makes files, and what it shows of the models (see ``Page.shows``).
+
+    ``name`` tells it from the build's other pieces; a piece made from the code alone shows no model."""
+
+    name: str
+    make: Callable[[], dict[str, bytes]]
+    shows: tuple[str, ...] | None = ()
+    about: str = ""
+
+    def __call__(self) -> dict[str, bytes]:
+        return self.make()
 
 
 def guide_page(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -25,7 +25,7 @@ from generator.counting.expr import to_text
 from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
-from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, SiteOptions
+from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
 from generator.site.pages import discover_files, discover_pages, discover_prepare
 from generator.site.related import Related, related_pages
 from generator.site.rows import (
@@ -247,23 +247,26 @@ class Renderer:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
         return compute_view(model.card, compute, self.compute_words)
 
-    def site_files(self, models: Sequence[Summary]) -> list[Callable[[], dict[str, bytes]]]:
+    def site_files(self, models: Sequence[Summary]) -> list[Piece]:
         """The files about many models, as independent pieces of work (a build runs them in parallel):
-        each page about many models, 404 with sitemap and robots."""
+        each page about many models, then 404 with sitemap and robots."""
         site_pages = pages(models, self.options.language)
-        work: list[Callable[[], dict[str, bytes]]] = [functools.partial(self._page_file, page) for page in site_pages]
+        work = [
+            Piece(page.path, functools.partial(self._page_file, page), page.shows, page.about) for page in site_pages
+        ]
         urls = [page.url for page in site_pages if page.template != "search.html"]
         urls += [f"models/{model.id}/" for model in models]
-        work.append(functools.partial(self._site_files, urls, models))
+        work.append(Piece("404.html", functools.partial(self._site_files, urls, models), None))
         return work
 
-    def code_files(self) -> list[Callable[[], dict[str, bytes]]]:
+    def code_files(self) -> list[Piece]:
         """The files no card changes, as pieces of work: each page kind's data, the assets.
 
         They depend on the generator, its templates and options alone, so a build cache keeps
         them across edits of the cards (the calculator's documents are a second of work).
         """
-        return [*(functools.partial(f, self.options.language) for f in discover_files()), self._assets]
+        data = [Piece(f.__module__, functools.partial(f, self.options.language)) for f in discover_files()]
+        return [*data, Piece("static", self._assets)]
 
     def prepare(self) -> None:
         """What each page kind can work out before the models are counted (its optional ``prepare``), so

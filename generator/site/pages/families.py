@@ -9,7 +9,8 @@ typed here, and the page counts nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
@@ -97,28 +98,45 @@ def prepare(language: str = LANGUAGE) -> None:
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    """The family index and a page per family. Each gathers its view where it is rendered (``prepare``
+    works the patterns out ahead in a first build); a family's page shows its own models alone, and
+    the index how many each family has, so a rebuild makes again only the pages whose models changed."""
     text = content.load("family-pages", language)
     index, one = text.section("index"), text.section("family")
-    views = [family_view(family, models) for family in ordered_families(language)]
+    ordered = ordered_families(language)
+    own = {family.name: tuple(m for m in models if m.card.family.name == family.name) for family in ordered}
     result = [
         Page(
             INDEX,
             "families.html",
             index("title", site=SITE_TITLE),
-            index("description", families=len(views)),
-            {"families": views, "shared_symbols": shared_symbols(language)},
+            index("description", families=len(ordered)),
+            functools.partial(_index_context, ordered, own, language),
             guide=index("guide"),
+            shows=(),
+            about=" ".join(f"{name}={len(found)}" for name, found in own.items()),
         )
     ]
-    for view in views:
-        words = {"family": view.family.title, "name": view.name, "site": SITE_TITLE, "models": len(view.models)}
+    for family in ordered:
+        found = own[family.name]
+        words = {"family": family.title, "name": family.name, "site": SITE_TITLE, "models": len(found)}
         result.append(
             Page(
-                family_path(view.name),
+                family_path(family.name),
                 "family.html",
                 one("title", **words),
                 one("description", **words),
-                {"view": view, "reference": REFERENCE},
+                functools.partial(_family_context, family, found),
+                shows=tuple(m.id for m in found),
             )
         )
     return result
+
+
+def _index_context(ordered: list[Family], own: Mapping[str, Sequence[Summary]], language: str) -> dict[str, object]:
+    views = [family_view(family, own[family.name]) for family in ordered]
+    return {"families": views, "shared_symbols": shared_symbols(language)}
+
+
+def _family_context(family: Family, models: Sequence[Summary]) -> dict[str, object]:
+    return {"view": family_view(family, models), "reference": REFERENCE}
