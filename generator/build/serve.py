@@ -29,6 +29,9 @@ RELOAD = "/__atlas/reload"
 SCRIPT = "/__atlas/reload.js"
 # How long a poll is held open when nothing changes, and how often the page's file is looked at.
 HOLD_SECONDS, LOOK_SECONDS = 25.0, 0.2
+# How often the watched folders are looked at: a look at the catalog's 200 files takes about 5 ms,
+# so an idle preview spends under 2% of a processor, and a saved card waits 0.15 s on average.
+WATCH_SECONDS = 0.3
 # Status 205 (Reset Content) tells the page to reload; 204 (No Content) to ask again.
 RELOAD_SCRIPT = b"""(function () {
   var version = document.currentScript.dataset.version;
@@ -115,7 +118,7 @@ def _build(models: Path, out: Path) -> None:
     subprocess.run(command, check=False)
 
 
-def serve(models: Path, out: Path, port: int, *, poll_seconds: float = 1.0) -> int:
+def serve(models: Path, out: Path, port: int, *, poll_seconds: float = WATCH_SECONDS) -> int:
     """Build, serve ``out`` on 127.0.0.1, and rebuild on every change until interrupted."""
     folders = [models, TEMPLATES, CONTENT, Path(__file__).resolve().parent.parent]  # and the whole generator package
     _build(models, out)
