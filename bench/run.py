@@ -425,8 +425,10 @@ def pagefind_binary() -> str | None:
 
 def profile(root: Path, python: str, models: Path, out: Path) -> dict[str, Any]:
     """Profile one build in a child (``profile_build.py``, which adds ``--jobs 1``): stages, memory, hot functions."""
+    # A first build, as timed: without --no-cache the profile would see a rebuild from the timed runs' cache.
+    command = [python, str(BENCH_DIR / "profile_build.py"), "build", "--models", str(models), "--out", str(out)]
     proc = subprocess.run(
-        [python, str(BENCH_DIR / "profile_build.py"), "build", "--models", str(models), "--out", str(out)],
+        [*command, *build_flags(root, python, "--no-cache")],
         cwd=root,
         capture_output=True,
         text=True,
