@@ -37,14 +37,16 @@ def map_parallel(
     jobs: int,
     on_done: Callable[[int, int], None] | None = None,
     meanwhile: Callable[[], None] | None = None,
+    per_job: int = MIN_TASKS_PER_JOB,
 ) -> list[T]:
     """``work(i)`` for every i below ``count``, in order, over up to ``jobs`` processes.
 
-    ``meanwhile()``, other work of this process's own, runs while the workers do theirs (or after
-    the work, when that runs here). ``on_done(done, count)`` is told as results arrive, in order.
-    An exception raised by the work stops the map and is raised here.
+    Each process is given at least ``per_job`` tasks (fewer processes for fewer tasks; 1 for tasks
+    that each outweigh a fork). ``meanwhile()``, other work of this process's own, runs while the
+    workers do theirs (or after the work, when that runs here). ``on_done(done, count)`` is told as
+    results arrive, in order. An exception raised by the work stops the map and is raised here.
     """
-    jobs = min(jobs, count // MIN_TASKS_PER_JOB)
+    jobs = min(jobs, count // per_job)
     if jobs <= 1 or not sys.platform.startswith("linux"):
         here = [_reported(work(i), i + 1, count, on_done) for i in range(count)]
         if meanwhile is not None:

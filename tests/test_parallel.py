@@ -62,6 +62,7 @@ def test_with_two_jobs_the_work_runs_in_two_other_processes() -> None:
     assert len(pids) == 2 and os.getpid() not in pids
     assert set(map_parallel(worker_pid, 40, 1)) == {os.getpid()}
     assert set(map_parallel(worker_pid, 15, 2)) == {os.getpid()}  # under 8 tasks a job: not worth a pool
+    assert os.getpid() not in set(map_parallel(worker_pid, 4, 2, per_job=1))  # heavy tasks: a pool for a few
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")

@@ -88,11 +88,12 @@ class Reuse:
                 staging.write(path, content)  # a cache that cannot be written: the file is still made
         return names
 
-    def search_key(self, cards: list[Card]) -> str:
-        """The key of the search index, which holds a record of every page: every card's key, in the cards' order."""
+    def cards_key(self, what: str, cards: list[Card]) -> str:
+        """The key of ``what`` a build makes from every card (the search index, the pages about many models
+        together): every card's key, in the cards' order; "" when a card has none."""
         if self.cache is None or any(card.path not in self.keys for card in cards):
             return ""
-        return self.cache.key("search", *(self.keys[card.path] for card in cards))
+        return self.cache.key(what, *(self.keys[card.path] for card in cards))
 
     def piece_key(self, piece: Piece, cards: list[Card]) -> str:
         """The key of a piece's files: its name and ``about``, and the keys of the cards whose summaries it
@@ -107,10 +108,10 @@ class Reuse:
         keys = [self.keys[path] if path is not None else "absent" for path in paths]
         return self.cache.key("piece", piece.name, piece.about, *shown, *keys)
 
-    def place_all(self, key: str, root: Path) -> bool:
-        """Place the files of entry ``key`` under ``root``; False, leaving none of them, if any is missing."""
+    def place_all(self, key: str, root: Path) -> dict[str, Blob] | None:
+        """Place the files of entry ``key`` under ``root`` and return them; None, placing none, if any is missing."""
         files = self.cache.load(key) if self.cache is not None and key else None
-        return isinstance(files, dict) and self._place(files, root)
+        return files if isinstance(files, dict) and self._place(files, root) else None
 
     def keep_all(self, key: str, files: dict[str, Blob]) -> None:
         if self.cache is not None and key:

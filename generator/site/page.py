@@ -89,7 +89,11 @@ class Piece:
 
 
 def guide_page(
-    path: str, template: str, texts: Callable[..., str], context: Mapping[str, Any], **values: object
+    path: str,
+    template: str,
+    texts: Callable[..., str],
+    context: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
+    **values: object,
 ) -> Page:
     """A page the index lists under "Learn": its title, description and guide are ``texts``, filled with ``values``."""
     return Page(

@@ -6,6 +6,7 @@ into rows, draws the two SVG charts with ``generator.site.svg`` and writes their
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -280,9 +281,22 @@ def _rule_description(text: Text, rows: tuple[RuleRow, ...]) -> str:
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
+    """The charts page; its charts are drawn where it is rendered (a worker process, in a build)."""
     if not models:
         return []
     text = content.load("charts", language)
+    return [
+        guide_page(
+            "charts/index.html",
+            "charts.html",
+            text.section("page"),
+            functools.partial(_context, models, text, language),
+            rule=RULE,
+        )
+    ]
+
+
+def _context(models: Sequence[Summary], text: Text, language: str) -> dict[str, object]:
     texts, labels = text.section("shares"), text.section("rule")
     bars, parts = share_rows(models), series(language)
     # Each chart in both layouts; charts.css shows the one that fits the screen (see generator.site.svg).
@@ -336,4 +350,4 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         memory_seqs=MEMORY_SEQS,
         batch=BATCH,
     )
-    return [guide_page("charts/index.html", "charts.html", text.section("page"), context, rule=RULE)]
+    return context
