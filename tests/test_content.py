@@ -57,7 +57,9 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     patch.setattr(texts, "CONTENT", root)  # the families' words of ``language`` come from the same folder
     found: list[str] = []
     try:
-        render.pages(models, language)  # the core pages, then every page kind of generator/site/pages/
+        for page in render.pages(models, language):  # the core pages, then every page kind of generator/site/pages/
+            if callable(page.context):  # gathered where the page is rendered, as a build does
+                page.context()
         renderer = render.Renderer(SiteOptions(language=language))
         renderer.model_files(models[0])
         renderer.not_found(models)

@@ -22,6 +22,7 @@ from conftest import MODELS
 from generator.build import pipeline as build_module
 from generator.build.pipeline import build
 from generator.cards.card import Card, load_cards
+from generator.cards.problems import InputError, Location, Problem
 from generator.parallel import map_parallel
 from generator.site.differences import PAIRS
 from generator.site.pages import errata, exercises, handout
@@ -88,6 +89,19 @@ def test_an_error_in_a_worker_is_raised_in_the_build() -> None:
 
     with pytest.raises(ValueError, match="card 17 went wrong"):
         map_parallel(fail_at_seventeen, 40, 2)
+
+
+def test_a_problem_found_in_a_worker_reaches_the_build_whole() -> None:
+    problem = Problem(Location(Path("content/zh/charts.yaml"), 11, 3), "shares.title", "expected a text here")
+
+    def refuse(number: int) -> int:
+        if number == 20:
+            raise InputError([problem])
+        return number
+
+    with pytest.raises(InputError) as raised:
+        map_parallel(refuse, 40, 2)
+    assert raised.value.problems == [problem] and str(raised.value) == str(problem)
 
 
 # That the number of jobs does not change the site: tests/test_site.py builds the catalog with one job and

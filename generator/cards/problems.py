@@ -40,6 +40,10 @@ class InputError(Exception):
         self.problems = sorted(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[list[Problem]]]:
+        # Made again from its problems when a worker process sends it to the build (pickled).
+        return (InputError, (self.problems,))
+
 
 def display_path(path: Path) -> str:
     """Show a path relative to the working directory when it lies below it (as given: links not followed)."""
