@@ -4,7 +4,7 @@ A rebuild after editing one card parses, counts and renders that card alone; eve
 is taken from the cache. Each entry's key is a digest of everything its files depend on: the
 build's fingerprint (the generator's code, every file under templates/ and content/, the
 options, the versions of Python and of the libraries that shape the output) and the entry's own
-inputs (a card's path and text; for the pages about many models, every card's key). A key that
+inputs (a card's path and text; for a page about many models, the keys of the cards it shows). A key that
 names its inputs needs no invalidation: anything changed is a new key, and a stale entry is
 simply never asked for.
 

@@ -4,9 +4,10 @@ A card's entry holds the card as read, its summary's numbers, its files (as blob
 search record, keyed on the card's path and text. Each page about many models is an entry keyed on
 the keys of the cards whose summaries it shows (a summary is a function of its card and the
 fingerprint alone): a family's page is made again when one of its own cards changes, the index
-when any does. The files made from the code alone are keyed on nothing else, and the search index
-on every card's key. Without a cache (``--no-cache``) every file is written
-as it is made and nothing is kept.
+when any does; together they are one more entry, keyed on every card's key, which a rebuild with
+no card changed places whole. The files made from the code alone are keyed on nothing else, and the
+search index on every card's key. Without a cache (``--no-cache``) every file is written as it is
+made and nothing is kept.
 """
 
 from __future__ import annotations
