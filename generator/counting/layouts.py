@@ -71,7 +71,8 @@ def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: st
     """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned).
 
     Its backward needs the input and, per row, the mean and the reciprocal standard deviation,
-    which torch's CPU kernel keeps in fp32 whatever the model's precision (native_layer_norm).
+    which the meta kernel of native_layer_norm keeps in fp32 whatever the model's precision, as CUDA's
+    does (torch 2.13's CPU kernel keeps them in the input's type; the reference runs on meta).
     """
     return Module(
         path,
