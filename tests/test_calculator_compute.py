@@ -72,7 +72,7 @@ def figures(data: dict[str, Any], head: str, config: Mapping[str, Any], b: int, 
             for product in step["products"]:
                 if product["when"] is None or holds(product["when"], config):
                     flops = polynomial(product["flops"], values) * runs
-                    out["forward"] += flops
+                    out["forward"] += 0 if product.get("backward_only") else flops
                     out["backward"] += flops * product["backward"] if backward else 0
             for tensor in _kept(step, rules, config):
                 if "when" in tensor and not holds(tensor["when"], config):
@@ -82,6 +82,8 @@ def figures(data: dict[str, Any], head: str, config: Mapping[str, Any], b: int, 
                     continue
                 scope.add(tensor["key"])
                 if tensor.get("batch_one") and (b != 1 or tensor.get("shared")):
+                    continue
+                if tensor.get("seq_above_one") and s == 1:
                     continue
                 elements = 1
                 for dim in tensor["shape"]:

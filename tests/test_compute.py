@@ -22,12 +22,6 @@ from generator.counting.compute_derivation import derive_compute
 from generator.counting.expr import to_text
 
 COMPUTE = REFERENCE / "compute"
-# Cards whose declarations do not carry all their compute yet: they must fail, never pass by chance.
-NOT_DECLARED: dict[str, str] = {
-    "test-deberta-v2-unshared-classifier": "DeBERTa-v2's ConvLayer (conv_kernel_size > 0) is not declared for compute: "
-    "its convolution (FlopCounterMode: 2·s·H·(H/groups)·K forward per sequence, five times that backward) and what "
-    "it keeps; no catalog card has one",
-}
 # Cards whose class cannot run a training step as defined: torch's error is the reference.
 CANNOT_RUN = {
     "test-bert-no-token-types": "index_select(): self indexing axis dim should be positive",
@@ -50,8 +44,7 @@ def _cases() -> list[Any]:
     for path in MEASURED:
         if path.stem in CANNOT_RUN:
             continue
-        marks = [pytest.mark.xfail(strict=True, reason=NOT_DECLARED[path.stem])] if path.stem in NOT_DECLARED else []
-        cases.append(pytest.param(path, id=path.stem, marks=marks))
+        cases.append(pytest.param(path, id=path.stem))
     return cases
 
 

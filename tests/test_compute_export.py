@@ -16,7 +16,7 @@ import pytest
 from test_compute import COMPUTE
 from test_compute import _cases as measured_cases
 
-from conftest import MODELS, count_card
+from conftest import MODELS, TEST_CARDS, count_card
 from generator.counting.compute import count_compute
 from generator.counting.inventory import Inventory, count_parameters
 from generator.site.exports import to_json
@@ -24,6 +24,7 @@ from generator.site.step_figures import compute_of
 
 FIGURES = (
     *("forward", "backward", "activations_fp32", "activations_bf16", "batch_one_fp32", "batch_one_bf16"),
+    *("seq_one_fp32", "seq_one_bf16"),
     *("training_memory_fp32", "training_memory_bf16_mixed"),
 )
 
@@ -39,8 +40,11 @@ def _evaluate(terms: list[dict[str, int]], b: int, s: int) -> int:
 
 
 def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int) -> int:
-    """A memory figure as the README says to read it: the terms, plus the b = 1 terms when b is 1."""
-    return _evaluate(compute[figure], b, s) + (_evaluate(compute[f"batch_one_{precision}"], b, s) if b == 1 else 0)
+    """A memory figure as the README says to read it: the terms, plus the b = 1 terms when b is 1, less
+    the s = 1 terms when s is 1."""
+    single = _evaluate(compute[f"batch_one_{precision}"], b, s) if b == 1 else 0
+    short = _evaluate(compute[f"seq_one_{precision}"], b, s) if s == 1 else 0
+    return _evaluate(compute[figure], b, s) + single - short
 
 
 @pytest.mark.parametrize("path", measured_cases())
@@ -79,6 +83,14 @@ def test_modernbert_keeps_more_at_batch_one() -> None:
     assert compute["batch_one_fp32"] == [{"b": 0, "s": 1, "coefficient": 4 * 2 * 768 * 22}]
     assert compute["batch_one_bf16"] == [{"b": 0, "s": 1, "coefficient": 2 * 2 * 768 * 22}]
     assert _json(count_card(MODELS / "bert-base-uncased.yaml"))["compute"]["batch_one_fp32"] == []
+
+
+def test_a_deberta_convolution_keeps_no_copy_of_a_one_token_input() -> None:
+    """ConvLayer's transposed copy of its (b, s, H) input: at s = 1 that is the input's own storage."""
+    compute = _json(count_card(TEST_CARDS / "test-deberta-v2-conv-regression.yaml"))["compute"]
+    assert compute["seq_one_fp32"] == [{"b": 1, "s": 1, "coefficient": 4 * 48}]
+    assert compute["seq_one_bf16"] == [{"b": 1, "s": 1, "coefficient": 2 * 48}]
+    assert _json(count_card(MODELS / "deberta-v3-base.yaml"))["compute"]["seq_one_fp32"] == []
 
 
 def test_the_2017_transformer_has_no_compute() -> None:

@@ -5,11 +5,13 @@ training step's FLOPs, saved activations and training memory with the declaratio
 counts (``counting/compute.py``), never with a figure computed here. For each block this module
 writes what each step declares, in the config's symbols and b, s:
 
-* ``products``: each matrix product's forward FLOPs (times the step's repeat), how many products of
-  that size its backward runs, and the condition on the config under which it runs at all;
+* ``products``: each matrix product's FLOPs (times the step's repeat), how many products of
+  that size its backward runs, the condition on the config under which it runs at all, and
+  ``backward_only`` where the forward does not run it (``Product.backward_only``);
 * ``saved``: each tensor autograd keeps, by storage ``key`` (one storage per block, or per model
-  when ``shared``), with its shape (times the repeat, unless shared), element type, condition and
-  whether only a batch of one keeps it; an activation function's step names the config key (or the
+  when ``shared``), with its shape (times the repeat, unless shared), element type, condition,
+  whether only a batch of one keeps it (``batch_one``) and whether a sequence of one token does
+  not (``seq_above_one``); an activation function's step names the config key (or the
   fixed function) that decides which of its input and output it keeps (``activations``).
 
 and for the family: its compute-only symbols, the bytes per element of each type, what each
@@ -25,7 +27,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Saved
+from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Product, Saved
 from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, Figures, applied_copies, differentiated, measured
 from generator.counting.conditions import Condition, gt
 from generator.counting.poly import Poly
@@ -60,6 +62,8 @@ def _saved(tensor: Saved, repeat: Poly) -> JSON:
         data["shared"] = True
     if tensor.batch_one:
         data["batch_one"] = True
+    if tensor.seq_above_one:
+        data["seq_above_one"] = True
     if tensor.when is not None:
         data["when"] = tensor.when.to_json()
     return data
@@ -69,15 +73,20 @@ def _step(item: Module | Op) -> JSON:
     repeat = item.repeat if item.repeat is not None else Poly.constant(1)
     return {
         "path": item.path,
-        "products": [
-            {"flops": _poly(p.flops * repeat), "backward": p.backward, "when": _condition(p.when)}
-            for p in item.products
-        ],
+        "products": [_product(p, repeat) for p in item.products],
         "saved": [_saved(t, repeat) for t in item.saved],
         # An activation function's saved entries are its input and output; the function decides which it keeps.
         "activation": item.activation if isinstance(item, Op) else None,
         "function": item.function if isinstance(item, Op) else None,
     }
+
+
+def _product(product: Product, repeat: Poly) -> JSON:
+    data: JSON = {"flops": _poly(product.flops * repeat), "backward": product.backward}
+    data["when"] = _condition(product.when)
+    if product.backward_only:  # written only where it holds, like a storage's flags
+        data["backward_only"] = True
+    return data
 
 
 def block_compute(block: Block) -> JSON:

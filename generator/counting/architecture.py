@@ -92,7 +92,7 @@ class Dtype(enum.Enum):
     """The element type of a tensor autograd keeps; ACTIVATION is the model's (fp32, or bf16 when cast)."""
 
     ACTIVATION = "activation"
-    FLOAT32 = "float32"  # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model (CPU kernel)
+    FLOAT32 = "float32"  # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model (meta and CUDA kernels)
     INT64 = "int64"  # token ids, labels, index tensors
     BOOL = "bool"  # masks
     # A copy cast to the model's type: the same storage as its fp32 source in an fp32 model, a second
@@ -106,6 +106,8 @@ class Product:
 
     The backward computes the gradient of each operand that needs one with a product of the same
     size: ``backward`` of them, 2 when both do, 1 when one is a constant or needs no gradient.
+    A ``backward_only`` product is one the backward counts and the forward does not: FlopCounterMode
+    counts a grouped convolution's weight gradient as if the kernel were whole, H/Q times its forward.
     """
 
     what: str
@@ -114,10 +116,16 @@ class Product:
     k: Poly
     backward: int = 2
     when: Condition | None = None  # a condition on the config (a projection only some configs apply)
+    backward_only: bool = False
 
     @property
     def flops(self) -> Poly:
         return _flops(self.m, self.n, self.k)
+
+    @property
+    def forward_flops(self) -> Poly:
+        """What the forward spends on it: its FLOPs, or none for a backward-only product."""
+        return Poly() if self.backward_only else self.flops
 
 
 @functools.lru_cache(maxsize=4096)
@@ -144,6 +152,9 @@ class Saved:
     # Kept only when b = 1: a view torch can fold into a batched product without a copy when the
     # batch has one sequence, and copies otherwise (the figures are then piecewise in b).
     batch_one: bool = False
+    # Kept only when s > 1: a .contiguous() copy of a transposed (b, s, ·) tensor, which at s = 1 is
+    # contiguous already and so is its input's own storage (DeBERTa's convolution input).
+    seq_above_one: bool = False
 
 
 @dataclass(frozen=True)

@@ -73,12 +73,17 @@ class StepCompute:
 
     @property
     def forward(self) -> Poly:
-        return total(p.flops for p in self.products)
+        return total(p.forward_flops for p in self.products)
 
     def saved_bytes(self, precision: str, *, shared: bool = False, batch_one: bool = False) -> Poly:
         """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones;
         with ``batch_one``, those kept only when b = 1."""
         kept = (t for t in self.saved if t.shared is shared and t.batch_one is batch_one)
+        return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
+
+    def seq_one_bytes(self, precision: str) -> Poly:
+        """Bytes of its own storages that are not kept when s = 1 (``Saved.seq_above_one``)."""
+        kept = (t for t in self.saved if t.seq_above_one)
         return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
 
 
@@ -106,15 +111,20 @@ class BlockCompute:
         """What every copy keeps in addition when b = 1 (``Saved.batch_one``)."""
         return self._bytes[precision][1]
 
+    def seq_one_bytes(self, precision: str) -> Poly:
+        """What every copy keeps for s > 1 only (``Saved.seq_above_one``): to take off at s = 1."""
+        return self._bytes[precision][2]
+
     @functools.cached_property
-    def _bytes(self) -> dict[str, tuple[Poly, Poly]]:
-        """Both sums by precision, once: the totals, the derivation and a page each ask for them."""
+    def _bytes(self) -> dict[str, tuple[Poly, Poly, Poly]]:
+        """The sums by precision, once: the totals, the derivation and a page each ask for them."""
         found = {}
         for p in PRECISIONS:
             own = total(step.saved_bytes(p) for step in self.steps)
             shared = total(step.saved_bytes(p, shared=True) for step in self.steps)
             single = total(step.saved_bytes(p, batch_one=True) for step in self.steps)
-            found[p] = (own * self.copies + shared, single * self.copies)
+            short = total(step.seq_one_bytes(p) for step in self.steps)
+            found[p] = (own * self.copies + shared, single * self.copies, short * self.copies)
         return found
 
 
@@ -139,20 +149,26 @@ class Compute:
     def activations(self, precision: str) -> Poly:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once.
 
-        For every b but 1; ``batch_one`` is what b = 1 adds (zero for most families)."""
+        For every b but 1 and every s but 1; ``batch_one`` is what b = 1 adds and ``seq_one`` what
+        s = 1 takes off (both zero for most families)."""
         return self._kept[precision][0]
 
     def batch_one(self, precision: str) -> Poly:
         """Bytes kept in addition when the batch holds one sequence (views torch folds without a copy)."""
         return self._kept[precision][1]
 
+    def seq_one(self, precision: str) -> Poly:
+        """Bytes not kept when the sequence is one token long (copies that are their input's storage then)."""
+        return self._kept[precision][2]
+
     @functools.cached_property
-    def _kept(self) -> dict[str, tuple[Poly, Poly]]:
-        """Both byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
+    def _kept(self) -> dict[str, tuple[Poly, Poly, Poly]]:
+        """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
         return {
             p: (
                 total(block.saved_bytes(p) for block in self.blocks),
                 total(block.batch_one_bytes(p) for block in self.blocks),
+                total(block.seq_one_bytes(p) for block in self.blocks),
             )
             for p in PRECISIONS
         }
@@ -171,7 +187,9 @@ class Compute:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
         values = {**self.values, "b": batch, "s": seq}
         activations = {
-            p: self.activations(p).evaluate(values) + (self.batch_one(p).evaluate(values) if batch == 1 else 0)
+            p: self.activations(p).evaluate(values)
+            + (self.batch_one(p).evaluate(values) if batch == 1 else 0)
+            - (self.seq_one(p).evaluate(values) if seq == 1 else 0)
             for p in PRECISIONS
         }
         return Figures(
@@ -298,7 +316,7 @@ def applied_copies(block: Block) -> Poly:
 
 
 def _repeated(item: Product, repeat: Poly) -> Product:
-    return Product(item.what, item.m * repeat, item.n, item.k, item.backward) if repeat != Poly.constant(1) else item
+    return replace(item, m=item.m * repeat, when=None) if repeat != Poly.constant(1) else item
 
 
 def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]:

@@ -53,7 +53,8 @@ class ComponentLines:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A forward product whose backward does less than twice its work, and the FLOPs it saves."""
+    """A forward product whose backward does less than twice its work, and the FLOPs it saves; or,
+    with ``flops`` below 0, a product only the backward counts (``Product.backward_only``)."""
 
     component: str
     what: str
@@ -95,7 +96,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
                 p: tuple(
                     line(t.key, stored_bytes(t.shape, t.dtype, p), once=t.shared)
                     for t in step.saved
-                    if batch == 1 or not t.batch_one
+                    if (batch == 1 or not t.batch_one) and (seq > 1 or not t.seq_above_one)
                 )
                 for p in PRECISIONS
             }
@@ -105,10 +106,10 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
             )
             for item in step.products:
                 done = 0 if step.backward.is_zero() else item.backward
-                lost = (2 - done) * item.flops.evaluate(values) * copies
+                lost = ((0 if item.backward_only else 2) - done) * item.flops.evaluate(values) * copies
                 if lost:
                     skipped.append(Skipped(block.block.title, item.what, lost))
-        components.append(_component(block, tuple(steps), copies, values, batch == 1))
+        components.append(_component(block, tuple(steps), copies, values, batch, seq))
     return ComputeDerivation(
         batch,
         seq,
@@ -121,9 +122,14 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
 
 
 def _component(
-    block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], single: bool
+    block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], batch: int, seq: int
 ) -> ComponentLines:
-    kept = {p: block.saved_bytes(p) + (block.batch_one_bytes(p) if single else Poly()) for p in PRECISIONS}
+    kept = {
+        p: block.saved_bytes(p)
+        + (block.batch_one_bytes(p) if batch == 1 else Poly())
+        + (block.seq_one_bytes(p) * -1 if seq == 1 else Poly())
+        for p in PRECISIONS
+    }
     return ComponentLines(
         block.block,
         steps,

@@ -85,6 +85,7 @@ class Shown:
     name: str
     line: Line
     backward: int  # the backward's products for it: one per operand that needs a gradient (``Product.backward``)
+    backward_only: bool = False  # counted by the backward alone (``Product.backward_only``)
 
     @property
     def backward_flops(self) -> int:
@@ -178,7 +179,9 @@ class ComputeView:
     backward: Expr
     activations: Mapping[str, Expr]
     batch_one: Mapping[str, Expr | None]  # what b = 1 adds, where anything
+    seq_one: Mapping[str, Expr | None]  # what s = 1 takes off, where anything
     skipped: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) the backward does not spend
+    extra: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) only the backward counts
     grid: tuple[Figures, ...]
     squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
     squared_kept: Line  # the bf16 bytes in s², the whole model
@@ -248,7 +251,9 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         )
     masks = tuple(Mask(c, step, k) for c in components for step in c.steps for k in step.kept if k.mask)
     names = {(c.title, x.line.what): x.name for c in components for step in c.steps for x in step.products}
-    skipped = tuple((x.component, names.get((x.component, x.what), x.what), x.flops) for x in derivation.skipped)
+    named = [(x.component, names.get((x.component, x.what), x.what), x.flops) for x in derivation.skipped]
+    skipped = tuple(x for x in named if x[2] > 0)
+    extra = tuple((component, name, -flops) for component, name, flops in named if flops < 0)
     kept_s2 = _terms(compute.activations("bf16"), lambda mono: _degrees(mono)[1] == 2)
     return ComputeView(
         1,
@@ -259,8 +264,10 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         derivation.forward,
         derivation.backward,
         derivation.activations,
-        {p: _batch_one(compute, p) for p in PRECISIONS},
+        {p: _written(compute, compute.batch_one(p)) for p in PRECISIONS},
+        {p: _written(compute, compute.seq_one(p)) for p in PRECISIONS},
         skipped,
+        extra,
         tuple(compute.at(batch, x) for batch, x in grid_points(positions)),
         _squared(components),
         _worked(compute, kept_s2, seq),
@@ -280,6 +287,7 @@ def _step(
             label if _own_product(item, line.what) else words.name("products", line.what),
             line,
             declared.backward if differentiated else 0,
+            declared.backward_only,
         )
         for declared, line in zip(step.products, worked.forward, strict=True)
     )
@@ -336,9 +344,10 @@ def _in_s2(line: Line) -> bool:
     return any(("s", 2) in mono for mono, _ in line.formula.terms)
 
 
-def _batch_one(compute: Compute, precision: str) -> Expr | None:
-    extra = compute.in_batch(compute.batch_one(precision))
-    return None if extra.is_zero() else compute.closed_form(extra)
+def _written(compute: Compute, poly: Poly) -> Expr | None:
+    """A figure's closed form in b and s, or None when it is 0 (what b = 1 adds, what s = 1 takes off)."""
+    found = compute.in_batch(poly)
+    return None if found.is_zero() else compute.closed_form(found)
 
 
 def _rules(compute: Compute, seq: int, skipped: int) -> Rules:

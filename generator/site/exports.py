@@ -30,8 +30,9 @@ def to_json(inventory: Inventory, compute: Compute | None) -> str:
 def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
     """Each figure of a training step as a polynomial in b and s with the card's numbers put in.
 
-    ``training_memory_*`` and ``activations_*`` hold for every b but 1; at b = 1 add the
-    ``batch_one_*`` of the same precision (fp32 for fp32, bf16 for bf16 mixed).
+    ``training_memory_*`` and ``activations_*`` hold for every b and s but 1; at b = 1 add the
+    ``batch_one_*`` of the same precision (fp32 for fp32, bf16 for bf16 mixed), and at s = 1 take
+    off its ``seq_one_*``.
     """
     # Adam's weights, gradients and moments do not depend on b and s: the training memory less
     # the activations at any point is that constant (Figures.training_memory holds the rule).
@@ -42,6 +43,7 @@ def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
         "backward": compute.backward,
         **{f"activations_{p}": compute.activations(p) for p in PRECISIONS},
         **{f"batch_one_{p}": compute.batch_one(p) for p in PRECISIONS},
+        **{f"seq_one_{p}": compute.seq_one(p) for p in PRECISIONS},
         **{f"training_memory_{n}": compute.activations(p) + states[n] for n, p in MEMORY.items()},
     }
     return {name: _terms(compute.in_batch(poly)) for name, poly in polys.items()}

@@ -145,9 +145,10 @@ def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
         name = "" if own else escape(x.name)
         tail = f" {link}" if number == 0 else ""
         line = x.line
+        forward = "–" if x.backward_only else f"{line.value:,}"  # the forward does not run it
         rows.append(
             f'<tr><th scope="row">{head}{name}{tail}</th><td>{formula(line.symbolic)}</td>'
-            f'<td>{formula(line.substituted)}</td><td class="n count">{line.value:,}</td>'
+            f'<td>{formula(line.substituted)}</td><td class="n count">{forward}</td>'
             f'<td class="n">{x.backward_flops:,} (× {x.backward})</td><td></td></tr>\n'
         )
     for number, k in enumerate(step.kept):

@@ -536,7 +536,7 @@
         step.products.forEach(function (p) {
           if (p.when && !holds(p.when, config)) { return; }
           var flops = evaluate(p.flops, values) * runs;
-          out.forward += flops;
+          if (!p.backward_only) { out.forward += flops; }
           if (backward) { out.backward += flops * BigInt(p.backward); }
         });
         keptBy(step, config).forEach(function (x) {
@@ -545,6 +545,7 @@
           if (scope[x.key]) { return; }
           scope[x.key] = true;
           if (x.batch_one && (b !== 1n || x.shared)) { return; }
+          if (x.seq_above_one && s === 1n) { return; }
           var n = elements(x.shape, values);
           ["fp32", "bf16"].forEach(function (p) {
             var size = n * BigInt(c.element_bytes[x.dtype || "activation"][p]);

@@ -24,6 +24,7 @@ from generator.counting import ops
 from generator.counting.conditions import (
     contains,
     div,
+    eq,
     ge,
     given,
     gt,
@@ -171,16 +172,46 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ..
         relative_ops = (_relative_attention(on, rows),) if on["relative"] else ()
         blocks += (arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", relative, ops=relative_ops),)
     if on["conv"]:
-        per_group = Q if on["grouped_conv"] else H
-        conv = arch.Module(
-            "conv",
-            "grouped-convolution" if on["grouped_conv"] else "convolution",
-            (arch.Param("weight", (H, per_group, K), "kernel"), arch.Param("bias", (H,), "bias")),
-            part=arch.Part.ATTENTION,
-        )
-        modules = (conv, layer_norm("LayerNorm", "convolution-layernorm", H))
-        blocks += (arch.Block("conv", arch.Kind.ENCODER, f"{prefix}encoder.conv.", modules),)
+        blocks += (_convolution(on, prefix),)
     return blocks
+
+
+def _convolution(on: Mapping[str, bool], prefix: str) -> arch.Block:
+    """ConvLayer, run once, after the first layer, on the encoder's input (DebertaV2Encoder.forward).
+
+    nn.Conv1d reads a transposed copy of its input (``permute(0, 2, 1).contiguous()``; at s = 1 the
+    permuted tensor is contiguous already, so no copy is made) and multiplies each of the b·s
+    outputs of H channels by K positions of its group's channels. Its backward computes the input's
+    gradient with a product of the forward's size, and the kernel's; FlopCounterMode counts the
+    kernel's as if it were whole (H channels in, not Q), so a grouped kernel's backward counts
+    2·b·s·H·(H − Q)·K more. Then, in the forward: padding positions filled with 0 (a bool mask,
+    kept), dropout, conv_act, the residual and a LayerNorm, and the product by the attention mask,
+    which keeps that mask cast to the model's type.
+    """
+    per_group = Q if on["grouped_conv"] else H
+    key = "grouped-convolution" if on["grouped_conv"] else "convolution"
+    products: tuple[arch.Product, ...] = (arch.Product(key, TOKENS, H, per_group * K),)
+    if on["grouped_conv"]:
+        counted = arch.Product("grouped-weight-gradient", TOKENS, H, (H + Q * -1) * K, backward=1, backward_only=True)
+        products += (counted,)
+    conv = arch.Module(
+        "conv",
+        key,
+        (arch.Param("weight", (H, per_group, K), "kernel"), arch.Param("bias", (H,), "bias")),
+        part=arch.Part.ATTENTION,
+        products=products,
+        saved=(arch.Saved("conv input", (b, H, s), seq_above_one=True),),
+    )
+    modules = (conv, layer_norm("LayerNorm", "convolution-layernorm", H))
+    dropout = common.HIDDEN_DROPOUT
+    padding = arch.Op("", "convolution-padding", saved=(arch.Saved("padding mask", (b, s), arch.Dtype.BOOL),))
+    # The activation's input is the dropped output, or without dropout the masked one: a storage of its own either way.
+    activation = ops.activation(
+        "", "convolution-activation", "conv_act", (TOKENS, H), before="activation input", after="activation output"
+    )
+    mask = arch.Op("", "convolution-mask", saved=(arch.Saved("attention mask", (b, s), arch.Dtype.CAST),))
+    steps = (padding, ops.dropout("dropout", "convolution-dropout", (b, s, H), dropout), activation, mask)
+    return arch.Block("conv", arch.Kind.ENCODER, f"{prefix}encoder.conv.", modules, ops=steps)
 
 
 def _relative_attention(on: Mapping[str, bool], rows: Poly) -> arch.Op:
@@ -257,7 +288,29 @@ def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
         ops=(ops.dropout("dropout", "pooler-dropout", (b, pooler_width), acts), activation),
     )
     # The classifier's dropout is cls_dropout, else the hidden dropout (DebertaV2ForSequenceClassification).
-    return (pooler, common.classifier_head(common.classifier_dropout("cls_dropout"), activated))
+    head = common.classifier_head(common.classifier_dropout("cls_dropout"), activated)
+    return (pooler, replace(head, ops=(*head.ops[:-2], *_class_loss())))
+
+
+def _class_loss() -> tuple[arch.Op, ...]:
+    """DebertaV2ForSequenceClassification's own loss (not transformers' problem_type one).
+
+    With several labels it gathers the rows whose label is 0 or more (``(labels >= 0).nonzero()``,
+    every row here) and keeps the row indices and the logits for that gather; the cross-entropy on
+    the gathered logits cast to fp32 keeps its fp32 log-probabilities, the gathered labels and an fp32
+    total weight. With one label it casts the logits to the labels' type (fp32) and the mean squared
+    error keeps both.
+    """
+    labels = arch.Saved("gathered labels", (b,), arch.Dtype.INT64)
+    entropy = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
+    gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
+    entropy = replace(entropy, saved=(*gather, *entropy.saved))
+    squared = arch.Op(
+        "loss",
+        "regression-loss",
+        saved=(arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32)),
+    )
+    return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
