@@ -58,6 +58,7 @@ reference:
 	$(REFERENCE_VENV)/bin/python tools/transformer_reference.py
 	$(REFERENCE_VENV)/bin/python tools/config_sample.py
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --check-cpu
+	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --sample
 
 clean:
 	rm -rf site .cache/atlas $(VENV) $(REFERENCE_VENV) *.egg-info

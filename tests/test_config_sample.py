@@ -3,7 +3,9 @@
 ``tests/reference/sample/configs.json`` is written by ``tools/config_sample.py`` (``make
 reference``): a seeded draw of small configs of every family and head, sentinel values
 (-1, 0, null, legacy strings, absent keys) drawn far more often than their share, each built
-by transformers on the meta device. This test needs neither torch nor transformers.
+by transformers on the meta device; ``compute.json`` beside it holds the training steps of
+those configs, measured by ``tools/compute_reference.py --sample``. This test needs neither
+torch nor transformers.
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ from conftest import REFERENCE
 from generator.cards.card import load_card
 from generator.cards.importer import import_config
 from generator.cards.problems import InputError
+from generator.counting.compute import count_compute
 from generator.counting.inventory import count_parameters
 
 SAMPLE = json.loads((REFERENCE / "sample" / "configs.json").read_text(encoding="utf-8"))
 ENTRIES: list[dict[str, Any]] = SAMPLE["configs"]
+# The same configs' training steps, measured by tools/compute_reference.py --sample; "error" where
+# the class cannot run one (a 0-wide head, a width the rotary tables do not fit, ...).
+COMPUTE_SAMPLE: list[dict[str, Any]] = json.loads((REFERENCE / "sample" / "compute.json").read_text(encoding="utf-8"))[
+    "configs"
+]
+RAN = [row for row in COMPUTE_SAMPLE if "points" in row]
 
 
 # Configs transformers builds that the card check refuses all the same: (family, or None for
@@ -122,6 +131,32 @@ def test_the_card_check_and_the_calculator_accept_exactly_what_transformers_buil
     data = document(card.family.name)
     assert calculator_accepts(data, card.head.value, card.config)
     assert evaluate(data, card.head.value, card.config).total == entry["total"]
+
+
+@pytest.mark.parametrize("row", RAN, ids=[f"{r['index']}-{r['family']}-{r['head']}" for r in RAN])
+def test_the_compute_of_every_sampled_config_that_runs_matches_torch(row: dict[str, Any], tmp_path: Path) -> None:
+    """FLOPs and saved bytes at four points of each sampled config whose training step torch ran."""
+    entry = ENTRIES[row["index"]]
+    try:
+        card = load_card(write_sample_card(tmp_path, entry))
+    except InputError as error:
+        assert refused_though_built(entry, error), [str(p) for p in error.problems]
+        return
+    compute = count_compute(card)
+    found, expected = [], []
+    for point in row["points"]:
+        figures = compute.at(point["batch"], point["seq"])
+        found.append((figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"]))
+        expected.append((point["forward"], point["backward"], point["fp32"], point["bf16"]))
+    assert found == expected
+
+
+def test_the_compute_sample_runs_configs_of_every_family() -> None:
+    """Each family with a transformers class has sampled configs whose step ran (and the card check takes)."""
+    ran = {r["family"] for r in RAN}
+    assert ran == {e["family"] for e in ENTRIES}
+    assert len(RAN) >= 100
+    assert {r["index"] for r in COMPUTE_SAMPLE} == {i for i, e in enumerate(ENTRIES) if e["accepted"]}
 
 
 def test_the_sample_holds_sentinels_and_refusals_of_every_family() -> None:

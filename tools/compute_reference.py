@@ -43,14 +43,20 @@ instead of points. transformers' check for padding without an attention mask cal
 which meta tensors refuse; it only warns, so it is turned off.
 
 Output: ``tests/reference/compute/<id>.json``; ``--explain`` prints, per module, the FLOPs and
-the saved tensors of one point instead of writing anything.
+the saved tensors of one point instead of writing anything. ``--sample`` measures instead every
+config of ``tests/reference/sample/configs.json`` that transformers built (``tools/config_sample.py``:
+random small configs of every family and head, sentinel values drawn often) at four points,
+(1, 1), (2, min(3, P)), (1, min(7, P)) and (3, P), into ``tests/reference/sample/compute.json``:
+checks of the declarations on configs nobody chose, where the cards' points prove the formulas.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
+import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -230,6 +236,32 @@ def explain(card: dict[str, Any], b: int, s: int, dtype: torch.dtype) -> None:
         print(f"  {module}: {'; '.join(items)}")
 
 
+def sample_reference(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each built config of the sample at its four points (module docstring), or the error of its step."""
+    found = []
+    for index, entry in enumerate(entries):
+        if not entry["accepted"]:
+            continue
+        family, head = entry["family"], entry["head"]
+        cfg = build_config(family, {**entry["config"], "attn_implementation": "eager"})
+        length = cfg.max_position_embeddings
+        row: dict[str, Any] = {"index": index, "family": family, "head": head}
+        try:
+            model = model_of(head, cfg).train()
+            half = model_of(head, cfg).train().to(torch.bfloat16)
+            points = []
+            for b, s in sorted({(1, 1), (2, min(3, length)), (1, min(7, length)), (3, length)}):
+                fp32 = measure(model, family, head, b, s, "meta")
+                bf16 = measure(half, family, head, b, s, "meta", flops=False)
+                figures = {"forward": fp32["forward"], "backward": fp32["backward"], "fp32": fp32["activations"]}
+                points.append({"batch": b, "seq": s, **figures, "bf16": bf16["activations"]})
+            row["points"] = points
+        except Exception as error:  # any error: the class cannot run the step (a 0-wide head, a missing id)
+            row["error"] = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}"
+        found.append(row)
+    return found
+
+
 def load(path: Path) -> dict[str, Any]:
     card: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
     card.setdefault("id", path.stem)
@@ -243,8 +275,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check-cpu", action="store_true", help="also run each small model on CPU and compare")
     parser.add_argument("--explain", nargs=2, type=int, metavar=("B", "S"), help="print one point per module")
     parser.add_argument("--bf16", action="store_true", help="with --explain: the model in bf16")
+    parser.add_argument("--sample", action="store_true", help="measure the sampled configs instead of the cards")
     parser.add_argument("cards", nargs="*", type=Path, help="only these cards (default: all)")
     args = parser.parse_args(argv)
+    if args.sample:
+        transformers.logging.set_verbosity_error()
+        sample = ROOT / "tests" / "reference" / "sample"
+        entries = json.loads((sample / "configs.json").read_text(encoding="utf-8"))["configs"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rows = sample_reference(entries)
+        versions = {"transformers": transformers.__version__, "torch": torch.__version__}
+        write_json(sample / "compute.json", {"versions": versions, "configs": rows})
+        print(f"compute.json: {len(rows)} configs, {sum('points' in r for r in rows)} ran", file=sys.stderr)
+        return 0
     paths = args.cards or sorted(path for folder in args.models for path in folder.glob("*.yaml"))
     for path in paths:
         card = load(path)

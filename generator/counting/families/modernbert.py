@@ -75,14 +75,18 @@ def _layer_ops() -> tuple[arch.Op, ...]:
     """Attention with rotary tables, the gated GELU (act(input) · gate, both halves of Wi's output)
     and the dropouts after attention and feed-forward."""
     # The values are a (b, A, s, d) view of Wqkv's (b, s, 3H) output, which the product with the
-    # probabilities folds to (b·A, s, d): without a copy when b = 1 (it then keeps all of Wqkv's
-    # output, 3·s·H), as a b·s·H copy otherwise. The softmax runs in fp32 (eager_attention_forward).
-    rest = arch.Saved("rest of Wqkv output", (s, 2 * H), batch_one=True)
+    # probabilities folds to (b·A, s, d): without a copy when b = 1 or A = 1 (it then keeps all of
+    # Wqkv's output, 3·b·s·H), as a b·s·H copy otherwise. The softmax runs in fp32 (eager_attention_forward).
+    one_head = eq("num_attention_heads", 1)
+    rest = (
+        arch.Saved("rest of Wqkv output", (s, 2 * H), batch_one=True, when=~one_head),
+        arch.Saved("rest of Wqkv output", (b, s, 2 * H), when=one_head),
+    )
     attention = ops.attention("attn", H, A, "attention_dropout", float_softmax=True)
     wide = (b, s, 2 * I)
     act = arch.Saved("activated", (b, s, I))
     return (
-        replace(attention, saved=(*attention.saved, rest, *ROTARY_GLOBAL, *ROTARY_LOCAL)),
+        replace(attention, saved=(*attention.saved, *rest, *ROTARY_GLOBAL, *ROTARY_LOCAL)),
         arch.Op(
             "mlp.act",
             "feed-forward-activation",
