@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -27,6 +28,7 @@ from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
+from generator.counting.switches import Switches, per_setting_read
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]
 
@@ -414,3 +416,28 @@ def test_a_kept_block_text_is_the_one_worked_out_afresh_for_each_block() -> None
     kept = [_texts(block, order) for block in blocks]
     assert kept == [_texts.__wrapped__(block, order) for block in blocks]
     assert len({texts[0][0] for texts in kept}) == len(blocks)  # each block its own text: keyed by the block
+
+
+def test_a_block_builder_runs_once_per_setting_of_the_switches_it_reads() -> None:
+    """The export declares every setting of a family's switches; a builder is run again only when a
+    switch it read differs (``switches.per_setting_read``), and one that iterates reads them all."""
+    runs: list[str] = []
+
+    @per_setting_read
+    def block(on: Mapping[str, bool], prefix: str) -> tuple[str, bool]:
+        runs.append(prefix)
+        return (prefix, on["b"]) if on["a"] else (prefix, False)
+
+    settings = [Switches(dict(zip("abc", bits, strict=True))) for bits in itertools.product((False, True), repeat=3)]
+    assert [block(on, "x.") for on in settings] == [("x.", on["a"] and on["b"]) for on in settings]
+    assert runs == ["x."] * 3  # a off (a read), a on with b off and with b on; c is never read
+    assert block(settings[0], "y.") == ("y.", False)
+    assert runs == ["x."] * 3 + ["y."]
+
+    @per_setting_read
+    def every(on: Mapping[str, bool]) -> dict[str, bool]:
+        runs.append("every")
+        return dict(on)
+
+    assert [every(on) for on in settings] == [dict(on) for on in settings]
+    assert runs.count("every") == 8

@@ -7,11 +7,14 @@ them here; the calculator exports the same data and decides it in the browser.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from generator.counting.conditions import JSON, Condition, Value
+
+T = TypeVar("T")
 
 # --- switches -------------------------------------------------------------------------------------
 
@@ -53,6 +56,50 @@ class Switches(Mapping[str, bool]):
 
     def __repr__(self) -> str:
         return f"Switches({self._values!r})"
+
+
+class _Reading(Mapping[str, bool]):
+    """A builder's switches that note, in order, each one it reads (all of them if it iterates)."""
+
+    def __init__(self, on: Mapping[str, bool]) -> None:
+        self._on = on
+        self.read: dict[str, bool] = {}
+
+    def __getitem__(self, name: str) -> bool:
+        value = self.read[name] = self._on[name]
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        self.read.update(self._on)
+        return iter(self._on)
+
+    def __len__(self) -> int:
+        return len(self._on)
+
+
+def per_setting_read(build: Callable[..., T]) -> Callable[..., T]:
+    """A block builder ``build(on, *args)`` that is run once per setting of the switches it reads.
+
+    The calculator's export and the family pages declare every setting of a family's switches,
+    and a builder that reads 5 of DeBERTa's 16 would otherwise run for each of them. A builder
+    depends only on its arguments: given the same ``args`` and the same values of the switches it
+    read, it reads the same ones and returns an equal block, which is returned again (blocks are
+    frozen). Keyed by value: ``args`` and the switches' values.
+    """
+    made: dict[tuple[Any, ...], list[tuple[tuple[tuple[str, bool], ...], T]]] = {}
+
+    @functools.wraps(build)
+    def built(on: Mapping[str, bool], *args: Any) -> T:
+        seen = made.setdefault(args, [])
+        for read, block in seen:
+            if all(on[name] == value for name, value in read):
+                return block
+        reading = _Reading(on)
+        block = build(reading, *args)
+        seen.append((tuple(reading.read.items()), block))
+        return block
+
+    return built
 
 
 def decide(switches: tuple[Switch, ...], config: Mapping[str, Any]) -> Switches:

@@ -41,7 +41,7 @@ from generator.counting.families import common
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf, Rule, Switch
+from generator.counting.switches import FirstOf, Rule, Switch, per_setting_read
 
 V, P, T, E, B, R, H, I, D, K, Q, W, A, C, L = (Poly.symbol(name) for name in "VPTEBRHIDKQWACL")
 
@@ -105,6 +105,7 @@ def _relative_rows(on: Mapping[str, bool]) -> Poly:
     return 2 * P  # max_relative_positions < 1 falls back on max_position_embeddings
 
 
+@per_setting_read
 def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _embedding_width(on)
     modules: tuple[arch.Module, ...] = (common.token_table(width),)
@@ -120,6 +121,7 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     return replace(block, ops=(*block.ops, mask))
 
 
+@per_setting_read
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _projection_width(on)
     heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
@@ -152,6 +154,7 @@ def _layer_ops(width: Poly) -> tuple[arch.Op, ...]:
     return (replace(attention, saved=(*attention.saved, *extra)), *bert[1:])
 
 
+@per_setting_read
 def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ...]:
     """What DebertaV2Encoder registers after its layers: relative positions, then the convolution."""
     blocks: tuple[arch.Block, ...] = ()
@@ -253,6 +256,7 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
 
 
+@per_setting_read
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     if on["legacy"]:
         width = _embedding_width(on)
@@ -268,6 +272,7 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"), head_ops)
 
 
+@per_setting_read
 def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
     """ContextPooler, then the classifier on what it pools."""
     pooler_width = W if on["wide_pooler"] else H
