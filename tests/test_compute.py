@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ALL_CARD_PATHS, REFERENCE, card_by_id
 from generator.cards.card import load_card
-from generator.counting.compute import count_compute
+from generator.counting.compute import Compute, count_compute
 from generator.counting.compute_derivation import derive_compute
 from generator.counting.expr import to_text
 
@@ -54,17 +54,22 @@ def test_every_transformers_card_is_measured() -> None:
     assert missing == []
 
 
+def at_points(compute: Compute, points: list[dict[str, int]]) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """The engine's FLOPs and saved bytes at each measured (b, s), and torch's, side by side."""
+    found, expected = [], []
+    for point in points:
+        figures = compute.at(point["batch"], point["seq"])
+        found.append((figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"]))
+        expected.append((point["forward"], point["backward"], point["fp32"], point["bf16"]))
+    return found, expected
+
+
 @pytest.mark.parametrize("path", _cases())
 def test_matches_torch(path: Path) -> None:
     reference = _reference(path)
     card = load_card(path)
-    compute = count_compute(card)
     assert card.head.value == reference["head"]
-    found, expected = [], []
-    for point in reference["points"]:
-        figures = compute.at(point["batch"], point["seq"])
-        found.append((figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"]))
-        expected.append((point["forward"], point["backward"], point["fp32"], point["bf16"]))
+    found, expected = at_points(count_compute(card), reference["points"])
     assert found == expected
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 from test_calculator import calculator_accepts, document, evaluate
+from test_compute import at_points
 
 from conftest import REFERENCE
 from generator.cards.card import load_card
@@ -142,12 +143,7 @@ def test_the_compute_of_every_sampled_config_that_runs_matches_torch(row: dict[s
     except InputError as error:
         assert refused_though_built(entry, error), [str(p) for p in error.problems]
         return
-    compute = count_compute(card)
-    found, expected = [], []
-    for point in row["points"]:
-        figures = compute.at(point["batch"], point["seq"])
-        found.append((figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"]))
-        expected.append((point["forward"], point["backward"], point["fp32"], point["bf16"]))
+    found, expected = at_points(count_compute(card), row["points"])
     assert found == expected
 
 
