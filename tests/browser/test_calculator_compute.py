@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import MODELS, card_by_id
+from conftest import MODELS, TEST_CARDS, card_by_id
 from generator.analysis.calculator import query, step_query
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute, measured
@@ -75,6 +75,25 @@ def test_the_page_equals_the_python_figures_for_every_catalog_card(site_url: str
     assert mismatches == [], mismatches[:3]
     assert opened == 2 * sum(1 for c in CATALOG if c.family.name != "transformer")
     print(f"{opened} training steps in {time.monotonic() - started:.1f} s")
+
+
+def test_the_piecewise_and_backward_only_rules_run_in_the_page(site_url: str, open_page: Any) -> None:
+    """The test cards whose figures are not one polynomial in b and s, or that count a product only in
+    the backward: DeBERTa's convolution (grouped and whole: no input copy at s = 1, a kernel gradient
+    the counter overcounts) and ModernBERT with one head (all of its QKV output at any b)."""
+    page = open_page(WIDE)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    mismatches = []
+    for name in ("test-deberta-v2-unshared-classifier", "test-deberta-v2-conv-regression", "test-modernbert-one-head"):
+        card = load_card(TEST_CARDS / f"{name}.yaml")
+        for b, s in ((1, 1), (2, 1), (2, 3), (3, card.config["max_position_embeddings"])):
+            page.goto(f"{site_url}{PAGE}?{query(card.family, card.head, card.config)}&batch={b}&seq={s}")
+            found, want = read_step(page), expected(card, b, s)
+            if found != want:
+                mismatches.append((name, b, s, found, want))
+    assert errors == []
+    assert mismatches == []
 
 
 def test_bert_large_page_answers_the_engineers_question(site: Path, site_url: str, open_page: Any) -> None:
