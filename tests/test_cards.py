@@ -248,3 +248,16 @@ def test_empty_dimensions_transformers_builds_are_counted(write_card) -> None:  
     # feed-forward 4·0 + 0 and 0·4 + 4; the pooler 4·4 + 4.
     assert inventory.total == 10 * 4 + 2 * 4 + 4 * (4 * 4 + 4) + 2 * (2 * 4) + 0 + 4 + (4 * 4 + 4)
     assert inventory.tensor("embeddings.position_embeddings.weight").shape == (0, 4)
+
+
+def test_a_single_label_problem_with_one_label_is_refused_where_the_labels_are_given(write_card) -> None:  # type: ignore[no-untyped-def]
+    """PretrainedConfig refuses it whatever the family (tests/reference/sample/configs.json holds its
+    verdict for each); the problem names the number of labels, the key a fix changes."""
+    card = GOOD.replace("head: base", "head: sequence-classification")
+    refused = card + "  problem_type: single_label_classification\n  num_labels: 1\n"
+    assert problems_of(write_card(refused)) == [
+        "models/card.yaml:8:15: config.num_labels: problem_type single_label_classification needs more than one "
+        "label, found num_labels 1; transformers refuses it (use num_labels 2, or problem_type regression)"
+    ]
+    accepted = card + "  problem_type: single_label_classification\n  num_labels: 3\n"
+    assert load_card(write_card(accepted)).config["problem_type"] == "single_label_classification"

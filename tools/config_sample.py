@@ -177,6 +177,30 @@ PINNED: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
+# PretrainedConfig refuses a single-label classification with one label; the other problem types take
+# any number. One config of each kind per family, after the draws (so that the drawn ones keep their places).
+PROBLEM_TYPES = (
+    ("single_label_classification", 1),
+    ("single_label_classification", 3),
+    ("regression", 1),
+    ("multi_label_classification", 1),
+)
+
+
+def problem_type_configs() -> list[tuple[str, str, dict[str, Any]]]:
+    """A small classifier of every family with each problem type and number of labels of PROBLEM_TYPES."""
+    configs = []
+    for family in HEADS:
+        names = RENAMED.get(family, {})
+        small = {names.get(k, k): v for k, v in {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}.items()}
+        if family == "modernbert":
+            small.update(pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+        for problem, labels in PROBLEM_TYPES:
+            config = {**small, "problem_type": problem, "num_labels": labels}
+            configs.append((family, "sequence-classification", config))
+    return configs
+
+
 def draw(rng: random.Random, family: str, head: str) -> dict[str, Any]:
     """One small config; a key takes one of its sentinels about a third of the time."""
     space = {RENAMED.get(family, {}).get(key, key): choices for key, choices in SIZES.items()}
@@ -222,6 +246,7 @@ def sample(seed: int = SEED, per_head: int = PER_HEAD) -> list[dict[str, Any]]:
         for head in heads:
             for _ in range(MORE.get(family, per_head)):
                 entries.append(built(family, head, draw(rng, family, head)))
+    entries += [built(family, head, config) for family, head, config in problem_type_configs()]
     return entries
 
 

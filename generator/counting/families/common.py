@@ -13,7 +13,21 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import Condition, eq, ge, given, gt, is_null, is_whole, lt, mod, ne, neg, truthy
+from generator.counting.conditions import (
+    Condition,
+    const,
+    eq,
+    ge,
+    given,
+    gt,
+    is_null,
+    is_whole,
+    lt,
+    mod,
+    ne,
+    neg,
+    truthy,
+)
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
@@ -231,8 +245,16 @@ padding_in_vocabulary = Rule(
     ("pad_token_id", "vocab_size"),
 )
 
+# PretrainedConfig.__init__ refuses a single-label classification with one label (every family's config).
+single_label_needs_labels = Rule(
+    eq("problem_type", const("single_label_classification")) & eq("num_labels", 1),
+    "problem_type single_label_classification needs more than one label, found num_labels 1; transformers "
+    "refuses it (use num_labels 2, or problem_type regression)",
+    ("num_labels",),  # the calculator's one-click fixes: a number of labels (a problem_type of 1 would pass too)
+)
+
 # BERT's rules, which ELECTRA's copy of its layer and embeddings shares.
-BERT_RULES = (*LAYER_RULES, padding_in_vocabulary)
+BERT_RULES = (*LAYER_RULES, padding_in_vocabulary, single_label_needs_labels)
 
 # The heads of the families that have no pre-training class in transformers.
 WITHOUT_PRETRAINING = (arch.Head.BASE, arch.Head.MASKED_LM, arch.Head.SEQUENCE_CLASSIFICATION)

@@ -298,24 +298,29 @@ def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
 
 
 def _class_loss() -> tuple[arch.Op, ...]:
-    """DebertaV2ForSequenceClassification's own loss (not transformers' problem_type one).
+    """DebertaV2ForSequenceClassification's loss: its own without a problem_type, else transformers' usual one.
 
-    With several labels it gathers the rows whose label is 0 or more (``(labels >= 0).nonzero()``,
+    Its own, with several labels, gathers the rows whose label is 0 or more (``(labels >= 0).nonzero()``,
     every row here) and keeps the row indices and the logits for that gather; the cross-entropy on
     the gathered logits cast to fp32 keeps its fp32 log-probabilities, the gathered labels and an fp32
     total weight. With one label it casts the logits to the labels' type (fp32) and the mean squared
-    error keeps both.
+    error keeps both. With a problem_type (a fine-tuned config.json often names one) it is BERT's
+    (``common.class_loss``).
     """
+    own = is_null("problem_type")
     labels = arch.Saved("gathered labels", (b,), arch.Dtype.INT64)
-    entropy = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
+    gathered = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
     gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
-    entropy = replace(entropy, saved=(*gather, *entropy.saved))
-    squared = arch.Op(
-        "loss",
-        "regression-loss",
-        saved=(arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32)),
+    cast = (arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32))
+    entropy, squared = common.class_loss()
+    kept = (
+        (*ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own).saved,),
+        (*ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own).saved,),
     )
-    return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
+    return (
+        replace(entropy, saved=(*kept[0], *ops.only(entropy, ~own).saved)),
+        replace(squared, saved=(*kept[1], *ops.only(squared, ~own).saved)),
+    )
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
@@ -434,6 +439,7 @@ FAMILY = arch.Family(
         common.padding_in_vocabulary,
         _value_types,
         _convolution_groups,
+        common.single_label_needs_labels,
     ),
     switches=SWITCHES,
 )

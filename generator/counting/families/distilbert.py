@@ -113,6 +113,10 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(common.in_every_layer(_heads_divide_dim, "n_layers"), _padding_fits_vocabulary),
+    checks=(
+        common.in_every_layer(_heads_divide_dim, "n_layers"),
+        _padding_fits_vocabulary,
+        common.single_label_needs_labels,
+    ),
     switches=(common.tied("mlm-head"),),
 )
