@@ -188,6 +188,12 @@ REFUSED = [
     ),
     ("mobilebert", "masked-lm", "embedding_size=1024", "is larger than the hidden size"),
     ("modernbert", "base", "hidden_size=770", "is not a multiple of the number of attention heads"),
+    (
+        "roberta",
+        "sequence-classification",
+        "problem_type=%22single_label_classification%22&num_labels=1",
+        "needs more than one label",
+    ),
     ("transformer", "base", "d_word_vec=500", "must equal d_model"),
     ("transformer", "base", "n_tgt_vocab=100", "needs one vocabulary"),
 ]
