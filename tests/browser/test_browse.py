@@ -26,9 +26,12 @@ def watch_failures(page: Any) -> list[str]:
 def test_follow_a_link_then_a_permalink_to_a_tensor_row(open_page: Any, site_url: str) -> None:
     page = open_page(WIDE)
     failures = watch_failures(page)
-    page.goto(site_url + "index.html")
+    # Each page is left only once its requests are done: a favicon still loading when the next
+    # address is opened is aborted by the browser, which says nothing about the site.
+    page.goto(site_url + "index.html", wait_until="networkidle")
     page.locator('a[href*="models/bert-base-uncased/"]').first.click()
     page.wait_for_url(MODEL_URL)
+    page.wait_for_load_state("networkidle")
     assert "BERT-Base" in page.locator("h1").inner_text()
 
     page.goto(site_url + f"models/bert-base-uncased/index.html#t-{TENSOR}")
