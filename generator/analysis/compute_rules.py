@@ -82,8 +82,11 @@ def _step(item: Module | Op) -> JSON:
 
 
 def _product(product: Product, repeat: Poly) -> JSON:
-    data: JSON = {"flops": _poly(product.flops * repeat), "backward": product.backward}
-    data["when"] = _condition(product.when)
+    data: JSON = {
+        "flops": _poly(product.flops * repeat),
+        "backward": product.backward,
+        "when": _condition(product.when),
+    }
     if product.backward_only:  # written only where it holds, like a storage's flags
         data["backward_only"] = True
     return data

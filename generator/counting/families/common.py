@@ -358,11 +358,14 @@ def output_bias() -> arch.Module:
     return arch.Module("", "output-bias", (arch.Param("bias", (V,), "bias"),))
 
 
-def classifier_head(dropout: Condition | None = None, pooled: arch.Saved = POOLED_OUTPUT) -> arch.Block:
+def classifier_head(
+    dropout: Condition | None = None, pooled: arch.Saved = POOLED_OUTPUT, loss: tuple[arch.Op, ...] | None = None
+) -> arch.Block:
     """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels.
 
     ``pooled`` is the storage the pooled output lives in (the encoder's output when the pooler only
-    takes token 0, as MobileBERT's does without classifier_activation).
+    takes token 0, as MobileBERT's does without classifier_activation); ``loss`` the class's own loss
+    steps, when it does not use transformers' usual one (``class_loss``).
     """
     acts = dropout if dropout is not None else classifier_dropout()
     kept = replace(pooled, when=~acts)
@@ -371,7 +374,10 @@ def classifier_head(dropout: Condition | None = None, pooled: arch.Saved = POOLE
         arch.Kind.HEAD,
         "",
         (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
-        ops=(ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"), *class_loss()),
+        ops=(
+            ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"),
+            *(loss if loss is not None else class_loss()),
+        ),
     )
 
 

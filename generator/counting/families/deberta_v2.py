@@ -293,8 +293,7 @@ def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
         ops=(ops.dropout("dropout", "pooler-dropout", (b, pooler_width), acts), activation),
     )
     # The classifier's dropout is cls_dropout, else the hidden dropout (DebertaV2ForSequenceClassification).
-    head = common.classifier_head(common.classifier_dropout("cls_dropout"), activated)
-    return (pooler, replace(head, ops=(*head.ops[:-2], *_class_loss())))
+    return (pooler, common.classifier_head(common.classifier_dropout("cls_dropout"), activated, _class_loss()))
 
 
 def _class_loss() -> tuple[arch.Op, ...]:
@@ -313,13 +312,11 @@ def _class_loss() -> tuple[arch.Op, ...]:
     gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
     cast = (arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32))
     entropy, squared = common.class_loss()
-    kept = (
-        (*ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own).saved,),
-        (*ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own).saved,),
-    )
+    own_entropy = ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own)
+    own_squared = ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own)
     return (
-        replace(entropy, saved=(*kept[0], *ops.only(entropy, ~own).saved)),
-        replace(squared, saved=(*kept[1], *ops.only(squared, ~own).saved)),
+        replace(entropy, saved=(*own_entropy.saved, *ops.only(entropy, ~own).saved)),
+        replace(squared, saved=(*own_squared.saved, *ops.only(squared, ~own).saved)),
     )
 
 
