@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import div, mod, mul, ne
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -83,9 +83,9 @@ def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
 
 
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
-    decoder = common.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
-    modules = (common.output_bias(), *common.narrow_transform("LayerNorm", "dense"), decoder)
-    return common.mlm_head("predictions.", modules, common.mlm_ops("activation", E))
+    decoder = heads.mlm_decoder(on["tied"], "albert.embeddings.word_embeddings.weight", "predictions.bias", E)
+    modules = (heads.output_bias(), *heads.narrow_transform("LayerNorm", "dense"), decoder)
+    return heads.mlm_head("predictions.", modules, heads.mlm_ops("activation", E))
 
 
 def _sentence_order_head() -> arch.Block:
@@ -106,8 +106,8 @@ def _sentence_order_head() -> arch.Block:
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers ALBERT class for this head."""
     on_top = {
-        **common.bert_heads(functools.partial(_mlm_head, on), _sentence_order_head),
-        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(CLASSIFIER_DROPOUT),),
+        **heads.bert_heads(functools.partial(_mlm_head, on), _sentence_order_head),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.classifier_head(CLASSIFIER_DROPOUT),),
     }
     return common.assemble("Albert", "albert.", head, _backbone, on_top)
 

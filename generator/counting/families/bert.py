@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import symbols
 
 SYMBOLS = symbols("VPTHILAC")
@@ -25,7 +25,7 @@ def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.B
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers BERT class for this head."""
-    on_top = common.bert_heads(functools.partial(common.bert_mlm_head, on, "bert."), common.next_sentence_head)
+    on_top = heads.bert_heads(functools.partial(heads.bert_mlm_head, on, "bert."), heads.next_sentence_head)
     return common.assemble("Bert", "bert.", head, functools.partial(_backbone, on), on_top)
 
 

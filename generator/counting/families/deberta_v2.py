@@ -37,7 +37,7 @@ from generator.counting.conditions import (
     ne,
     truthy,
 )
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -124,9 +124,9 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
 @per_setting_read
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _projection_width(on)
-    heads = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
+    split = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
     projections = ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")
-    modules = common.query_key_value(projections, H, width, heads=heads)
+    modules = common.query_key_value(projections, H, width, heads=split)
     # The position projections read the relative table, not the tokens: their work is the relative
     # block's (_relative_attention), so they compute nothing here.
     if on["relative"] and not on["shared_keys"]:
@@ -260,7 +260,7 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     if on["legacy"]:
         width = _embedding_width(on)
-        return common.bert_mlm_head(on, BACKBONE, width, width)
+        return heads.bert_mlm_head(on, BACKBONE, width, width)
     # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
     decoder = arch.Op(
         "decoder",
@@ -268,8 +268,8 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
         (arch.Product("decoder-tied", TOKENS, V, H),),
         (arch.Saved("decoder input", (TOKENS, H)),),
     )
-    head_ops = (*common.mlm_ops("transform_act_fn"), decoder)
-    return common.mlm_head("lm_predictions.lm_head.", common.mlm_transform("dense", "LayerNorm"), head_ops)
+    head_ops = (*heads.mlm_ops("transform_act_fn"), decoder)
+    return heads.mlm_head("lm_predictions.lm_head.", heads.mlm_transform("dense", "LayerNorm"), head_ops)
 
 
 @per_setting_read
@@ -293,7 +293,7 @@ def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
         ops=(ops.dropout("dropout", "pooler-dropout", (b, pooler_width), acts), activation),
     )
     # The classifier's dropout is cls_dropout, else the hidden dropout (DebertaV2ForSequenceClassification).
-    return (pooler, common.classifier_head(common.classifier_dropout("cls_dropout"), activated, _class_loss()))
+    return (pooler, heads.classifier_head(heads.classifier_dropout("cls_dropout"), activated, _class_loss()))
 
 
 def _class_loss() -> tuple[arch.Op, ...]:
@@ -304,14 +304,14 @@ def _class_loss() -> tuple[arch.Op, ...]:
     the gathered logits cast to fp32 keeps its fp32 log-probabilities, the gathered labels and an fp32
     total weight. With one label it casts the logits to the labels' type (fp32) and the mean squared
     error keeps both. With a problem_type (a fine-tuned config.json often names one) it is BERT's
-    (``common.class_loss``).
+    (``heads.class_loss``).
     """
     own = is_null("problem_type")
     labels = arch.Saved("gathered labels", (b,), arch.Dtype.INT64)
     gathered = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
     gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
     cast = (arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32))
-    entropy, squared = common.class_loss()
+    entropy, squared = heads.class_loss()
     own_entropy = ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own)
     own_squared = ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own)
     return (

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import mod, ne
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -66,8 +66,8 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
         )
     else:
         projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)
-    modules = (*common.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector)
-    return common.mlm_head("", modules, common.mlm_ops("activation", key="activation"))
+    modules = (*heads.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector)
+    return heads.mlm_head("", modules, heads.mlm_ops("activation", key="activation"))
 
 
 def _classifier() -> arch.Block:
@@ -83,7 +83,7 @@ def _classifier() -> arch.Block:
         ops=(
             ops.activation("relu", "relu", "relu", (b, H), before="hidden", after="activated", fixed=True),
             ops.dropout("dropout", "classifier-dropout", (b, H), acts),
-            *common.class_loss(),
+            *heads.class_loss(),
         ),
     )
 

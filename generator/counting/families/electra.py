@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import ne
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
@@ -50,9 +50,9 @@ def _generator_head(on: Mapping[str, bool]) -> arch.Block:
         lm_head = linear("generator_lm_head", "output-projection-tied-and-bias", E, V, tied_to=words)
     else:
         lm_head = linear("generator_lm_head", "output-projection-untied", E, V)
-    modules = (*common.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
+    modules = (*heads.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
     # ElectraGeneratorPredictions applies gelu whatever hidden_act says.
-    head_ops = common.mlm_ops("generator_predictions.activation", E, key="gelu", fixed=True)
+    head_ops = heads.mlm_ops("generator_predictions.activation", E, key="gelu", fixed=True)
     return arch.Block("generator-head", arch.Kind.HEAD, "", modules, ops=head_ops)
 
 
@@ -84,7 +84,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
         arch.Head.PRETRAINING: lambda: (_discriminator_head(),),  # the discriminator; the generator is the masked LM
         arch.Head.MASKED_LM: lambda: (_generator_head(on),),
         # ElectraClassificationHead: RoBERTa's, with gelu for tanh.
-        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("gelu"),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("gelu"),),
     }
     return common.assemble("Electra", "electra.", head, functools.partial(_backbone, on), on_top)
 

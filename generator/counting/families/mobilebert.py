@@ -21,7 +21,7 @@ from dataclasses import replace
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -204,15 +204,15 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
         products=(arch.Product("scores", TOKENS, V, H),),
         saved=(arch.Saved("scores input", (TOKENS, H)), arch.Saved("concatenated output weights", (H, V))),
     )
-    return common.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,), idle_decoder=True)
+    return heads.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,), idle_decoder=True)
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers MobileBERT class for this head."""
     pooled = _pooled(on)
     on_top = {
-        **common.bert_heads(functools.partial(_mlm_head, on), lambda: common.next_sentence_head(pooled)),
-        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.classifier_head(pooled=pooled),),
+        **heads.bert_heads(functools.partial(_mlm_head, on), lambda: heads.next_sentence_head(pooled)),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.classifier_head(pooled=pooled),),
     }
     return common.assemble("MobileBert", "mobilebert.", head, functools.partial(_backbone, on), on_top)
 

@@ -20,7 +20,7 @@ from typing import Any
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import const, div, eq, gt, ne, truthy
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -190,7 +190,7 @@ def _classifier(on: Mapping[str, bool]) -> arch.Block:
         arch.Op("pooling", "mean-pooling", saved=MASK),
         *_head_ops((b,)),
         ops.dropout("drop", "classifier-dropout", (b, H), acts),
-        *common.class_loss(),
+        *heads.class_loss(),
     )
     return arch.Block("classifier", arch.Kind.HEAD, "", modules, ops=classifier_ops)
 
@@ -208,7 +208,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     loss = ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=arch.Dtype.FLOAT32)
     on_top = {
         arch.Head.MASKED_LM: lambda: (
-            common.mlm_head("", (*_prediction_head(on), _decoder(on)), (*_head_ops((b, s)), loss)),
+            heads.mlm_head("", (*_prediction_head(on), _decoder(on)), (*_head_ops((b, s)), loss)),
         ),
         arch.Head.SEQUENCE_CLASSIFICATION: lambda: (_classifier(on),),
     }

@@ -17,7 +17,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import common
+from generator.counting.families import common, heads
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
 from generator.counting.poly import Poly
@@ -57,12 +57,12 @@ def _backbone(on: Mapping[str, bool], word_tied_to: str | None, prefix: str, poo
 
 def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[arch.Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
-    modules = common.mlm_transform("dense", "layer_norm")
+    modules = heads.mlm_transform("dense", "layer_norm")
     # RobertaLMHead applies gelu whatever hidden_act says.
-    head_ops = common.mlm_ops("gelu", key="gelu", fixed=True)
+    head_ops = heads.mlm_ops("gelu", key="gelu", fixed=True)
     if not (heads_first and on["tied"]):
-        decoder = common.mlm_decoder(on["tied"], BACKBONE + WORD_EMBEDDINGS, "lm_head.bias", H)
-        return (common.mlm_head("lm_head.", (*modules, decoder), head_ops),)
+        decoder = heads.mlm_decoder(on["tied"], BACKBONE + WORD_EMBEDDINGS, "lm_head.bias", H)
+        return (heads.mlm_head("lm_head.", (*modules, decoder), head_ops),)
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
     shared = (
@@ -77,7 +77,7 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[arch.Block, 
         arch.Module("decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "is the output bias"),)),
     )
     return (
-        common.mlm_head("lm_head.", modules, head_ops),
+        heads.mlm_head("lm_head.", modules, head_ops),
         arch.Block("shared-embeddings", arch.Kind.EMBEDDINGS, "lm_head.", shared),
     )
 
@@ -88,7 +88,7 @@ def roberta_like(on: Mapping[str, bool], head: arch.Head, *, stem: str, heads_fi
     backbone = functools.partial(_backbone, on, DECODER if tied_first else None)
     on_top = {
         arch.Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first),
-        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (common.dense_classifier("tanh"),),  # on the first token: no pooler
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("tanh"),),  # on the first token: no pooler
     }
     return common.assemble(
         stem, BACKBONE, head, backbone, on_top, pooled=frozenset({arch.Head.BASE}), heads_first=heads_first

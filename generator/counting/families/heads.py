@@ -1,0 +1,189 @@
+"""The heads several families put on their backbones: masked-LM heads, classifiers, next-sentence
+prediction, and the losses they end in.
+
+BERT's heads (``cls.predictions``, ``cls.seq_relationship``, the pooled classifier) are copied by
+most families under their own names; ELECTRA's and RoBERTa's classifier on token 0 is another
+shape, shared by those two. The backbones' pieces are in common.py. This module declares no family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from generator.counting import architecture as arch
+from generator.counting import ops
+from generator.counting.conditions import Condition, eq, given, is_null, ne
+from generator.counting.families.common import ENCODER_OUTPUT, POOLED_OUTPUT, C, E, H, OnTop, V
+from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
+from generator.counting.poly import Poly
+
+
+def bert_heads(mlm: Callable[[], arch.Block], pretraining: Callable[[], arch.Block]) -> OnTop:
+    """BERT's heads on its backbone: pre-training adds a second head to the masked LM's; a classifier."""
+    return {
+        arch.Head.PRETRAINING: lambda: (mlm(), pretraining()),
+        arch.Head.MASKED_LM: lambda: (mlm(),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (classifier_head(),),
+    }
+
+
+def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Poly) -> arch.Module:
+    """The masked-LM decoder: the token table and output bias again when tied, its own Linear when not.
+
+    Either way one b·s × width by width × V product, the largest of most models at short lengths.
+    """
+    if tied_to:
+        decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings)
+        return replace(decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "is the output bias")))
+    return linear("decoder", "decoder-untied", width, V)
+
+
+def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[arch.Module, ...]:
+    """A masked-LM head's own output bias over the vocabulary (registered first), then its
+    transform: a Linear from H to ``width`` and a LayerNorm, under the class's own names.
+
+    The Linear reads the encoder's output; the LayerNorm the activation's (``mlm_ops``)."""
+    own_bias = (output_bias(),) if bias else ()
+    return (
+        *own_bias,
+        linear(dense, "transform-dense", H, width, saves=ENCODER_OUTPUT),
+        layer_norm(norm, "transform-layernorm", width, saves="transform activated"),
+    )
+
+
+def mlm_ops(
+    activation: str,
+    width: Poly = H,
+    *,
+    key: str = "hidden_act",
+    fixed: bool = False,
+    loss_dtype: arch.Dtype = arch.Dtype.ACTIVATION,
+) -> tuple[arch.Op, ...]:
+    """A masked-LM head's transform activation (the config's ``key``, or the function ``key`` when
+    ``fixed``) and its loss over the vocabulary at every token."""
+    return (
+        ops.activation(
+            activation,
+            "transform-activation",
+            key,
+            (b, s, width),
+            before="transform hidden",
+            after="transform activated",
+            fixed=fixed,
+        ),
+        ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=loss_dtype),
+    )
+
+
+def classifier_dropout(key: str = "classifier_dropout", fallback: str = "hidden_dropout_prob") -> Condition:
+    """BERT's classifier dropout acts: ``classifier_dropout`` when given, else the hidden dropout."""
+    return (given(key) & ops.probability(key)) | (is_null(key) & ops.probability(fallback))
+
+
+def class_loss(rows: Poly = b) -> tuple[arch.Op, ...]:
+    """The classification loss: cross-entropy over C labels, or mean squared error with one label
+    (transformers' problem_type: regression when num_labels is 1 and the labels are floats)."""
+    entropy = ops.cross_entropy("loss", "classification-loss", rows, C, ops.CLASS_LABELS)
+    squared = ops.mse("loss", "regression-loss", rows)
+    return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
+
+
+def output_bias() -> arch.Module:
+    """A masked-LM head's own bias over the vocabulary, registered by the head itself."""
+    return arch.Module("", "output-bias", (arch.Param("bias", (V,), "bias"),))
+
+
+def classifier_head(
+    dropout: Condition | None = None, pooled: arch.Saved = POOLED_OUTPUT, loss: tuple[arch.Op, ...] | None = None
+) -> arch.Block:
+    """The sequence-classification head on the pooled output: a dropout, then one Linear, H to C labels.
+
+    ``pooled`` is the storage the pooled output lives in (the encoder's output when the pooler only
+    takes token 0, as MobileBERT's does without classifier_activation); ``loss`` the class's own loss
+    steps, when it does not use transformers' usual one (``class_loss``).
+    """
+    acts = dropout if dropout is not None else classifier_dropout()
+    kept = replace(pooled, when=~acts)
+    return arch.Block(
+        "classifier",
+        arch.Kind.HEAD,
+        "",
+        (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
+        ops=(
+            ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"),
+            *(loss if loss is not None else class_loss()),
+        ),
+    )
+
+
+def next_sentence_head(pooled: arch.Saved = POOLED_OUTPUT) -> arch.Block:
+    """BERT's next-sentence prediction head (``cls.seq_relationship``): H to 2, on the pooled output."""
+    return arch.Block(
+        "nsp-head",
+        arch.Kind.HEAD,
+        "cls.",
+        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2), rows=b, saves=pooled),),
+        ops=(ops.cross_entropy("loss", "next-sentence-loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
+    )
+
+
+def mlm_head(prefix: str, modules: tuple[arch.Module, ...], head_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
+    """The masked-LM head block, whatever its modules."""
+    return arch.Block("mlm-head", arch.Kind.HEAD, prefix, modules, ops=head_ops)
+
+
+def bert_mlm_head(
+    on: Mapping[str, bool],
+    attribute: str,
+    width: Poly = H,
+    decoder_width: Poly = H,
+    extra: tuple[arch.Module, ...] = (),
+    *,
+    idle_decoder: bool = False,
+) -> arch.Block:
+    """BertOnlyMLMHead and its copies (``cls.predictions``): bias, transform, ``extra``, the decoder.
+
+    ``idle_decoder`` when an ``extra`` module does the decoder's product (MobileBERT's).
+    """
+    word_embeddings = f"{attribute}embeddings.word_embeddings.weight"
+    decoder = mlm_decoder(on["tied"], word_embeddings, "cls.predictions.bias", decoder_width)
+    if idle_decoder:
+        decoder = ops.idle(decoder)
+    modules = (*mlm_transform("transform.dense", "transform.LayerNorm", width), *extra, decoder)
+    return mlm_head("cls.predictions.", modules, mlm_ops("transform.transform_act_fn", width))
+
+
+def narrow_transform(norm: str, dense: str) -> tuple[arch.Module, ...]:
+    """A head's transform down to the embedding width E, its LayerNorm registered first (ALBERT, ELECTRA).
+
+    The Linear reads the encoder's output; the LayerNorm the activation's."""
+    return (
+        layer_norm(norm, "transform-layernorm", E, saves="transform activated"),
+        linear(dense, "transform-dense-h-to-e", H, E, saves=ENCODER_OUTPUT),
+    )
+
+
+def dense_classifier(function: str) -> arch.Block:
+    """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
+    ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
+
+    Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
+    """
+    acts = classifier_dropout()
+    dense_input = ops.either(acts, arch.Saved("dropped", (b, H)), ENCODER_OUTPUT)
+    out_input = ops.either(acts, arch.Saved("dropped again", (b, H)), arch.Saved("activated", (b, H)))
+    modules = (
+        linear("dense", "classifier-dense", H, H, rows=b, saves=dense_input),
+        linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
+    )
+    activation = ops.activation(
+        "activation", "classifier-activation", function, (b, H), before="hidden", after="activated", fixed=True
+    )
+    classifier_ops = (
+        ops.dropout("dropout", "classifier-dropout", (b, H), acts),
+        activation,
+        ops.dropout("dropout again", "classifier-dropout-again", (b, H), acts),
+        *class_loss(),
+    )
+    return arch.Block("classifier", arch.Kind.HEAD, "classifier.", modules, ops=classifier_ops)
