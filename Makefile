@@ -40,6 +40,7 @@ check: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check generator tests tools bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports  # the layers contract in pyproject.toml: no module imports a layer above its own
+	$(BIN)/python tools/module_sizes.py  # no module of generator/ over 450 lines
 
 serve: $(VENV)/.installed-base
 	$(BIN)/python -m generator serve --models models --out site --port $(PORT)
