@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT, snapshot
+from generator.build import cache as cache_module
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
@@ -194,6 +195,7 @@ def test_an_entry_that_is_well_formed_but_foreign_is_a_miss(models: Path, tmp_pa
     cache_dir, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions(search=False)
     build(models, out, options, cache_dir=cache_dir)
     cache = Cache(cache_dir, "")
+    assert cache.close("")  # sealed, so that it reads what it stores
     for number, path in enumerate(sorted(p for p in (cache_dir / "entries").rglob("*") if p.is_file())):
         # Valid checksums around values of the wrong kind, or file lists that leave the site.
         value = ["a list", {"../outside.html": "0" * 40}, {"/etc/passwd": "0" * 40}, 42][number % 4]
@@ -204,13 +206,42 @@ def test_an_entry_that_is_well_formed_but_foreign_is_a_miss(models: Path, tmp_pa
     assert not (tmp_path / "outside.html").exists()
 
 
+def test_what_a_build_made_from_sources_changed_after_it_loaded_them_is_never_reused(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build runs the code its process loaded, but fingerprints the files on disk: an edit saved
+    while it runs (or after a test session imported the generator) gives pages made by other code
+    than the key says. Such a build breaks the seal, and the next one makes everything again."""
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions(search=False)
+    build(models, out, options, jobs=1, cache_dir=cache)
+    card = models / "albert-base-v2.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 6"))
+    # The code this build runs is not the code on disk: it writes other pages.
+    original = Renderer.model_files
+    monkeypatch.setattr(Renderer, "model_files", lambda self, model: {**original(self, model), "stale.txt": b"old"})
+    monkeypatch.setattr(cache_module, "LOADED", ())
+    build(models, out, options, jobs=1, cache_dir=cache)
+    monkeypatch.undo()
+    seen = counted(monkeypatch)
+    build(models, out, options, jobs=1, cache_dir=cache)
+    assert sorted(seen) == sorted(SAMPLE)
+    assert snapshot(out) == fresh(models, tmp_path, options)
+    seen.clear()
+    build(models, out, options, jobs=1, cache_dir=cache)  # sealed again by a build with nothing changed
+    assert seen == []
+
+
 def test_store_and_load(tmp_path: Path) -> None:
     cache = Cache(tmp_path, "fingerprint")
     assert cache.key("a", "bc") != cache.key("ab", "c")  # the parts are delimited
     assert cache.key("a") != Cache(tmp_path, "another").key("a")
-    assert cache.load(cache.key("a")) is None
     cache.store(cache.key("a"), {"x": (1, 2)})
+    assert cache.load(cache.key("a")) is None  # not sealed: no build has finished under this fingerprint
+    assert cache.close("fingerprint")
     assert cache.load(cache.key("a")) == {"x": (1, 2)}
+    assert Cache(tmp_path, "fingerprint").load(cache.key("a")) == {"x": (1, 2)}  # the seal is on disk
+    assert not Cache(tmp_path, "fingerprint").close("another")  # the sources changed: the seal is broken
+    assert Cache(tmp_path, "fingerprint").load(cache.key("a")) is None
     blob = cache.put(b"<p>hello</p>")
     assert blob.size == len(b"<p>hello</p>")
     placed = tmp_path / "site" / "a.html"

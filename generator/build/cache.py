@@ -23,6 +23,14 @@ otherwise, beside the project rather than in a per-user folder, so that ``make c
 Every file is written to a temporary name in its folder and renamed into place, so a build that
 stops half-way leaves no half-written file under a real name, and two builds at once at worst
 write the same file twice: the one renamed last is as good as the other.
+
+A key is only as true as the fingerprint, and the fingerprint is read from the files on disk,
+while a build runs the code its process loaded. When the sources change under a running build
+(an edit saved while it runs, or a test session that imported the generator before the edit),
+what it made comes from code other than the fingerprint says. So entries are read only under a
+seal, ``seals/<fingerprint>``, that a build writes at its end when the sources are still those
+it loaded and fingerprinted, and removes when they are not: the next build then makes everything
+again. Blobs are named by their content and stay true whatever wrote them.
 """
 
 from __future__ import annotations
@@ -61,6 +69,22 @@ def _digest(*parts: bytes) -> str:
 def _files(folder: Path) -> Iterable[Path]:
     """Every file below a folder, in a fixed order, compiled-bytecode folders left out."""
     return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(folder).parts)
+
+
+def _stamp(folders: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
+    """Each source file's path, size and modification time: cheap enough to take when the process starts."""
+    stamps = []
+    for folder in folders:
+        for path in _files(folder) if folder.is_dir() else ():
+            found = path.stat()
+            stamps.append((str(path), found.st_size, found.st_mtime_ns))
+    return tuple(stamps)
+
+
+# The sources as this process loaded them: the generator's modules are imported about now, and the
+# families' words in content/ read with them (the templates are read later, during the build).
+SOURCES = (GENERATOR, GENERATOR.parent / "templates", GENERATOR.parent / "content")
+LOADED = _stamp(SOURCES)
 
 
 def _version(name: str) -> str:
@@ -103,6 +127,21 @@ class Cache:
     def __init__(self, root: Path, fingerprint: str) -> None:
         self.root = root
         self.fingerprint = fingerprint.encode()
+        self._seal = root / "seals" / fingerprint
+        self.sealed = self._seal.is_file()  # entries are read only under a seal (see the module's notes)
+
+    def close(self, fingerprint_now: str) -> bool:
+        """At the end of a build: seal its fingerprint when the sources are still those this process
+        loaded and fingerprinted (``fingerprint_now`` is the fingerprint read again), else break the
+        seal, so that no build reads what this one kept. Returns whether the sources were unchanged."""
+        unchanged = fingerprint_now.encode() == self.fingerprint and _stamp(SOURCES) == LOADED
+        self.sealed = unchanged
+        if unchanged:
+            self._write(self._seal, b"")
+        else:
+            with contextlib.suppress(OSError):
+                self._seal.unlink(missing_ok=True)
+        return unchanged
 
     def key(self, *parts: str | bytes) -> str:
         """The key of an entry made from ``parts`` (and the fingerprint)."""
@@ -112,7 +151,10 @@ class Cache:
         return self.root / kind / name[:2] / name
 
     def load(self, key: str) -> Any:
-        """The value stored under ``key``, or None if there is none or it is damaged or foreign."""
+        """The value stored under ``key``, or None if there is none, it is damaged or foreign, or the
+        fingerprint is not sealed."""
+        if not self.sealed:
+            return None
         try:
             data = self._path("entries", key).read_bytes()
         except OSError:

@@ -56,6 +56,12 @@ class Progress:
         if self.live or self.verbose:
             self.stream.flush()
 
+    def say(self, message: str) -> None:
+        """A line of its own about the build, for whoever watches it (live or verbose)."""
+        if self.live or self.verbose:
+            self.stream.write(("\r\033[K" if self.live else "") + message + "\n")
+            self.stream.flush()
+
     def abandon(self) -> None:
         """Clear a live line, so that error messages start on a clean line."""
         if self.live:
