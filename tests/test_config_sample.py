@@ -153,6 +153,24 @@ def test_the_compute_sample_runs_configs_of_every_family() -> None:
     assert ran == {e["family"] for e in ENTRIES}
     assert len(RAN) >= 100
     assert {r["index"] for r in COMPUTE_SAMPLE} == {i for i, e in enumerate(ENTRIES) if e["accepted"]}
+    # Every loss a classifier can end in ran in every family: cross-entropy, mean squared error on one
+    # output and on three, binary cross-entropy on one label and on three.
+    losses = {
+        (
+            ENTRIES[r["index"]]["family"],
+            ENTRIES[r["index"]]["config"].get("problem_type"),
+            ENTRIES[r["index"]]["config"].get("num_labels"),
+        )
+        for r in RAN
+    }
+    for problem, labels in (
+        ("single_label_classification", 3),
+        ("regression", 1),
+        ("regression", 3),
+        ("multi_label_classification", 1),
+        ("multi_label_classification", 3),
+    ):
+        assert {family for family, p, n in losses if (p, n) == (problem, labels)} == ran, (problem, labels)
 
 
 def test_the_sample_holds_sentinels_and_refusals_of_every_family() -> None:

@@ -90,16 +90,26 @@ def points(family: str, config: Any) -> list[tuple[int, int]]:
     return sorted({(b, s) for b in (1, 2) for s in seqs} | {(3, min(3, length))})
 
 
-def batch_inputs(family: str, head: str, num_labels: int, b: int, s: int, device: str) -> dict[str, torch.Tensor]:
-    """The inputs and labels of one training step, as the definitions say."""
+def batch_inputs(family: str, head: str, config: Any, b: int, s: int, device: str) -> dict[str, torch.Tensor]:
+    """The inputs and labels of one training step, as the definitions say.
+
+    A classifier's labels are integers (b,), or floats (b,) with one label; a config that names a
+    ``problem_type`` whose loss compares every output with a float label (multi-label, or
+    regression with several outputs) gets floats of the logits' shape (b, C), the only labels
+    that loss takes."""
+    num_labels = config.num_labels
     inputs = {"input_ids": torch.ones((b, s), dtype=torch.long, device=device)}
     if head in ("masked-lm", "pretraining"):
         inputs["labels"] = torch.ones((b, s), dtype=torch.long, device=device)
     if head == "pretraining" and family in SENTENCE_LABEL and not sentence_label_refused(family, num_labels):
         inputs[SENTENCE_LABEL[family]] = torch.zeros((b,), dtype=torch.long, device=device)
     if head == "sequence-classification":
-        dtype = torch.float if num_labels == 1 else torch.long
-        inputs["labels"] = torch.zeros((b,), dtype=dtype, device=device)
+        problem = getattr(config, "problem_type", None)
+        if problem == "multi_label_classification" or (problem == "regression" and num_labels != 1):
+            inputs["labels"] = torch.zeros((b, num_labels), dtype=torch.float, device=device)
+        else:
+            dtype = torch.float if num_labels == 1 else torch.long
+            inputs["labels"] = torch.zeros((b,), dtype=dtype, device=device)
     return inputs
 
 
@@ -120,7 +130,7 @@ def measure(
 ) -> dict[str, int]:
     """One training step's forward and backward FLOPs (unless ``flops`` is False) and saved-activation bytes."""
     own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
-    inputs = batch_inputs(family, head, model.config.num_labels, b, s, device)
+    inputs = batch_inputs(family, head, model.config, b, s, device)
     saved: dict[int, int] = {}
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
@@ -216,7 +226,7 @@ def explain(card: dict[str, Any], b: int, s: int, dtype: torch.dtype) -> None:
 
     handles = [m.register_forward_pre_hook(pre) for m in model.modules()]
     handles += [m.register_forward_hook(post) for m in model.modules()]
-    inputs = batch_inputs(family, head, model.config.num_labels, b, s, "meta")
+    inputs = batch_inputs(family, head, model.config, b, s, "meta")
     forward = FlopCounterMode(display=False, depth=None)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward:
         output = model(**inputs)

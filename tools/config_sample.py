@@ -183,7 +183,9 @@ PROBLEM_TYPES = (
     ("single_label_classification", 1),
     ("single_label_classification", 3),
     ("regression", 1),
+    ("regression", 3),
     ("multi_label_classification", 1),
+    ("multi_label_classification", 3),
 )
 
 

@@ -110,9 +110,10 @@ def cross_entropy(
     )
 
 
-def mse(path: str, label: str, rows: Poly) -> Op:
-    """nn.MSELoss on one output per example against float labels: it keeps both (the labels as given, fp32)."""
-    return Op(path, label, saved=(Saved(f"{path} input", (rows,)), Saved(f"{path} labels", (rows,), Dtype.FLOAT32)))
+def float_target_loss(path: str, label: str, shape: tuple[Poly, ...]) -> Op:
+    """nn.MSELoss or nn.BCEWithLogitsLoss against float labels of the outputs' shape: each keeps
+    both (the outputs in the model's type, the labels as given, fp32)."""
+    return Op(path, label, saved=(Saved(f"{path} input", shape), Saved(f"{path} labels", shape, Dtype.FLOAT32)))
 
 
 def gated(module: Module, when: Condition) -> Module:

@@ -311,12 +311,13 @@ def _class_loss() -> tuple[arch.Op, ...]:
     gathered = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
     gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
     cast = (arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32))
-    entropy, squared = heads.class_loss()
+    entropy, squared, binary = heads.class_loss()  # binary: a named problem_type only, never its own
     own_entropy = ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own)
     own_squared = ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own)
     return (
         replace(entropy, saved=(*own_entropy.saved, *ops.only(entropy, ~own).saved)),
         replace(squared, saved=(*own_squared.saved, *ops.only(squared, ~own).saved)),
+        binary,
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import Condition, eq, given, is_null, ne
+from generator.counting.conditions import Condition, const, eq, given, is_null, ne
 from generator.counting.families.common import ENCODER_OUTPUT, POOLED_OUTPUT, C, E, H, OnTop, V
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -82,11 +82,18 @@ def classifier_dropout(key: str = "classifier_dropout", fallback: str = "hidden_
 
 
 def class_loss(rows: Poly = b) -> tuple[arch.Op, ...]:
-    """The classification loss: cross-entropy over C labels, or mean squared error with one label
-    (transformers' problem_type: regression when num_labels is 1 and the labels are floats)."""
+    """The classification loss transformers picks by ``problem_type``: cross-entropy over C labels
+    (single-label), mean squared error on the C outputs (regression), or binary cross-entropy on
+    each of the C logits (multi-label). Without a problem_type it is regression with one label and
+    single-label classification with more, since the step's labels are then integers
+    (``ForSequenceClassificationLoss``, loss_utils.py)."""
+    named = eq("problem_type", const("regression")), eq("problem_type", const("multi_label_classification"))
+    regression = named[0] | (is_null("problem_type") & eq("num_labels", 1))
+    single = eq("problem_type", const("single_label_classification")) | (is_null("problem_type") & ne("num_labels", 1))
     entropy = ops.cross_entropy("loss", "classification-loss", rows, C, ops.CLASS_LABELS)
-    squared = ops.mse("loss", "regression-loss", rows)
-    return (ops.only(entropy, ne("num_labels", 1)), ops.only(squared, eq("num_labels", 1)))
+    squared = ops.float_target_loss("loss", "regression-loss", (rows, C))
+    binary = ops.float_target_loss("loss", "multi-label-loss", (rows, C))
+    return (ops.only(entropy, single), ops.only(squared, regression), ops.only(binary, named[1]))
 
 
 def output_bias() -> arch.Module:
