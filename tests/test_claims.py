@@ -12,9 +12,11 @@ import pytest
 
 from conftest import MODELS, reference_for
 from generator.analysis.claims import Fit, Variant, fits
+from generator.build.pipeline import build
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cards.published import FigurePart, Scope, parse_figure
+from generator.site.render import SiteOptions
 from generator.site.views import Model, model_of
 
 MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
@@ -352,6 +354,21 @@ def test_a_figure_in_words_loads_but_is_never_matched(models_dir: Path) -> None:
     (found,) = model.claim_checks
     assert not found.readable and not found.matched and not found.explained
     assert found.reason == "not a figure in numbers"
+
+
+def test_a_figure_in_words_where_an_erratum_reads_the_printed_figure_builds(tmp_path: Path) -> None:
+    """The errata and exercises read the figure the assignment's answer printed from its card's
+    claim; written in words (as the card check allows) it is shown as given, never parsed."""
+    folder = tmp_path / "models"
+    folder.mkdir()
+    text = (MODELS / "exercise-bert-40k-8l-8h.yaml").read_text(encoding="utf-8")
+    assert 'figure: "218,671,424"' in text
+    (folder / "exercise-bert-40k-8l-8h.yaml").write_text(
+        text.replace('figure: "218,671,424"', "figure: 'about 219 million:'"), encoding="utf-8"
+    )
+    build(folder, tmp_path / "site", SiteOptions(search=False))
+    errata = (tmp_path / "site" / "errata" / "index.html").read_text(encoding="utf-8")
+    assert "printed: about 219 million:" in errata
 
 
 def test_a_claim_without_match_or_explanation_is_caught(models_dir: Path) -> None:

@@ -55,10 +55,14 @@ class Link:
 
 
 def exact_figure(text: str | None) -> int | None:
-    """A figure as a number when every digit is written out ("14,155,008"), else None ("110M")."""
+    """A figure as a number when every digit is written out ("14,155,008"), else None ("110M", or a
+    figure in words, which the card check lets a claim give)."""
     if text is None:
         return None
-    parts = parse_figure(text)
+    try:
+        parts = parse_figure(text)
+    except ValueError:
+        return None
     return parts[0].value if len(parts) == 1 and parts[0].exact else None
 
 
