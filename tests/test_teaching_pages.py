@@ -312,7 +312,7 @@ def test_tied_decoder_has_no_variable_of_its_own() -> None:
 def test_only_bert_cards_have_tf_names(files: dict[str, str]) -> None:
     assert tf_name(BY_ID["roberta-base"].card, "embeddings.word_embeddings.weight") is None
     assert 'id="tf-names"' not in files["models/roberta-base/index.html"]
-    html = files["models/bert-base-uncased-pretraining/index.html"]
+    html = files["models/bert-base-uncased-pretraining/index.html"].replace("<wbr>", "")  # names break at / and .
     row = re.search(r'<tr id="tf-bert.encoder.layer.0.intermediate.dense.weight">(.*?)</tr>', html, re.S)
     assert row is not None
     assert "<code>bert/encoder/layer_0/intermediate/dense/kernel</code>" in row.group(1)

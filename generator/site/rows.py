@@ -73,6 +73,12 @@ def shape_text(shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(f"{d:,}" for d in shape) + "]"
 
 
+def breakable(name: str) -> str:
+    """An escaped name with a <wbr> after each dot and slash: a long tensor or checkpoint name breaks
+    between its parts, not inside a word, where its column is narrower than the name."""
+    return html.escape(name).replace(".", ".<wbr>").replace("/", "/<wbr>")
+
+
 def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Markup:
     """The rows of a tensor table: name with its permalink, shape, count and role.
 
@@ -82,9 +88,7 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     for entry in entries:
         name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
-        # <wbr> after each dot: on a phone a long name breaks between its parts, not inside a word.
-        shown = name.replace(".", ".<wbr>")
-        head = f'<th scope="row"><code>{shown}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
+        head = f'<th scope="row"><code>{breakable(entry.name)}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
         if isinstance(entry, TiedTensor):
             target = html.escape(entry.tied_to)
             tied = words.tied.format(target=f'<a href="#t-{target}"><code>{target}</code></a>')
@@ -200,14 +204,14 @@ def tf_name_rows(model: Model, words: RowWords) -> Markup:
             if found is None:
                 cells = f'  <td colspan="4">{words.no_variable}</td>\n'
             elif found.layout is Layout.NONE or not isinstance(entry, Tensor):  # tied: tf_name gives it NONE
-                reused = words.tf_reuses.format(variable=f"<code>{escape(found.variable)}</code>")
+                reused = words.tf_reuses.format(variable=f"<code>{breakable(found.variable)}</code>")
                 cells = f'  <td colspan="2">{reused}</td><td>—</td><td>{escape(found.layout.value)}</td>\n'
             else:
                 cells = (
-                    f"  <td><code>{escape(found.variable)}</code></td>\n"
+                    f"  <td><code>{breakable(found.variable)}</code></td>\n"
                     f'  <td class="shape">{shape_text(found.shape(entry.shape))}</td>\n'
                     f'  <td class="shape">{shape_text(entry.shape)}</td>\n'
                     f"  <td>{escape(found.layout.value)}</td>\n"
                 )
-            rows.append(f'<tr id="tf-{name}">\n  <th scope="row"><code>{name}</code></th>\n{cells}</tr>\n')
+            rows.append(f'<tr id="tf-{name}">\n  <th scope="row"><code>{breakable(entry.name)}</code></th>\n{cells}</tr>\n')
     return Markup("".join(rows))

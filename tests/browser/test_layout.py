@@ -35,16 +35,22 @@ def site_pages(site: Path) -> list[str]:
     return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.name != "404.html")
 
 
-def test_no_page_scrolls_sideways_on_a_phone(open_page: Any, site_url: str, built_site: Path) -> None:
-    """Every page of the built site, at 390 px: the page is never wider than the screen."""
-    page = open_page(PHONE)
+# A phone; a tablet held upright, just below where tables stop stacking (768 px); a laptop, where the
+# table of contents takes a column beside the text (from 1,200 px).
+SCREENS = (PHONE, 700, 1280)
+
+
+@pytest.mark.parametrize("screen", SCREENS)
+def test_no_page_scrolls_sideways(open_page: Any, site_url: str, built_site: Path, screen: int) -> None:
+    """Every page of the built site: the page is never wider than the screen."""
+    page = open_page(screen)
     wide = {}
     for path in [*site_pages(built_site), "404.html"]:  # 404.html's links lead off the subpath; its layout is checked
         page.goto(site_url + path, wait_until="load")
         width = page.evaluate("document.documentElement.scrollWidth")
-        if width > PHONE:
+        if width > screen:
             wide[path] = width
-    assert wide == {}, f"pages wider than {PHONE} px: {wide}"
+    assert wide == {}, f"pages wider than {screen} px: {wide}"
 
 
 def test_the_header_links_every_section_on_every_page(built_site: Path) -> None:
