@@ -88,7 +88,8 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     for entry in entries:
         name = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
-        head = f'<th scope="row"><code>{breakable(entry.name)}</code> {words.permalink.format(anchor="t-" + name, label=name)}</th>'
+        link = words.permalink.format(anchor="t-" + name, label=name)
+        head = f'<th scope="row"><code>{breakable(entry.name)}</code> {link}</th>'
         if isinstance(entry, TiedTensor):
             target = html.escape(entry.tied_to)
             tied = words.tied.format(target=f'<a href="#t-{target}"><code>{target}</code></a>')
@@ -213,5 +214,6 @@ def tf_name_rows(model: Model, words: RowWords) -> Markup:
                     f'  <td class="shape">{shape_text(entry.shape)}</td>\n'
                     f"  <td>{escape(found.layout.value)}</td>\n"
                 )
-            rows.append(f'<tr id="tf-{name}">\n  <th scope="row"><code>{breakable(entry.name)}</code></th>\n{cells}</tr>\n')
+            head = f'  <th scope="row"><code>{breakable(entry.name)}</code></th>\n'
+            rows.append(f'<tr id="tf-{name}">\n{head}{cells}</tr>\n')
     return Markup("".join(rows))
