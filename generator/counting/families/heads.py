@@ -87,13 +87,18 @@ def class_loss(rows: Poly = b) -> tuple[arch.Op, ...]:
     each of the C logits (multi-label). Without a problem_type it is regression with one label and
     single-label classification with more, since the step's labels are then integers
     (``ForSequenceClassificationLoss``, loss_utils.py)."""
-    named = eq("problem_type", const("regression")), eq("problem_type", const("multi_label_classification"))
-    regression = named[0] | (is_null("problem_type") & eq("num_labels", 1))
-    single = eq("problem_type", const("single_label_classification")) | (is_null("problem_type") & ne("num_labels", 1))
+
+    def problem(name: str) -> Condition:
+        return eq("problem_type", const(name))
+
+    unnamed = is_null("problem_type")
+    single = problem("single_label_classification") | (unnamed & ne("num_labels", 1))
+    regression = problem("regression") | (unnamed & eq("num_labels", 1))
     entropy = ops.cross_entropy("loss", "classification-loss", rows, C, ops.CLASS_LABELS)
     squared = ops.float_target_loss("loss", "regression-loss", (rows, C))
     binary = ops.float_target_loss("loss", "multi-label-loss", (rows, C))
-    return (ops.only(entropy, single), ops.only(squared, regression), ops.only(binary, named[1]))
+    multi_label = problem("multi_label_classification")
+    return (ops.only(entropy, single), ops.only(squared, regression), ops.only(binary, multi_label))
 
 
 def output_bias() -> arch.Module:
