@@ -261,3 +261,17 @@ def test_a_single_label_problem_with_one_label_is_refused_where_the_labels_are_g
     ]
     accepted = card + "  problem_type: single_label_classification\n  num_labels: 3\n"
     assert load_card(write_card(accepted)).config["problem_type"] == "single_label_classification"
+
+
+@pytest.mark.parametrize("family", ["bert", "deberta-v2", "modernbert"])
+def test_a_problem_type_transformers_does_not_name_is_refused(write_card, family: str) -> None:  # type: ignore[no-untyped-def]
+    """PretrainedConfig declares three problem types; a typo builds a model whose classification loss
+    raises, so no training step of it could be measured. Each of the three, and null, is taken."""
+    card = GOOD.replace("head: base", "head: sequence-classification").replace("family: bert", f"family: {family}")
+    assert problems_of(write_card(card + "  problem_type: multi_label\n")) == [
+        "models/card.yaml:7:17: config.problem_type: problem_type must be regression, single_label_classification "
+        "or multi_label_classification, or null; found 'multi_label', on which transformers' classification loss raises"
+    ]
+    for named in ("regression", "single_label_classification", "multi_label_classification", "null"):
+        config = load_card(write_card(card + f"  problem_type: {named}\n")).config
+        assert config["problem_type"] == (None if named == "null" else named)

@@ -194,6 +194,7 @@ REFUSED = [
         "problem_type=%22single_label_classification%22&num_labels=1",
         "needs more than one label",
     ),
+    ("bert", "sequence-classification", "problem_type=%22multi_label%22", "problem_type must be regression"),
     ("transformer", "base", "d_word_vec=500", "must equal d_model"),
     ("transformer", "base", "n_tgt_vocab=100", "needs one vocabulary"),
 ]

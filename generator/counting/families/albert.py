@@ -127,6 +127,6 @@ FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(_heads_divide_hidden, common.padding_in_vocabulary, common.single_label_needs_labels),
+    checks=(_heads_divide_hidden, common.padding_in_vocabulary, *common.PROBLEM_TYPE_RULES),
     switches=(common.tied("mlm-head"),),
 )

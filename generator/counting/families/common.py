@@ -18,6 +18,7 @@ from generator.counting.conditions import (
     const,
     eq,
     ge,
+    given,
     gt,
     is_whole,
     lt,
@@ -242,8 +243,24 @@ single_label_needs_labels = Rule(
     ("num_labels",),  # the calculator's one-click fixes: a number of labels (a problem_type of 1 would pass too)
 )
 
+# PretrainedConfig declares problem_type as one of three names, or null; the classification loss
+# raises on any other (ForSequenceClassificationLoss: "Invalid problem type"), so no step of it runs.
+PROBLEM_TYPES = ("regression", "single_label_classification", "multi_label_classification")
+known_problem_type = Rule(
+    given("problem_type")
+    & ne("problem_type", const(PROBLEM_TYPES[0]))
+    & ne("problem_type", const(PROBLEM_TYPES[1]))
+    & ne("problem_type", const(PROBLEM_TYPES[2])),
+    "problem_type must be regression, single_label_classification or multi_label_classification, or null; "
+    "found {problem_type!r}, on which transformers' classification loss raises",
+    ("problem_type",),
+)
+
+# Every family's config class checks the problem type the same way.
+PROBLEM_TYPE_RULES = (single_label_needs_labels, known_problem_type)
+
 # BERT's rules, which ELECTRA's copy of its layer and embeddings shares.
-BERT_RULES = (*LAYER_RULES, padding_in_vocabulary, single_label_needs_labels)
+BERT_RULES = (*LAYER_RULES, padding_in_vocabulary, *PROBLEM_TYPE_RULES)
 
 # The heads of the families that have no pre-training class in transformers.
 WITHOUT_PRETRAINING = (arch.Head.BASE, arch.Head.MASKED_LM, arch.Head.SEQUENCE_CLASSIFICATION)

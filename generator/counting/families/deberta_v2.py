@@ -437,7 +437,7 @@ FAMILY = arch.Family(
         common.padding_in_vocabulary,
         _value_types,
         _convolution_groups,
-        common.single_label_needs_labels,
+        *common.PROBLEM_TYPE_RULES,
     ),
     switches=SWITCHES,
 )

@@ -116,7 +116,7 @@ FAMILY = arch.Family(
     checks=(
         common.in_every_layer(_heads_divide_dim, "n_layers"),
         _padding_fits_vocabulary,
-        common.single_label_needs_labels,
+        *common.PROBLEM_TYPE_RULES,
     ),
     switches=(common.tied("mlm-head"),),
 )

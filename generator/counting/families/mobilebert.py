@@ -296,6 +296,6 @@ FAMILY = arch.Family(
         _heads_divide_width,
         _embedding_fits_hidden,
         common.padding_in_vocabulary,
-        common.single_label_needs_labels,
+        *common.PROBLEM_TYPE_RULES,
     ),
 )

@@ -224,7 +224,7 @@ FAMILY = arch.Family(
     compute_symbols=(
         arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
     ),
-    checks=(common.heads_divide_hidden, common.padding_in_vocabulary, common.single_label_needs_labels),
+    checks=(common.heads_divide_hidden, common.padding_in_vocabulary, *common.PROBLEM_TYPE_RULES),
     switches=(
         *(
             Switch(key, truthy(key), blocks)

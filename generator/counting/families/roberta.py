@@ -109,6 +109,6 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(*common.LAYER_RULES, padding_fits_tables, common.single_label_needs_labels),
+    checks=(*common.LAYER_RULES, padding_fits_tables, *common.PROBLEM_TYPE_RULES),
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )
