@@ -86,10 +86,20 @@ class Staging:
         path.write_bytes(content)
 
     def measure(self) -> tuple[int, int, int]:
-        """What is staged so far: files, HTML pages and bytes."""
-        files = [path for path in self.path.rglob("*") if path.is_file() and path.name != MARKER]
-        pages = sum(1 for path in files if path.suffix == ".html")
-        return len(files), pages, sum(path.stat().st_size for path in files)
+        """What is staged so far: files, HTML pages and bytes (a walk with ``os.scandir``: at thousands of
+        files, ``Path.rglob`` and a ``stat`` for each spent a tenth of a rebuild)."""
+        files = pages = size = 0
+        folders = [str(self.path)]
+        while folders:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    elif entry.name != MARKER:
+                        files += 1
+                        pages += entry.name.endswith(".html")
+                        size += entry.stat(follow_symlinks=False).st_size
+        return files, pages, size
 
 
 @contextlib.contextmanager
