@@ -12,6 +12,8 @@ made and nothing is kept.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +43,7 @@ class Reuse:
         self.cache = cache
         self.keys: dict[Path, str] = {}
         self.held: dict[Path, ModelEntry] = {}
-        self.folders: set[Path] = set()  # made in the staged site by this process
+        self.folders: set[str] = set()  # made in the staged site by this process
 
     def _card_key(self, path: Path) -> str | None:
         assert self.cache is not None
@@ -83,9 +85,10 @@ class Reuse:
                 staging.write(path, content)
             return {}
         names = {}
+        root = str(staging.path)
         for path, content in files.items():
             names[path] = self.cache.put(content)
-            if not self.cache.place(names[path], self._folder_made(staging.path / path)):
+            if not self.cache.place(names[path], self._folder_made(root, path)):
                 staging.write(path, content)  # a cache that cannot be written: the file is still made
         return names
 
@@ -136,29 +139,33 @@ class Reuse:
             if (record := page_record(path, (root / path).read_bytes())) is not None:
                 index.add(record)
 
-    def _folder_made(self, target: Path) -> Path:
-        """``target``, once the folder it goes in exists."""
-        if target.parent not in self.folders:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self.folders.add(target.parent)
+    def _folder_made(self, root: str, path: str) -> str:
+        """``root/path``, once the folder it goes in exists (strings, not Paths: a rebuild places thousands)."""
+        target = f"{root}/{path}"
+        folder = os.path.dirname(target)  # noqa: PTH120 (a string path: see above)
+        if folder not in self.folders:
+            os.makedirs(folder, exist_ok=True)  # noqa: PTH103 (a string path: see above)
+            self.folders.add(folder)
         return target
 
     def _place(self, files: dict[str, Blob], root: Path) -> bool:
         assert self.cache is not None
-        placed: list[Path] = []
+        placed: list[str] = []
+        top = str(root)
         for path, blob in files.items():
             if (
                 not _inside(path)
                 or not isinstance(blob, Blob)
-                or not self.cache.place(blob, self._folder_made(root / path))
+                or not self.cache.place(blob, target := self._folder_made(top, path))
             ):
                 for done in placed:  # never left for a writer to overwrite: the blob shares its inode
-                    done.unlink(missing_ok=True)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(done)  # noqa: PTH108 (a string path: see above)
                 return False
-            placed.append(root / path)
+            placed.append(target)
         return True
 
 
 def _inside(path: object) -> bool:
     """Whether a path an entry names stays inside the site (a foreign entry may name any)."""
-    return isinstance(path, str) and bool(path) and not Path(path).is_absolute() and ".." not in Path(path).parts
+    return isinstance(path, str) and bool(path) and not path.startswith("/") and ".." not in path.split("/")
