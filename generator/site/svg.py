@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from html import escape
 
 from generator.site import formats
@@ -172,7 +171,33 @@ def stacked_bars(
     chart_id: str, title: str, desc: str, series: Sequence[Series], rows: Sequence[BarRow], *, label_width: int = 250
 ) -> str:
     """Horizontal bars, each split into its series' shares of the bar's total (all bars 100% long), in both layouts."""
-    return _layouts(chart_id, lambda id_, narrow: _stacked_bars(id_, title, desc, series, rows, label_width, narrow))
+    bars = [_segments(series, row) for row in rows]
+    return _layouts(chart_id, lambda id_, narrow: _stacked_bars(id_, title, desc, series, bars, label_width, narrow))
+
+
+@dataclass(frozen=True)
+class _Bar:
+    """A bar as both layouts draw it: its label, escaped, and each segment's series, start and end as shares
+    of the bar (whole numbers over ``total``), with its tooltip, escaped."""
+
+    label: str
+    total: int
+    segments: tuple[tuple[Series, int, int, str], ...]
+
+
+def _segments(series: Sequence[Series], row: BarRow) -> _Bar:
+    """The segments of one bar, worked out once for the wide and the narrow layout (and in whole numbers: at
+    a thousand models, fractions for each segment were most of the charts page)."""
+    total = sum(row.values)
+    segments = []
+    start = 0
+    for s, value in zip(series, row.values, strict=True):
+        if not value:
+            continue
+        tip = f"{row.label}: {s.label} {formats.percent(value, total)} ({value:,})"
+        segments.append((s, start, start + value, escape(tip)))
+        start += value
+    return _Bar(escape(row.label), total, tuple(segments))
 
 
 def _stacked_bars(
@@ -180,7 +205,7 @@ def _stacked_bars(
     title: str,
     desc: str,
     series: Sequence[Series],
-    rows: Sequence[BarRow],
+    bars: Sequence[_Bar],
     label_width: int,
     narrow: bool,
 ) -> str:
@@ -201,7 +226,7 @@ def _stacked_bars(
         width,
     )
     top = legend_bottom + 36
-    bottom = top + row_height * len(rows) - (row_height - bar_top - bar_height)
+    bottom = top + row_height * len(bars) - (row_height - bar_top - bar_height)
     height = bottom + 34
     out = _open(chart_id, title, desc, width, height, narrow, [_patterns(chart_id, series), *legend])
     # Gridlines and the percent axis, above and below the bars.
@@ -210,27 +235,19 @@ def _stacked_bars(
         out.append(f'<line x1="{_num(gx)}" y1="{top - 6}" x2="{_num(gx)}" y2="{bottom}" class="grid"/>')
         for ty in (top - 12, bottom + 16):
             out.append(f'<text x="{_num(gx)}" y="{ty}" class="tick" text-anchor="middle">{percent}%</text>')
-    for number, row in enumerate(rows):
+    for number, bar in enumerate(bars):
         y = top + number * row_height
-        total = sum(row.values)
         if narrow:
-            out.append(f'<text x="{left}" y="{y + 11}" class="label">{escape(row.label)}</text>')
+            out.append(f'<text x="{left}" y="{y + 11}" class="label">{bar.label}</text>')
         else:
             out.append(
-                f'<text x="{left - 8}" y="{y + bar_height - 2}" class="label" text-anchor="end">'
-                f"{escape(row.label)}</text>"
+                f'<text x="{left - 8}" y="{y + bar_height - 2}" class="label" text-anchor="end">{bar.label}</text>'
             )
-        offset = Fraction(0)
-        for s, value in zip(series, row.values, strict=True):
-            if not value:
-                continue
-            share = Fraction(value, total)
-            x0, w = left + float(offset) * span, float(share) * span
-            offset += share
-            tip = f"{row.label}: {s.label} {formats.percent(share)} ({value:,})"
+        for s, start, end, tip in bar.segments:
+            x0, w = left + start / bar.total * span, (end - start) / bar.total * span
             out.append(
                 f'<rect x="{_num(x0)}" y="{y + bar_top}" width="{_num(w)}" height="{bar_height}" '
-                f'fill="url(#{chart_id}-{s.key})" class="segment"><title>{escape(tip)}</title></rect>'
+                f'fill="url(#{chart_id}-{s.key})" class="segment"><title>{tip}</title></rect>'
             )
     out.append("</svg>")
     return "\n".join(out)
