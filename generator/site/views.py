@@ -71,6 +71,7 @@ class SummaryNumbers:
     symbols: tuple[str, ...]
     trainable: int
     step: StepFigures | None  # worked out beside the model's page, so the pages about many models need not
+    calculator_query: str  # likewise: the pages that link every model to the calculator need it of each
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class Summary:
     symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
     trainable: int  # the parameters an optimizer updates (the total less frozen tables)
     step: StepFigures | None  # FLOPs per token and training memory at the comparison's (b, s); None: not measured
+    calculator_query: str  # the calculator's query string that reproduces this card (calculator/?family=...&head=...)
 
     @staticmethod
     def of(card: Card, numbers: SummaryNumbers) -> Summary:
@@ -107,6 +109,7 @@ class Summary:
             symbols,
             numbers.trainable,
             numbers.step,
+            numbers.calculator_query,
         )
 
     @property
@@ -130,11 +133,6 @@ class Summary:
         """The card's number for a symbol, or None when this model's count does not use it."""
         symbol = next((s for s in self.symbols if s.name == name), None)
         return None if symbol is None else self.values.get(name)
-
-    @property
-    def calculator_query(self) -> str:
-        """The calculator's query string that reproduces this card (calculator/?family=...&head=...)."""
-        return calculator.query(self.card.family, self.card.head, self.card.config)
 
     @property
     def training_step(self) -> StepLink | None:
@@ -164,7 +162,9 @@ class Model(Summary):
 
     def numbers(self) -> SummaryNumbers:
         used = tuple(s.name for s in self.symbols)
-        return SummaryNumbers(self.total, self.subtotals, self.parts, used, self.trainable, self.step)
+        return SummaryNumbers(
+            self.total, self.subtotals, self.parts, used, self.trainable, self.step, self.calculator_query
+        )
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
@@ -268,6 +268,7 @@ def model_of(card: Card) -> Model:
         _used_symbols(card, derivation),
         inventory.trainable,
         step_figures(card, compute),
+        calculator.query(card.family, card.head, card.config),
         inventory,
         derivation,
         groups,
