@@ -103,3 +103,19 @@ def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_i
     assert errata is not None and errata.html is not None and errata.kind == "erratum"
     assert f'Title </h1><div data-pagefind-weight="{LIGHTER["erratum"]}"><table>' in errata.html
     assert page_record("search/index.html", page.encode()) is None
+
+
+def test_a_chart_s_drawing_never_reaches_pagefind_and_its_table_does() -> None:
+    """Pagefind indexes no text of an <svg>: the record leaves the drawing out before Pagefind parses it,
+    and keeps the prose and the table that gives the chart's figures."""
+    page = (
+        '<html><body><main id="main" data-pagefind-body><h1 id="top">Charts</h1><p>Where the parameters are.</p>'
+        '<svg class="chart" role="img"><title>Shares</title><text>bert-base-uncased</text></svg>'
+        '<table class="shares"><tbody><tr><th>BERT-Base</th><td>21.7%</td></tr></tbody></table>'
+        "</main></body></html>"
+    )
+    record = page_record("charts/index.html", page.encode())
+    assert record is not None and record.html is not None
+    assert "<svg" not in record.html and "bert-base-uncased" not in record.html
+    assert "<p>Where the parameters are.</p>" in record.html
+    assert '<table class="shares"><tbody><tr><th>BERT-Base</th><td>21.7%</td></tr></tbody></table>' in record.html
