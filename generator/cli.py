@@ -8,6 +8,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 # Only what the parser and every command need; each command imports its own work (below), so that
 # ``count``, ``import`` and ``--help`` do not load the site's templates, pages and renderer.
@@ -15,6 +16,9 @@ from generator.build.cache import DEFAULT_CACHE
 from generator.cards.problems import InputError, display_path
 from generator.parallel import available_jobs
 from generator.site.page import LANGUAGE
+
+if TYPE_CHECKING:
+    from generator.cards.card import Card
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -152,14 +156,17 @@ def _import(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     from generator.cards.card import load_card
-    from generator.counting.compute import UndeclaredActivationError, count_compute
+    from generator.counting.compute import UndeclaredActivationError, count_compute, step_refusal
 
     try:
         card = load_card(args.card)
     except InputError as error:
         return _report(error, "nothing was counted")
+    refusal = step_refusal(card)
+    if refusal is not None:  # the parameters stand; no step figure does
+        return _count_without_step(card, refusal, json_output=args.json)
     length = card.config.get("max_position_embeddings")
-    seq = args.seq if args.seq is not None else min(length or 512, 512)
+    seq = args.seq if args.seq is not None else min(length, 512) if isinstance(length, int) else 512
     if isinstance(length, int) and seq > length:
         print(
             f"error: --seq: expected at most max_position_embeddings ({length:,}) of {display_path(args.card)}, "
@@ -187,6 +194,23 @@ def _count(args: argparse.Namespace) -> int:
     print("training memory with Adam (weights, gradients, two moments and activations; a lower bound):")
     for name, size in figures.training_memory.items():
         print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
+    return 0
+
+
+def _count_without_step(card: Card, refusal: str, *, json_output: bool) -> int:
+    """``count`` for a card whose training step transformers cannot run: its parameters, and why no step."""
+    from generator.counting.inventory import count_totals
+
+    parameters = count_totals(card).total
+    class_name = card.family.architecture(card.config, card.head).class_name
+    if json_output:
+        record: dict[str, object] = {"id": card.id, "family": card.family.name, "head": card.head.value}
+        record |= {"class": class_name, "parameters": parameters}
+        record |= {"flops": None, "activations": None, "training_memory": None, "no_step": refusal}
+        print(json.dumps(record))
+        return 0
+    print(f"{card.id}: {class_name}, {parameters:,} parameters")
+    print(f"no training step: transformers builds this model, but a step of it raises: {refusal}")
     return 0
 
 

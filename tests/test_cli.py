@@ -15,6 +15,7 @@ from conftest import MODELS, ROOT, snapshot
 from generator.cards.card import load_card
 from generator.cli import _parser
 from generator.counting.compute import count_compute
+from generator.counting.inventory import count_parameters
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -170,6 +171,37 @@ def test_count_prints_the_issue_13_record(tmp_path: Path) -> None:
         "bert-base-uncased: BertModel, 109,482,240 parameters",
         "batch 1 × sequence 128 = 128 tokens",
     ]
+
+
+def test_count_of_a_model_transformers_cannot_train_gives_its_parameters_and_why(tmp_path: Path) -> None:
+    """A RoBERTa whose pad_token_id is null: transformers builds it (its parameters are counted), but
+    its step raises (RobertaEmbeddings numbers positions from the padding index): no step figure."""
+    (tmp_path / "card.yaml").write_text(
+        "id: no-pad\ntitle: No padding index\nfamily: roberta\nhead: base\n"
+        "config: {hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, intermediate_size: 128,\n"
+        "  vocab_size: 100, max_position_embeddings: 40, pad_token_id: null}\n",
+        encoding="utf-8",
+    )
+    parameters = count_parameters(load_card(tmp_path / "card.yaml")).total
+    reason = "pad_token_id is null: RoBERTa numbers the positions from the padding index, and input_ids.ne(None) raises"
+    text = run("count", "card.yaml", cwd=tmp_path)
+    assert (text.returncode, text.stderr) == (0, "")
+    assert text.stdout.splitlines() == [
+        f"no-pad: RobertaModel, {parameters:,} parameters",
+        f"no training step: transformers builds this model, but a step of it raises: {reason}",
+    ]
+    record = json.loads(run("count", "card.yaml", "--json", cwd=tmp_path).stdout)
+    assert record == {
+        "id": "no-pad",
+        "family": "roberta",
+        "head": "base",
+        "class": "RobertaModel",
+        "parameters": parameters,
+        "flops": None,
+        "activations": None,
+        "training_memory": None,
+        "no_step": reason,
+    }
 
 
 def test_count_refuses_bad_cards_and_values_without_traceback(tmp_path: Path) -> None:

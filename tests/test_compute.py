@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ALL_CARD_PATHS, REFERENCE, card_by_id
 from generator.cards.card import load_card
-from generator.counting.compute import Compute, count_compute
+from generator.counting.compute import Compute, count_compute, step_refusal
 from generator.counting.compute_derivation import derive_compute
 from generator.counting.expr import to_text
 
@@ -77,10 +77,15 @@ def test_cards_that_cannot_run_say_why() -> None:
     """A segment table with no rows cannot be looked up; ALBERT's pre-training head with 3 sentence-order
     labels reshapes its logits to pairs and takes no sentence label, so it has no loss to train; a
     ModernBERT head size of 15 does not fit its rotary tables of 16 (odd sizes are rounded up); DeBERTa's
-    legacy masked-LM head with E ≠ H, and its pooler with pooler_hidden_size ≠ H, multiply mismatched
-    shapes (the parameters exist, the forward fails)."""
+    heads A·D = 42 wide, read by a 36 × 36 output projection, and its pooler with pooler_hidden_size ≠ H,
+    multiply mismatched shapes (the parameters exist, the forward fails). The families' step checks
+    refuse exactly these cards (``step_refusal``), so their pages and ``count`` give no step figure."""
     found = {p.stem: _reference(p).get("error") for p in MEASURED if "error" in _reference(p)}
     assert found == CANNOT_RUN
+    refused = {
+        p.stem for p in ALL_CARD_PATHS if load_card(p).family.name != "transformer" and step_refusal(load_card(p))
+    }
+    assert refused == set(CANNOT_RUN)
 
 
 def test_points_determine_the_polynomial() -> None:

@@ -16,14 +16,16 @@ from typing import Any
 
 import pytest
 import yaml
-from test_calculator import calculator_accepts, document, evaluate
+from test_calculator import calculator_accepts, document, evaluate, holds
 from test_compute import at_points
 
 from conftest import REFERENCE
 from generator.cards.card import load_card
 from generator.cards.importer import import_config
 from generator.cards.problems import InputError
-from generator.counting.compute import count_compute
+from generator.counting.compute import declared_compute, step_refusal
+from generator.counting.conditions import HEAD
+from generator.counting.families.step_checks import no_token_type_row
 from generator.counting.inventory import count_parameters
 
 SAMPLE = json.loads((REFERENCE / "sample" / "configs.json").read_text(encoding="utf-8"))
@@ -143,8 +145,42 @@ def test_the_compute_of_every_sampled_config_that_runs_matches_torch(row: dict[s
     except InputError as error:
         assert refused_though_built(entry, error), [str(p) for p in error.problems]
         return
-    found, expected = at_points(count_compute(card), row["points"])
+    # A config only META_BLIND refuses ran on the meta device: its figures are the declaration's all the same.
+    found, expected = at_points(declared_compute(card), row["points"])
     assert found == expected
+
+
+# The step checks the meta device cannot see: it checks no index, so a lookup in a table of 0 rows runs
+# there and raises on a CPU (test-bert-no-token-types, whose reference also runs on CPU: tests/test_compute.py).
+META_BLIND = (no_token_type_row,)
+
+
+def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(tmp_path: Path) -> None:
+    """Every config transformers built and the card check accepts: its family's step checks refuse it
+    exactly when torch's training step raised on it (compute.json's "error", measured on the meta
+    device, so without the checks of META_BLIND), and the calculator's copy of the checks
+    (calculator/<family>.json: compute.cannot_run) says what ``step_refusal`` says."""
+    verdicts, blind = {}, set()
+    for row in COMPUTE_SAMPLE:
+        entry = ENTRIES[row["index"]]
+        try:
+            card = load_card(write_sample_card(tmp_path, entry))
+        except InputError:
+            continue
+        checked = {**card.config, HEAD: card.head.value}
+        exported = [r for r in document(card.family.name)["compute"]["cannot_run"] if holds(r["fails"], checked)]
+        assert (step_refusal(card) is None) == (exported == []), row["index"]
+        seen = [rule for rule in card.family.step_checks if rule not in META_BLIND and rule(checked)]
+        verdicts[row["index"]] = (bool(seen), "error" in row)
+        if not seen and step_refusal(card) is not None:
+            blind.add(row["index"])
+    assert sorted(set(verdicts.values())) == [(False, False), (True, True)], {
+        index: verdict for index, verdict in verdicts.items() if verdict[0] != verdict[1]
+    }
+    assert sum(refused for refused, _ in verdicts.values()) >= 50
+    # The meta device ran every config that only META_BLIND refuses (what a CPU would not run).
+    assert blind and all(verdicts[index] == (False, False) for index in blind)
+    assert {ENTRIES[index]["config"].get("type_vocab_size") for index in blind} == {0}
 
 
 def test_the_compute_sample_runs_configs_of_every_family() -> None:

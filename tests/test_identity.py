@@ -50,6 +50,7 @@ def test_a_family_holds_only_its_declaration_and_its_copies_share_the_built_arch
         "checks",
         "switches",
         "compute_symbols",  # declared, like the symbols: derived sizes only compute formulas read
+        "step_checks",  # declared, like the checks: configs transformers builds but cannot train
     ]  # no cache: an architecture is cached by the builder, the head and the switches
     card = card_by_id("roberta-base")
     twin = dataclasses.replace(card.family)

@@ -147,4 +147,6 @@ def family_compute(family: Family) -> JSON:
         "positions": POSITIONS,
         "default_seq": DEFAULT_SEQ,
         "seq_too_long": {"fails": SEQ_FITS.to_json(), "keys": [SEQ]},
+        # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
+        "cannot_run": [rule.to_json() for rule in family.step_checks],
     }

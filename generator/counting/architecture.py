@@ -305,6 +305,9 @@ class Family:
     switches: tuple[Switch, ...] = ()
     # Derived symbols only compute formulas use (ModernBERT's head size, for its rotary tables).
     compute_symbols: tuple[Symbol, ...] = ()
+    # Configs transformers builds, and whose parameters are counted, but whose training step raises:
+    # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
+    step_checks: tuple[Rule, ...] = ()
 
     @property
     def flag_keys(self) -> tuple[str, ...]:
@@ -313,6 +316,7 @@ class Family:
         for check in self.checks:
             rules = check.rules if isinstance(check, FirstOf) else (check,)
             conditions += [rule.fails for rule in rules if isinstance(rule, Rule)]
+        conditions += [rule.fails for rule in self.step_checks]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
     def symbol_for(self, key: str) -> Symbol | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Param, Product, Saved
+from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.poly import Monomial, Poly, product, total
@@ -248,8 +249,33 @@ class Figures:
         }
 
 
+class StepCannotRunError(ValueError):
+    """transformers builds the card's model, but a training step of it raises (its family's step checks)."""
+
+
+def step_refusal(card: Counted) -> str | None:
+    """Why transformers cannot run a training step of this card (the first of its family's step checks
+    that fails, as its message), or None when it can."""
+    checked = {**card.config, HEAD: card.head.value}
+    for rule in card.family.step_checks:
+        failure = rule(checked)
+        if failure is not None:
+            return failure[0]
+    return None
+
+
 def count_compute(card: Counted) -> Compute:
-    """A card's compute and memory in closed form, from its family's declaration."""
+    """A card's compute and memory in closed form, from its family's declaration; StepCannotRunError for a
+    config whose step transformers cannot run (``step_refusal``)."""
+    refusal = step_refusal(card)
+    if refusal is not None:
+        raise StepCannotRunError(refusal)
+    return declared_compute(card)
+
+
+def declared_compute(card: Counted) -> Compute:
+    """What the family's declaration gives for the card's step, whether transformers can run it or not
+    (``count_compute`` asks first): the meta device, which checks no index, runs some such steps."""
     architecture = card.family.architecture(card.config, card.head)
     values = card.symbol_values()
     for symbol in card.family.compute_symbols:

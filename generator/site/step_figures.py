@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from generator.cards.card import Card
-from generator.counting.compute import Compute, UndeclaredActivationError, count_compute, measured
+from generator.counting.compute import Compute, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Counted
 
 # The comparison's step: one sequence length for FLOPs per token, and a batch of 32 for the memory.
@@ -21,13 +21,14 @@ SEQ = 512
 
 
 def compute_of(card: Counted) -> Compute | None:
-    """A card's compute, or None when it has none to show: no transformers class (``measured``), or an
-    activation function whose saved tensors are not declared (the card checks accept any ``hidden_act``)."""
+    """A card's compute, or None when it has none to show: no transformers class (``measured``), an
+    activation function whose saved tensors are not declared (the card checks accept any ``hidden_act``),
+    or a config whose step transformers cannot run (``step_refusal``: the page says why)."""
     if not measured(card.family):
         return None
     try:
         return count_compute(card)
-    except UndeclaredActivationError:
+    except (UndeclaredActivationError, StepCannotRunError):
         return None
 
 

@@ -16,7 +16,7 @@ from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, t
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Kind, Part, Symbol
-from generator.counting.compute import Compute, measured
+from generator.counting.compute import Compute, measured, step_refusal
 from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memory import Memory, memory_of
@@ -165,6 +165,11 @@ class Model(Summary):
         return SummaryNumbers(
             self.total, self.subtotals, self.parts, used, self.trainable, self.step, self.calculator_query
         )
+
+    @cached_property
+    def step_refusal(self) -> str | None:
+        """Why transformers cannot run a training step of this card, or None (``compute.step_refusal``)."""
+        return step_refusal(self.card)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:

@@ -517,6 +517,11 @@
   // counted once per block (shared ones once per model), b = 1's extra views, Adam's bytes per parameter.
   function trainingStep(result, config) {
     var c = state.data.compute;
+    // A config transformers builds but cannot train (generator/counting/compute.py: step_refusal).
+    var checked = Object.assign({}, config, { "@head": state.head });
+    c.cannot_run.forEach(function (rule) {
+      if (holds(rule.fails, checked)) { throw new Error(t("step-cannot-run", { reason: message(rule, checked) })); }
+    });
     var values = Object.assign({}, result.values);
     c.symbols.forEach(function (s) { var v = value(s.value, config); if (isInt(v)) { values[s.name] = v; } });
     var b = config.batch, s = sequenceLength(config);

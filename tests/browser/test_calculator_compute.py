@@ -18,7 +18,8 @@ from typing import Any
 from conftest import MODELS, TEST_CARDS, card_by_id
 from generator.analysis.calculator import query, step_query
 from generator.cards.card import load_card
-from generator.counting.compute import count_compute, measured
+from generator.counting.compute import count_compute, measured, step_refusal
+from generator.counting.inventory import count_parameters
 
 from .conftest import PHONE, WIDE
 
@@ -169,3 +170,24 @@ def test_the_2017_transformer_shows_no_figure_it_never_measured(site_url: str, o
     assert page.locator("#flops-forward").count() == 0
     assert page.locator("#calc-batch").count() == 0
     assert "Not measured: transformers has no class for" in page.locator("#calc-compute").inner_text()
+
+
+def test_a_config_transformers_builds_but_cannot_train_shows_its_total_and_why_no_step(
+    site_url: str, open_page: Any
+) -> None:
+    """RoBERTa-Base with pad_token_id null: the model is built (its total is exact), but RobertaEmbeddings
+    numbers positions from the padding index, so the step raises: the page gives the same reason as
+    ``count`` (compute.step_refusal) and no figure; the same config with its padding index has them all."""
+    card = card_by_id("roberta-base")
+    broken = dataclasses.replace(card, config={**card.config, "pad_token_id": None})
+    page = open_page(WIDE)
+    page.goto(site_url + f"{PAGE}?{query(broken.family, broken.head, broken.config)}")
+    page.wait_for_selector("#total[data-value]", state="attached")
+    assert page.locator("#total").get_attribute("data-value") == str(count_parameters(broken).total)
+    assert page.locator("#flops-forward").count() == 0
+    reason = step_refusal(broken)
+    assert reason is not None and reason.startswith("pad_token_id is null")
+    shown = page.locator("#calc-compute .calc-problems").inner_text()
+    assert shown == f"No training step: transformers builds this model, but a step of it raises: {reason}."
+    page.goto(site_url + f"{PAGE}?{query(card.family, card.head, card.config)}")
+    assert read_step(page) == expected(card, 1, 512)

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import common, heads
+from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import symbols
 
 SYMBOLS = symbols("VPTHILAC")
@@ -34,5 +34,6 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     declare=declare,
     checks=common.BERT_RULES,
+    step_checks=step_checks.BERT,
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

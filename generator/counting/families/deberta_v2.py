@@ -37,7 +37,7 @@ from generator.counting.conditions import (
     ne,
     truthy,
 )
-from generator.counting.families import common, heads
+from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -439,5 +439,6 @@ FAMILY = arch.Family(
         _convolution_groups,
         *common.PROBLEM_TYPE_RULES,
     ),
+    step_checks=step_checks.DEBERTA_V2,
     switches=SWITCHES,
 )

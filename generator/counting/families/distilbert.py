@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import mod, ne
-from generator.counting.families import common, heads
+from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -118,5 +118,6 @@ FAMILY = arch.Family(
         _padding_fits_vocabulary,
         *common.PROBLEM_TYPE_RULES,
     ),
+    step_checks=step_checks.DISTILBERT,
     switches=(common.tied("mlm-head"),),
 )

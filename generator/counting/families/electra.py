@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import ne
-from generator.counting.families import common, heads
+from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
@@ -94,6 +94,8 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     declare=declare,
     checks=common.BERT_RULES,
+    # The discriminator's pre-training loss reads one logit per token, never the vocabulary.
+    step_checks=step_checks.ELECTRA,
     switches=(
         common.tied("generator-head"),
         common.CROSS_ATTENTION,

@@ -17,7 +17,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import common, heads
+from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
 from generator.counting.poly import Poly
@@ -103,12 +103,12 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 # Both tables are nn.Embedding(..., padding_idx=pad_token_id), which asserts that the index is a row.
 padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding_fits("max_position_embeddings")))
 
-
 FAMILY = arch.Family(
     name="roberta",
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
     checks=(*common.LAYER_RULES, padding_fits_tables, *common.PROBLEM_TYPE_RULES),
+    step_checks=step_checks.ROBERTA,
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
 )

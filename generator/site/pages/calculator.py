@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from generator.analysis.calculator import export_text, step_query
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
-from generator.counting.compute import Figures, UndeclaredActivationError, count_compute, measured
+from generator.counting.compute import Figures, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
 from generator.site import content
 from generator.site.content import Text
@@ -100,7 +100,7 @@ SCRIPT_TEXTS = (
     *("training", "training-hint", "compute", "compute-hint", "compute-meaning", "meaning-batch", "meaning-seq"),
     *("seq-too-long", "activation-unknown", "compute-heading", "compute-not-measured", "step-at", "per-token"),
     *("flops-forward", "flops-backward", "activations-fp32", "activations-bf16", "training-memory-fp32"),
-    *("training-memory-bf16", "compute-note"),
+    *("training-memory-bf16", "compute-note", "step-cannot-run"),
 )
 
 
@@ -138,7 +138,7 @@ def _starting_step(entry: FamilyEntry) -> StartingStep | None:
     seq, _ = step_query(entry.same.card.family, entry.same.card.head, entry.same.card.config, 1)
     try:
         return StartingStep(entry.same.card.title, count_compute(entry.same.card).at(1, seq))
-    except UndeclaredActivationError:  # a card may name an activation whose saved tensors nobody declared
+    except (UndeclaredActivationError, StepCannotRunError):  # an activation nobody declared, or no step runs
         return None
 
 
