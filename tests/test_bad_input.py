@@ -600,6 +600,21 @@ def test_an_edited_base_card_under_an_exercise_is_a_located_error(
     assert "Traceback" not in error and not out.exists()
 
 
+def test_a_model_that_does_no_flops_builds(models: Path) -> None:
+    """A DistilBERT with no layer: its step runs (torch: 0 FLOPs forward, and a backward, checked by hand
+    with torch 2.13 and transformers 5.23), since it has no pooler either; its page's shares and ratios
+    of 0 FLOPs are dashes."""
+    (models / "card.yaml").write_text(
+        "title: t\nfamily: distilbert\nhead: base\nconfig:\n  vocab_size: 30\n  dim: 12\n  n_layers: 0\n"
+        "  n_heads: 2\n  hidden_dim: 20\n  max_position_embeddings: 10\n",
+        encoding="utf-8",
+    )
+    assert main(["build", "--models", str(models), "--out", "site", "--no-search", "--no-cache"]) == 0
+    page = Path("site/models/card/index.html").read_text(encoding="utf-8")
+    assert "Here the backward is 0 FLOPs, \u2014 times the forward's 0," in page
+    assert "of the forward's 0 FLOPs (\u2014)" in page
+
+
 def test_a_model_0_wide_builds_and_says_why_it_has_no_step(models: Path) -> None:
     """Found by test_bad_input_properties.py: a card 0 wide still has parameters (here DeBERTa-v2's
     intermediate biases). Its page once worked a step of 0 FLOPs, with dashes for the shares; but
