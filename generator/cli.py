@@ -199,15 +199,14 @@ def _count(args: argparse.Namespace) -> int:
 
 def _count_without_step(card: Card, refusal: str, *, json_output: bool) -> int:
     """``count`` for a card whose training step transformers cannot run: its parameters, and why no step."""
+    from generator.counting.compute import card_record
     from generator.counting.inventory import count_totals
 
     parameters = count_totals(card).total
     class_name = card.family.architecture(card.config, card.head).class_name
     if json_output:
-        record: dict[str, object] = {"id": card.id, "family": card.family.name, "head": card.head.value}
-        record |= {"class": class_name, "parameters": parameters}
-        record |= {"flops": None, "activations": None, "training_memory": None, "no_step": refusal}
-        print(json.dumps(record))
+        none = {"flops": None, "activations": None, "training_memory": None}
+        print(json.dumps({**card_record(card, class_name, parameters), **none, "no_step": refusal}))
         return 0
     print(f"{card.id}: {class_name}, {parameters:,} parameters")
     print(f"no training step: transformers builds this model, but a step of it raises: {refusal}")

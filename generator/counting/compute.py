@@ -236,17 +236,24 @@ class Figures:
     def to_json(self, card: Counted, class_name: str) -> dict[str, Any]:
         """The ``--json`` record of issue 13: integers only."""
         return {
-            "id": card.id,
-            "family": card.family.name,
-            "head": card.head.value,
-            "class": class_name,
-            "parameters": self.parameters,
+            **card_record(card, class_name, self.parameters),
             "batch": self.batch,
             "seq": self.seq,
             "flops": {"forward": self.forward, "backward": self.backward},
             "activations": dict(self.activations),
             "training_memory": self.training_memory,
         }
+
+
+def card_record(card: Counted, class_name: str, parameters: int) -> dict[str, Any]:
+    """What a ``count --json`` record says of the card itself: id, family, head, class and parameters."""
+    return {
+        "id": card.id,
+        "family": card.family.name,
+        "head": card.head.value,
+        "class": class_name,
+        "parameters": parameters,
+    }
 
 
 class StepCannotRunError(ValueError):
