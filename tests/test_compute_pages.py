@@ -101,7 +101,7 @@ def test_compare_rows_carry_the_sort_keys(site: Path) -> None:
 
 def test_memory_chart_table_equals_the_engine(site: Path) -> None:
     page = read(site, "charts/index.html")
-    header = re.search(r'<table class="lengths">.*?<thead>(.*?)</thead>', page, re.S)
+    header = re.search(r'<table class="lengths wide">.*?<thead>(.*?)</thead>', page, re.S)
     assert header is not None
     models = re.findall(r"models/([^/]+)/index.html", header.group(1))
     assert models == [

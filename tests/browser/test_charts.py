@@ -112,7 +112,7 @@ def test_each_chart_is_followed_by_its_table(built_site: Path) -> None:
                 and figure.count('<svg class="chart chart-narrow"') == 1
             )
             assert re.match(
-                r'\s*(<p>.*?</p>\s*)*<div class="scroll" role="region"[^>]*>\s*<table class="\w+">\s*<caption>',
+                r'\s*(<p>.*?</p>\s*)*<div class="scroll" role="region"[^>]*>\s*<table class="\w+ wide">\s*<caption>',
                 after,
                 re.S,
             ), path
