@@ -97,9 +97,8 @@ def build(
                         index.add(record)
             return reuse.write(staging, files)
 
-        def make(pieces: list[Piece], *, here: bool) -> tuple[dict[str, Blob], int]:
-            """Each piece's files: placed from the cache, or made (in this process when ``here``, else over
-            the workers) and kept under the piece's key. Returns them all, and how many pieces were made."""
+        def plan(pieces: list[Piece]) -> tuple[dict[str, Blob], list[tuple[str, Piece]]]:
+            """The pieces' files the cache holds, placed; and the pieces to make, each with its key."""
             files: dict[str, Blob] = {}
             todo = []
             for piece in pieces:
@@ -110,27 +109,31 @@ def build(
                 files |= placed
                 if index is not None:  # the search index may still be missing: its pages' records, from the files
                     reuse.add_records(key, staging.path, index)
-            work = [piece for _, piece in todo]
-            if here:
-                written = [write(work, number) for number in range(len(work))]
-            else:
-                # A page about many models is tens of milliseconds or more: worth a process of its own.
-                written = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance, per_job=1)
+            return files, todo
+
+        def kept(todo: list[tuple[str, Piece]], written: Sequence[dict[str, Blob]]) -> dict[str, Blob]:
+            files: dict[str, Blob] = {}
             for (key, _), made in zip(todo, written, strict=True):
                 reuse.keep_all(key, made)
                 files |= made
-            return files, len(todo)
+            return files
 
-        def without_cards() -> None:
-            """What needs no card, done here while the workers write the model pages: the files made from
-            the code alone (the calculator's data, the assets), and, when those were not in the cache (a
-            first build, or new code), what the page kinds can work out before the summaries exist
-            (``Renderer.prepare``). A rebuild leaves that to the pages it makes again."""
-            if make(renderer.code_files(), here=True)[1]:
-                renderer.prepare()
+        # The files made from the code alone (the calculator's data, the assets) share the workers with the
+        # models, first, since they are the longest tasks; when they were not in the cache (a first build,
+        # or new code), this process meanwhile works out what the page kinds can before the summaries exist
+        # (``Renderer.prepare``). A rebuild leaves that to the pages it makes again.
+        _, code = plan(renderer.code_files())
+        code_work = [piece for _, piece in code]
+
+        def model_or_code(number: int) -> SummaryNumbers | dict[str, Blob]:
+            return write(code_work, number) if number < len(code_work) else one_model(number - len(code_work))
 
         progress.start("model pages")
-        counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
+        done = map_parallel(
+            model_or_code, len(code_work) + len(cards), jobs, progress.advance, renderer.prepare if code else None
+        )
+        kept(code, [files for files in done[: len(code_work)] if isinstance(files, dict)])
+        counted = [numbers for numbers in done[len(code_work) :] if isinstance(numbers, SummaryNumbers)]
         summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, counted, strict=True)]
         progress.finish(f"{len(summaries):,} models")
 
@@ -139,7 +142,11 @@ def build(
         # what each shows (gathering the pages is itself half a second on 1,000 cards).
         unchanged = reuse.cards_key("site", cards)
         if reuse.place_all(unchanged, staging.path) is None:
-            reuse.keep_all(unchanged, make(renderer.site_files(summaries), here=False)[0])
+            placed, todo = plan(renderer.site_files(summaries))
+            work = [piece for _, piece in todo]
+            # A page about many models is tens of milliseconds or more: worth a process of its own.
+            made = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance, per_job=1)
+            reuse.keep_all(unchanged, placed | kept(todo, made))
         elif index is not None:
             reuse.add_records(unchanged, staging.path, index)
         progress.finish()

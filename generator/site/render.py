@@ -265,7 +265,7 @@ class Renderer:
         They depend on the generator, its templates and options alone, so a build cache keeps
         them across edits of the cards (the calculator's documents are a second of work).
         """
-        data = [Piece(f.__module__, functools.partial(f, self.options.language)) for f in discover_files()]
+        data = [piece for files in discover_files() for piece in files(self.options.language)]
         return [*data, Piece("static", self._assets)]
 
     def prepare(self) -> None:

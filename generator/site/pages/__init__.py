@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Protocol
 
-from generator.site.page import Page
+from generator.site.page import Page, Piece
 from generator.site.views import Summary
 
 
@@ -32,10 +32,10 @@ def _modules() -> list[ModuleType]:
     ]
 
 
-def discover_files() -> list[Callable[[str], dict[str, bytes]]]:
-    """The optional ``files(language)`` function of each page kind: data a page loads (JSON, ...), made
-    from the code and the language alone, never from the cards (a build with a cache makes them once per
-    code version)."""
+def discover_files() -> list[Callable[[str], list[Piece]]]:
+    """The optional ``files(language)`` function of each page kind: the pieces of work that make the data a
+    page loads (JSON, ...), from the code and the language alone, never from the cards (a build with a
+    cache makes them once per code version)."""
     return [module.files for module in _modules() if hasattr(module, "files")]
 
 
