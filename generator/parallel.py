@@ -39,12 +39,13 @@ def map_parallel(
     meanwhile: Callable[[], None] | None = None,
     per_job: int = MIN_TASKS_PER_JOB,
 ) -> list[T]:
-    """``work(i)`` for every i below ``count``, in order, over up to ``jobs`` processes.
+    """``work(i)`` for every i below ``count``, in order, in up to ``jobs`` processes, this one included.
 
     Each process is given at least ``per_job`` tasks (fewer processes for fewer tasks; 1 for tasks
-    that each outweigh a fork). ``meanwhile()``, other work of this process's own, runs while the
-    workers do theirs (or after the work, when that runs here). ``on_done(done, count)`` is told as
-    results arrive, in order. An exception raised by the work stops the map and is raised here.
+    that each outweigh a fork). ``jobs - 1`` workers are forked, and this process first does
+    ``meanwhile()``, other work of its own, then takes tasks beside them: never more processes at
+    work than jobs. ``on_done(done, count)`` is told as results arrive, in order. An exception
+    raised by the work stops the map and is raised here.
     """
     jobs = min(jobs, count // per_job)
     if jobs <= 1 or not sys.platform.startswith("linux"):
@@ -56,7 +57,7 @@ def map_parallel(
     tasks: SimpleQueue[tuple[int, int] | None] = context.SimpleQueue()
     results: SimpleQueue[tuple[int, list[Any], BaseException | None]] = context.SimpleQueue()
     # The work is handed to each process as it forks (inherited, never pickled): no module state.
-    workers = [context.Process(target=_serve, args=(work, tasks, results), daemon=True) for _ in range(jobs)]
+    workers = [context.Process(target=_serve, args=(work, tasks, results), daemon=True) for _ in range(jobs - 1)]
     for worker in workers:
         worker.start()
     try:
@@ -64,20 +65,27 @@ def map_parallel(
         starts = range(0, count, size)
         for start in starts:
             tasks.put((start, min(start + size, count)))
-        for _ in workers:
+        for _ in range(jobs):  # a stop sign for each process, this one included; each takes one and stops
             tasks.put(None)
         if meanwhile is not None:
             meanwhile()
         waiting: dict[int, list[T]] = {}
         ordered: list[T] = []
-        for _ in starts:
-            start, values, error = results.get()
-            if error is not None:
-                raise error
+
+        def arrived(start: int, values: list[T]) -> None:
             waiting[start] = values
             while len(ordered) in waiting:
                 for value in waiting.pop(len(ordered)):
                     ordered.append(_reported(value, len(ordered) + 1, count, on_done))
+
+        while (chunk := tasks.get()) is not None:  # this process's share, until its stop sign
+            start, stop = chunk
+            arrived(start, [work(i) for i in range(start, stop)])
+        while len(ordered) < count:
+            start, values, error = results.get()
+            if error is not None:
+                raise error
+            arrived(start, values)
         return ordered
     finally:
         for worker in workers:

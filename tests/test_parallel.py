@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import multiprocessing
 import os
 import shutil
 import sys
@@ -58,12 +59,28 @@ def worker_pid(number: int) -> int:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
-def test_with_two_jobs_the_work_runs_in_two_other_processes() -> None:
-    pids = set(map_parallel(worker_pid, 40, 2))
-    assert len(pids) == 2 and os.getpid() not in pids
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_the_work_runs_in_as_many_processes_as_jobs_this_one_among_them(jobs: int) -> None:
+    pids = set(map_parallel(worker_pid, 60, jobs))
+    assert len(pids) == jobs and os.getpid() in pids  # never more processes at work than processors
     assert set(map_parallel(worker_pid, 40, 1)) == {os.getpid()}
     assert set(map_parallel(worker_pid, 15, 2)) == {os.getpid()}  # under 8 tasks a job: not worth a pool
-    assert os.getpid() not in set(map_parallel(worker_pid, 4, 2, per_job=1))  # heavy tasks: a pool for a few
+    assert len(set(map_parallel(worker_pid, 4, 2, per_job=1))) == 2  # heavy tasks: a worker for a few
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
+def test_an_error_in_this_process_share_stops_the_map_and_its_workers() -> None:
+    build = os.getpid()
+
+    def fail_here(number: int) -> int:
+        time.sleep(0.01)
+        if os.getpid() == build:
+            raise ValueError(f"task {number} went wrong here")
+        return number
+
+    with pytest.raises(ValueError, match="went wrong here"):
+        map_parallel(fail_here, 40, 2)
+    assert not multiprocessing.active_children()  # the worker was stopped, not left running
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")

@@ -118,22 +118,19 @@ def build(
                 files |= made
             return files
 
-        # The files made from the code alone (the calculator's data, the assets) share the workers with the
-        # models, first, since they are the longest tasks; when they were not in the cache (a first build,
-        # or new code), this process meanwhile works out what the page kinds can before the summaries exist
-        # (``Renderer.prepare``). A rebuild leaves that to the pages it makes again.
-        _, code = plan(renderer.code_files())
-        code_work = [piece for _, piece in code]
-
-        def model_or_code(number: int) -> SummaryNumbers | dict[str, Blob]:
-            return write(code_work, number) if number < len(code_work) else one_model(number - len(code_work))
+        def without_cards() -> None:
+            """What needs no card, done here while the workers write the model pages: the files made from
+            the code alone (the calculator's data, the assets), and, when those were not in the cache (a
+            first build, or new code), what the page kinds can work out before the summaries exist
+            (``Renderer.prepare``), with the families' declarations the calculator has just made. A
+            rebuild leaves that to the pages it makes again."""
+            _, code = plan(renderer.code_files())
+            if code:
+                kept(code, [write([piece for _, piece in code], number) for number in range(len(code))])
+                renderer.prepare()
 
         progress.start("model pages")
-        done = map_parallel(
-            model_or_code, len(code_work) + len(cards), jobs, progress.advance, renderer.prepare if code else None
-        )
-        kept(code, [files for files in done[: len(code_work)] if isinstance(files, dict)])
-        counted = [numbers for numbers in done[len(code_work) :] if isinstance(numbers, SummaryNumbers)]
+        counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
         summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, counted, strict=True)]
         progress.finish(f"{len(summaries):,} models")
 

@@ -103,13 +103,8 @@ class Inventory:
         """Add up the tensors of one kind of component, or of one block."""
         if block is None:
             return self._sums[kind]
-        return sum(
-            e.count
-            for b in self.architecture.blocks
-            if b.key == block and (kind is None or b.kind is kind)
-            for e in self.of_block(b)
-            if isinstance(e, Tensor)
-        )
+        found = self._block_sums.get(block)
+        return found[1] if found is not None and (kind is None or found[0] is kind) else 0
 
     def of_block(self, block: Block) -> tuple[Tensor | TiedTensor, ...]:
         """The entries of one of this inventory's blocks, every copy, in order."""
@@ -119,6 +114,14 @@ class Inventory:
     def _by_block(self) -> dict[str, tuple[Tensor | TiedTensor, ...]]:
         # A block's entries are listed together; its key, unique in an architecture, names them.
         return {key: tuple(group) for key, group in itertools.groupby(self.entries, key=lambda e: e.block.key)}
+
+    @cached_property
+    def _block_sums(self) -> dict[str, tuple[Kind, int]]:
+        """Each block's kind and count (every copy), by its key, added up once."""
+        return {
+            b.key: (b.kind, sum(e.count for e in self.of_block(b) if isinstance(e, Tensor)))
+            for b in self.architecture.blocks
+        }
 
     @cached_property
     def _sums(self) -> dict[Kind | None, int]:

@@ -249,6 +249,9 @@ class Details(Mapping[str, Model]):
             self._models[card_id] = self._summaries[card_id].model()
         return self._models[card_id]
 
+    def __contains__(self, card_id: object) -> bool:  # without counting the card, as Mapping's own would
+        return card_id in self._summaries
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._summaries)
 

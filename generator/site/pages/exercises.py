@@ -71,11 +71,19 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     """The exercises page; its sentences are content, in content/<language>/exercises.yaml by exercise id."""
     text = content.load("exercises", language)
     by_id = Details(models)
-    exercises = [build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id]
-    if not exercises:
+    present = [(build, need) for build, need in BUILDERS if need in by_id]
+    if not present:
         return []
-    named, printed = titles(errata.BUILDERS, models, language), printed_figures(errata.BUILDERS, models)
-    exercises = [dataclasses.replace(x, check=check_data(x, named, printed)) for x in exercises]
+
+    def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
+        named, printed = titles(errata.BUILDERS, models, language), printed_figures(errata.BUILDERS, models)
+        exercises = (build(text, by_id[need], by_id) for build, need in present)
+        return {
+            "exercises": tuple(dataclasses.replace(x, check=check_data(x, named, printed)) for x in exercises),
+            "check": check_texts(text.section("check")),
+            "check_hint": text.section("check")("close"),
+        }
+
     page = text.section("page")
     return [
         Page(
@@ -83,11 +91,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "exercises.html",
             page("title", site=SITE_TITLE),
             page("description"),
-            {
-                "exercises": tuple(exercises),
-                "check": check_texts(text.section("check")),
-                "check_hint": text.section("check")("close"),
-            },
+            context,
             guide=page("guide"),
         )
     ]

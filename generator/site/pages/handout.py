@@ -23,12 +23,11 @@ WORKED = "bert-base-uncased"  # the card worked in numbers, when the build has i
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("handout", language).section("page")
     worked = next((m for m in models if m.id == WORKED), None)
-    families = [(family, head_forms(family)) for family in ordered_families(language)]
 
     def context() -> dict[str, object]:
         return {
             "symbols": shared_symbols(language),
-            "families": families,
+            "families": [(family, head_forms(family)) for family in ordered_families(language)],
             "worked": worked.model() if worked is not None else None,
         }
 
