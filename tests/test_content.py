@@ -28,6 +28,7 @@ from generator.cli import main
 from generator.counting import texts
 from generator.counting.architecture import Head, Part
 from generator.counting.families import FAMILIES, declaration
+from generator.counting.switches import FirstOf, Rule
 from generator.site import compute_view, content, render, search
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
@@ -58,8 +59,7 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
     found: list[str] = []
     try:
         for page in render.pages(models, language):  # the core pages, then every page kind of generator/site/pages/
-            if callable(page.context):  # gathered where the page is rendered, as a build does
-                page.context()
+            page.gather()  # what a build gathers where the page is rendered
         renderer = render.Renderer(SiteOptions(language=language))
         renderer.model_files(models[0])
         renderer.not_found(models)
@@ -115,9 +115,16 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         f"{path}: families.{name}.{key}: not a section the code reads"
         for name, section in own.items()
         for key in section
-        if key not in ("title", "symbols", "switches", "blocks", "modules", "differences")
+        if key not in ("title", "symbols", "switches", "blocks", "modules", "checks", "differences")
     ]
-    for kind, one in (("symbols", "symbol"), ("switches", "switch"), ("blocks", "block"), ("modules", "module")):
+    kinds = (
+        ("symbols", "symbol"),
+        ("switches", "switch"),
+        ("blocks", "block"),
+        ("modules", "module"),
+        ("checks", "rule"),
+    )
+    for kind, one in kinds:
         declared = {name: declared_keys(name, kind) for name in FAMILIES}
         for name, section in own.items():
             extra = [key for key in section.get(kind) or {} if key not in declared[name]]
@@ -156,15 +163,18 @@ def compute_text_problems(language: str, root: Path) -> list[str]:
     return found
 
 
-SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "families")
+SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "checks", "families")
 PARTS = {part.value for part in Part}
 
 
 def declared_keys(family: str, kind: str) -> frozenset[str]:
-    """The names a family declares of one kind: its symbols, switches, blocks or modules."""
+    """The names a family declares of one kind: its symbols, switches, blocks, modules or checks (its rules)."""
     found = FAMILIES[family]
     if kind in ("symbols", "switches"):
         return frozenset(x.name for x in getattr(found, kind))
+    if kind == "checks":
+        rules = [rule for check in found.checks for rule in (check.rules if isinstance(check, FirstOf) else (check,))]
+        return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule))
     return _block_and_module_keys(family)[kind == "modules"]
 
 
@@ -230,7 +240,7 @@ def test_an_english_copy_is_a_complete_second_language(
 ) -> None:
     target = _second_language(tmp_path, lambda t: t.replace("Layers × width × heads", "层数 × 宽度 × 头数"))
     assert problems(models, "zh", target.parents[1], monkeypatch) == []
-    titles = {e.id: e.title for e in errata.pages(models, "zh")[0].context["errata"]}  # read from zh/, as patched
+    titles = {e.id: e.title for e in errata.pages(models, "zh")[0].gather()["errata"]}  # read from zh/, as patched
     assert titles["lha-product"] == "层数 × 宽度 × 头数"
 
 
@@ -400,16 +410,34 @@ FAMILY_TEXT_CASES = {
         [("      sentence-order-classifier: sentence-order classifier\n", "")],
         ["families.albert.modules.sentence-order-classifier: expected a text here, found none"],
     ),
+    "a check's message lost": (
+        [
+            (
+                '  no-label: "num_labels is 0: the classifier has no output, and the classification loss raises on it"\n',
+                "",
+            )
+        ],
+        # every family with a classification head has the rule, and each says so
+        [
+            f"families.{name}.checks.no-label: expected a text here, found none"
+            for name in sorted(FAMILIES)
+            if name != "transformer"  # the 2017 Transformer has no classification head
+        ],
+    ),
     "texts without code": (
         [
             ("    title: BERT\n", "    title: BERT\n    switches:\n      trigram: a switch BERT does not have\n"),
             ("  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"),
             ("      sop-head: sentence-order head\n", "      sop-head: sentence-order head\n      nsp-head: a head\n"),
+            ("\nchecks:\n", "\nchecks:\n  seven-layers: a rule no family has\n"),
+            ("    title: ELECTRA\n", "    title: ELECTRA\n    checks:\n      padding-fits: RoBERTa's\n"),
         ],
         [
             "symbols.Z: no family reads this shared text",
             "families.bert.switches.trigram: the family declares no such switch",
             "families.albert.blocks.nsp-head: the family declares no such block",
+            "families.electra.checks.padding-fits: the family declares no such rule",
+            "checks.seven-layers: no family reads this shared text",
         ],
     ),
 }

@@ -21,7 +21,7 @@ from generator.site.pages import errata
 from generator.site.views import model_of
 
 MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
-ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].context["errata"]}
+ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].gather()["errata"]}
 
 # Which source document each kind of source is (open each to confirm).
 SEED_OF_KIND = {

@@ -48,7 +48,7 @@ def test_a_published_wrong_figure_is_what_its_method_gives(card_id: str, erratum
 
 def test_the_errata_page_recomputes_with_the_same_methods() -> None:
     models = [model_of(card_by_id(i)) for i in sorted({n for _, needs in errata.BUILDERS for n in needs})]
-    for erratum in errata.pages(models)[0].context["errata"]:
+    for erratum in errata.pages(models)[0].gather()["errata"]:
         if erratum.their_total is None or erratum.id == "vocabulary-30000":
             continue  # vocabulary-30000 is worked on the exercise card, whose V is the round one
         assert (erratum.id, erratum.their_total) in found(erratum.model.id), erratum.id
@@ -112,7 +112,7 @@ def test_the_calculators_copy_gives_the_same_numbers(card: Card) -> None:
 
 def test_each_exercise_embeds_its_answer_and_the_printed_slips() -> None:
     page = exercises.pages([model_of(card) for card in load_cards(MODELS)])[0]
-    checks = {x.id: json.loads(x.check) for x in page.context["exercises"]}
+    checks = {x.id: json.loads(x.check) for x in page.gather()["exercises"]}
     forty = checks["forty-k-eight-layers"]
     assert forty["answer"] == str(count_parameters(card_by_id("exercise-bert-40k-8l-8h")).total)
     # The assignment's printed answer, "≈ 218,671,424", slips and all (seed 003).

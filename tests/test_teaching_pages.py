@@ -20,8 +20,8 @@ from generator.site.views import model_of
 
 MODEL_LIST = [model_of(card) for card in load_cards(MODELS)]
 BY_ID = {m.id: m for m in MODEL_LIST}
-ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].context["errata"]}
-EXERCISES = {x.id: x for x in exercises.pages(MODEL_LIST)[0].context["exercises"]}
+ERRATA = {e.id: e for e in errata.pages(MODEL_LIST)[0].gather()["errata"]}
+EXERCISES = {x.id: x for x in exercises.pages(MODEL_LIST)[0].gather()["exercises"]}
 
 
 @pytest.fixture(scope="module")

@@ -121,16 +121,18 @@ class _Shown(dict[str, Any]):
 class Rule:
     """A cross-field rule transformers enforces, as data: the config is refused when ``fails`` holds.
 
-    ``message`` is a ``str.format`` template over config keys and the rule's ``values``
-    (``{hidden_size}``, ``{normalization_type!r}``); ``keys`` are the keys it is about, the first
-    one being where the problem is reported. A Rule is a family check: calling it gives the
-    check's verdict, and the calculator evaluates the same data in the browser.
+    ``name`` keys its message in content/<language>/families.yaml (``checks``), which the registry
+    fills in as ``message`` (texts.py): a ``str.format`` template over config keys and the rule's
+    ``values`` (``{hidden_size}``, ``{normalization_type!r}``). ``keys`` are the keys it is about,
+    the first one being where the problem is reported. A Rule is a family check: calling it gives
+    the check's verdict, and the calculator evaluates the same data in the browser.
     """
 
+    name: str
     fails: Condition
-    message: str
     keys: tuple[str, ...]
     values: tuple[tuple[str, Value], ...] = ()
+    message: str = ""  # in the declaration, none: the words are content
 
     def __call__(self, config: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
         if not self.fails.evaluate(config):

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import yaml
 
 from generator.counting.architecture import Architecture, Family, Head, Part
+from generator.counting.switches import FirstOf, Rule
 
 T = TypeVar("T")
 
@@ -55,6 +56,7 @@ class FamilyTexts:
     switches: Mapping[str, str]
     blocks: Mapping[str, str]  # titles by block key
     modules: Mapping[str, str]  # labels by module key
+    checks: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
 
 
@@ -98,6 +100,7 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
         switches={**_section(data, "switches"), **_section(own, "switches")},
         blocks={**_section(data, "blocks"), **_section(own, "blocks")},
         modules={**_section(data, "modules"), **_section(own, "modules")},
+        checks={**_section(data, "checks"), **_section(own, "checks")},
         differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
     )
 
@@ -133,6 +136,14 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         replace(s, meaning=_text(texts.switches, s.name, folder, f"{where}.switches.{s.name}")) for s in family.switches
     )
     differences = tuple(text for _, text in texts.differences)
+
+    def worded(rule: Rule) -> Rule:
+        return replace(rule, message=_text(texts.checks, rule.name, folder, f"{where}.checks.{rule.name}"))
+
+    checks = tuple(
+        worded(c) if isinstance(c, Rule) else FirstOf(tuple(map(worded, c.rules))) if isinstance(c, FirstOf) else c
+        for c in family.checks
+    )
     declare = Worded(family.declare, tuple(texts.blocks.items()), tuple(texts.modules.items()), folder, where)
     return replace(
         family,
@@ -140,6 +151,8 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         symbols=symbols,
         switches=switches,
         differences=differences,
+        checks=checks,
+        step_checks=tuple(map(worded, family.step_checks)),
         declare=declare,
         language=language,
     )

@@ -62,6 +62,10 @@ class Page:
     shows: tuple[str, ...] | None = None
     about: str = ""
 
+    def gather(self) -> Mapping[str, Any]:
+        """What the template is given: the context, or what its function gathers now."""
+        return self.context() if callable(self.context) else self.context
+
     @property
     def root(self) -> str:
         """The relative path back to the site root, so the site works under any prefix."""

@@ -59,7 +59,7 @@ def _teaching(cards: Iterable[Card], needed: set[str], kind: str, language: str)
     provider = errata if kind == "errata" else exercises
     found: dict[str, list[Link]] = {}
     for page in provider.pages(models, language):
-        context = page.context() if callable(page.context) else page.context
+        context = page.gather()
         for item in context[kind]:
             found.setdefault(item.model.id, []).append(Link(item.title, f"{page.path}#{item.id}"))
     return found

@@ -223,8 +223,7 @@ class Renderer:
 
     def render(self, page: Page) -> bytes:
         template = self.env.get_template(page.template)
-        context = page.context() if callable(page.context) else page.context
-        return template.render(page=page, root=page.root, options=self.options, **context).encode("utf-8")
+        return template.render(page=page, root=page.root, options=self.options, **page.gather()).encode("utf-8")
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""

@@ -115,9 +115,8 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 # AlbertAttention's own check never fires (an AlbertConfig always has embedding_size), so
 # transformers builds A·⌊H/A⌋-wide query/key/value that its forward pass cannot use.
 _heads_divide_hidden = Rule(
+    "heads-divide-hidden",
     ne(mod("hidden_size", "num_attention_heads"), 0),
-    "the hidden size ({hidden_size}) is not a multiple of the number of attention heads ({num_attention_heads}); "
-    "transformers would build {built}-wide query, key and value projections that its forward pass cannot use",
     ("hidden_size", "num_attention_heads"),
     values=(("built", mul("num_attention_heads", div("hidden_size", "num_attention_heads"))),),
 )

@@ -15,6 +15,7 @@ from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import (
     Condition,
+    Key,
     const,
     eq,
     ge,
@@ -207,15 +208,15 @@ def bert_layer_ops() -> tuple[arch.Op, ...]:
 
 # BertSelfAttention.__init__ (and its copies), in its words.
 heads_divide_hidden = Rule(
+    "heads-divide-hidden",
     ne(mod("hidden_size", "num_attention_heads"), 0),
-    "the hidden size ({hidden_size}) is not a multiple of the number of attention heads ({num_attention_heads})",
     ("hidden_size", "num_attention_heads"),
 )
 
 # BertLayer.__init__ (and its copies) refuse cross-attention in an encoder.
 cross_attention_needs_decoder = Rule(
+    "cross-attention-needs-decoder",
     truthy("add_cross_attention") & ~truthy("is_decoder"),
-    "add_cross_attention is true but is_decoder is false; transformers refuses this",
     ("add_cross_attention",),
 )
 
@@ -230,16 +231,15 @@ LAYER_RULES = (in_every_layer(heads_divide_hidden), in_every_layer(cross_attenti
 
 # nn.Embedding(vocab_size, ..., padding_idx=pad_token_id) asserts that the index is a row.
 padding_in_vocabulary = Rule(
+    "padding-in-vocabulary",
     is_whole("pad_token_id") & (lt("pad_token_id", neg("vocab_size")) | ge("pad_token_id", "vocab_size")),
-    "pad_token_id ({pad_token_id}) is not a row of the {vocab_size}-row token embedding table; nn.Embedding refuses it",
     ("pad_token_id", "vocab_size"),
 )
 
 # PretrainedConfig.__init__ refuses a single-label classification with one label (every family's config).
 single_label_needs_labels = Rule(
+    "single-label-needs-labels",
     eq("problem_type", const("single_label_classification")) & eq("num_labels", 1),
-    "problem_type single_label_classification needs more than one label, found num_labels 1; transformers "
-    "refuses it (use num_labels 2, or problem_type regression)",
     ("num_labels",),  # the calculator's one-click fixes: a number of labels (a problem_type of 1 would pass too)
 )
 
@@ -247,12 +247,11 @@ single_label_needs_labels = Rule(
 # raises on any other (ForSequenceClassificationLoss: "Invalid problem type"), so no step of it runs.
 PROBLEM_TYPES = ("regression", "single_label_classification", "multi_label_classification")
 known_problem_type = Rule(
+    "known-problem-type",
     given("problem_type")
     & ne("problem_type", const(PROBLEM_TYPES[0]))
     & ne("problem_type", const(PROBLEM_TYPES[1]))
     & ne("problem_type", const(PROBLEM_TYPES[2])),
-    "problem_type must be regression, single_label_classification or multi_label_classification, or null; "
-    "found {problem_type!r}, on which transformers' classification loss raises",
     ("problem_type",),
 )
 
@@ -277,10 +276,10 @@ def tied(*blocks: str) -> Switch:
 def padding_fits(key: str) -> Rule:
     """A table built with padding_idx=pad_token_id must have that row (DistilBERT's and RoBERTa's words)."""
     return Rule(
+        "padding-fits",
         is_whole("pad_token_id") & (lt("pad_token_id", neg(key)) | ge("pad_token_id", key)),
-        f"{key} ({{{key}}}) leaves no row for pad_token_id ({{pad_token_id}}); "
-        "nn.Embedding refuses a padding index outside its table",
         (key, "pad_token_id"),
+        values=(("table", const(key)), ("rows", Key(key))),  # the message names the table's key and size
     )
 
 

@@ -334,48 +334,46 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 _value_types = FirstOf(
     (
         Rule(
+            "whole-type-vocab-size",
             ~is_kind("type_vocab_size", "int"),
-            "type_vocab_size must be a whole number, 0 or less for no token types; found {type_vocab_size!r}",
             ("type_vocab_size",),
         ),
         Rule(
+            "whole-max-relative-positions",
             ~is_kind("max_relative_positions", "int"),
-            "max_relative_positions must be a whole number (-1: use max_position_embeddings); "
-            "found {max_relative_positions!r}",
             ("max_relative_positions",),
         ),
         # DebertaV2Encoder compares conv_kernel_size with 0 whatever the other keys say.
         Rule(
+            "whole-conv-kernel-size",
             ~is_kind("conv_kernel_size", "int"),
-            "conv_kernel_size must be a whole number, 0 or less for no convolution; found {conv_kernel_size!r}",
             ("conv_kernel_size",),
         ),
         # With relative attention, the encoder and every attention layer compare position_buckets with 0.
         Rule(
+            "whole-position-buckets",
             truthy("relative_attention") & ~is_kind("position_buckets", "int"),
-            "position_buckets must be a whole number, 0 or less for no buckets; found {position_buckets!r}",
             ("position_buckets",),
         ),
         # Only ContextPooler, in the classification head, reads pooler_hidden_size (nn.Linear(W, W)).
         Rule(
+            "whole-pooler-hidden-size",
             given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
-            "pooler_hidden_size must be a whole number (left out: the hidden size); found {pooler_hidden_size!r}",
             ("pooler_hidden_size",),
         ),
         Rule(
+            "pooler-not-negative",
             head_is("sequence-classification") & lt("pooler_hidden_size", 0),
-            "pooler_hidden_size ({pooler_hidden_size}) is below 0; the classification head's context pooler "
-            "would be a Linear of negative size, which torch refuses",
             ("pooler_hidden_size",),
         ),
         Rule(
+            "string-norm-rel-ebd",
             ~is_kind("norm_rel_ebd", "str"),
-            'norm_rel_ebd must be a string such as "layer_norm" or "none"; found {norm_rel_ebd!r}',
             ("norm_rel_ebd",),
         ),
         Rule(
+            "string-pos-att-type",
             ~(is_null("pos_att_type") | is_kind("pos_att_type", "str") | is_kind("pos_att_type", "strings")),
-            'pos_att_type must be a string such as "p2c|c2p" or a list of strings; found {pos_att_type!r}',
             ("pos_att_type",),
         ),
     )
@@ -385,13 +383,13 @@ _value_types = FirstOf(
 _convolution_groups = FirstOf(
     (
         Rule(
+            "whole-conv-groups",
             gt("conv_kernel_size", 0) & (~is_kind("conv_groups", "int") | lt("conv_groups", 1)),
-            "conv_groups must be a whole number from 1; found {conv_groups!r}",
             ("conv_groups",),
         ),
         Rule(
+            "conv-groups-divide-hidden",
             gt("conv_kernel_size", 0) & ne(mod("hidden_size", "conv_groups"), 0),
-            "conv_groups ({conv_groups}) does not divide the hidden size ({hidden_size}); nn.Conv1d refuses this",
             ("conv_groups", "hidden_size"),
         ),
     )

@@ -99,8 +99,8 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 # TransformerBlock.__init__ raises the same error.
 _heads_divide_dim = Rule(
+    "heads-divide-dim",
     ne(mod("dim", "n_heads"), 0),
-    "n_heads ({n_heads}) does not divide dim ({dim}) evenly; transformers refuses this",
     ("n_heads", "dim"),
 )
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, eq, given, gt, head_is, mod, ne, truthy
+from generator.counting.conditions import Key, const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
@@ -222,15 +222,13 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 _heads_divide_width = FirstOf(
     (
         Rule(
+            "heads-divide-bottleneck",
             truthy("use_bottleneck") & ne(mod("intra_bottleneck_size", "num_attention_heads"), 0),
-            "the bottleneck size intra_bottleneck_size ({intra_bottleneck_size}) is not a multiple of the number "
-            "of attention heads ({num_attention_heads}); attention runs at the bottleneck width when "
-            "use_bottleneck is true",
             ("intra_bottleneck_size", "num_attention_heads"),
         ),
         Rule(
+            "heads-divide-hidden",
             ~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
-            common.heads_divide_hidden.message,
             common.heads_divide_hidden.keys,
         ),
     )
@@ -239,9 +237,8 @@ _heads_divide_width = FirstOf(
 # MobileBertLMPredictionHead (the masked-LM and pretraining heads only) builds nn.Linear(V, H - E):
 # torch refuses a negative size.
 _embedding_fits_hidden = Rule(
+    "embedding-fits-hidden",
     gt("embedding_size", "hidden_size") & head_is("masked-lm", "pretraining"),
-    "the embedding size ({embedding_size}) is larger than the hidden size ({hidden_size}); the masked-LM "
-    "head's extra output matrix would need H − E < 0 rows, and transformers cannot build it",
     ("embedding_size", "hidden_size"),
 )
 
@@ -251,14 +248,17 @@ _embedding_fits_hidden = Rule(
 _true_hidden_size_agrees = FirstOf(
     tuple(
         Rule(
+            "true-hidden-size-agrees",
             given("true_hidden_size")
             & (truthy("use_bottleneck") if bottleneck else ~truthy("use_bottleneck"))
             # ne tells a boolean from a number, so true_hidden_size: true disagrees too
             & ne("true_hidden_size", source),
-            "true_hidden_size ({true_hidden_size!r}) disagrees with the value MobileBertConfig derives "
-            f"({{{source}}}, from {source}, as use_bottleneck is {str(bottleneck).lower()}); "
-            "delete the key or make the two agree",
             ("true_hidden_size",),
+            values=(
+                ("derived", Key(source)),
+                ("source", const(source)),
+                ("bottleneck", const(str(bottleneck).lower())),
+            ),
         )
         for bottleneck, source in ((True, "intra_bottleneck_size"), (False, "hidden_size"))
     )
@@ -266,8 +266,8 @@ _true_hidden_size_agrees = FirstOf(
 
 # NORM2FN in modeling_mobilebert.py knows these two; any other name is a KeyError there.
 _known_normalization = Rule(
+    "known-normalization",
     ne("normalization_type", const("no_norm")) & ne("normalization_type", const("layer_norm")),
-    "normalization_type must be 'no_norm' or 'layer_norm', found {normalization_type!r}",
     ("normalization_type",),
 )
 

@@ -16,8 +16,8 @@ from generator.counting.switches import Rule
 # max_position_embeddings of 0: the longest sequence the model takes (every family's bound on s; a
 # position table's rows where it has one) has no token, and a step of no token raises.
 no_position = Rule(
+    "no-position",
     eq("max_position_embeddings", 0),
-    "max_position_embeddings is 0: the longest sequence this model takes has no token, so no step runs",
     ("max_position_embeddings",),
 )
 
@@ -26,16 +26,16 @@ def empty_vocabulary(*heads: Head) -> Rule:
     """A masked-LM loss over a vocabulary of 0 rows, for ``heads``: logits.view(-1, vocab_size) cannot
     reshape an empty tensor."""
     return Rule(
+        "empty-vocabulary",
         head_is(*(head.value for head in heads)) & eq("vocab_size", 0),
-        "the vocabulary has 0 rows, so the masked-LM loss has no logits to reshape and raises",
         ("vocab_size",),
     )
 
 
 # A classifier with no label: its logits are empty, and every loss transformers picks raises on them.
 no_label = Rule(
+    "no-label",
     head_is(Head.SEQUENCE_CLASSIFICATION.value) & eq("num_labels", 0),
-    "num_labels is 0: the classifier has no output, and the classification loss raises on it",
     ("num_labels",),
 )
 
@@ -43,8 +43,8 @@ no_label = Rule(
 # input_ids alone looks up the default type, 0, which is no row. (The meta device does not check an
 # index, so tools/config_sample.py's steps run there; on a CPU, as in the test cards' reference, it raises.)
 no_token_type_row = Rule(
+    "no-token-type-row",
     eq("type_vocab_size", 0),
-    "type_vocab_size is 0: the segment table has no row for the default token type 0, and its lookup raises",
     ("type_vocab_size",),
 )
 
@@ -56,8 +56,8 @@ def zero_width_heads(*widths: str) -> Rule:
     for width in widths[1:]:
         zero = zero | eq(width, 0)
     return Rule(
+        "zero-width-heads",
         gt("num_hidden_layers", 0) & zero,
-        "each attention head is 0 wide: the attention cannot reshape its empty projections, and raises",
         widths,
     )
 
@@ -74,8 +74,8 @@ MOBILEBERT = BERT
 ROBERTA = (
     *BERT,
     Rule(
+        "roberta-null-padding",
         is_null("pad_token_id"),
-        "pad_token_id is null: RoBERTa numbers the positions from the padding index, and input_ids.ne(None) raises",
         ("pad_token_id",),
     ),
 )
@@ -85,9 +85,8 @@ ROBERTA = (
 ALBERT = (
     *BERT,
     Rule(
+        "sentence-order-pairs",
         head_is(Head.PRETRAINING.value) & ne("num_labels", 2),
-        "num_labels is {num_labels}: the sentence-order loss reads its logits in pairs, one pair a sequence, "
-        "and raises on any other number",
         ("num_labels",),
     ),
 )
@@ -98,9 +97,8 @@ MODERNBERT = (
     *COMMON,
     zero_width_heads("hidden_size"),
     Rule(
+        "odd-head-size",
         gt("num_hidden_layers", 0) & eq(mod(div("hidden_size", "num_attention_heads"), 2), 1),
-        "each attention head is {hidden_size} / {num_attention_heads} wide, an odd size: the rotary tables are "
-        "built one wider, and rotating the queries and keys raises",
         ("hidden_size", "num_attention_heads"),
     ),
 )
@@ -112,26 +110,24 @@ DEBERTA_V2 = (
     zero_width_heads("hidden_size", "attention_head_size"),
     # DebertaV2SelfOutput's dense layer is H × H, and reads the A·D-wide output of the heads.
     Rule(
+        "heads-span-hidden",
         gt("num_hidden_layers", 0)
         & given("attention_head_size")
         & ne(mul("attention_head_size", "num_attention_heads"), "hidden_size"),
-        "attention_head_size × num_attention_heads ({attention_head_size} × {num_attention_heads}) is not "
-        "hidden_size ({hidden_size}): each layer's output projection, H × H, cannot read the heads' output",
         ("attention_head_size", "num_attention_heads", "hidden_size"),
     ),
     # DebertaV2Encoder.forward returns the output of its last layer: with none, the variable is never set.
     Rule(
+        "no-layers",
         eq("num_hidden_layers", 0),
-        "num_hidden_layers is 0: DeBERTa-v2's encoder returns its last layer's output, and there is none",
         ("num_hidden_layers",),
     ),
     # ContextPooler's dense layer is pooler_hidden_size wide both ways, and reads the first token's H values.
     Rule(
+        "pooler-reads-hidden",
         head_is(Head.SEQUENCE_CLASSIFICATION.value)
         & given("pooler_hidden_size")
         & ne("pooler_hidden_size", "hidden_size"),
-        "pooler_hidden_size ({pooler_hidden_size}) is not hidden_size ({hidden_size}): the classifier's "
-        "context pooler cannot read the encoder's output",
         ("pooler_hidden_size", "hidden_size"),
     ),
 )

@@ -134,14 +134,11 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 
 # Transformer.__init__ asserts this, so that the residual connections add up.
-_word_vectors_are_model_wide = Rule(
-    ne("d_word_vec", "d_model"), "d_word_vec ({d_word_vec}) must equal d_model ({d_model})", ("d_word_vec",)
-)
+_word_vectors_are_model_wide = Rule("word-vectors-model-wide", ne("d_word_vec", "d_model"), ("d_word_vec",))
 
 _shared_tables_need_one_vocabulary = Rule(
+    "shared-tables-one-vocabulary",
     truthy("emb_src_tgt_weight_sharing") & ne("n_src_vocab", "n_tgt_vocab"),
-    "emb_src_tgt_weight_sharing needs one vocabulary, but n_src_vocab ({n_src_vocab}) "
-    "differs from n_tgt_vocab ({n_tgt_vocab})",
     ("n_tgt_vocab",),
 )
 

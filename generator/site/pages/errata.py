@@ -61,16 +61,13 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     """The errata page, with every erratum whose card is in the catalog."""
     text = content.load("errata", language)
     by_id = Details(models)
-    present = [(build, needs) for build, needs in BUILDERS if all(n in by_id for n in needs)]
-    if not present:
+    if not (present := [(build, needs) for build, needs in BUILDERS if all(n in by_id for n in needs)]):
         return []
 
     def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
         section = text.section("errata")
-        errata = tuple(
-            build(section.section(erratum_id(build)), *(by_id[n] for n in needs)) for build, needs in present
-        )
-        return {"errata": errata, "compute": compute_errata(models, language)}
+        errata = (build(section.section(erratum_id(build)), *(by_id[n] for n in needs)) for build, needs in present)
+        return {"errata": tuple(errata), "compute": compute_errata(models, language)}
 
     return [guide_page("errata/index.html", "errata.html", text.section("page"), context)]
 
