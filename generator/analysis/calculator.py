@@ -202,11 +202,12 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
             add(
                 symbol.key, kind, symbol.meaning, "sizes", optional=symbol.optional, symbol=symbol.name, minimum=minimum
             )
+    # A structural key's meaning is what its switches decide (content, in families.yaml); the page's words
+    # frame it ("when true: ..."), and say what a checked key is (content/<language>/calculator.yaml).
     for key in switch_keys:
-        kind = _kind(flags, key, defaults.get(key))
-        add(key, kind, ("when true: " if kind == FLAG else "decides: ") + _switch_meaning(family, key), "structure")
+        add(key, _kind(flags, key, defaults.get(key)), _switch_meaning(family, key), "structure")
     for key in dict.fromkeys(rule_keys):
-        add(key, _kind(flags, key, defaults.get(key)), "checked by a rule transformers enforces", "checked")
+        add(key, _kind(flags, key, defaults.get(key)), "", "checked")
     return inputs
 
 

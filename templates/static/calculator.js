@@ -940,9 +940,16 @@
     return load(entry.name).then(function (data) {
       state.family = entry.name;
       state.data = data;
-      // b, s and the keys only the compute reads carry no meaning of their own in the export: the page's words.
+      // The page's words frame what the export says of an input (once: a family's data is loaded once); b, s,
+      // the keys only the compute reads and the keys a rule checks carry no meaning of their own there.
       data.inputs.forEach(function (input) {
-        if (!input.meaning) { input.meaning = S["meaning-" + input.key] || S["compute-meaning"] || ""; }
+        if (input.worded) { return; }
+        input.worded = true;
+        if (input.group === "structure") {
+          input.meaning = t(input.kind === "flag" ? "structure-when-true" : "structure-decides", { meaning: input.meaning });
+        } else if (!input.meaning) {
+          input.meaning = S["meaning-" + input.key] || S[input.group === "checked" ? "checked-meaning" : "compute-meaning"] || "";
+        }
       });
       if (head && entry.heads.indexOf(head) < 0) {
         state.addressProblems.push(t("no-head", { title: entry.title, head: JSON.stringify(head), first: entry.heads[0] }));
