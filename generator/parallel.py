@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import sys
+import threading
 from collections.abc import Callable
 from multiprocessing.queues import SimpleQueue
 from typing import Any, TypeVar
@@ -60,6 +62,12 @@ def map_parallel(
     workers = [context.Process(target=_serve, args=(work, tasks, results), daemon=True) for _ in range(jobs - 1)]
     for worker in workers:
         worker.start()
+    # A thread of this process takes each result as a worker sends it: a worker whose results filled the
+    # pipe would otherwise wait, idle, until this process had done its own share of the work.
+    inbox: queue.SimpleQueue[tuple[int, list[Any], BaseException | None]] = queue.SimpleQueue()
+    done = threading.Event()
+    receiver = threading.Thread(target=_receive, args=(results, inbox, done), daemon=True)
+    receiver.start()
     try:
         size = max(1, min(32, count // (jobs * 8)))
         starts = range(0, count, size)
@@ -78,20 +86,40 @@ def map_parallel(
                 for value in waiting.pop(len(ordered)):
                     ordered.append(_reported(value, len(ordered) + 1, count, on_done))
 
-        while (chunk := tasks.get()) is not None:  # this process's share, until its stop sign
-            start, stop = chunk
-            arrived(start, [work(i) for i in range(start, stop)])
-        while len(ordered) < count:
-            start, values, error = results.get()
+        def take(result: tuple[int, list[Any], BaseException | None]) -> None:
+            start, values, error = result
             if error is not None:
                 raise error
             arrived(start, values)
+
+        while (chunk := tasks.get()) is not None:  # this process's share, until its stop sign
+            start, stop = chunk
+            arrived(start, [work(i) for i in range(start, stop)])
+            while not inbox.empty():  # the workers' results so far: progress told, a failure raised, in time
+                take(inbox.get())
+        while len(ordered) < count:
+            take(inbox.get())
         return ordered
     finally:
+        done.set()
+        receiver.join(timeout=1)  # it polls every 10 ms; a worker stopped mid-result could leave it waiting
         for worker in workers:
             if worker.is_alive() and worker.exitcode is None:
                 worker.terminate()
             worker.join()
+
+
+def _receive(
+    results: SimpleQueue[tuple[int, list[Any], BaseException | None]],
+    inbox: queue.SimpleQueue[tuple[int, list[Any], BaseException | None]],
+    done: threading.Event,
+) -> None:
+    """Move each result from the workers' pipe to ``inbox`` as soon as it is there, until ``done``."""
+    while not done.is_set():
+        if results.empty():
+            done.wait(0.01)
+        else:
+            inbox.put(results.get())
 
 
 def _serve(

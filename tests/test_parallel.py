@@ -98,6 +98,20 @@ def test_meanwhile_runs_once_in_the_build_while_workers_work_or_after_the_work(c
     assert ran[0][1] == (0 if jobs > 1 and count >= 16 else count)
 
 
+def pid_and_bulk(number: int) -> tuple[int, bytes]:
+    time.sleep(0.01)
+    return os.getpid(), b"x" * 20_000  # a chunk of four is more than a pipe holds (64 KiB)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
+def test_a_worker_is_not_kept_waiting_by_results_the_build_has_not_read() -> None:
+    # While the build does its own work (half a second here), a worker goes on: its results are taken
+    # as they come. It used to wait on the full pipe until the build had done every other task.
+    done = map_parallel(pid_and_bulk, 64, 2, meanwhile=lambda: time.sleep(0.5))
+    by_worker = sum(1 for pid, _ in done if pid != os.getpid())
+    assert by_worker >= 32, f"the worker did {by_worker} of 64 tasks"
+
+
 def test_an_error_in_a_worker_is_raised_in_the_build() -> None:
     def fail_at_seventeen(number: int) -> int:
         if number == 17:
