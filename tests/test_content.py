@@ -174,7 +174,9 @@ def declared_keys(family: str, kind: str) -> frozenset[str]:
         return frozenset(x.name for x in getattr(found, kind))
     if kind == "checks":
         rules = [rule for check in found.checks for rule in (check.rules if isinstance(check, FirstOf) else (check,))]
-        return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule))
+        return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule)) | set(
+            texts.CARD_CHECKS
+        )
     return _block_and_module_keys(family)[kind == "modules"]
 
 

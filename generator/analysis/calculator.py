@@ -59,7 +59,7 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, groupe
 from generator.counting.families import family_in
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule
-from generator.counting.texts import LANGUAGE
+from generator.counting.texts import LANGUAGE, check_message
 
 FORMAT = 1
 JSON = Any
@@ -366,7 +366,7 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
         "inputs": inputs(family.name, language) + compute_inputs + (step_inputs() if measured(family) else []),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
-        "no_parameters": NO_PARAMETERS,  # the problem to show when every tensor is empty
+        "no_parameters": check_message(NO_PARAMETERS, language),  # the problem to show when every tensor is empty
         "mistakes": mistakes.export(),  # the errata's published methods (analysis/mistakes.py)
         "blocks": blocks.items,
         "compute": {**family_compute(family), "blocks": computes.items},

@@ -16,6 +16,7 @@ from generator.cards.published import FigurePart, parse_figure
 from generator.cards.yamlsource import Document, load_document
 from generator.counting.architecture import Family, Head, Param
 from generator.counting.families import FAMILIES
+from generator.counting.texts import check_message
 from generator.parallel import map_parallel
 
 ID_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*")
@@ -25,7 +26,7 @@ MAX_ID_LENGTH = 100  # the id names a directory and two files; file systems stop
 MAX_TENSORS = 20_000
 # transformers builds such a model (every table and matrix 0 wide), but there is nothing to count,
 # and a page of shares and ratios would divide by 0. The calculator says the same (its export).
-NO_PARAMETERS = "this config gives a model without a single parameter (every tensor has a dimension of 0)"
+NO_PARAMETERS = "no-parameters"  # the check's name; its words are content (families.yaml: checks)
 TOP_LEVEL_KEYS = ("id", "title", "family", "head", "config", "sources", "claims", "also_counted", "notes")
 
 
@@ -231,7 +232,7 @@ def _no_parameters(family: Family, head: Head, config: Mapping[str, Any], doc: D
             for param in module.params:
                 if isinstance(param, Param) and math.prod(d.evaluate(values) for d in param.shape) > 0:
                     return []
-    return [Problem(doc.where(("config",)), "config", NO_PARAMETERS)]
+    return [Problem(doc.where(("config",)), "config", check_message(NO_PARAMETERS))]
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:

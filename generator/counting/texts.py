@@ -105,6 +105,16 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
     )
 
 
+# The checks every family has that are not its Rules: the card check words them itself (cards/card.py).
+CARD_CHECKS = ("no-parameters",)
+
+
+def check_message(name: str, language: str = LANGUAGE, root: Path | None = None) -> str:
+    """The message of one of ``CARD_CHECKS``, from the file's shared ``checks``."""
+    root = root or CONTENT
+    return _text(_section(load(language, root), "checks"), name, root / language, f"checks.{name}")
+
+
 def shared_meaning(symbol: str, language: str = LANGUAGE, root: Path | None = None) -> str:
     """What a shared symbol means, in the file's shared ``symbols``."""
     root = root or CONTENT
