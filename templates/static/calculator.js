@@ -946,9 +946,10 @@
         if (input.worded) { return; }
         input.worded = true;
         if (input.group === "structure") {
-          input.meaning = t(input.kind === "flag" ? "structure-when-true" : "structure-decides", { meaning: input.meaning });
+          var decided = { meaning: input.meaning };
+          input.meaning = input.kind === "flag" ? t("structure-when-true", decided) : t("structure-decides", decided);
         } else if (!input.meaning) {
-          input.meaning = S["meaning-" + input.key] || S[input.group === "checked" ? "checked-meaning" : "compute-meaning"] || "";
+          input.meaning = S["meaning-" + input.key] || (input.group === "checked" ? S["checked-meaning"] : S["compute-meaning"]) || "";
         }
       });
       if (head && entry.heads.indexOf(head) < 0) {
