@@ -97,8 +97,9 @@ def build(
                         index.add(record)
             return reuse.write(staging, files)
 
-        def plan(pieces: list[Piece]) -> tuple[dict[str, Blob], list[tuple[str, Piece]]]:
-            """The pieces' files the cache holds, placed; and the pieces to make, each with its key."""
+        def make(pieces: list[Piece], *, here: bool) -> tuple[dict[str, Blob], int]:
+            """Each piece's files: placed from the cache, or made (in this process when ``here``, else over
+            the workers) and kept under the piece's key. Returns them all, and how many pieces were made."""
             files: dict[str, Blob] = {}
             todo = []
             for piece in pieces:
@@ -109,24 +110,23 @@ def build(
                 files |= placed
                 if index is not None:  # the search index may still be missing: its pages' records, from the files
                     reuse.add_records(key, staging.path, index)
-            return files, todo
-
-        def kept(todo: list[tuple[str, Piece]], written: Sequence[dict[str, Blob]]) -> dict[str, Blob]:
-            files: dict[str, Blob] = {}
+            work = [piece for _, piece in todo]
+            if here:
+                written = [write(work, number) for number in range(len(work))]
+            else:
+                # A page about many models is tens of milliseconds or more: worth a process of its own.
+                written = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance, per_job=1)
             for (key, _), made in zip(todo, written, strict=True):
                 reuse.keep_all(key, made)
                 files |= made
-            return files
+            return files, len(todo)
 
         def without_cards() -> None:
             """What needs no card, done here while the workers write the model pages: the files made from
             the code alone (the calculator's data, the assets), and, when those were not in the cache (a
             first build, or new code), what the page kinds can work out before the summaries exist
-            (``Renderer.prepare``), with the families' declarations the calculator has just made. A
-            rebuild leaves that to the pages it makes again."""
-            _, code = plan(renderer.code_files())
-            if code:
-                kept(code, [write([piece for _, piece in code], number) for number in range(len(code))])
+            (``Renderer.prepare``). A rebuild leaves that to the pages it makes again."""
+            if make(renderer.code_files(), here=True)[1]:
                 renderer.prepare()
 
         progress.start("model pages")
@@ -139,11 +139,7 @@ def build(
         # what each shows (gathering the pages is itself half a second on 1,000 cards).
         unchanged = reuse.cards_key("site", cards)
         if reuse.place_all(unchanged, staging.path) is None:
-            placed, todo = plan(renderer.site_files(summaries))
-            work = [piece for _, piece in todo]
-            # A page about many models is tens of milliseconds or more: worth a process of its own.
-            made = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance, per_job=1)
-            reuse.keep_all(unchanged, placed | kept(todo, made))
+            reuse.keep_all(unchanged, make(renderer.site_files(summaries), here=False)[0])
         elif index is not None:
             reuse.add_records(unchanged, staging.path, index)
         progress.finish()

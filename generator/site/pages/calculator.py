@@ -168,8 +168,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 
 def files(language: str = LANGUAGE) -> list[Piece]:
-    """Each family's document in ``language``, one piece of work per family (a build spreads them over its
-    workers: one family's is up to a quarter of a second)."""
+    """Each family's document in ``language``, one piece of work per family (each kept in the build cache
+    under its own key)."""
     return [
         Piece(f"calculator/{name}", functools.partial(family_files, name, language))
         for name in sorted(families(language))
