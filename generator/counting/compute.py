@@ -12,7 +12,7 @@ specific to a family.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -63,6 +63,29 @@ class UndeclaredActivationError(ValueError):
 
 
 @dataclass(frozen=True)
+class Kept:
+    """The bytes autograd keeps, in symbols: ``every`` for every b but 1 and every s but 1;
+    ``batch_one`` is what b = 1 adds (views torch folds without a copy) and ``seq_one`` what s = 1
+    takes off (copies that are their input's storage then). Both are zero for most families."""
+
+    every: Poly
+    batch_one: Poly
+    seq_one: Poly
+
+    def at(self, batch: int, seq: int) -> Poly:
+        """The bytes kept at this batch size and sequence length."""
+        kept = self.every + self.batch_one if batch == 1 else self.every
+        return kept + self.seq_one * -1 if seq == 1 else kept
+
+    @staticmethod
+    def sum(parts: Iterable[Kept]) -> Kept:
+        listed = tuple(parts)
+        return Kept(
+            total(k.every for k in listed), total(k.batch_one for k in listed), total(k.seq_one for k in listed)
+        )
+
+
+@dataclass(frozen=True)
 class StepCompute:
     """One module or op: its forward and backward FLOPs and the tensors it keeps, in symbols."""
 
@@ -104,20 +127,13 @@ class BlockCompute:
     def backward(self) -> Poly:
         return total(step.backward for step in self.steps)
 
-    def saved_bytes(self, precision: str) -> Poly:
-        """Every copy's own storages, and the shared ones once (a rotary table all layers read)."""
-        return self._bytes[precision][0]
-
-    def batch_one_bytes(self, precision: str) -> Poly:
-        """What every copy keeps in addition when b = 1 (``Saved.batch_one``)."""
-        return self._bytes[precision][1]
-
-    def seq_one_bytes(self, precision: str) -> Poly:
-        """What every copy keeps for s > 1 only (``Saved.seq_above_one``): to take off at s = 1."""
-        return self._bytes[precision][2]
+    def kept(self, precision: str) -> Kept:
+        """Every copy's own storages and the shared ones once (a rotary table all layers read), with
+        what every copy keeps in addition at b = 1 and for s > 1 only."""
+        return self._kept[precision]
 
     @functools.cached_property
-    def _bytes(self) -> dict[str, tuple[Poly, Poly, Poly]]:
+    def _kept(self) -> dict[str, Kept]:
         """The sums by precision, once: the totals, the derivation and a page each ask for them."""
         found = {}
         for p in PRECISIONS:
@@ -125,7 +141,7 @@ class BlockCompute:
             shared = total(step.saved_bytes(p, shared=True) for step in self.steps)
             single = total(step.saved_bytes(p, batch_one=True) for step in self.steps)
             short = total(step.seq_one_bytes(p) for step in self.steps)
-            found[p] = (own * self.copies + shared, single * self.copies, short * self.copies)
+            found[p] = Kept(own * self.copies + shared, single * self.copies, short * self.copies)
         return found
 
 
@@ -147,32 +163,18 @@ class Compute:
     def backward(self) -> Poly:
         return total(block.backward * block.copies for block in self.blocks)
 
+    def kept(self, precision: str) -> Kept:
+        """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
+        return self._kept[precision]
+
     def activations(self, precision: str) -> Poly:
-        """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once.
-
-        For every b but 1 and every s but 1; ``batch_one`` is what b = 1 adds and ``seq_one`` what
-        s = 1 takes off (both zero for most families)."""
-        return self._kept[precision][0]
-
-    def batch_one(self, precision: str) -> Poly:
-        """Bytes kept in addition when the batch holds one sequence (views torch folds without a copy)."""
-        return self._kept[precision][1]
-
-    def seq_one(self, precision: str) -> Poly:
-        """Bytes not kept when the sequence is one token long (copies that are their input's storage then)."""
-        return self._kept[precision][2]
+        """The bytes kept for every b but 1 and every s but 1 (``Kept.every``)."""
+        return self._kept[precision].every
 
     @functools.cached_property
-    def _kept(self) -> dict[str, tuple[Poly, Poly, Poly]]:
+    def _kept(self) -> dict[str, Kept]:
         """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
-        return {
-            p: (
-                total(block.saved_bytes(p) for block in self.blocks),
-                total(block.batch_one_bytes(p) for block in self.blocks),
-                total(block.seq_one_bytes(p) for block in self.blocks),
-            )
-            for p in PRECISIONS
-        }
+        return {p: Kept.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -187,12 +189,7 @@ class Compute:
     def at(self, batch: int, seq: int) -> Figures:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
         values = {**self.values, "b": batch, "s": seq}
-        activations = {
-            p: self.activations(p).evaluate(values)
-            + (self.batch_one(p).evaluate(values) if batch == 1 else 0)
-            - (self.seq_one(p).evaluate(values) if seq == 1 else 0)
-            for p in PRECISIONS
-        }
+        activations = {p: self.kept(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
         return Figures(
             batch=batch,
             seq=seq,

@@ -124,12 +124,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
 def _component(
     block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], batch: int, seq: int
 ) -> ComponentLines:
-    kept = {
-        p: block.saved_bytes(p)
-        + (block.batch_one_bytes(p) if batch == 1 else Poly())
-        + (block.seq_one_bytes(p) * -1 if seq == 1 else Poly())
-        for p in PRECISIONS
-    }
+    kept = {p: block.kept(p).at(batch, seq) for p in PRECISIONS}
     return ComponentLines(
         block.block,
         steps,

@@ -42,8 +42,8 @@ def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
         "forward": compute.forward,
         "backward": compute.backward,
         **{f"activations_{p}": compute.activations(p) for p in PRECISIONS},
-        **{f"batch_one_{p}": compute.batch_one(p) for p in PRECISIONS},
-        **{f"seq_one_{p}": compute.seq_one(p) for p in PRECISIONS},
+        **{f"batch_one_{p}": compute.kept(p).batch_one for p in PRECISIONS},
+        **{f"seq_one_{p}": compute.kept(p).seq_one for p in PRECISIONS},
         **{f"training_memory_{n}": compute.activations(p) + states[n] for n, p in MEMORY.items()},
     }
     return {name: _terms(compute.in_batch(poly)) for name, poly in polys.items()}
