@@ -22,7 +22,7 @@ from generator.counting.families import families
 from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
-from generator.site.page import LANGUAGE, SITE_TITLE, Page, Piece
+from generator.site.page import LANGUAGE, Page, Piece, guide_page
 from generator.site.pages import errata, exercises
 from generator.site.views import Summary
 
@@ -149,22 +149,14 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     page = text.section("page")
     titles, printed = _errata(models, language)
     entries = _entries(models, page, language)
-    return [
-        Page(
-            "calculator/index.html",
-            "calculator.html",
-            page("title", site=SITE_TITLE),
-            page("description"),
-            {
-                "families": entries,
-                "starting": _starting_step(entries[0]),
-                "strings": _strings(language),
-                "errata_titles": titles,
-                "printed": printed,
-            },
-            guide=page("guide"),
-        )
-    ]
+    context = {
+        "families": entries,
+        "starting": _starting_step(entries[0]),
+        "strings": _strings(language),
+        "errata_titles": titles,
+        "printed": printed,
+    }
+    return [guide_page("calculator/index.html", "calculator.html", page, context)]
 
 
 def files(language: str = LANGUAGE) -> list[Piece]:

@@ -25,7 +25,7 @@ from generator.counting.poly import Poly
 from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.pages import errata
 from generator.site.views import Details, Model, Summary
 
@@ -84,17 +84,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "check_hint": text.section("check")("close"),
         }
 
-    page = text.section("page")
-    return [
-        Page(
-            "exercises/index.html",
-            "exercises.html",
-            page("title", site=SITE_TITLE),
-            page("description"),
-            context,
-            guide=page("guide"),
-        )
-    ]
+    return [guide_page("exercises/index.html", "exercises.html", text.section("page"), context)]
 
 
 def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[tuple[str, Summary, int]]) -> str:

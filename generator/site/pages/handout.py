@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from generator.analysis.tensor_patterns import head_forms
 from generator.counting.families import shared_symbols
 from generator.site import content
-from generator.site.page import LANGUAGE, SITE_TITLE, Page
+from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.pages.families import ordered_families
 from generator.site.views import Summary
 
@@ -31,13 +31,4 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "worked": worked.model() if worked is not None else None,
         }
 
-    return [
-        Page(
-            "handout/index.html",
-            "handout.html",
-            text("title", site=SITE_TITLE),
-            text("description"),
-            context,
-            guide=text("guide"),
-        )
-    ]
+    return [guide_page("handout/index.html", "handout.html", text, context)]
