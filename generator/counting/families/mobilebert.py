@@ -25,7 +25,7 @@ from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf, Rule, Switch
+from generator.counting.switches import FirstOf, Rule, Switch, per_setting_read
 
 V, H, E, B, I, F, A = (Poly.symbol(name) for name in "VHEBIFA")
 TRANSFORMED = truthy("trigram_input") | ne("embedding_size", "hidden_size")
@@ -75,6 +75,7 @@ def _width(on: Mapping[str, bool]) -> Poly:
     return B if on["bottleneck"] else H
 
 
+@per_setting_read
 def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     n_in = 3 * E if on["trigram"] else E
     key = "trigram-projection" if on["trigram"] else "embedding-projection"
@@ -93,6 +94,7 @@ def _bottleneck(
     return (dense, _norm(f"{path}.LayerNorm", key, n_out, on))
 
 
+@per_setting_read
 def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _width(on)
     value_in = width if on["bottleneck_attention"] else H

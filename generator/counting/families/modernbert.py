@@ -24,7 +24,7 @@ from generator.counting.families import common, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch
+from generator.counting.switches import Switch, per_setting_read
 
 V, H, I, C, A = (Poly.symbol(name) for name in "VHICA")
 
@@ -122,6 +122,7 @@ def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[arch.Mod
     )
 
 
+@per_setting_read
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     embeddings = common.embeddings_block(
         prefix,
