@@ -63,7 +63,7 @@ class UndeclaredActivationError(ValueError):
 
 
 @dataclass(frozen=True)
-class Kept:
+class KeptBytes:
     """The bytes autograd keeps, in symbols: ``every`` for every b but 1 and every s but 1;
     ``batch_one`` is what b = 1 adds (views torch folds without a copy) and ``seq_one`` what s = 1
     takes off (copies that are their input's storage then). Both are zero for most families."""
@@ -78,9 +78,9 @@ class Kept:
         return kept + self.seq_one * -1 if seq == 1 else kept
 
     @staticmethod
-    def sum(parts: Iterable[Kept]) -> Kept:
+    def sum(parts: Iterable[KeptBytes]) -> KeptBytes:
         listed = tuple(parts)
-        return Kept(
+        return KeptBytes(
             total(k.every for k in listed), total(k.batch_one for k in listed), total(k.seq_one for k in listed)
         )
 
@@ -127,13 +127,13 @@ class BlockCompute:
     def backward(self) -> Poly:
         return total(step.backward for step in self.steps)
 
-    def kept(self, precision: str) -> Kept:
+    def kept(self, precision: str) -> KeptBytes:
         """Every copy's own storages and the shared ones once (a rotary table all layers read), with
         what every copy keeps in addition at b = 1 and for s > 1 only."""
         return self._kept[precision]
 
     @functools.cached_property
-    def _kept(self) -> dict[str, Kept]:
+    def _kept(self) -> dict[str, KeptBytes]:
         """The sums by precision, once: the totals, the derivation and a page each ask for them."""
         found = {}
         for p in PRECISIONS:
@@ -141,7 +141,7 @@ class BlockCompute:
             shared = total(step.saved_bytes(p, shared=True) for step in self.steps)
             single = total(step.saved_bytes(p, batch_one=True) for step in self.steps)
             short = total(step.seq_one_bytes(p) for step in self.steps)
-            found[p] = Kept(own * self.copies + shared, single * self.copies, short * self.copies)
+            found[p] = KeptBytes(own * self.copies + shared, single * self.copies, short * self.copies)
         return found
 
 
@@ -163,18 +163,18 @@ class Compute:
     def backward(self) -> Poly:
         return total(block.backward * block.copies for block in self.blocks)
 
-    def kept(self, precision: str) -> Kept:
+    def kept(self, precision: str) -> KeptBytes:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
         return self._kept[precision]
 
     def activations(self, precision: str) -> Poly:
-        """The bytes kept for every b but 1 and every s but 1 (``Kept.every``)."""
+        """The bytes kept for every b but 1 and every s but 1 (``KeptBytes.every``)."""
         return self._kept[precision].every
 
     @functools.cached_property
-    def _kept(self) -> dict[str, Kept]:
+    def _kept(self) -> dict[str, KeptBytes]:
         """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
-        return {p: Kept.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
+        return {p: KeptBytes.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -402,7 +402,7 @@ def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
 def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
     """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
 
-    Kept for the last few cards: a page's section and its JSON ask for the same figures."""
+    KeptBytes for the last few cards: a page's section and its JSON ask for the same figures."""
     values = dict(items)
     coefficients: dict[Monomial, int] = {}
     for mono, coeff in poly.terms:
