@@ -20,7 +20,10 @@ search index is Pagefind run on a short record of each page, not on the publishe
    with and without it, so the index's time shows apart.
 3. The same 500 model pages built by Hugo and by MkDocs from Markdown written from the generator's
    own objects (``load_cards``, ``model_of``, ``expr.to_text``): the summary, the configuration,
-   the derivation tables, the subtotals, every tensor, the tied tensors, notes and sources.
+   the derivation tables, the subtotals, the published figures checked, the parameters' memory,
+   the training step's compute and memory (its figures, every component's worked steps, the
+   lines in s², the dropout masks, the grid of batch sizes and lengths, the rules of thumb), every
+   tensor, the checkpoint names, the tied tensors, notes and sources: every table of our page.
 4. When a target is missed (or with ``--profile``), ``profile_build.py`` profiles one build in a
    single process (``--jobs 1``), stage by stage.
 
@@ -210,6 +213,8 @@ def import_generator(root: Path) -> Any:
     sys.path.insert(0, str(root))
     import generator.cards.card
     import generator.counting.expr
+    import generator.site.formats
+    import generator.site.render
     import generator.site.views
 
     return generator
@@ -278,8 +283,9 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def model_markdown(gen: Any, model: Any) -> str:
-    """One model page as Markdown: the same sections, tables and formulas as our HTML page."""
+def model_markdown(gen: Any, model: Any, view: Any) -> str:
+    """One model page as Markdown: the same sections, tables and formulas as our HTML page
+    (``view``: its compute section's figures, ``Renderer.compute_of``, or None)."""
     to_text = gen.counting.expr.to_text
     card, d, inv = model.card, model.derivation, model.inventory
     lines = [
@@ -343,6 +349,7 @@ def model_markdown(gen: Any, model: Any) -> str:
         f"| {_cell(g.block.title)} × {g.repeat} | {g.subtotal:,} | {100 * g.subtotal / model.total:.1f}% |"
         for g in model.groups
     ]
+    lines += model_extras_markdown(gen, model, view)
     lines += ["", "## Every tensor", ""]
     for g in model.groups:
         lines += [f"### {g.block.title}", "", "| Tensor | Shape | Count | Role |", "|---|---|--:|---|"]
@@ -353,6 +360,7 @@ def model_markdown(gen: Any, model: Any) -> str:
                 shape = "[" + ", ".join(f"{n:,}" for n in e.shape) + "]"
                 lines.append(f"| `{e.name}` | {shape} | {e.count:,} | {_cell(e.role)} |")
         lines.append("")
+    lines += tf_names_markdown(model)
     lines += ["## Tied tensors", ""]
     lines += [f"- `{t.name}` is `{t.tied_to}` ({t.role})" for t in inv.tied] or ["None."]
     if card.notes:
@@ -362,11 +370,123 @@ def model_markdown(gen: Any, model: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
+    """The sections of a model page between the subtotals and the tensors: the published figures
+    checked, the parameters' memory, and a training step's compute and memory, each table as the
+    HTML page has it (its prose paragraphs left out)."""
+    to_text, binary = gen.counting.expr.to_text, gen.site.formats.binary
+    lines = ["", "## Published figures", "", "| Figure | Source | Exact count | Difference |", "|---|---|--:|--:|"]
+    for check in model.claim_checks:
+        for part in check.parts:
+            lines.append(
+                f"| {_cell(check.claim.figure)} | {_cell(check.claim.source)} | {part.exact:,} | {check.reason} |"
+            )
+    memory = model.memory
+    lines += ["", "## Memory for the parameters", ""]
+    lines += ["| Held as | Bytes per parameter | Bytes | Binary |", "|---|--:|--:|--:|"]
+    for f in (*memory.weights, memory.training):
+        lines.append(f"| {f.name} | {f.bytes_per_parameter} | {f.bytes:,} | {binary(f.bytes)} |")
+    if view is None:
+        return [*lines, "", "## Compute and memory of a training step", "", "Not measured."]
+    f = view.figures
+    lines += [
+        "",
+        "## Compute and memory of a training step",
+        "",
+        f"| Figure at b = {view.batch}, s = {view.seq} | Exact | Binary | Closed form in b and s |",
+        "|---|--:|--:|---|",
+        f"| Forward FLOPs | {f.forward:,} | | {to_text(view.forward)} |",
+        f"| Backward FLOPs | {f.backward:,} | | {to_text(view.backward)} |",
+    ]
+    for p in ("fp32", "bf16"):
+        kept = f.activations[p]
+        lines.append(f"| Activations kept, {p} | {kept:,} | {binary(kept)} | {to_text(view.activations[p])} |")
+    for p in ("fp32", "bf16_mixed"):
+        state = view.training_state[p]
+        lines.append(
+            f"| Training memory with Adam, {p} | **{f.training_memory[p]:,}** | **{binary(f.training_memory[p])}** | "
+            f"{state:,} ({binary(state)}) + activations |"
+        )
+    lines += ["", "### The step, worked", ""]
+    for comp in view.components:
+        lines += [f"#### {comp.title}" + (f" (one of {comp.copies})" if comp.repeat else ""), ""]
+        lines += ["| Step | Formula | With this card's numbers | FLOPs or elements | Backward | Bytes, fp32 / bf16 |"]
+        lines += ["|---|---|---|--:|--:|--:|"]
+        for step in comp.steps:
+            for x in step.products:
+                line = x.line
+                forward = "–" if x.backward_only else f"{line.value:,}"
+                lines.append(
+                    f"| {_cell(step.label)}: {_cell(x.name)} | {to_text(line.symbolic)} | "
+                    f"{to_text(line.substituted)} | {forward} | {x.backward_flops:,} (× {x.backward}) | |"
+                )
+            for k in step.kept:
+                kept = k.elements
+                lines.append(
+                    f"| {_cell(step.label)}: keeps {_cell(k.name)} | {to_text(kept.symbolic)} | "
+                    f"{to_text(kept.substituted)} | {kept.value:,} | | {k.bytes['fp32']:,} / {k.bytes['bf16']:,} |"
+                )
+        totals = comp.activations
+        lines += [f"| All | | | {comp.forward:,} | {comp.backward:,} | {totals['fp32']:,} / {totals['bf16']:,} |", ""]
+    lines += ["### Where s² enters", ""]
+    lines += [f"- {_cell(step.label)}: {name}, {value:,} {unit}" for step, name, value, unit in view.squared]
+    lines += ["", "### What dropout masks cost", ""]
+    masks = view.masks
+    lines += [f"- {_cell(x.step.label)} ({x.component.title}, × {x.copies}): {x.kept.elements.value:,}" for x in masks]
+    lines += ["", "### Batch sizes and lengths", ""]
+    lines += ["| Batch, length | Training, bf16 mixed | Training, fp32 | Activations, bf16 | FLOPs |"]
+    lines += ["|---|--:|--:|--:|--:|"]
+    for g in view.grid:
+        memory_at = g.training_memory
+        lines.append(
+            f"| b = {g.batch}, s = {g.seq} | {binary(memory_at['bf16_mixed'])} | {binary(memory_at['fp32'])} | "
+            f"{g.activations['bf16']:,} | {g.forward + g.backward:,} |"
+        )
+    r = view.rules
+    lines += ["", "### Rules of thumb beside the exact figures", ""]
+    lines += ["| Figure | Formula | With this card's numbers | Value |"]
+    lines += [
+        "|---|---|---|--:|",
+        f"| 2N rule | 2·N·b·s | 2 · {r.parameters:,} · {view.batch} · {view.seq} | {r.forward_rule:,} |",
+        f"| Exact forward | | | {f.forward:,} |",
+        f"| Attention, in s² | {to_text(r.squared.symbolic)} | {to_text(r.squared.substituted)} | "
+        f"{r.squared.value:,} |",
+        f"| Once per sequence | {to_text(r.per_sequence.symbolic)} | {to_text(r.per_sequence.substituted)} | "
+        f"{r.per_sequence.value:,} |",
+        f"| 6N rule | 6·N·b·s | 6 · {r.parameters:,} · {view.batch} · {view.seq} | {r.training_rule:,} |",
+        f"| Exact forward + backward | | | {f.forward + f.backward:,} |",
+    ]
+    if r.korthikanti:
+        k = r.korthikanti
+        for name, line in (("Korthikanti", k.rule), ("Exact", k.exact), ("Masks", k.masks), ("Rest", k.rest)):
+            lines.append(f"| {name} | {to_text(line.symbolic)} | {to_text(line.substituted)} | {line.value:,} |")
+    return lines
+
+
+def tf_names_markdown(model: Any) -> list[str]:
+    """The checkpoint-names table of a BERT card: each shown tensor beside its TensorFlow variable."""
+    if not model.tf_names:
+        return []
+    lines = ["## Original checkpoint names", "", "| PyTorch tensor | TensorFlow variable | TF shape | Layout |"]
+    lines.append("|---|---|---|---|")
+    for group in model.groups:
+        for entry in group.entries:
+            found = model.tf_name(entry)
+            if found is None or not hasattr(entry, "shape"):
+                lines.append(f"| `{entry.name}` | | | |")
+            else:
+                shape = ", ".join(f"{n:,}" for n in found.shape(entry.shape))
+                lines.append(f"| `{entry.name}` | `{found.variable}` | [{shape}] | {found.layout.value} |")
+    return [*lines, ""]
+
+
 def export_markdown(root: Path, models_dir: Path, hugo_dir: Path, mkdocs_dir: Path) -> int:
     """Write the Hugo and MkDocs projects for the cards in ``models_dir``; the number of pages."""
     gen = import_generator(root)
-    models = [gen.site.views.model_of(card) for card in gen.cards.card.load_cards(models_dir)]
-    pages = {f"{m.id}.md": model_markdown(gen, m) for m in models}
+    cards = gen.cards.card.load_cards(models_dir)
+    renderer = gen.site.render.Renderer(gen.site.render.SiteOptions(), cards=cards)
+    models = [gen.site.views.model_of(card) for card in cards]
+    pages = {f"{m.id}.md": model_markdown(gen, m, renderer.compute_of(m)) for m in models}
     index = "# BERT Parameter Atlas\n\n" + "".join(f"- [{m.card.title}](models/{m.id}.md)\n" for m in models)
 
     (hugo_dir / "content" / "models").mkdir(parents=True)
@@ -780,10 +900,12 @@ def main(argv: list[str] | None = None) -> int:
                 "",
                 f"The same {args.compare} generated cards. Hugo and MkDocs get one Markdown page per model, written "
                 "from the generator's own objects (`load_cards`, `model_of`, `expr.to_text`): summary, "
-                "configuration, the derivation tables with every formula, subtotals, every tensor, tied tensors, "
-                "notes and sources, plus an index page. Hugo uses a one-file layout and no theme; MkDocs its default "
-                "theme (whose navigation lists every page on every page) with the search plugin off. Ours also writes "
-                "the comparison page and the JSON and CSV exports"
+                "configuration, the derivation tables with every formula, subtotals, the published figures, the "
+                "parameters' memory, the training step's compute and memory (figures, worked steps, grid, rules of "
+                "thumb), every tensor, the checkpoint names, tied tensors, notes and sources, plus an index page: "
+                "every table of our model page, without its prose. Hugo uses a one-file layout and no theme; MkDocs "
+                "its default theme (whose navigation lists every page on every page) with the search plugin off. "
+                "Ours also writes the comparison page and the JSON and CSV exports"
                 + (f", with {jobs.used(args.compare)} processes" if jobs.default else "")
                 + ". Whole commands, best of the runs shown; the ratio "
                 "is the tool's time over ours (above 1: ours is faster).",

@@ -20,7 +20,6 @@ from markupsafe import Markup, escape
 
 from generator.cards.card import Card
 from generator.counting.architecture import Kind
-from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
@@ -227,12 +226,11 @@ class Renderer:
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
-        compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
         return {
             f"models/{model.id}/index.html": self.render(
-                model_page(model, self.text, self.related.get(model.id), self._compute(model, compute))
+                model_page(model, self.text, self.related.get(model.id), self.compute_of(model))
             ),
-            f"models/{model.id}.json": exports.to_json(model.inventory, compute).encode("utf-8"),
+            f"models/{model.id}.json": exports.to_json(model.inventory, model.compute).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }
 
@@ -240,8 +238,9 @@ class Renderer:
         """What a model's files show besides its own card, as text: the build cache keys them on it too."""
         return repr(self.related.get(card_id))
 
-    def _compute(self, model: Model, compute: Compute | None) -> ComputeView | None:
+    def compute_of(self, model: Model) -> ComputeView | None:
         """The compute section's figures; none for a card whose step is not measured (see step_figures)."""
+        compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
         if compute is None or step_figures.compare_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
         return compute_view(model.card, compute, self.compute_words)
