@@ -26,8 +26,10 @@ from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
 from generator.counting.families import families
+from generator.site.differences import PAIRS
 from generator.site.page import Page
 from generator.site.pages import calculator
+from generator.site.pages.diffs import diff_path
 from generator.site.render import Renderer, SiteOptions
 
 # A few catalog cards of different families, among them cards the pages about many models name.
@@ -128,9 +130,29 @@ def test_a_page_about_many_models_is_made_again_only_when_what_it_shows_changes(
     # Its family's page lists its total; the family index only counts each family's models.
     assert rebuild() == {"families/roberta/index.html"}
     assert {"index.html", "compare/index.html"} <= set(made)  # they list every model's total
+    # The comparisons made again are the list and the one of RoBERTa's three pairs here; the
+    # handout shows BERT-Base alone.
+    assert {path for path in made if path.startswith("diffs/")} == {"diffs/index.html", comparison("roberta-base")}
+    assert "handout/index.html" not in made
 
     shutil.copy(MODELS / "bert-large-uncased.yaml", models / "bert-large-uncased.yaml")
     assert rebuild() == {"families/index.html", "families/bert/index.html"}
+    assert {path for path in made if path.startswith("diffs/")} == {
+        "diffs/index.html",
+        comparison("bert-large-uncased"),
+    }
+
+    card = models / "bert-base-uncased.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+    rebuild()
+    assert "handout/index.html" in made
+    assert len([path for path in made if path.startswith("diffs/") and path != "diffs/index.html"]) == 4
+
+
+def comparison(card_id: str) -> str:
+    """The one comparison page of the sample (and BERT-Large) that has ``card_id`` in it."""
+    (pair,) = [p for p in PAIRS if card_id in (p.a, p.b) and {p.a, p.b} <= {*SAMPLE, "bert-large-uncased"}]
+    return diff_path(pair.slug)
 
 
 def test_the_data_made_from_the_code_alone_is_made_again_only_when_the_fingerprint_changes(

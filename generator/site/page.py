@@ -97,9 +97,12 @@ def guide_page(
     template: str,
     texts: Callable[..., str],
     context: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
+    *,
+    shows: tuple[str, ...] | None = None,
     **values: object,
 ) -> Page:
-    """A page the index lists under "Learn": its title, description and guide are ``texts``, filled with ``values``."""
+    """A page the index lists under "Learn": its title, description and guide are ``texts``, filled with
+    ``values``; ``shows`` as for ``Page`` (every model's summary, unless it names the ones it shows)."""
     return Page(
         path,
         template,
@@ -107,4 +110,5 @@ def guide_page(
         texts("description", **values),
         context,
         guide=texts("guide", **values),
+        shows=shows,
     )

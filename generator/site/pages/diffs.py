@@ -6,7 +6,7 @@ import functools
 from collections.abc import Sequence
 
 from generator.site import content
-from generator.site.differences import Diff, Pairing, available_pairs
+from generator.site.differences import PAIRS, Diff, Pairing, available_pairs
 from generator.site.page import LANGUAGE, SITE_TITLE, Page, guide_page
 from generator.site.views import Summary
 
@@ -23,7 +23,9 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("diffs", language)
     page, pair = text.section("page"), text.section("pair")
     pairings = available_pairs(models, text.section("topics"))
-    result = [guide_page(INDEX, "diffs.html", page, {"diffs": pairings})]
+    # The list shows the declared pairs' models (whichever are in the build); a comparison its own two.
+    listed = tuple(dict.fromkeys(card_id for p in PAIRS for card_id in (p.a, p.b)))
+    result = [guide_page(INDEX, "diffs.html", page, {"diffs": pairings}, shows=listed)]
     for pairing in pairings:
         a, b = pairing.a.card.title, pairing.b.card.title
         result.append(
@@ -33,6 +35,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
                 pair("title", a=a, b=b, site=SITE_TITLE),
                 pair("description", a=a, b=b, a_total=pairing.a.total, b_total=pairing.b.total),
                 functools.partial(_context, pairing),  # compared where the page is rendered
+                shows=(pairing.pair.a, pairing.pair.b),
             )
         )
     return result

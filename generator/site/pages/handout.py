@@ -31,4 +31,5 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "worked": worked.model() if worked is not None else None,
         }
 
-    return [guide_page("handout/index.html", "handout.html", text, context)]
+    # It shows one model's figures, when the build has it: an edit of any other card leaves it as it was.
+    return [guide_page("handout/index.html", "handout.html", text, context, shows=(WORKED,))]
