@@ -279,6 +279,11 @@ def write_cards(texts: list[tuple[str, str]], count: int, dest: Path) -> Path:
 # ---------------------------------------------------------------------------------------- markdown
 
 
+def _row(*cells: object) -> str:
+    """A Markdown table row of these cells."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -416,16 +421,14 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
             for x in step.products:
                 line = x.line
                 forward = "–" if x.backward_only else f"{line.value:,}"
-                lines.append(
-                    f"| {_cell(step.label)}: {_cell(x.name)} | {to_text(line.symbolic)} | "
-                    f"{to_text(line.substituted)} | {forward} | {x.backward_flops:,} (× {x.backward}) | |"
-                )
+                worked = (to_text(line.symbolic), to_text(line.substituted))
+                backward = f"{x.backward_flops:,} (× {x.backward})"
+                lines.append(_row(f"{_cell(step.label)}: {_cell(x.name)}", *worked, forward, backward, ""))
             for k in step.kept:
-                kept = k.elements
-                lines.append(
-                    f"| {_cell(step.label)}: keeps {_cell(k.name)} | {to_text(kept.symbolic)} | "
-                    f"{to_text(kept.substituted)} | {kept.value:,} | | {k.bytes['fp32']:,} / {k.bytes['bf16']:,} |"
-                )
+                worked = (to_text(k.elements.symbolic), to_text(k.elements.substituted))
+                stored = f"{k.bytes['fp32']:,} / {k.bytes['bf16']:,}"
+                what = f"{_cell(step.label)}: keeps {_cell(k.name)}"
+                lines.append(_row(what, *worked, f"{k.elements.value:,}", "", stored))
         totals = comp.activations
         lines += [f"| All | | | {comp.forward:,} | {comp.backward:,} | {totals['fp32']:,} / {totals['bf16']:,} |", ""]
     lines += ["### Where s² enters", ""]
@@ -437,11 +440,9 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
     lines += ["| Batch, length | Training, bf16 mixed | Training, fp32 | Activations, bf16 | FLOPs |"]
     lines += ["|---|--:|--:|--:|--:|"]
     for g in view.grid:
-        memory_at = g.training_memory
-        lines.append(
-            f"| b = {g.batch}, s = {g.seq} | {binary(memory_at['bf16_mixed'])} | {binary(memory_at['fp32'])} | "
-            f"{g.activations['bf16']:,} | {g.forward + g.backward:,} |"
-        )
+        memory_at = (binary(g.training_memory["bf16_mixed"]), binary(g.training_memory["fp32"]))
+        flops = g.forward + g.backward
+        lines.append(_row(f"b = {g.batch}, s = {g.seq}", *memory_at, f"{g.activations['bf16']:,}", f"{flops:,}"))
     r = view.rules
     lines += ["", "### Rules of thumb beside the exact figures", ""]
     lines += ["| Figure | Formula | With this card's numbers | Value |"]
