@@ -441,3 +441,35 @@ def test_a_block_builder_runs_once_per_setting_of_the_switches_it_reads() -> Non
 
     assert [every(on) for on in settings] == [dict(on) for on in settings]
     assert runs.count("every") == 8
+
+
+def test_a_builder_found_again_reads_the_switches_it_read_when_it_ran_in_that_order() -> None:
+    """A builder inside another reports its reads to the outer one's switches, and the outer one's
+    decision tree follows them; a builder found again must read what its run read, in its order."""
+
+    class Noting(Mapping[str, bool]):
+        def __init__(self, values: Mapping[str, bool]) -> None:
+            self.values, self.read = values, list[str]()
+
+        def __getitem__(self, name: str) -> bool:
+            self.read.append(name)
+            return self.values[name]
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(self.values)
+
+        def __len__(self) -> int:
+            return len(self.values)
+
+    @per_setting_read
+    def block(on: Mapping[str, bool]) -> tuple[bool, bool]:
+        first = on["a"] and on["b"]  # b is read only when a is on
+        return first, on["c"]
+
+    for bits in itertools.product((False, True), repeat=3):
+        values = dict(zip("abc", bits, strict=True))
+        expected = ["a", "b", "c"] if values["a"] else ["a", "c"]
+        for _ in range(2):  # run, then found again
+            noting = Noting(values)
+            assert block(noting) == (values["a"] and values["b"], values["c"])
+            assert list(dict.fromkeys(noting.read)) == expected

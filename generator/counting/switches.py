@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from generator.counting.conditions import JSON, Condition, Value
 
@@ -83,23 +83,56 @@ def per_setting_read(build: Callable[..., T]) -> Callable[..., T]:
     The calculator's export and the family pages declare every setting of a family's switches,
     and a builder that reads 5 of DeBERTa's 16 would otherwise run for each of them. A builder
     depends only on its arguments: given the same ``args`` and the same values of the switches it
-    read, it reads the same ones and returns an equal block, which is returned again (blocks are
-    frozen). Keyed by value: ``args`` and the switches' values.
+    read, it reads the same ones, in the same order, and returns an equal block, which is returned
+    again (blocks are frozen). Keyed by value: ``args`` and the switches' values.
+
+    The settings met so far make a decision tree per ``args`` (``_Decision``): a lookup reads the
+    switches in the order the builder reads them, so ``on`` sees exactly the reads a run would make
+    (a builder inside another reports its reads to the outer one's ``on``).
     """
-    made: dict[tuple[Any, ...], list[tuple[tuple[tuple[str, bool], ...], T]]] = {}
+    made: dict[tuple[Any, ...], _Decision[T]] = {}
 
     @functools.wraps(build)
     def built(on: Mapping[str, bool], *args: Any) -> T:
-        seen = made.setdefault(args, [])
-        for read, block in seen:
-            if all(on[name] == value for name, value in read):
-                return block
+        tree = made.setdefault(args, _Decision())
+        found = tree.find(on)
+        if found is not None:
+            return found[0]
         reading = _Reading(on)
         block = build(reading, *args)
-        seen.append((tuple(reading.read.items()), block))
+        tree.add(tuple(reading.read.items()), block)
         return block
 
     return built
+
+
+class _Decision(Generic[T]):
+    """The blocks a builder made, found by the switches it read: a node names the next switch it
+    read, and each of its values leads to the next node, or to the block once it read no more."""
+
+    def __init__(self) -> None:
+        self.name: str | None = None  # None: a leaf, or the tree before the first block
+        self.next: dict[bool, _Decision[T]] = {}
+        self.block: tuple[T] | None = None
+
+    def find(self, on: Mapping[str, bool]) -> tuple[T] | None:
+        node = self
+        while node.name is not None:
+            follow = node.next.get(on[node.name])
+            if follow is None:
+                return None
+            node = follow
+        return node.block
+
+    def add(self, read: tuple[tuple[str, bool], ...], block: T) -> None:
+        node = self
+        for name, value in read:
+            if node.name is None:
+                node.name = name
+            elif node.name != name:  # a builder that reads in another order for the same values
+                raise ValueError(f"the builder read {name!r} where it read {node.name!r} before")
+            node = node.next.setdefault(value, _Decision())
+        node.block = (block,)
 
 
 def decide(switches: tuple[Switch, ...], config: Mapping[str, Any]) -> Switches:
