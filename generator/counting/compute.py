@@ -20,7 +20,7 @@ from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Mo
 from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
-from generator.counting.poly import Monomial, Poly, product, total
+from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
 
 PRECISIONS = ("fp32", "bf16")
 # Bytes per element of each kind of saved tensor, with the model in fp32 and cast to bf16.
@@ -134,14 +134,27 @@ class BlockCompute:
 
     @functools.cached_property
     def _kept(self) -> dict[str, KeptBytes]:
-        """The sums by precision, once: the totals, the derivation and a page each ask for them."""
+        """The sums by precision, once: the totals, the derivation and a page each ask for them.
+
+        One pass over the storages, each added to what it counts for: a copy's own (or the model's
+        shared) storages, those kept only at b = 1 (never shared), and those kept only for s > 1.
+        The same sums as ``StepCompute.saved_bytes`` and ``seq_one_bytes`` step by step, written once."""
+        sums: dict[str, tuple[Coefficients, ...]] = {p: ({}, {}, {}, {}) for p in PRECISIONS}
+        for step in self.steps:
+            for tensor in step.saved:
+                for p in PRECISIONS:
+                    own, shared, single, short = sums[p]
+                    size = stored_bytes(tensor.shape, tensor.dtype, p)
+                    if not tensor.batch_one:
+                        add_into(shared if tensor.shared else own, size)
+                    elif not tensor.shared:
+                        add_into(single, size)
+                    if tensor.seq_above_one:
+                        add_into(short, size)
         found = {}
-        for p in PRECISIONS:
-            own = total(step.saved_bytes(p) for step in self.steps)
-            shared = total(step.saved_bytes(p, shared=True) for step in self.steps)
-            single = total(step.saved_bytes(p, batch_one=True) for step in self.steps)
-            short = total(step.seq_one_bytes(p) for step in self.steps)
-            found[p] = KeptBytes(own * self.copies + shared, single * self.copies, short * self.copies)
+        for p, (own, shared, single, short) in sums.items():
+            every = Poly.of_terms(own) * self.copies + Poly.of_terms(shared)
+            found[p] = KeptBytes(every, Poly.of_terms(single) * self.copies, Poly.of_terms(short) * self.copies)
         return found
 
 

@@ -137,8 +137,16 @@ def product(factors: Iterable[Poly]) -> Poly:
 
 def total(polys: Iterable[Poly]) -> Poly:
     """Add polynomials together."""
-    coeffs: dict[Monomial, int] = {}
+    coeffs: Coefficients = {}
     for poly in polys:
-        for mono, coeff in poly.terms:
-            coeffs[mono] = coeffs.get(mono, 0) + coeff
+        add_into(coeffs, poly)
     return Poly.of_terms(coeffs)
+
+
+Coefficients = dict[Monomial, int]  # a sum being made: Poly.of_terms gives its polynomial
+
+
+def add_into(coefficients: Coefficients, poly: Poly) -> None:
+    """Add a polynomial into a sum kept as its coefficients."""
+    for mono, coeff in poly.terms:
+        coefficients[mono] = coefficients.get(mono, 0) + coeff
