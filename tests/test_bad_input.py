@@ -140,14 +140,18 @@ def test_lines_and_columns_after_a_byte_order_mark_are_those_an_editor_shows(mod
     ]
 
 
+# "Quickly" is this process's CPU time, not the wall clock: the browser tests beside these on two
+# processors once stretched a refusal of 0.2 s past a second of wall time.
+
+
 def test_a_card_over_the_size_limit(models: Path) -> None:
     content = CARD + "notes: " + "x" * MAX_BYTES + "\n"
-    started = time.perf_counter()
+    started = time.process_time()
     assert problems(models, content) == [
         f"models/card.yaml:1:1: expected a card of at most 131,072 bytes, found {len(content):,}; "
         "a card is a few kilobytes"
     ]
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
 
 
 def test_a_card_at_the_size_limit_is_read(models: Path) -> None:
@@ -273,9 +277,9 @@ def billion_laughs(levels: int = 9) -> str:
 
 
 def test_billion_laughs_is_refused_quickly(models: Path) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     found = problems(models, billion_laughs())
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert found == [f"models/card.yaml:5:14: {ALIASES}"]
 
 
@@ -285,9 +289,9 @@ def test_merge_keys_are_aliases_too(models: Path) -> None:
 
 
 def test_deep_nesting_is_refused_quickly(models: Path) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     found = problems(models, CARD + "notes: " + "[" * 50_000 + "]" * 50_000 + "\n")
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert found == [
         "models/card.yaml:4:39: YAML syntax: values are nested more than 32 levels deep here; a card needs four"
     ]
@@ -338,7 +342,7 @@ def test_sizes_must_be_whole_numbers_in_range(models: Path, value: str, found: s
 
 
 def test_numbers_too_long_to_read(models: Path) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     assert config_problems(models, "hidden_size: " + "7" * 10_000) == [
         "models/card.yaml:5:16: config.hidden_size: expected a number of at most 100 characters, found one of 10,000"
     ]
@@ -346,7 +350,7 @@ def test_numbers_too_long_to_read(models: Path) -> None:
     assert config_problems(models, "hidden_size: 1" + ":30" * 5_000) == [
         "models/card.yaml:5:16: config.hidden_size: expected a number of at most 100 characters, found one of 15,001"
     ]
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
 
 
 @pytest.mark.parametrize(
@@ -364,9 +368,9 @@ def test_numbers_too_long_to_read(models: Path) -> None:
     ],
 )
 def test_absurd_repeat_counts_are_refused_quickly(models: Path, family: str, config: str, key: str, what: str) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     found = config_problems(models, config, family)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert len(found) == 1
     assert found[0].startswith("models/card.yaml:5:")
     assert f"config.{key}: this config gives " in found[0]
