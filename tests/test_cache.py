@@ -17,6 +17,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,12 +26,14 @@ from generator.build import cache as cache_module
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
+from generator.cards.card import load_cards
 from generator.counting.families import families
 from generator.site.differences import PAIRS
 from generator.site.page import Page
 from generator.site.pages import calculator
 from generator.site.pages.diffs import diff_path
-from generator.site.render import Renderer, SiteOptions
+from generator.site.render import Renderer, SiteOptions, pages
+from generator.site.views import Summary, model_of
 
 # A few catalog cards of different families, among them cards the pages about many models name.
 SAMPLE = ("bert-base-uncased", "albert-base-v2", "distilbert-base-uncased", "roberta-base", "electra-small-generator")
@@ -131,9 +134,9 @@ def test_a_page_about_many_models_is_made_again_only_when_what_it_shows_changes(
     assert rebuild() == {"families/roberta/index.html"}
     assert {"index.html", "compare/index.html"} <= set(made)  # they list every model's total
     # The comparisons made again are the list and the one of RoBERTa's three pairs here; the
-    # handout shows BERT-Base alone.
+    # handout shows BERT-Base alone, the errata BERT-Base and cards of their own.
     assert {path for path in made if path.startswith("diffs/")} == {"diffs/index.html", comparison("roberta-base")}
-    assert "handout/index.html" not in made
+    assert "handout/index.html" not in made and "errata/index.html" not in made
 
     shutil.copy(MODELS / "bert-large-uncased.yaml", models / "bert-large-uncased.yaml")
     assert rebuild() == {"families/index.html", "families/bert/index.html"}
@@ -145,7 +148,7 @@ def test_a_page_about_many_models_is_made_again_only_when_what_it_shows_changes(
     card = models / "bert-base-uncased.yaml"
     card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
     rebuild()
-    assert "handout/index.html" in made
+    assert {"handout/index.html", "errata/index.html"} <= set(made)
     assert len([path for path in made if path.startswith("diffs/") and path != "diffs/index.html"]) == 4
 
 
@@ -368,3 +371,35 @@ def test_two_builds_at_once_and_a_build_killed_half_way(models: Path, tmp_path: 
     expected = fresh(models, tmp_path, SiteOptions(search=False))
     assert snapshot(tmp_path / "one") == expected
     assert snapshot(tmp_path / "two") == expected
+
+
+class Watched:
+    """A summary that notes its id in ``read`` whenever anything but its id is read of it."""
+
+    def __init__(self, summary: Summary, read: set[str]) -> None:
+        self._summary, self._read = summary, read
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "id":
+            self._read.add(self._summary.id)
+        return getattr(self._summary, name)
+
+
+def test_every_page_that_names_the_models_it_shows_reads_no_other() -> None:
+    """The cache makes a page again only when a summary it names in ``shows`` changes: a page that read
+    another card's summary would go stale when that card is edited. Render every page about many
+    models of the catalog from summaries that note who reads them."""
+    cards = load_cards(MODELS)
+    summaries = [Summary.of(card, model_of(card).numbers()) for card in cards]
+    read: set[str] = set()
+    renderer = Renderer(SiteOptions(), cards=cards)
+    named = 0
+    for page in pages([Watched(s, read) for s in summaries]):  # type: ignore[misc]
+        if page.shows is None or page.about:  # every model's; or keyed by ``about`` (how many per family)
+            continue
+        read.clear()
+        renderer.render(page)
+        assert read <= set(page.shows), (page.path, sorted(read - set(page.shows)))
+        named += 1
+    # The comparisons and their list, each family's page, the errata, the exercises and the handout.
+    assert named == 1 + 18 + 10 + 3

@@ -19,6 +19,7 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
 from generator.counting.poly import Poly
 from generator.site import content
+from generator.site.compute_errata import MODELS as COMPUTE_MODELS
 from generator.site.compute_errata import compute_errata
 from generator.site.content import Text
 from generator.site.erratum import (
@@ -69,7 +70,13 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         errata = (build(section.section(erratum_id(build)), *(by_id[n] for n in needs)) for build, needs in present)
         return {"errata": tuple(errata), "compute": compute_errata(models, language)}
 
-    return [guide_page("errata/index.html", "errata.html", text.section("page"), context)]
+    return [guide_page("errata/index.html", "errata.html", text.section("page"), context, shows=shown())]
+
+
+def shown() -> tuple[str, ...]:
+    """The cards the errata page reads (for the build cache; tests/test_cache.py holds it to what a
+    rendering reads): each erratum's cards, and the compute errata's two."""
+    return tuple(dict.fromkeys([*(card_id for _, needs in BUILDERS for card_id in needs), *COMPUTE_MODELS]))
 
 
 def mistake(erratum: str) -> Mistake:

@@ -84,7 +84,15 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "check_hint": text.section("check")("close"),
         }
 
-    return [guide_page("exercises/index.html", "exercises.html", text.section("page"), context)]
+    return [guide_page("exercises/index.html", "exercises.html", text.section("page"), context, shows=shown())]
+
+
+def shown() -> tuple[str, ...]:
+    """The cards the exercises page reads (for the build cache; tests/test_cache.py holds it to what
+    a rendering reads): each exercise's card, the released models they are set beside, and the
+    errata's cards, whose published figures the answer box knows."""
+    own = (need for _, need in BUILDERS)
+    return tuple(dict.fromkeys([*own, *COMPARED, *errata.shown()]))
 
 
 def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[tuple[str, Summary, int]]) -> str:
@@ -298,6 +306,9 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
     )
     return _exercise(text, t, model, model.total, steps, values, keras=layers, keras_repeat=repeat)
 
+
+# The released models the exercises set their cards beside (``vocabulary``'s and ``classifier``'s).
+COMPARED = ("bert-base-uncased", "bert-base-multilingual-cased")
 
 BUILDERS = (
     (vocabulary, "exercise-bert-base-v30000"),
