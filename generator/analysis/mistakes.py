@@ -78,6 +78,11 @@ MISTAKES = (
 )
 
 
+def method_of(erratum: str) -> Mistake:
+    """The published method of an erratum (the errata page's, as the calculator and the exercises' check read it)."""
+    return next(m for m in MISTAKES if m.erratum == erratum)
+
+
 def _replaced(derivation: Derivation, replaces: Sequence[tuple[str, tuple[str, ...]]]) -> int | None:
     """The exact count of the replaced steps, each times its block's repeat; None when one is missing."""
     total = 0

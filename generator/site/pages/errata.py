@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from generator.analysis import mistakes
-from generator.analysis.mistakes import Mistake
 from generator.counting.architecture import Head
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
@@ -74,14 +73,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 
 def shown() -> tuple[str, ...]:
-    """The cards the errata page reads (for the build cache; tests/test_cache.py holds it to what a
-    rendering reads): each erratum's cards, and the compute errata's two."""
+    """The cards the page reads (its cache key; tests/test_cache.py checks it): each erratum's, the compute errata's."""
     return tuple(dict.fromkeys([*(card_id for _, needs in BUILDERS for card_id in needs), *COMPUTE_MODELS]))
-
-
-def mistake(erratum: str) -> Mistake:
-    """The published method of an erratum, as the calculator and the exercises' check read it too."""
-    return next(m for m in mistakes.MISTAKES if m.erratum == erratum)
 
 
 # The errata --------------------------------------------------------------------------------------
@@ -92,7 +85,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
     """Query, key, value and output taken as H × H per head, times the number of heads."""
     label, common = t.section("rows"), t.root.section("rows")
     their_attention, their_layer = mistakes.PER_HEAD_ATTENTION, mistakes.PER_HEAD_LAYER
-    their_total = mistake("per-head-projections").theirs
+    their_total = mistakes.method_of("per-head-projections").theirs
     # The assignment's figures (question 1): "3 × (768 × 768) × 8 = 14,155,008", "768 × 768 × 8 =
     # 4,569,984", "Total Self-Attention Parameters: 18,725,992", "Total FFN Parameters: 4,718,592",
     # "23,444,584 × 8 = 187,556,672" and "≈ 31,114,752" for the three tables.
@@ -137,7 +130,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
 def lha_product(t: Text, model: Model) -> Erratum:
     """ "12 × 768 × 12 = 110M": the three headline numbers multiplied together."""
     label, common = t.section("rows"), t.root.section("rows")
-    product = mistake("lha-product").theirs.evaluate(model.inventory.values)
+    product = mistakes.method_of("lha-product").theirs.evaluate(model.inventory.values)
     embeddings, layer, pooler = (block_of(model, key) for key in ("embeddings", "layer", "pooler"))
     rows = (
         subtotal_row(
@@ -165,7 +158,7 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
     """A worked solution that leaves out every bias and counts LayerNorm as 2H per layer."""
     label, common = t.section("rows"), t.root.section("rows")
     their_layer = mistakes.TEXTBOOK_LAYER
-    their_total = mistake("textbook-formula").theirs
+    their_total = mistakes.method_of("textbook-formula").theirs
     # The worked example's figures: "30,000 · 768 + 512 · 768 + 2 · 768 = 23,685,120", "= 1,769,472 +
     # 589,824 + 4,718,592 + 1,536 = 7,079,424", "12 · 7,079,424 = 84,952,608" and "768^2 = 589,824".
     tables, embedding_norm = embedding_rows(t, model, printed="23,685,120")
