@@ -99,15 +99,10 @@ class StepCompute:
     def forward(self) -> Poly:
         return total(p.forward_flops for p in self.products)
 
-    def saved_bytes(self, precision: str, *, shared: bool = False, batch_one: bool = False) -> Poly:
-        """Bytes of the storages it keeps: its own (per instance), or the model-wide shared ones;
-        with ``batch_one``, those kept only when b = 1."""
-        kept = (t for t in self.saved if t.shared is shared and t.batch_one is batch_one)
-        return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
-
-    def seq_one_bytes(self, precision: str) -> Poly:
-        """Bytes of its own storages that are not kept when s = 1 (``Saved.seq_above_one``)."""
-        kept = (t for t in self.saved if t.seq_above_one)
+    def saved_bytes(self, precision: str) -> Poly:
+        """Bytes of its own storages (per instance) kept at every b and s: neither the model-wide
+        shared ones nor those kept only when b = 1 (``BlockCompute.kept`` sums every kind)."""
+        kept = (t for t in self.saved if not t.shared and not t.batch_one)
         return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
 
 
@@ -137,8 +132,7 @@ class BlockCompute:
         """The sums by precision, once: the totals, the derivation and a page each ask for them.
 
         One pass over the storages, each added to what it counts for: a copy's own (or the model's
-        shared) storages, those kept only at b = 1 (never shared), and those kept only for s > 1.
-        The same sums as ``StepCompute.saved_bytes`` and ``seq_one_bytes`` step by step, written once."""
+        shared) storages, those kept only at b = 1 (never shared), and those kept only for s > 1."""
         sums: dict[str, tuple[Coefficients, ...]] = {p: ({}, {}, {}, {}) for p in PRECISIONS}
         for step in self.steps:
             for tensor in step.saved:
@@ -415,7 +409,7 @@ def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
 def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
     """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
 
-    KeptBytes for the last few cards: a page's section and its JSON ask for the same figures."""
+    Kept for the last few cards: a page's section and its JSON ask for the same figures."""
     values = dict(items)
     coefficients: dict[Monomial, int] = {}
     for mono, coeff in poly.terms:
