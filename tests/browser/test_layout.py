@@ -148,12 +148,19 @@ TABLE_PAGES = {
     "charts/index.html": {"shares wide", "rule wide"},
     "families/bert/index.html": {"tensors stack", "models stack"},
     "families/deberta-v2/index.html": {"tensors stack", "models stack"},
+    # A comparison: its configs, parts and tensors stack (MobileBERT's names are the longest).
+    "diffs/bert-large-uncased--mobilebert-uncased/index.html": {
+        "diff-config stack",
+        "diff-parts stack",
+        "diff-tensors stack",
+    },
 }
 
 
 @pytest.mark.parametrize("path", list(TABLE_PAGES))
 def test_name_and_count_on_screen_on_the_other_pages(open_page: Any, site_url: str, path: str) -> None:
-    """At 390 px, the first rows of every table of the index, comparison and family pages: name and count in view."""
+    """At 390 px, the first rows of every table of the index, comparison, family and model-against-model pages:
+    name and count in view."""
     page = open_page(PHONE)
     page.goto(site_url + path)
     found = page.evaluate(
