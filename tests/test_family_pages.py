@@ -144,7 +144,7 @@ def test_the_handout_works_bert_base_with_the_inventorys_numbers(site: Path) -> 
     total = reference["total"]
     assert f"<strong>{total:,}</strong>" in page
     for bytes_per_parameter in (4, 2, 1, 16):  # fp32, fp16/bf16, int8, Adam in mixed precision (ZeRO 3.1)
-        assert f'<td class="n">{total * bytes_per_parameter:,}</td>' in page
+        assert f'<td class="n count">{total * bytes_per_parameter:,}</td>' in page
     for name in FAMILIES:
         assert f'<tr id="closed-{name}">' in page
 

@@ -1027,9 +1027,9 @@
       }).join(", ") + ")";
     }
     var html = '<h3 id="' + id + '">' + escapeHtml(sentence(block.title)) + repeatNote + "</h3>";
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("derivation-of", { title: title }) + '">';
-    html += '<table class="derivation"><thead><tr><th scope="col">' + h("step") + '</th><th scope="col">' + h("formula") +
-      '</th><th scope="col">' + h("with-numbers") + '</th><th scope="col" class="n">' + h("parameters") + "</th></tr></thead><tbody>";
+    html += '<div class="scroll stacks" role="region" tabindex="0" aria-label="' + h("derivation-of", { title: title }) + '">';
+    html += '<table class="derivation stack"><thead><tr><th scope="col">' + h("step") + '</th><th scope="col">' + h("formula") +
+      '</th><th scope="col">' + h("with-numbers") + '</th><th scope="col" class="n count">' + h("parameters") + "</th></tr></thead><tbody>";
     block.steps.forEach(function (step, i) {
       var ties = step.tensors.filter(function (x) { return x.tied_to; });
       var counted = step.formula.length > 0;
@@ -1043,13 +1043,13 @@
         html += "<td>" + formula(step.symbolic) + (tieText ? '<br><span class="calc-note">' + tieText + "</span>" : "") + "</td>";
         html += "<td>" + formula(substitute(step.symbolic, values)) + "</td>";
       }
-      html += '<td class="n">' + commas(item.steps[i]) + "</td></tr>";
+      html += '<td class="n count">' + commas(item.steps[i]) + "</td></tr>";
     });
     html += '</tbody><tfoot><tr><th scope="row">' + escapeHtml(sentence(block.title)) + "</th><td>" +
-      formula(block.expression) + '</td><td></td><td class="n">' + commas(item.value) + "</td></tr>";
+      formula(block.expression) + '</td><td></td><td class="n count">' + commas(item.value) + "</td></tr>";
     if (block.repeat.length) {
       html += '<tr><th scope="row">× ' + commas(item.copies) + "</th><td>" + formula(block.subtotal_expression) +
-        "</td><td>" + commas(item.copies) + " × " + commas(item.value) + '</td><td class="n">' + commas(item.subtotal) + "</td></tr>";
+        "</td><td>" + commas(item.copies) + " × " + commas(item.value) + '</td><td class="n count">' + commas(item.subtotal) + "</td></tr>";
     }
     html += "</tfoot></table></div>";
     if (block.applied) {
@@ -1110,16 +1110,16 @@
     html += "<p>" + h("derivation-intro") + "</p>";
     result.blocks.forEach(function (item) { html += renderBlock(item, result); });
     html += '<h2 id="calc-subtotals">' + h("subtotals") + "</h2>";
-    html += '<div class="scroll" role="region" tabindex="0" aria-label="' + h("subtotals") + '"><table class="subtotals">' +
-      '<thead><tr><th scope="col">' + h("component") + '</th><th scope="col">' + h("formula") + '</th><th scope="col" class="n">' +
+    html += '<div class="scroll stacks" role="region" tabindex="0" aria-label="' + h("subtotals") + '"><table class="subtotals stack">' +
+      '<thead><tr><th scope="col">' + h("component") + '</th><th scope="col">' + h("formula") + '</th><th scope="col" class="n count">' +
       h("parameters") + "</th></tr></thead><tbody>";
     result.blocks.forEach(function (item) {
       var e = item.block.subtotal_expression || item.block.expression;
       html += '<tr><th scope="row">' + escapeHtml(sentence(item.block.title)) + "</th><td>" + formula(e) +
-        '</td><td class="n" data-block="' + escapeHtml(item.block.key) + '" data-value="' + item.subtotal.toString() + '">' +
+        '</td><td class="n count" data-block="' + escapeHtml(item.block.key) + '" data-value="' + item.subtotal.toString() + '">' +
         commas(item.subtotal) + "</td></tr>";
     });
-    html += '</tbody><tfoot><tr><th scope="row">' + h("total") + '</th><td></td><td class="n">' + commas(result.total) +
+    html += '</tbody><tfoot><tr><th scope="row">' + h("total") + '</th><td></td><td class="n count">' + commas(result.total) +
       "</td></tr></tfoot></table></div>";
     var closed = closedForm(result.blocks.map(function (b) { return b.block; }), result.order);
     html += '<h2 id="calc-closed-form">' + h("closed-form") + "</h2>";

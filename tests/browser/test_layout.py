@@ -179,6 +179,48 @@ def test_name_and_count_on_screen_on_the_other_pages(open_page: Any, site_url: s
     assert outside == [], f"{path}: rows whose name or count is off the screen at {PHONE} px: {outside}"
 
 
+# The pages a student or a lecturer works through on a phone, each with the tables of figures it must
+# have (a page whose tables went missing would pass the check below by having nothing to check). The
+# exercises are read with every answer open, the calculator once it has counted BERT-Base.
+READING_PAGES = {
+    "exercises/index.html": {"derivation stack", "keras stack"},
+    "errata/index.html": {"errata stack", "errata compute-errata stack"},
+    "handout/index.html": {"handout-worked stack", "memory stack"},
+    "diffs/index.html": {"diffs stack"},
+    "calculator/index.html?family=bert&head=base": {"derivation stack", "subtotals stack", "symbols stack"},
+    "models/mobilebert-uncased/index.html": {"derivation stack", "tensors stack", "compute stack"},
+}
+# Every figure in a table's cells: a count, a signed difference, a size in bytes (not a symbol's digit in a formula).
+FIGURES_OFF_SCREEN = r"""(width) => [...document.querySelectorAll('main table')].filter(t => !t.classList.contains('wide')).map(t => {
+    const off = [];
+    for (const cell of t.querySelectorAll('td, th')) {
+        const text = cell.textContent.trim();
+        if (!/^[+\u2212-]?\d{1,3}(,\d{3})+\b|^[+\u2212-]?\d+$/.test(text)) continue;
+        const range = document.createRange();
+        range.selectNodeContents(cell);
+        const box = range.getBoundingClientRect();
+        if (box.width > 0 && (box.left < 0 || box.right > width)) off.push(text.slice(0, 30));
+    }
+    return {table: t.className, off: off};
+})"""
+
+
+@pytest.mark.parametrize("path", list(READING_PAGES))
+def test_no_figure_of_a_table_is_off_a_phone_s_screen(open_page: Any, site_url: str, path: str) -> None:
+    """At 390 px, every figure in every table of the pages people work through is inside the screen's width,
+    without scrolling a box sideways. Only the tables marked wide (the index's, the comparison's, the
+    charts'), which keep their name column in view as they scroll, are left to the checks above."""
+    page = open_page(PHONE)
+    page.goto(site_url + path)
+    if path.startswith("calculator/"):
+        read_result(page)
+    page.evaluate("document.querySelectorAll('main details').forEach(d => { d.open = true; })")
+    tables = page.evaluate(FIGURES_OFF_SCREEN, PHONE)
+    assert READING_PAGES[path] <= {t["table"] for t in tables}, tables
+    off = {t["table"]: t["off"] for t in tables if t["off"]}
+    assert off == {}, f"{path}: figures off the screen at {PHONE} px: {off}"
+
+
 def test_the_index_offers_bert_base_on_the_first_screen_of_a_phone(open_page: Any, site_url: str) -> None:
     """BERT-Base and BERT-Large open the "Start here" list, above the 24 compact BERTs (issue 12)."""
     page = open_page(PHONE, height=844)
