@@ -26,6 +26,7 @@ from generator.build import cache as cache_module
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
+from generator.build.reuse import Reuse
 from generator.cards.card import load_cards
 from generator.counting.families import families
 from generator.site.differences import PAIRS
@@ -33,6 +34,7 @@ from generator.site.page import Page
 from generator.site.pages import calculator
 from generator.site.pages.diffs import diff_path
 from generator.site.render import Renderer, SiteOptions, pages
+from generator.site.search import SearchIndex
 from generator.site.views import Summary, model_of
 
 # A few catalog cards of different families, among them cards the pages about many models name.
@@ -210,6 +212,33 @@ def damage(cache: Path) -> tuple[int, int]:
     for number, path in enumerate(blobs):
         path.write_bytes(b"<p>altered</p>" if number % 2 else b"")
     return len(entries), len(blobs)
+
+
+def test_cards_as_an_indexed_build_had_them_place_its_search_index_and_write_no_record(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing changed since a build with the search index: the index is placed from the cache and no
+    page's record is written for Pagefind. A model made again meanwhile (its entry lost) keeps its
+    record all the same, so the next build that indexes again still finds it."""
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
+    build(models, out, options, jobs=1, cache_dir=cache)
+    written: list[str] = []
+    indexed: list[Path] = []
+    monkeypatch.setattr(SearchIndex, "add", lambda self, record: written.append(record.url))
+    monkeypatch.setattr(SearchIndex, "write", lambda self, site: indexed.append(site))
+    lost = "albert-base-v2"
+    held = Reuse.model
+    monkeypatch.setattr(Reuse, "model", lambda self, card, *rest: None if card.id == lost else held(self, card, *rest))
+    seen = counted(monkeypatch)
+    build(models, out, options, jobs=1, cache_dir=cache)
+    assert (seen, written, indexed) == ([lost], [], [])
+    monkeypatch.undo()
+    assert snapshot(out) == fresh(models, tmp_path, options)
+
+    card = models / "roberta-base.yaml"  # another card changes: the index is made again, from every record
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+    build(models, out, options, jobs=1, cache_dir=cache)
+    assert snapshot(out) == fresh(models, tmp_path, options)
 
 
 def test_a_damaged_cache_is_ignored_and_repaired(models: Path, tmp_path: Path) -> None:

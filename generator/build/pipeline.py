@@ -70,7 +70,13 @@ def build(
     progress.finish(f"{len(cards):,} cards")
 
     renderer = Renderer(options, cards=cards)
-    with staged_site(out_dir) as staging, search_index(options.search, options.language) as index:
+    search_key = reuse.cards_key("search", cards) if options.search else ""
+    with (
+        staged_site(out_dir) as staging,
+        # Every card as a build that indexed them had it: its index is placed at once, and no page's
+        # record is worked out or written for Pagefind (a second on 1,000 cards with nothing changed).
+        search_index(options.search and reuse.place_all(search_key, staging.path) is None, options.language) as index,
+    ):
 
         def one_model(number: int) -> SummaryNumbers:
             card = cards[number]
@@ -82,7 +88,8 @@ def build(
                 return held.numbers
             model = model_of(card)
             files = reuse.write(staging, renderer.model_files(model))
-            record = model_record(model, renderer.text) if index is not None else None
+            # Kept with the model even when the index was placed, so a later build that indexes again finds it.
+            record = model_record(model, renderer.text) if options.search else None
             if index is not None and record is not None:
                 index.add(record)
             numbers = model.numbers()
@@ -144,10 +151,9 @@ def build(
             reuse.add_records(unchanged, staging.path, index)
         progress.finish()
 
-        if index is not None:
+        if options.search:
             progress.start("search index")
-            search_key = reuse.cards_key("search", cards)
-            if reuse.place_all(search_key, staging.path) is None:
+            if index is not None:  # else placed above
                 index.write(staging.path)
                 reuse.keep_folder(search_key, staging.path, "pagefind")
             progress.finish()
