@@ -59,15 +59,16 @@ def fresh(models: Path, tmp_path: Path, options: SiteOptions) -> dict[str, str]:
 
 
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The ids of the cards the next build counts for their own pages (builds here run in one process)."""
+    """The ids of the cards the next build counts for their own pages, or takes as another page's counting
+    left them (builds here run in one process)."""
     seen: list[str] = []
-    original = pipeline.model_of
+    original = pipeline.kept_or_counted
 
-    def model_of(card):  # type: ignore[no-untyped-def]
+    def kept_or_counted(card):  # type: ignore[no-untyped-def]
         seen.append(card.id)
         return original(card)
 
-    monkeypatch.setattr(pipeline, "model_of", model_of)
+    monkeypatch.setattr(pipeline, "kept_or_counted", kept_or_counted)
     return seen
 
 

@@ -24,7 +24,7 @@ from generator.site import content
 from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
 from generator.site.search import model_record, page_record, search_index
-from generator.site.views import Summary, SummaryNumbers, model_of
+from generator.site.views import Summary, SummaryNumbers, kept_or_counted
 
 PROJECT_ROOT = TEMPLATES.parent
 
@@ -86,7 +86,7 @@ def build(
                 if index is not None and held.record is not None:
                     index.add(held.record)
                 return held.numbers
-            model = model_of(card)
+            model = kept_or_counted(card)  # the few cards other pages name were counted for them already
             files = reuse.write(staging, renderer.model_files(model))
             # Kept with the model even when the index was placed, so a later build that indexes again finds it.
             record = model_record(model, renderer.text) if options.search else None

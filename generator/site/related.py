@@ -18,7 +18,7 @@ from generator.site.erratum import Link
 from generator.site.page import LANGUAGE
 from generator.site.pages import errata, exercises
 from generator.site.pages.diffs import diff_path
-from generator.site.views import model_of
+from generator.site.views import named_model
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def related_pages(cards: Sequence[Card], language: str = LANGUAGE) -> dict[str, 
 
 def _teaching(cards: Iterable[Card], needed: set[str], kind: str, language: str) -> dict[str, list[Link]]:
     """The errata or exercises (``kind``) by the id of the model each works through."""
-    models = [model_of(card) for card in cards if card.id in needed]
+    models = [named_model(card) for card in cards if card.id in needed]
     provider = errata if kind == "errata" else exercises
     found: dict[str, list[Link]] = {}
     for page in provider.pages(models, language):

@@ -6,6 +6,7 @@ inventory (a sum over its tensors), never computed again from the config.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -144,8 +145,8 @@ class Summary:
         return StepLink(STEP_BATCH, seq, query)
 
     def model(self) -> Model:
-        """The card counted and derived again, tensor by tensor."""
-        return model_of(self.card)
+        """The card counted and derived again, tensor by tensor (once per process: see ``named_model``)."""
+        return named_model(self.card)
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,34 @@ class Details(Mapping[str, Model]):
 
     def __len__(self) -> int:
         return len(self._summaries)
+
+
+# The cards the pages about a few named models count again (each comparison's two, the errata's, the
+# exercises'), kept by card object: BERT-Base is in twelve comparisons. Counted before the workers fork
+# (the related pages ask for them first), a card is counted once per build, not once per page. Bounded,
+# so that ``serve``, which builds again and again with new card objects, keeps only the latest.
+NAMED_KEPT = 128
+_named: OrderedDict[int, tuple[Card, Model]] = OrderedDict()
+
+
+def named_model(card: Card) -> Model:
+    """``model_of(card)``, kept for the next page that names the same card object."""
+    found = _named.get(id(card))
+    if found is not None and found[0] is card:  # the card is kept with it, so its id cannot be reused meanwhile
+        _named.move_to_end(id(card))
+        return found[1]
+    model = model_of(card)
+    _named[id(card)] = (card, model)
+    if len(_named) > NAMED_KEPT:
+        _named.popitem(last=False)
+    return model
+
+
+def kept_or_counted(card: Card) -> Model:
+    """The card's Model as ``named_model`` kept it, or counted now and not kept (a model page's card: most
+    cards are named by no other page, and a build of 10,000 must not keep them all)."""
+    found = _named.get(id(card))
+    return found[1] if found is not None and found[0] is card else model_of(card)
 
 
 def model_of(card: Card) -> Model:
