@@ -235,13 +235,26 @@ def defaults(family: Family) -> Mapping[str, object]:
     return load_schema(family).defaults
 
 
+# What head_forms found, by what it reads of a family (its name: the defaults of its config class).
+_FORMS: dict[tuple[object, ...], tuple[HeadForm, ...]] = {}
+
+
 def head_forms(family: Family) -> tuple[HeadForm, ...]:
     """Each head's closed form with the defaults' switches, and the blocks it adds to or drops from the base model.
 
     A block the head declares under the base model's key but with another count (XLM-RoBERTa's
     masked-LM model moves the token table out of its embeddings) is both: the base model's form
     left out, the head's added, so the base model's total minus the one plus the other is the head's.
+    Worked out once per process, like ``family_patterns``: the family index and the family's own page
+    both show them.
     """
+    key = (family.name, family.declare, family.heads, family.switches, family.symbols)
+    if key not in _FORMS:
+        _FORMS[key] = _head_forms(family)
+    return _FORMS[key]
+
+
+def _head_forms(family: Family) -> tuple[HeadForm, ...]:
     order = _order(family)
     config = defaults(family)
     declared = {head: family.architecture(config, head) for head in family.heads}

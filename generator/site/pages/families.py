@@ -91,10 +91,11 @@ def ordered_families(language: str = LANGUAGE) -> list[Family]:
 
 
 def prepare(language: str = LANGUAGE) -> None:
-    """Work out every family's tensor name patterns (every switch setting of every head declared), which
-    ``pages`` then finds made: a build does this while its workers count the cards."""
+    """Work out every family's tensor name patterns (every switch setting of every head declared) and its
+    heads' closed forms, which ``pages`` then finds made: a build does this while its workers count the cards."""
     for family in ordered_families(language):
         family_patterns(family)
+        head_forms(family)
 
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
