@@ -388,9 +388,14 @@ def encode(kind: str, value: object) -> str:
 def step_query(family: Family, head: Head, config: Mapping[str, Any], batch: int) -> tuple[int, str]:
     """The sequence length min(P, 512) and the calculator's query string for a training step of
     ``batch`` sequences of that length (as ``generator count --batch`` would take it)."""
+    return step_of(config, query(family, head, config), batch)
+
+
+def step_of(config: Mapping[str, Any], config_query: str, batch: int) -> tuple[int, str]:
+    """``step_query`` from the config's own query string, when it is at hand (a model's summary keeps it)."""
     positions = config.get(POSITIONS)
     seq = min(positions, DEFAULT_SEQ) if isinstance(positions, int) else DEFAULT_SEQ
-    return seq, f"{query(family, head, config)}&{BATCH}={batch}&{SEQ}={seq}"
+    return seq, f"{config_query}&{BATCH}={batch}&{SEQ}={seq}"
 
 
 def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:

@@ -141,7 +141,7 @@ class Summary:
         fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute."""
         if not measured(self.card.family):
             return None
-        seq, query = calculator.step_query(self.card.family, self.card.head, self.card.config, STEP_BATCH)
+        seq, query = calculator.step_of(self.card.config, self.calculator_query, STEP_BATCH)
         return StepLink(STEP_BATCH, seq, query)
 
     def model(self) -> Model:
