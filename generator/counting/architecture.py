@@ -34,6 +34,11 @@ class Head(enum.Enum):
     MASKED_LM = "masked-lm"
     SEQUENCE_CLASSIFICATION = "sequence-classification"
 
+    # A member is one object, equal only to itself: hashed by identity, in C, rather than by Enum's
+    # Python-level hash of its name. Blocks, modules and saved tensors hold these, and hashing them
+    # (every cache keyed by a declaration) called Enum.__hash__ some 180,000 times in a catalog build.
+    __hash__ = object.__hash__
+
 
 class Kind(enum.Enum):
     """Which component a block is: every tensor of a block has its block's Kind.
@@ -50,6 +55,8 @@ class Kind(enum.Enum):
     POOLER = "pooler"
     HEAD = "head"
 
+    __hash__ = object.__hash__  # see Head
+
 
 class Part(enum.Enum):
     """What a parameter does, for the charts and diffs: per tensor, across blocks (see Kind).
@@ -64,6 +71,8 @@ class Part(enum.Enum):
     NORMS = "norms"
     POOLER = "pooler"
     HEADS = "heads"
+
+    __hash__ = object.__hash__  # see Head
 
 
 @dataclass(frozen=True)
@@ -98,6 +107,8 @@ class Dtype(enum.Enum):
     # A copy cast to the model's type: the same storage as its fp32 source in an fp32 model, a second
     # one in bf16 (ModernBERT's attention probabilities, computed in fp32 and cast back).
     CAST = "cast"
+
+    __hash__ = object.__hash__  # see Head
 
 
 @dataclass(frozen=True)
