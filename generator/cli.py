@@ -199,7 +199,7 @@ def _count(args: argparse.Namespace) -> int:
 
 def _count_without_step(card: Card, refusal: str, *, json_output: bool) -> int:
     """``count`` for a card whose training step transformers cannot run: its parameters, and why no step."""
-    from generator.counting.compute import card_record
+    from generator.counting.figures import card_record
     from generator.counting.inventory import count_totals
 
     parameters = count_totals(card).total

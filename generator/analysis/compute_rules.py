@@ -28,8 +28,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Product, Saved
-from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, Figures, applied_copies, differentiated, measured
+from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured
 from generator.counting.conditions import Condition, gt
+from generator.counting.figures import Figures
 from generator.counting.poly import Poly
 
 JSON = Any

@@ -19,6 +19,7 @@ from typing import Any
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Param, Product, Saved
 from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
+from generator.counting.figures import Figures
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
 
@@ -206,58 +207,6 @@ class Compute:
             backward=self.backward.evaluate(values),
             activations=activations,
         )
-
-
-@dataclass(frozen=True)
-class Figures:
-    """A training step's numbers at one (b, s)."""
-
-    batch: int
-    seq: int
-    parameters: int
-    trainable: int
-    forward: int
-    backward: int
-    activations: Mapping[str, int]  # bytes, by precision ("fp32", "bf16")
-
-    @property
-    def tokens(self) -> int:
-        return self.batch * self.seq
-
-    @property
-    def training_memory(self) -> dict[str, int]:
-        """Adam's lower bound: weights, gradients, two moments, and the activations.
-
-        fp32: everything in 4 bytes. bf16 mixed: bf16 weights and gradients, an fp32 master copy
-        and fp32 moments (Rajbhandari et al. 2020, ZeRO, section 3.1), bf16 activations. A frozen
-        parameter has its weights only. Allocator overhead, temporaries and workspaces are not in it.
-        """
-        frozen = self.parameters - self.trainable
-        fp32 = 4 * frozen + (4 + 4 + 8) * self.trainable + self.activations["fp32"]
-        mixed = 2 * frozen + (2 + 2 + 4 + 8) * self.trainable + self.activations["bf16"]
-        return {"fp32": fp32, "bf16_mixed": mixed}
-
-    def to_json(self, card: Counted, class_name: str) -> dict[str, Any]:
-        """The ``--json`` record of issue 13: integers only."""
-        return {
-            **card_record(card, class_name, self.parameters),
-            "batch": self.batch,
-            "seq": self.seq,
-            "flops": {"forward": self.forward, "backward": self.backward},
-            "activations": dict(self.activations),
-            "training_memory": self.training_memory,
-        }
-
-
-def card_record(card: Counted, class_name: str, parameters: int) -> dict[str, Any]:
-    """What a ``count --json`` record says of the card itself: id, family, head, class and parameters."""
-    return {
-        "id": card.id,
-        "family": card.family.name,
-        "head": card.head.value,
-        "class": class_name,
-        "parameters": parameters,
-    }
 
 
 class StepCannotRunError(ValueError):

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from generator.counting.architecture import Dtype
-from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute, Figures
+from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute
 from generator.counting.expr import Add, Expr, Mul, Num, Pow, Var
+from generator.counting.figures import Figures
 from generator.counting.poly import Poly, product, total
 from generator.site import content
 from generator.site.content import Text

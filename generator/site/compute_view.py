@@ -20,13 +20,13 @@ from generator.counting.compute import (
     PRECISIONS,
     BlockCompute,
     Compute,
-    Figures,
     StepCompute,
     elements,
     stored_bytes,
 )
 from generator.counting.compute_derivation import Line, StepLines, derive_compute
 from generator.counting.expr import Expr
+from generator.counting.figures import Figures
 from generator.counting.inventory import Counted
 from generator.counting.poly import Monomial, Poly, product
 from generator.site.content import Text

@@ -19,9 +19,9 @@ from markupsafe import Markup, escape
 
 from generator.analysis.checkpoint_names import Layout
 from generator.counting.architecture import Block
-from generator.counting.compute import Figures
 from generator.counting.derivation import Step
 from generator.counting.expr import Expr, to_mathml
+from generator.counting.figures import Figures
 from generator.counting.inventory import Tensor, TiedTensor
 from generator.site.compute_view import ShownStep
 from generator.site.content import Text

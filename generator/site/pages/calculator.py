@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from generator.analysis.calculator import export_text, step_query
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
-from generator.counting.compute import Figures, StepCannotRunError, UndeclaredActivationError, count_compute, measured
+from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
+from generator.counting.figures import Figures
 from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
