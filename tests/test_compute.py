@@ -9,6 +9,7 @@ so matching every point proves the closed form on the whole range, not at a samp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 
 from conftest import ALL_CARD_PATHS, REFERENCE, card_by_id
 from generator.cards.card import load_card
+from generator.counting import compute
 from generator.counting.compute import Compute, count_compute, step_refusal
 from generator.counting.compute_derivation import derive_compute
 from generator.counting.expr import to_text
@@ -172,3 +174,22 @@ def test_the_backward_skips_the_pooler_of_a_bare_model() -> None:
     assert [(s.component, s.what) for s in derivation.skipped] == [("pooler", "pooler-dense")]
     assert 2 * figures.forward - figures.backward == derivation.skipped[0].flops == 2 * (2 * 2 * 768 * 768)
     assert to_text(derivation.forward) == "36,864bs² + 169,869,312bs + 1,179,648b"
+
+
+def test_cards_that_read_the_same_share_their_step_blocks_and_no_other_does() -> None:
+    """A step's blocks are kept by declaration and by the value of every key its rules read: a card that
+    differs in a size only shares them; one whose dropout probabilities differ gets its own, and keeps
+    no dropout mask; and what is kept gives the figures a fresh count gives."""
+    base = card_by_id("bert-base-uncased")
+    wider = dataclasses.replace(base, config={**base.config, "vocab_size": 40_000})
+    still = dataclasses.replace(
+        base, config={**base.config, "hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+    )
+    first, other_size, no_dropout = (count_compute(card) for card in (base, wider, still))
+    assert other_size.steps is first.steps and no_dropout.steps is not first.steps
+    assert other_size.parameters == first.parameters + (40_000 - base.config["vocab_size"]) * base.config["hidden_size"]
+    kept, bare = first.at(8, 128).activations["fp32"], no_dropout.at(8, 128).activations["fp32"]
+    assert bare < kept
+    counted = [count_compute(card).at(8, 128) for card in (base, still)]
+    compute._steps.clear()  # counted afresh: the same figures
+    assert [count_compute(card).at(8, 128) for card in (base, still)] == counted

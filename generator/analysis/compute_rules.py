@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Product, Saved
-from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured
+from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured, rule_keys
 from generator.counting.conditions import Condition, gt
 from generator.counting.figures import Figures
 from generator.counting.poly import Poly
@@ -104,15 +104,9 @@ def _items(block: Block) -> tuple[Module | Op, ...]:
 
 def reads(family: Family, blocks: Iterable[Block]) -> list[str]:
     """The config keys compute rules read in these blocks, beyond the symbols (dropouts, activations, ...), sorted."""
-    keys: set[str] = set()
+    keys = rule_keys(blocks)
     for symbol in family.compute_symbols:
         keys |= symbol.value.reads() if symbol.value is not None else set()
-    for block in blocks:
-        for item in _items(block):
-            for when in [p.when for p in item.products] + [t.when for t in item.saved]:
-                keys |= when.reads() if when is not None else set()
-            if isinstance(item, Op) and item.activation is not None:
-                keys.add(item.activation)
     return sorted(keys)
 
 

@@ -12,11 +12,24 @@ specific to a family.
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Param, Product, Saved
+from generator.counting.architecture import (
+    Architecture,
+    Block,
+    Dtype,
+    Family,
+    Head,
+    Kind,
+    Module,
+    Op,
+    Param,
+    Product,
+    Saved,
+)
 from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.figures import Figures
@@ -154,14 +167,11 @@ class BlockCompute:
 
 
 @dataclass(frozen=True)
-class Compute:
-    """A card's training step in closed form: polynomials in the config's symbols and b, s."""
+class StepBlocks:
+    """A step's blocks in symbols and their sums: the same for every card of one declaration whose config
+    agrees on the keys the step's rules read (``rule_keys``), so counted once for all of them."""
 
     blocks: tuple[BlockCompute, ...]
-    values: Mapping[str, int]  # the card's symbols; b and s are put in by ``at``
-    order: tuple[str, ...]  # the symbols in the order formulas write them, then b and s
-    parameters: int
-    trainable: int
 
     @functools.cached_property
     def forward(self) -> Poly:
@@ -171,18 +181,41 @@ class Compute:
     def backward(self) -> Poly:
         return total(block.backward * block.copies for block in self.blocks)
 
+    @functools.cached_property
+    def kept(self) -> dict[str, KeptBytes]:
+        """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
+        return {p: KeptBytes.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
+
+
+@dataclass(frozen=True)
+class Compute:
+    """A card's training step in closed form: polynomials in the config's symbols and b, s."""
+
+    steps: StepBlocks
+    values: Mapping[str, int]  # the card's symbols; b and s are put in by ``at``
+    order: tuple[str, ...]  # the symbols in the order formulas write them, then b and s
+    parameters: int
+    trainable: int
+
+    @property
+    def blocks(self) -> tuple[BlockCompute, ...]:
+        return self.steps.blocks
+
+    @property
+    def forward(self) -> Poly:
+        return self.steps.forward
+
+    @property
+    def backward(self) -> Poly:
+        return self.steps.backward
+
     def kept(self, precision: str) -> KeptBytes:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
-        return self._kept[precision]
+        return self.steps.kept[precision]
 
     def activations(self, precision: str) -> Poly:
         """The bytes kept for every b but 1 and every s but 1 (``KeptBytes.every``)."""
-        return self._kept[precision].every
-
-    @functools.cached_property
-    def _kept(self) -> dict[str, KeptBytes]:
-        """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
-        return {p: KeptBytes.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
+        return self.steps.kept[precision].every
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -242,15 +275,51 @@ def declared_compute(card: Counted) -> Compute:
         found = symbol.value.evaluate(card.config) if symbol.value is not None else None
         if isinstance(found, int):
             values[symbol.name] = found
-    seen: set[str] = set()
-    blocks = []
-    for block in architecture.blocks:
-        steps = _block_steps(block, card.config, seen, differentiated=differentiated(card.head, block.kind))
-        blocks.append(BlockCompute(block, steps, applied_copies(block)))
     order = (*(s.name for s in (*card.family.symbols, *card.family.compute_symbols)), "b", "s")
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
-    return Compute(tuple(blocks), values, order, totals.total, trainable)
+    return Compute(_step_blocks(architecture, card.head, card.config), values, order, totals.total, trainable)
+
+
+# Kept step blocks, by declaration (an Architecture is built once per setting of the switches and head,
+# see Family.architecture, and kept with its entry so that its id stays its own), head, and the value
+# of each key the rules read. Bounded: cards with thousands of dropout settings keep the latest only.
+STEPS_KEPT = 256
+_steps: OrderedDict[tuple[object, ...], tuple[Architecture, StepBlocks]] = OrderedDict()
+
+
+def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, Any]) -> StepBlocks:
+    """The step's blocks for this declaration and config, made once for every config that reads the same."""
+    read = tuple((key, repr(config.get(key))) for key in sorted(rule_keys(architecture.blocks)))
+    key = (id(architecture), head, read)
+    found = _steps.get(key)
+    if found is not None and found[0] is architecture:
+        _steps.move_to_end(key)
+        return found[1]
+    seen: set[str] = set()
+    blocks = []
+    for block in architecture.blocks:
+        steps = _block_steps(block, config, seen, differentiated=differentiated(head, block.kind))
+        blocks.append(BlockCompute(block, steps, applied_copies(block)))
+    made = StepBlocks(tuple(blocks))
+    _steps[key] = (architecture, made)
+    if len(_steps) > STEPS_KEPT:
+        _steps.popitem(last=False)
+    return made
+
+
+def rule_keys(blocks: Iterable[Block]) -> set[str]:
+    """The config keys a step's rules read in these blocks: the conditions of its products and saved
+    tensors, and the activation functions (all that ``_block_steps`` reads of a config)."""
+    keys: set[str] = set()
+    for block in blocks:
+        items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
+        for item in items:
+            for when in [p.when for p in item.products] + [t.when for t in item.saved]:
+                keys |= when.reads() if when is not None else set()
+            if isinstance(item, Op) and item.activation is not None:
+                keys.add(item.activation)
+    return keys
 
 
 def measured(family: Family) -> bool:
