@@ -12,7 +12,6 @@ specific to a family.
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -34,6 +33,7 @@ from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.figures import Figures
 from generator.counting.inventory import Counted, count_totals
+from generator.counting.kept import KeptFor
 from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
 
 PRECISIONS = ("fp32", "bf16")
@@ -282,30 +282,24 @@ def declared_compute(card: Counted) -> Compute:
 
 
 # Kept step blocks, by declaration (an Architecture is built once per setting of the switches and head,
-# see Family.architecture, and kept with its entry so that its id stays its own), head, and the value
-# of each key the rules read. Bounded: cards with thousands of dropout settings keep the latest only.
+# see Family.architecture), head, and the value of each key the rules read. Bounded: cards with
+# thousands of dropout settings keep the latest only.
 STEPS_KEPT = 256
-_steps: OrderedDict[tuple[object, ...], tuple[Architecture, StepBlocks]] = OrderedDict()
+_steps: KeptFor[Architecture, StepBlocks] = KeptFor(STEPS_KEPT)
 
 
 def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, Any]) -> StepBlocks:
     """The step's blocks for this declaration and config, made once for every config that reads the same."""
     read = tuple((key, repr(config.get(key))) for key in sorted(rule_keys(architecture.blocks)))
-    key = (id(architecture), head, read)
-    found = _steps.get(key)
-    if found is not None and found[0] is architecture:
-        _steps.move_to_end(key)
-        return found[1]
+    found = _steps.get(architecture, head, read)
+    if found is not None:
+        return found
     seen: set[str] = set()
     blocks = []
     for block in architecture.blocks:
         steps = _block_steps(block, config, seen, differentiated=differentiated(head, block.kind))
         blocks.append(BlockCompute(block, steps, applied_copies(block)))
-    made = StepBlocks(tuple(blocks))
-    _steps[key] = (architecture, made)
-    if len(_steps) > STEPS_KEPT:
-        _steps.popitem(last=False)
-    return made
+    return _steps.keep(architecture, StepBlocks(tuple(blocks)), head, read)
 
 
 def rule_keys(blocks: Iterable[Block]) -> set[str]:

@@ -6,7 +6,6 @@ inventory (a sum over its tensors), never computed again from the config.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -20,6 +19,7 @@ from generator.counting.architecture import Architecture, Block, Family, Kind, P
 from generator.counting.compute import Compute, measured, step_refusal
 from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
+from generator.counting.kept import KeptFor
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
 from generator.site.step_figures import StepFigures, compute_of, step_figures
@@ -262,30 +262,22 @@ class Details(Mapping[str, Model]):
 
 # The cards the pages about a few named models count again (each comparison's two, the errata's, the
 # exercises'), kept by card object: BERT-Base is in twelve comparisons. Counted before the workers fork
-# (the related pages ask for them first), a card is counted once per build, not once per page. Bounded,
-# so that ``serve``, which builds again and again with new card objects, keeps only the latest.
+# (the related pages ask for them first), a card is counted once per build, not once per page.
 NAMED_KEPT = 128
-_named: OrderedDict[int, tuple[Card, Model]] = OrderedDict()
+_named: KeptFor[Card, Model] = KeptFor(NAMED_KEPT)
 
 
 def named_model(card: Card) -> Model:
     """``model_of(card)``, kept for the next page that names the same card object."""
-    found = _named.get(id(card))
-    if found is not None and found[0] is card:  # the card is kept with it, so its id cannot be reused meanwhile
-        _named.move_to_end(id(card))
-        return found[1]
-    model = model_of(card)
-    _named[id(card)] = (card, model)
-    if len(_named) > NAMED_KEPT:
-        _named.popitem(last=False)
-    return model
+    found = _named.get(card)
+    return found if found is not None else _named.keep(card, model_of(card))
 
 
 def kept_or_counted(card: Card) -> Model:
     """The card's Model as ``named_model`` kept it, or counted now and not kept (a model page's card: most
     cards are named by no other page, and a build of 10,000 must not keep them all)."""
-    found = _named.get(id(card))
-    return found[1] if found is not None and found[0] is card else model_of(card)
+    found = _named.get(card)
+    return found if found is not None else model_of(card)
 
 
 def model_of(card: Card) -> Model:
