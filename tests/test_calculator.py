@@ -21,7 +21,7 @@ import pytest
 from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
-from generator.analysis.calculator import _texts, export_text, family_export, query, slot_switches
+from generator.analysis.calculator import _texts, _texts_of, export_text, family_export, query, slot_switches
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
 from generator.counting.conditions import HEAD
@@ -414,8 +414,25 @@ def test_a_kept_block_text_is_the_one_worked_out_afresh_for_each_block() -> None
     order = tuple(s.name for s in family.symbols)
     blocks = family.declared({s.name: False for s in family.switches}, Head.MASKED_LM).blocks
     kept = [_texts(block, order) for block in blocks]
-    assert kept == [_texts.__wrapped__(block, order) for block in blocks]
+    assert kept == [_texts_of.__wrapped__(block, order) for block in blocks]
     assert len({texts[0][0] for texts in kept}) == len(blocks)  # each block its own text: keyed by the block
+    # Found again by identity, and a copy equal by value (as an assembly may build) finds the same texts.
+    assert all(_texts(block, order) is texts for block, texts in zip(blocks, kept, strict=True))
+    copies = [dataclasses.replace(block) for block in blocks]
+    assert [_texts(copy, order) for copy in copies] == kept
+
+
+def test_settings_that_decide_a_block_alike_declare_the_very_same_worded_block() -> None:
+    family = FAMILIES["deberta-v2"]
+    off = {s.name: False for s in family.switches}
+    first = family.declared(off, Head.MASKED_LM).blocks
+    # Another setting of a switch only the relative attention reads: a new architecture, the same embeddings.
+    second = family.declared({**off, "c2p": True}, Head.MASKED_LM).blocks
+    assert second is not first
+    embeddings = [b for b in first if b.key == "embeddings"]
+    assert len(embeddings) == 1
+    assert any(b is embeddings[0] for b in second)
+    assert embeddings[0].title and all(m.label for m in embeddings[0].modules)
 
 
 def test_a_block_builder_runs_once_per_setting_of_the_switches_it_reads() -> None:

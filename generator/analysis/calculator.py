@@ -57,6 +57,7 @@ from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import family_in
+from generator.counting.kept import KeptFor
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule
 from generator.counting.texts import LANGUAGE, check_message
@@ -311,10 +312,21 @@ def _block(architecture: Architecture, key: str) -> Block | None:
     return found[0] if found else None
 
 
-@cache
-def _texts(block: Block, order: tuple[str, ...]) -> tuple[tuple[str, JSON], tuple[str, JSON]]:
+_Texts = tuple[tuple[str, JSON], tuple[str, JSON]]
+_TEXTS: KeptFor[Block, _Texts] = KeptFor(4096)
+
+
+def _texts(block: Block, order: tuple[str, ...]) -> _Texts:
     """A block's JSON and its compute rules, each with its text, to be written once however many settings
-    share them (most do). One cache for both: a layer's key is some 60 µs to hash."""
+    share them (most do). Found by the block's identity first: equal settings mostly declare the very
+    same block (``texts.Worded``), and a layer is some 60 µs to hash by value."""
+    found = _TEXTS.get(block, order)
+    return found if found is not None else _TEXTS.keep(block, _texts_of(block, order), order)
+
+
+@cache
+def _texts_of(block: Block, order: tuple[str, ...]) -> _Texts:
+    """``_texts`` by value: blocks equal but built apart (a family's assembly copies some) share one."""
     data, rules = block_json(block, order), block_compute(block)
     return (json.dumps(data, sort_keys=True), data), (json.dumps(rules, sort_keys=True), rules)
 

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from generator.counting.architecture import Architecture, Family, Head, Part
+from generator.counting.architecture import Architecture, Block, Family, Head, Part
 from generator.counting.switches import FirstOf, Rule
 
 T = TypeVar("T")
@@ -181,21 +181,33 @@ class Worded:
     folder: Path
     where: str  # "families.<name>", for a missing text's message
 
+    def __post_init__(self) -> None:
+        # The worded copy of each block the builder returned, by the block's identity (the block kept
+        # beside it). The builders return the very same block for the same switches (``per_setting_read``),
+        # so declaring every setting of a family words each block once, and equal settings give identical
+        # blocks, which later caches can find by identity instead of hashing a deep tree.
+        object.__setattr__(self, "_kept", {})
+
     def __call__(self, on: Mapping[str, bool], head: Head) -> Architecture:
-        titles, labels = dict(self.titles), dict(self.labels)
         declared = self.declare(on, head)
-        blocks = tuple(
-            _worded(
-                block,
-                title=_text(titles, block.key, self.folder, f"{self.where}.blocks.{block.key}"),
-                modules=tuple(
-                    _worded(m, label=_text(labels, m.key, self.folder, f"{self.where}.modules.{m.key}"))
-                    for m in block.modules
-                ),
-            )
-            for block in declared.blocks
+        return replace(declared, blocks=tuple(map(self._block, declared.blocks)))
+
+    def _block(self, block: Block) -> Block:
+        kept: dict[int, tuple[Block, Block]] = self._kept  # type: ignore[attr-defined]
+        found = kept.get(id(block))
+        if found is not None and found[0] is block:
+            return found[1]
+        titles, labels = dict(self.titles), dict(self.labels)
+        worded = _worded(
+            block,
+            title=_text(titles, block.key, self.folder, f"{self.where}.blocks.{block.key}"),
+            modules=tuple(
+                _worded(m, label=_text(labels, m.key, self.folder, f"{self.where}.modules.{m.key}"))
+                for m in block.modules
+            ),
         )
-        return replace(declared, blocks=blocks)
+        kept[id(block)] = (block, worded)
+        return worded
 
 
 def _worded(declared: T, **words: object) -> T:
