@@ -13,7 +13,7 @@ import pytest
 
 from generator.cards.card import MAX_ID_LENGTH, load_cards
 from generator.cards.problems import InputError
-from generator.cards.yamlsource import MAX_BYTES
+from generator.cards.yamlsource import MAX_BYTES, _fast_node
 from generator.cli import main
 from generator.counting.families import FAMILIES
 
@@ -295,6 +295,17 @@ def test_deep_nesting_is_refused_quickly(models: Path) -> None:
     assert found == [
         "models/card.yaml:4:39: YAML syntax: values are nested more than 32 levels deep here; a card needs four"
     ]
+
+
+def test_libyaml_composes_valid_cards_and_leaves_what_a_card_may_not_hold_to_the_careful_reader() -> None:
+    # One libyaml pass for a valid card; an alias (a node met twice, even of a scalar), nesting near the
+    # limit and a tab go the slow way, which refuses them with a located message (tests above).
+    catalog = (Path(__file__).parent.parent / "models" / "bert-base-uncased.yaml").read_text(encoding="utf-8")
+    assert _fast_node(catalog) is not None
+    nested = "a: " + "[" * 31 + "1" + "]" * 31 + "\n"
+    assert _fast_node("a: " + "[" * 30 + "1" + "]" * 30 + "\n") is not None
+    for text in ("a: &x 1\nb: *x\n", "a: &x [1]\nb: *x\n", nested, "a:\n\t- 1\n"):
+        assert _fast_node(text) is None, text
 
 
 def test_special_yaml_scalars_are_only_text(models: Path) -> None:
