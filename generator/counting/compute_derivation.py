@@ -28,6 +28,12 @@ class Line:
     once: bool = False  # a storage the whole model shares: counted once, not once per copy
 
 
+def worked_line(compute: Compute, poly: Poly, batch: int, seq: int, what: str = "") -> Line:
+    """A polynomial at (b, s): its closed form, the card's numbers put in, the result."""
+    value = poly.evaluate({**compute.values, "b": batch, "s": seq})
+    return Line(what, poly, compute.closed_form(poly), compute.substituted(poly, batch, seq), value)
+
+
 @dataclass(frozen=True)
 class StepLines:
     """One module or op of a component: its forward products, backward, and saved tensors by precision."""

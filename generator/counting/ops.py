@@ -16,6 +16,12 @@ from generator.counting.layouts import TOKENS, b, s
 from generator.counting.poly import Poly
 
 
+def is_mask(path: str, key: str) -> bool:
+    """Whether a storage of the step at ``path`` is a dropout's mask (``dropout`` names it "<path> mask";
+    attention's is "attention dropout mask")."""
+    return key.endswith("dropout mask") or key == f"{path} mask"
+
+
 def dropout(path: str, label: str, shape: tuple[Poly, ...], when: Condition, *, output: str | None = None) -> Op:
     """nn.Dropout in training: on CPU torch multiplies by a scaled random mask of the input's type
     and keeps that mask (at::dropout's _dropout_impl); with p = 0 it returns its input and keeps nothing.

@@ -9,27 +9,26 @@ measured here and nothing is typed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from generator.cards.problems import InputError, Problem
-from generator.counting.architecture import Architecture, Dtype, Kind, Module, Op
+from generator.counting.architecture import Architecture, Module, Op
 from generator.counting.compute import (
     ACTIVATIONS,
-    ELEMENT_BYTES,
     PRECISIONS,
-    BlockCompute,
     Compute,
     StepCompute,
     elements,
-    stored_bytes,
 )
-from generator.counting.compute_derivation import Line, StepLines, derive_compute
+from generator.counting.compute_derivation import Line, StepLines, derive_compute, worked_line
 from generator.counting.expr import Expr
 from generator.counting.figures import Figures
 from generator.counting.inventory import Counted
-from generator.counting.poly import Monomial, Poly, product
+from generator.counting.ops import is_mask
+from generator.counting.poly import Poly
 from generator.site.content import Text
+from generator.site.thumb_rules import Rules, apart, rules
 
 SEQ = 512  # the page's sequence length, or P when the position table is shorter (issue 13)
 GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
@@ -124,33 +123,6 @@ class ShownComponent:
     forward: int  # all copies
     backward: int
     activations: Mapping[str, int]
-
-
-@dataclass(frozen=True)
-class Rules:
-    """The rules of thumb at the page's (b, s), each beside the exact figure, the gap taken apart."""
-
-    parameters: int
-    multiplied: int  # weights a token is multiplied by in the forward's products, a shared layer each time
-    forward_rule: int  # 2·N·b·s
-    training_rule: int  # 6·N·b·s
-    weights_gap: Line  # 2·(M − N)·b·s
-    squared: Line  # the products in s² (attention scores and weighted values)
-    per_sequence: Line  # every other product (once per sequence: pooler, classifiers)
-    skipped: int  # FLOPs the backward does not spend (twice the forward less the backward)
-    korthikanti: Korthikanti | None
-
-
-@dataclass(frozen=True)
-class Korthikanti:
-    """34·s·b·H + 5·A·s²·b bytes per layer (Korthikanti et al. 2022, 16-bit, 1-byte masks) against one layer here."""
-
-    layer: str
-    rule: Line
-    exact: Line
-    masks: Line  # what 2-byte masks add over 1-byte ones
-    statistics: Line  # the fp32 storages (LayerNorm statistics, softmax in fp32)
-    rest: Line  # whatever else this implementation keeps that the rule does not, or the reverse
 
 
 @dataclass(frozen=True)
@@ -254,7 +226,6 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
     named = [(x.component, names.get((x.component, x.what), x.what), x.flops) for x in derivation.skipped]
     skipped = tuple(x for x in named if x[2] > 0)
     extra = tuple((component, name, -flops) for component, name, flops in named if flops < 0)
-    kept_s2 = _terms(compute.activations("bf16"), lambda mono: _degrees(mono)[1] == 2)
     return ComputeView(
         1,
         seq,
@@ -270,9 +241,9 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         extra,
         tuple(compute.at(batch, x) for batch, x in grid_points(positions)),
         _squared(components),
-        _worked(compute, kept_s2, seq),
+        worked_line(compute, apart(compute).kept_s2, 1, seq),
         masks,
-        _rules(compute, seq, sum(x.flops for x in derivation.skipped)),
+        rules(compute, seq, sum(x.flops for x in derivation.skipped)),
     )
 
 
@@ -294,10 +265,10 @@ def _step(
     kept = tuple(
         Kept(
             words.name("saved", _storage(step.path, tensor.key)),
-            _worked(compute, elements(tensor.shape), seq, tensor.key),
+            worked_line(compute, elements(tensor.shape), 1, seq, tensor.key),
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
             tensor.shared,
-            _is_mask(step.path, tensor.key),
+            is_mask(step.path, tensor.key),
         )
         for tensor, *lines in zip(step.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
     )
@@ -314,16 +285,6 @@ def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, in
     return products + kept
 
 
-def _worked(compute: Compute, poly: Poly, seq: int, what: str = "") -> Line:
-    """A polynomial at the page's (b, s): its closed form, the numbers put in, the result."""
-    value = poly.evaluate(_at(compute, seq))
-    return Line(what, poly, compute.closed_form(poly), compute.substituted(poly, 1, seq), value)
-
-
-def _at(compute: Compute, seq: int) -> dict[str, int]:
-    return {**compute.values, "b": 1, "s": seq}
-
-
 def _own_product(item: Module | Op, what: str) -> bool:
     """Whether a product is its module's one projection, named by the module's own label."""
     return isinstance(item, Module) and what == item.key
@@ -335,11 +296,6 @@ def _storage(path: str, key: str) -> str:
     return key[len(prefix) :] if key.startswith(prefix) else key
 
 
-def _is_mask(path: str, key: str) -> bool:
-    """Whether a storage is a dropout's mask (ops.dropout names it "<path> mask"; attention its own)."""
-    return key.endswith("dropout mask") or key == f"{path} mask"
-
-
 def _in_s2(line: Line) -> bool:
     return any(("s", 2) in mono for mono, _ in line.formula.terms)
 
@@ -348,80 +304,3 @@ def _written(compute: Compute, poly: Poly) -> Expr | None:
     """A figure's closed form in b and s, or None when it is 0 (what b = 1 adds, what s = 1 takes off)."""
     found = compute.in_batch(poly)
     return None if found.is_zero() else compute.closed_form(found)
-
-
-def _rules(compute: Compute, seq: int, skipped: int) -> Rules:
-    """2N and 6N FLOPs per token against the exact forward, its difference split by the monomials in b and s."""
-    forward = compute.forward
-    per_token = _terms(forward, lambda mono: _degrees(mono) == (1, 1))
-    squared = _terms(forward, lambda mono: _degrees(mono)[1] == 2)
-    rest = forward + per_token * -1 + squared * -1
-    multiplied = per_token.evaluate({**compute.values, "b": 1, "s": 1}) // 2
-    N = compute.parameters
-    tokens = seq  # b = 1
-    return Rules(
-        N,
-        multiplied,
-        2 * N * tokens,
-        6 * N * tokens,
-        _worked(compute, 2 * (multiplied - N) * b * s, seq),
-        _worked(compute, squared, seq),
-        _worked(compute, rest, seq),
-        skipped,
-        _korthikanti(compute, seq),
-    )
-
-
-def _degrees(mono: Monomial) -> tuple[int, int]:
-    """A monomial's degrees in b and in s."""
-    found = dict(mono)
-    return found.get("b", 0), found.get("s", 0)
-
-
-def _terms(poly: Poly, keep: Callable[[Monomial], bool]) -> Poly:
-    """The terms of a polynomial whose monomial ``keep`` accepts."""
-    chosen = Poly()
-    for mono, coeff in poly.terms:
-        if keep(mono):
-            term = Poly.constant(coeff)
-            for symbol, exp in mono:
-                term = term * product([Poly.symbol(symbol)] * exp)
-            chosen = chosen + term
-    return chosen
-
-
-def _layer(compute: Compute) -> BlockCompute | None:
-    """The first repeated encoder block: the layer the per-layer rule describes."""
-    return next((x for x in compute.blocks if x.block.kind is Kind.ENCODER and x.block.repeat), None)
-
-
-def _korthikanti(compute: Compute, seq: int) -> Korthikanti | None:
-    """One layer's bf16 activations against 34·s·b·H + 5·A·s²·b, the gap taken apart by the declarations."""
-    layer = _layer(compute)
-    if layer is None or not {"H", "A"} <= set(compute.values):
-        return None
-    H, A = Poly.symbol("H"), Poly.symbol("A")
-    rule = 34 * s * b * H + 5 * A * s * s * b
-    exact = Poly()
-    masks = Poly()
-    statistics = Poly()
-    for step in layer.steps:
-        for tensor in step.saved:
-            if tensor.shared or tensor.batch_one:  # the rule is per layer, for any b
-                continue
-            kept = stored_bytes(tensor.shape, tensor.dtype, "bf16")
-            exact = exact + kept
-            # The rule counts a dropout mask at 1 byte an element (CUDA's); on CPU it has the activation's type.
-            if _is_mask(step.path, tensor.key):
-                masks = masks + elements(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
-            elif tensor.dtype is Dtype.FLOAT32:
-                statistics = statistics + kept
-    rest = exact + masks * -1 + statistics * -1 + rule * -1
-    return Korthikanti(
-        layer.block.title,
-        _worked(compute, rule, seq),
-        _worked(compute, exact, seq),
-        _worked(compute, masks, seq),
-        _worked(compute, statistics, seq),
-        _worked(compute, rest, seq),
-    )
