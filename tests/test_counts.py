@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from conftest import ALL_CARD_PATHS, TEST_CARDS, card_by_id, count_card, reference_for
-from generator.counting.architecture import Kind
+from generator.counting import inventory
+from generator.counting.architecture import Head, Kind
 from generator.counting.derivation import block_form, derive
 from generator.counting.expr import to_text
 from generator.counting.inventory import count_parameters, count_totals
@@ -158,3 +159,18 @@ def test_tied_decoder_is_listed_and_counted_once() -> None:
     names = [t.name for t in inventory.tensors]
     assert names.count("bert.embeddings.word_embeddings.weight") == 1
     assert "cls.predictions.decoder.weight" not in names
+
+
+def test_a_cards_numbers_are_put_into_a_declarations_blocks_once_whoever_asks() -> None:
+    """The published figures' check and the classes' table both count the card by its family's other
+    heads: each head's blocks get the card's numbers once (``inventory._EVALUATED``, by the blocks'
+    identity and the numbers), and what is kept gives the counts a fresh evaluation gives."""
+    card = dataclasses.replace(card_by_id("bert-base-uncased"), head=Head.MASKED_LM)
+    numbers = tuple(card.symbol_values().items())
+    counted = count_totals(card)
+    blocks = card.family.architecture(card.config, card.head).blocks
+    assert all(inventory._EVALUATED.get(block, numbers) is not None for block in blocks)
+    assert inventory._EVALUATED.get(blocks[0], (*numbers[:-1], ("X", 1))) is None  # other numbers: not found
+    inventory._EVALUATED.clear()
+    assert count_totals(card) == counted
+    assert counted.total == count_parameters(card).total

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie, part_of
+from generator.counting.kept import KeptFor
 from generator.counting.poly import Poly, product
 
 
@@ -211,8 +212,18 @@ def count_parameters(card: Counted) -> Inventory:
 _Declared = tuple[Module, str, Param | Tie, tuple[int, ...], int, Part | None]
 
 
-def _evaluated(block: Block, values: Mapping[str, int]) -> list[_Declared]:
+# One instance of a block with a card's numbers put in, kept by the block's identity (an Architecture is
+# built once per setting and head) and the numbers: the check of a card's published figures and its table
+# of classes both count it by its family's other heads. Bounded: a card asks for a few dozen blocks.
+_EVALUATED: KeptFor[Block, tuple[_Declared, ...]] = KeptFor(256)
+
+
+def _evaluated(block: Block, values: Mapping[str, int]) -> tuple[_Declared, ...]:
     """One instance of a block, in registration order: each parameter with its numbers put in."""
+    numbers = tuple(values.items())
+    found = _EVALUATED.get(block, numbers)
+    if found is not None:
+        return found
     declared: list[_Declared] = []
     for module in block.modules:
         copies = module.repeat.evaluate(values) if module.repeat is not None else 1
@@ -225,4 +236,4 @@ def _evaluated(block: Block, values: Mapping[str, int]) -> list[_Declared]:
                 shape = tuple(dim.evaluate(values) for dim in param.shape)
                 count = math.prod(shape)
                 declared.append((module, path, param, shape, count, part_of(block, module, param)))
-    return declared
+    return _EVALUATED.keep(block, tuple(declared), numbers)
