@@ -109,7 +109,7 @@ class StepCompute:
     backward: Poly
     saved: tuple[Saved, ...]  # only those it is the first to keep (a shared storage counts once)
 
-    @property
+    @functools.cached_property
     def forward(self) -> Poly:
         return total(p.forward_flops for p in self.products)
 
@@ -128,11 +128,13 @@ class BlockCompute:
     steps: tuple[StepCompute, ...]
     copies: Poly
 
-    @property
+    # Summed once: a step's blocks are shared by every card that reads the same (StepBlocks), each card's
+    # page asks for them.
+    @functools.cached_property
     def forward(self) -> Poly:
         return total(step.forward for step in self.steps)
 
-    @property
+    @functools.cached_property
     def backward(self) -> Poly:
         return total(step.backward for step in self.steps)
 
