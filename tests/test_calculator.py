@@ -21,7 +21,8 @@ import pytest
 from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
-from generator.analysis.calculator import _texts, _texts_of, export_text, family_export, query, slot_switches
+from generator.analysis.calculator import _texts, block_json, export_text, family_export, query, slot_switches
+from generator.analysis.compute_rules import block_compute
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
 from generator.counting.conditions import HEAD
@@ -414,12 +415,31 @@ def test_a_kept_block_text_is_the_one_worked_out_afresh_for_each_block() -> None
     order = tuple(s.name for s in family.symbols)
     blocks = family.declared({s.name: False for s in family.switches}, Head.MASKED_LM).blocks
     kept = [_texts(block, order) for block in blocks]
-    assert kept == [_texts_of.__wrapped__(block, order) for block in blocks]
+    # Worked out from each half of a block (what the tensors' and the compute's JSON each read), the
+    # texts are those of the whole block.
+    afresh = [(block_json(block, order), block_compute(block)) for block in blocks]
+    assert kept == [((_dumps(data), data), (_dumps(rules), rules)) for data, rules in afresh]
     assert len({texts[0][0] for texts in kept}) == len(blocks)  # each block its own text: keyed by the block
     # Found again by identity, and a copy equal by value (as an assembly may build) finds the same texts.
     assert all(_texts(block, order) is texts for block, texts in zip(blocks, kept, strict=True))
     copies = [dataclasses.replace(block) for block in blocks]
     assert [_texts(copy, order) for copy in copies] == kept
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_the_halves_a_block_is_written_from_give_the_whole_blocks_texts(name: str) -> None:
+    """``_texts`` writes a block's JSON from its tensors alone and its compute from its compute alone: for
+    every head, with every switch off and every switch on, the texts are those of the whole block."""
+    family = FAMILIES[name]
+    order = tuple(s.name for s in family.symbols)
+    for head, on in itertools.product(family.heads, (False, True)):
+        for block in family.declared({s.name: on for s in family.switches}, head).blocks:
+            data, rules = block_json(block, order), block_compute(block)
+            assert _texts(block, order) == ((_dumps(data), data), (_dumps(rules), rules)), (head, on, block.key)
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True)
 
 
 def test_settings_that_decide_a_block_alike_declare_the_very_same_worded_block() -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -51,7 +52,7 @@ from generator.analysis.compute_rules import (
 )
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
-from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Param, Tie
 from generator.counting.compute import measured
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
@@ -321,14 +322,35 @@ def _texts(block: Block, order: tuple[str, ...]) -> _Texts:
     share them (most do). Found by the block's identity first: equal settings mostly declare the very
     same block (``texts.Worded``), and a layer is some 60 µs to hash by value."""
     found = _TEXTS.get(block, order)
-    return found if found is not None else _TEXTS.keep(block, _texts_of(block, order), order)
+    if found is not None:
+        return found
+    return _TEXTS.keep(block, (_block_text(_tensors_only(block), order), _compute_text(_compute_only(block))), order)
+
+
+# Settings that change only what a step computes (a dropout, DeBERTa's c2p) declare blocks that differ
+# only there, and others blocks that differ only in their tensors: each half is worked out once per value
+# of what it reads. The halves clear what each side never reads, so anything added later stays in both.
+@cache
+def _block_text(block: Block, order: tuple[str, ...]) -> tuple[str, JSON]:
+    data = block_json(block, order)
+    return json.dumps(data, sort_keys=True), data
 
 
 @cache
-def _texts_of(block: Block, order: tuple[str, ...]) -> _Texts:
-    """``_texts`` by value: blocks equal but built apart (a family's assembly copies some) share one."""
-    data, rules = block_json(block, order), block_compute(block)
-    return (json.dumps(data, sort_keys=True), data), (json.dumps(rules, sort_keys=True), rules)
+def _compute_text(block: Block) -> tuple[str, JSON]:
+    rules = block_compute(block)
+    return json.dumps(rules, sort_keys=True), rules
+
+
+def _tensors_only(block: Block) -> Block:
+    """The block as ``block_json`` reads it: its modules' products and saved tensors, and its ops, cleared."""
+    return replace(block, ops=(), modules=tuple(replace(m, products=(), saved=()) for m in block.modules))
+
+
+def _compute_only(block: Block) -> Block:
+    """The block as ``block_compute`` reads it: its words, names and tensors cleared."""
+    modules = tuple(replace(m, key="", label="", params=(), heads=None, part=None) for m in block.modules)
+    return replace(block, key="", title="", prefix="", kind=Kind.HEAD, modules=modules)
 
 
 def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
