@@ -438,6 +438,18 @@ def test_the_halves_a_block_is_written_from_give_the_whole_blocks_texts(name: st
             assert _texts(block, order) == ((_dumps(data), data), (_dumps(rules), rules)), (head, on, block.key)
 
 
+def test_a_worded_declaration_hashed_once_is_equal_and_hashes_equal_to_a_copy() -> None:
+    """``texts.Worded`` keeps its hash (every declaration a build asks for looks it up): a copy equal by
+    value has the same hash and finds the same cached declarations; other words make another key."""
+    family = FAMILIES["bert"]
+    copy = dataclasses.replace(family.declare)
+    assert copy == family.declare and hash(copy) == hash(family.declare)
+    off = {s.name: False for s in family.switches}
+    assert dataclasses.replace(family, declare=copy).declared(off, Head.BASE) is family.declared(off, Head.BASE)
+    other = dataclasses.replace(family.declare, titles=())
+    assert other != family.declare and hash(other) != hash(family.declare)
+
+
 def _dumps(data: Any) -> str:
     return json.dumps(data, sort_keys=True)
 

@@ -187,6 +187,11 @@ class Worded:
         # so declaring every setting of a family words each block once, and equal settings give identical
         # blocks, which later caches can find by identity instead of hashing a deep tree.
         object.__setattr__(self, "_kept", {})
+        # Hashed once: every declaration a build asks for looks its Worded up (``architecture._declared``).
+        object.__setattr__(self, "_hash", hash((self.declare, self.titles, self.labels, self.folder, self.where)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined, no-any-return]
 
     def __call__(self, on: Mapping[str, bool], head: Head) -> Architecture:
         declared = self.declare(on, head)
