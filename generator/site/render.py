@@ -66,6 +66,9 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
         bytecode_cache=_CompiledTemplates(templates),
+        # A build reads each template once: no look at its file again for every page that includes it (a
+        # template changed meanwhile is the cache's to notice, cache.LOADED, not half the pages' to show).
+        auto_reload=False,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
