@@ -52,7 +52,7 @@ from generator.analysis.compute_rules import (
 )
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
-from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Param, Tie
+from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
 from generator.counting.compute import measured
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
@@ -350,7 +350,7 @@ def _tensors_only(block: Block) -> Block:
 def _compute_only(block: Block) -> Block:
     """The block as ``block_compute`` reads it: its words, names and tensors cleared."""
     modules = tuple(replace(m, key="", label="", params=(), heads=None, part=None) for m in block.modules)
-    return replace(block, key="", title="", prefix="", kind=Kind.HEAD, modules=modules)
+    return replace(block, key="", title="", prefix="", modules=modules)
 
 
 def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:

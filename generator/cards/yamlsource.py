@@ -12,6 +12,7 @@ hostile card costs at most a second or so to refuse.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -119,6 +120,7 @@ def _fast_node(text: str) -> tuple[Node, yaml.SafeLoader] | None:
     return node, loader
 
 
+@functools.cache
 def _libyaml_version() -> tuple[int, ...]:
     from yaml import _yaml  # present whenever CSafeLoader is
 

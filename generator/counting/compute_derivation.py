@@ -84,13 +84,13 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
     """Work a card's training step at batch size ``batch`` and sequence length ``seq``."""
     values = {**compute.values, "b": batch, "s": seq}
 
-    worked: dict[Poly, tuple[Expr, Expr, int]] = {}  # a layer repeats a few shapes (b·s·H) many times
+    worked: dict[Poly, Line] = {}  # a layer repeats a few shapes (b·s·H) many times
 
     def line(what: str, formula: Poly, *, once: bool = False) -> Line:
         if formula not in worked:
-            substituted = compute.substituted(formula, batch, seq)
-            worked[formula] = (compute.closed_form(formula), substituted, formula.evaluate(values))
-        return Line(what, formula, *worked[formula], once)
+            worked[formula] = worked_line(compute, formula, batch, seq)
+        found = worked[formula]
+        return Line(what, formula, found.symbolic, found.substituted, found.value, once)
 
     components = []
     skipped = []

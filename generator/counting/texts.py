@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import yaml
 
 from generator.counting.architecture import Architecture, Block, Family, Head, Part
+from generator.counting.kept import KeptFor
 from generator.counting.switches import FirstOf, Rule
 
 T = TypeVar("T")
@@ -168,6 +169,10 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
     )
 
 
+# Worded blocks kept per declaration: more than any family's builders return (DeBERTa-v2's are a few hundred).
+WORDED_KEPT = 4096
+
+
 @dataclass(frozen=True)
 class Worded:
     """A family's declaration with its blocks' titles and its modules' labels filled in by key.
@@ -186,7 +191,7 @@ class Worded:
         # beside it). The builders return the very same block for the same switches (``per_setting_read``),
         # so declaring every setting of a family words each block once, and equal settings give identical
         # blocks, which later caches can find by identity instead of hashing a deep tree.
-        object.__setattr__(self, "_kept", {})
+        object.__setattr__(self, "_kept", KeptFor(WORDED_KEPT))
         # Hashed once: every declaration a build asks for looks its Worded up (``architecture._declared``).
         object.__setattr__(self, "_hash", hash((self.declare, self.titles, self.labels, self.folder, self.where)))
 
@@ -198,10 +203,10 @@ class Worded:
         return replace(declared, blocks=tuple(map(self._block, declared.blocks)))
 
     def _block(self, block: Block) -> Block:
-        kept: dict[int, tuple[Block, Block]] = self._kept  # type: ignore[attr-defined]
-        found = kept.get(id(block))
-        if found is not None and found[0] is block:
-            return found[1]
+        kept: KeptFor[Block, Block] = self._kept  # type: ignore[attr-defined]
+        found = kept.get(block)
+        if found is not None:
+            return found
         titles, labels = dict(self.titles), dict(self.labels)
         worded = _worded(
             block,
@@ -211,8 +216,7 @@ class Worded:
                 for m in block.modules
             ),
         )
-        kept[id(block)] = (block, worded)
-        return worded
+        return kept.keep(block, worded)
 
 
 def _worded(declared: T, **words: object) -> T:
