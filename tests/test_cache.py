@@ -29,6 +29,7 @@ from generator.build.pipeline import build
 from generator.build.reuse import Reuse
 from generator.cards.card import load_cards
 from generator.counting.families import families
+from generator.site import search
 from generator.site.differences import PAIRS
 from generator.site.page import Page
 from generator.site.pages import calculator
@@ -225,8 +226,9 @@ def test_cards_as_an_indexed_build_had_them_place_its_search_index_and_write_no_
     build(models, out, options, jobs=1, cache_dir=cache)
     written: list[str] = []
     indexed: list[Path] = []
-    monkeypatch.setattr(SearchIndex, "add", lambda self, record: written.append(record.url))
-    monkeypatch.setattr(SearchIndex, "write", lambda self, site: indexed.append(site))
+    monkeypatch.setattr(SearchIndex, "add_page", lambda self, record: written.append(record.url))
+    monkeypatch.setattr(SearchIndex, "add_model", lambda self, record: written.append(record.url))
+    monkeypatch.setattr(SearchIndex, "write", lambda self, site, shards, jobs: indexed.append(site) or {})
     lost = "albert-base-v2"
     held = Reuse.model
     monkeypatch.setattr(Reuse, "model", lambda self, card, *rest: None if card.id == lost else held(self, card, *rest))
@@ -240,6 +242,40 @@ def test_cards_as_an_indexed_build_had_them_place_its_search_index_and_write_no_
     card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
     build(models, out, options, jobs=1, cache_dir=cache)
     assert snapshot(out) == fresh(models, tmp_path, options)
+
+
+def test_an_edited_card_indexes_its_own_shard_again_and_the_rest_of_the_index_is_placed(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the model records spread over shards (two cards a shard here), editing a card runs Pagefind on
+    that card's shard and on the site's (its family page lists the card's total), no other; an edit the
+    index does not see runs it on none. The site is a fresh build's, byte for byte, each time."""
+    monkeypatch.setattr(search, "PER_SHARD", 2)
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
+    indexed: list[list[str]] = []
+    write = SearchIndex.write
+    monkeypatch.setattr(
+        SearchIndex,
+        "write",
+        lambda self, site, shards, jobs: indexed.append(sorted(shards)) or write(self, site, shards, jobs),
+    )
+    bundles = search.merged_bundles(list(SAMPLE))
+    assert len(bundles) >= 2  # five cards over three shards: at least two of them hold a model
+
+    def rebuild() -> list[str]:
+        build(models, out, options, jobs=1, cache_dir=cache)
+        shards = indexed.pop() if indexed else []
+        assert snapshot(out) == fresh(models, tmp_path, options)
+        assert indexed.pop() == sorted(["site", *bundles])  # from scratch, every shard is indexed
+        return shards
+
+    assert rebuild() == sorted(["site", *bundles])
+    assert rebuild() == []  # nothing changed: the whole index placed at once
+    card = models / "roberta-base.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+    assert rebuild() == sorted(["site", search.shard_of("models/roberta-base/", search.model_shards(len(SAMPLE)))])
+    card.write_text(card.read_text(encoding="utf-8") + "# a comment: the same card\n")
+    assert rebuild() == []  # read again (its text changed), but every shard indexes what it did
 
 
 def test_a_damaged_cache_is_ignored_and_repaired(models: Path, tmp_path: Path) -> None:

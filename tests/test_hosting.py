@@ -159,7 +159,9 @@ def test_formulas_are_mathml_core_with_text_alternatives(local: Path) -> None:
 
 def test_search_page_works_without_javascript(local: Path) -> None:
     html = read(local, "search/index.html")
-    assert '<div id="search" class="search"></div>' in html
+    # the box Pagefind mounts in, naming the model shards it merges (the catalog's models fit in one)
+    assert '<div id="search" class="search" data-bundles="models-0"></div>' in html
+    assert (local / "pagefind" / "models-0" / "pagefind-entry.json").is_file()
     assert "<noscript>" in html
     assert html.count('<li><a href="../models/') == len(list(MODELS.glob("*.yaml")))
     # Content pages load no script, but for enhancements: sorting the index and the comparison, and

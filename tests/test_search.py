@@ -8,12 +8,16 @@ from generator.site.search import (
     ASIDE_WEIGHT,
     LIGHTER,
     NOTES_OPENING,
+    SITE_SHARD,
     TITLE_WEIGHT,
     SearchIndex,
     _opening,
     kind_of,
+    merged_bundles,
     model_record,
+    model_shards,
     page_record,
+    shard_of,
 )
 from generator.site.views import model_of
 
@@ -52,10 +56,12 @@ def test_the_notes_opening_is_the_first_paragraph_cut_at_a_word() -> None:
     assert _opening("") == ""
 
 
-def test_a_record_becomes_a_page_under_its_own_address(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_record_becomes_a_page_under_its_own_address_in_its_shard(tmp_path) -> None:  # type: ignore[no-untyped-def]
     record = model_record(model_of(card_by_id("bert-base-uncased")), SITE_TEXT)
-    SearchIndex(tmp_path).add(record)
-    stub = (tmp_path / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
+    index = SearchIndex(tmp_path, models=1)
+    index.add_model(record)
+    assert index.write(tmp_path / "site", ["models-0"], jobs=1)["models-0"]  # its bundle, in pagefind/models-0/
+    stub = (tmp_path / "models-0" / "models" / "bert-base-uncased" / "index.html").read_text(encoding="utf-8")
     assert stub.startswith('<!doctype html><html lang="en">') and "<body data-pagefind-body>" in stub
     assert "<title>BERT-Base, uncased</title>" in stub and "109,482,240 parameters (109.5M)." in stub
     assert '<span data-pagefind-meta="kind:model"></span>' in stub
@@ -105,9 +111,10 @@ def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_i
     assert page_record("search/index.html", page.encode()) is None
 
 
-def test_a_chart_s_drawing_never_reaches_pagefind_and_its_table_does() -> None:
-    """Pagefind indexes no text of an <svg>: the record leaves the drawing out before Pagefind parses it,
-    and keeps the prose and the table that gives the chart's figures."""
+def test_a_chart_s_drawing_never_reaches_pagefind_nor_do_the_rows_of_every_model() -> None:
+    """Pagefind indexes no text of an <svg>: the record leaves the drawing out before Pagefind parses it.
+    The table that gives the chart's figures has a row for every model, each found by its own record:
+    it is left out too, and the prose kept. A family page lists its models and keeps its tables."""
     page = (
         '<html><body><main id="main" data-pagefind-body><h1 id="top">Charts</h1><p>Where the parameters are.</p>'
         '<svg class="chart" role="img"><title>Shares</title><text>bert-base-uncased</text></svg>'
@@ -118,4 +125,21 @@ def test_a_chart_s_drawing_never_reaches_pagefind_and_its_table_does() -> None:
     assert record is not None and record.html is not None
     assert "<svg" not in record.html and "bert-base-uncased" not in record.html
     assert "<p>Where the parameters are.</p>" in record.html
-    assert '<table class="shares"><tbody><tr><th>BERT-Base</th><td>21.7%</td></tr></tbody></table>' in record.html
+    assert "<table" not in record.html and "21.7%" not in record.html
+    for every_model in ("index.html", "compare/index.html"):
+        listed = page_record(every_model, page.encode())
+        assert listed is not None and listed.html is not None and "<table" not in listed.html
+    family = page_record("families/bert/index.html", page.encode())
+    assert family is not None and family.html is not None and '<table class="shares">' in family.html
+
+
+def test_model_records_spread_over_shards_by_address_and_the_search_page_merges_each_that_holds_one() -> None:
+    assert [model_shards(n) for n in (0, 1, 128, 129, 1000, 1024, 1025, 10_000)] == [1, 1, 1, 2, 8, 8, 8, 8]
+    assert shard_of("", 8) == shard_of("families/bert/", 8) == shard_of("errata/", 8) == SITE_SHARD
+    ids = [f"card-{n}" for n in range(1000)]
+    shards = [shard_of(f"models/{card_id}/", 8) for card_id in ids]
+    assert set(shards) == {f"models-{n}" for n in range(8)}
+    assert max(map(shards.count, set(shards))) < 1.25 * 1000 / 8  # spread evenly, give or take
+    assert shard_of("models/card-7/", 8) == shards[7]  # the same in every build
+    assert merged_bundles(ids) == [f"models-{n}" for n in range(8)]
+    assert merged_bundles(["bert-base-uncased"]) == ["models-0"] and merged_bundles([]) == []

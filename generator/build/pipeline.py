@@ -23,7 +23,7 @@ from generator.parallel import available_jobs, map_parallel
 from generator.site import content
 from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
-from generator.site.search import model_record, page_record, search_index
+from generator.site.search import SearchRecord, model_record, page_record, search_index
 from generator.site.views import Summary, SummaryNumbers, kept_or_counted
 
 PROJECT_ROOT = TEMPLATES.parent
@@ -75,33 +75,33 @@ def build(
         staged_site(out_dir) as staging,
         # Every card as a build that indexed them had it: its index is placed at once, and no page's
         # record is worked out or written for Pagefind (a second on 1,000 cards with nothing changed).
-        search_index(options.search and reuse.place_all(search_key, staging.path) is None, options.language) as index,
+        search_index(
+            options.search and reuse.place_all(search_key, staging.path) is None, len(cards), options.language
+        ) as index,
     ):
 
-        def one_model(number: int) -> SummaryNumbers:
+        def one_model(number: int) -> tuple[SummaryNumbers, SearchRecord | None]:
+            """The model's summary numbers, and its search record when the index is to be made (the build's
+            own process adds it: see SearchIndex)."""
             card = cards[number]
             inputs = renderer.model_inputs(card.id)
             held = reuse.model(card, inputs, staging.path)
             if held is not None:
-                if index is not None and held.record is not None:
-                    index.add(held.record)
-                return held.numbers
+                return held.numbers, held.record if index is not None else None
             model = kept_or_counted(card)  # the few cards other pages name were counted for them already
             files = reuse.write(staging, renderer.model_files(model))
             # Kept with the model even when the index was placed, so a later build that indexes again finds it.
             record = model_record(model, renderer.text) if options.search else None
-            if index is not None and record is not None:
-                index.add(record)
             numbers = model.numbers()
             reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
-            return numbers
+            return numbers, record if index is not None else None
 
         def write(work: Sequence[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
             files = work[number]()
             if index is not None:
                 for path, content in files.items():
                     if (record := page_record(path, content)) is not None:
-                        index.add(record)
+                        index.add_page(record)
             return reuse.write(staging, files)
 
         def make(pieces: list[Piece], *, here: bool) -> tuple[dict[str, Blob], int]:
@@ -138,7 +138,11 @@ def build(
 
         progress.start("model pages")
         counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
-        summaries = [Summary.of(card, numbers) for card, numbers in zip(cards, counted, strict=True)]
+        summaries = [Summary.of(card, numbers) for card, (numbers, _) in zip(cards, counted, strict=True)]
+        if index is not None:
+            for _, record in counted:
+                if record is not None:
+                    index.add_model(record)
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")
@@ -154,8 +158,18 @@ def build(
         if options.search:
             progress.start("search index")
             if index is not None:  # else placed above
-                index.write(staging.path)
-                reuse.keep_folder(search_key, staging.path, "pagefind")
+                # Each shard whose pages a build indexed before is placed from the cache; the others are indexed.
+                keys = {shard: reuse.shard_key(shard, digest) for shard, digest in index.contents().items()}
+                bundle: dict[str, Blob] = {}
+                todo = []
+                for shard, key in keys.items():
+                    if (placed := reuse.place_all(key, staging.path)) is None:
+                        todo.append(shard)
+                    else:
+                        bundle |= placed
+                for shard, written in index.write(staging.path, todo, jobs).items():
+                    bundle |= reuse.keep_files(keys[shard], staging.path, written)
+                reuse.keep_all(search_key, bundle)
             progress.finish()
         # Measured here, before the swap: once swapped in, another build may replace the site.
         files, pages, size = staging.measure()

@@ -121,23 +121,24 @@ class Reuse:
         if self.cache is not None and key:
             self.cache.store(key, files)
 
-    def keep_folder(self, key: str, root: Path, folder: str) -> None:
-        """Keep every file below ``root/folder`` (what Pagefind wrote) as entry ``key``."""
+    def shard_key(self, shard: str, digest: str) -> str:
+        """The key of a search index shard: its name and the digest of the pages it indexes."""
+        return self.cache.key("search-shard", shard, digest) if self.cache is not None else ""
+
+    def keep_files(self, key: str, root: Path, paths: list[str]) -> dict[str, Blob]:
+        """Keep the files at ``paths`` below ``root`` (what Pagefind wrote) as entry ``key``; return their blobs."""
         if self.cache is None or not key:
-            return
-        files = {
-            path.relative_to(root).as_posix(): self.cache.put(path.read_bytes())
-            for path in sorted((root / folder).rglob("*"))
-            if path.is_file()
-        }
+            return {}
+        files = {path: self.cache.put((root / path).read_bytes()) for path in paths}
         self.cache.store(key, files)
+        return files
 
     def add_records(self, key: str, root: Path, index: SearchIndex) -> None:
         """Add the search records of the files of entry ``key``, placed under ``root``, to ``index``."""
         files = self.cache.load(key) if self.cache is not None else None
         for path in files or {}:
             if (record := page_record(path, (root / path).read_bytes())) is not None:
-                index.add(record)
+                index.add_page(record)
 
     def _folder_made(self, root: str, path: str) -> str:
         """``root/path``, once the folder it goes in exists (strings, not Paths: a rebuild places thousands)."""

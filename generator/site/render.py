@@ -39,6 +39,7 @@ from generator.site.rows import (
     tensor_rows,
     tf_name_rows,
 )
+from generator.site.search import merged_bundles
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
@@ -184,7 +185,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "search.html",
             search("title", site=SITE_TITLE),
             search("description"),
-            {"models": models},
+            {"models": models, "bundles": merged_bundles([model.id for model in models])},
         ),
     ]
     for provider in discover_pages():

@@ -13,10 +13,11 @@ paths, and writes its bundle into the staged site.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
@@ -47,38 +48,135 @@ class SearchIndexError(Exception):
     """Pagefind failed: a build error of its own, about no input file (the site is left as it was)."""
 
 
+# The index is written in shards, so that a rebuild after one card is edited indexes that card's shard
+# again and takes the others from the build cache (Pagefind has no incremental mode: one index of 1,000
+# cards was 1.4 s of work after any edit). The pages that are not a model's are the "site" shard, the
+# primary bundle in pagefind/ that the search page loads; the model records are spread over up to
+# MAX_SHARDS more, about PER_SHARD each, which the search page merges into it (Pagefind's mergeIndex).
+SITE_SHARD = "site"
+PER_SHARD = 128
+MAX_SHARDS = 8
+# What a merged bundle needs: its entry, metadata and index. The search UI, its scripts and the
+# WebAssembly are the primary bundle's alone (a merged index is searched with the primary's).
+_BUNDLE_DATA = re.compile(r"pagefind-entry\.json|[^/]+\.pf_meta|(index|fragment|filter)/[^/]+")
+
+
+def model_shards(models: int) -> int:
+    """How many shards the model records of a site with ``models`` models are spread over."""
+    return max(1, min(MAX_SHARDS, -(-models // PER_SHARD)))
+
+
+def shard_of(url: str, shards: int) -> str:
+    """The shard that indexes a page: a model's by a digest of its address (the same in every build of
+    the same number of shards), any other page's the site shard."""
+    if not url.startswith("models/"):
+        return SITE_SHARD
+    number = int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "little") % shards
+    return f"models-{number}"
+
+
+def merged_bundles(model_ids: Sequence[str]) -> list[str]:
+    """The folders below pagefind/ that the search page merges: the model shards that index a model."""
+    shards = model_shards(len(model_ids))
+    return sorted({shard_of(f"models/{model_id}/", shards) for model_id in model_ids})
+
+
 class SearchIndex:
-    """The pages Pagefind will index, written to a scratch folder as the build makes them."""
+    """The pages Pagefind will index, and Pagefind run on each shard that the build does not take from
+    its cache.
 
-    def __init__(self, scratch: Path, language: str = LANGUAGE) -> None:
+    A page other than a model's (``add_page``) is written to a scratch folder at once, from any
+    process; a model's record (``add_model``) is kept in memory until its shard is indexed, so it must
+    be added in the build's own process.
+    """
+
+    def __init__(self, scratch: Path, models: int, language: str = LANGUAGE) -> None:
         self.scratch = scratch
+        self.shards = model_shards(models)
         self.language = language  # the stand-ins' <html lang>: Pagefind indexes (and stems) by it
+        self.models: dict[str, dict[str, str]] = {}  # shard -> url -> the stand-in page
 
-    def add(self, record: SearchRecord) -> None:
-        page = self.scratch / record.url / "index.html"
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(record.html if record.html is not None else _stub(record, self.language), encoding="utf-8")
+    def add_page(self, record: SearchRecord) -> None:
+        self._write(SITE_SHARD, record.url, record.html if record.html is not None else _stub(record, self.language))
 
-    def write(self, site: Path) -> None:
-        """Index what was added and write the bundle into the staged site's ``pagefind/`` folder."""
+    def add_model(self, record: SearchRecord) -> None:
+        self.models.setdefault(shard_of(record.url, self.shards), {})[record.url] = _stub(record, self.language)
+
+    def contents(self) -> dict[str, str]:
+        """Each shard's name and a digest of every page it indexes (its address and text): a shard whose
+        digest a build has indexed before is the same bundle, byte for byte."""
+        digests = {}
+        for shard, pages in [(SITE_SHARD, self._written(SITE_SHARD)), *sorted(self.models.items())]:
+            hasher = hashlib.blake2b(digest_size=20)
+            for url in sorted(pages):
+                for part in (url.encode(), pages[url].encode()):
+                    hasher.update(len(part).to_bytes(8, "little"))
+                    hasher.update(part)
+            digests[shard] = hasher.hexdigest()
+        return digests
+
+    def write(self, site: Path, shards: Sequence[str], jobs: int) -> dict[str, list[str]]:
+        """Index the named shards (up to ``jobs`` Pagefind processes at once) into the staged site's
+        ``pagefind/`` folder; return the files each wrote, as paths below ``site``."""
+        for shard in shards:
+            for url, page in self.models.get(shard, {}).items():
+                self._write(shard, url, page)
         # The binary itself: ``python -m pagefind`` would start an interpreter first just to find it.
-        command = [str(pagefind_bin.get_executable()), "--site", str(self.scratch)]
-        command += ["--output-path", str(site / "pagefind"), "--silent"]
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            detail = (result.stderr or result.stdout).strip().splitlines()
+        binary = str(pagefind_bin.get_executable())
+        waiting = list(shards)
+        running: list[subprocess.Popen[str]] = []
+        failed: list[str] = []
+        while waiting or running:
+            while waiting and len(running) < max(1, jobs):
+                shard = waiting.pop(0)
+                command = [binary, "--site", str(self.scratch / shard)]
+                command += ["--output-path", str(self.scratch / "bundles" / shard), "--silent"]
+                running.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            process = running.pop(0)
+            output, _ = process.communicate()
+            if process.returncode != 0:
+                failed.append(output)
+        if failed:
+            detail = failed[0].strip().splitlines()
             message = f"the search index could not be built: {detail[-1] if detail else 'pagefind failed'}"
             raise SearchIndexError(message)
+        return {shard: self._place(shard, site) for shard in shards}
+
+    def _write(self, shard: str, url: str, page: str) -> None:
+        path = self.scratch / shard / url / "index.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+
+    def _written(self, shard: str) -> dict[str, str]:
+        folder = self.scratch / shard
+        return {
+            path.parent.relative_to(folder).as_posix(): path.read_text(encoding="utf-8")
+            for path in folder.rglob("index.html")
+        }
+
+    def _place(self, shard: str, site: Path) -> list[str]:
+        """Move a shard's bundle into ``site/pagefind`` (a model shard's data into its own folder there)."""
+        bundle, placed = self.scratch / "bundles" / shard, []
+        below = "pagefind" if shard == SITE_SHARD else f"pagefind/{shard}"
+        for path in sorted(bundle.rglob("*")):
+            name = path.relative_to(bundle).as_posix()
+            if path.is_file() and (shard == SITE_SHARD or _BUNDLE_DATA.fullmatch(name)):
+                target = site / below / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                path.replace(target)
+                placed.append(f"{below}/{name}")
+        return placed
 
 
 @contextlib.contextmanager
-def search_index(enabled: bool, language: str = LANGUAGE) -> Iterator[SearchIndex | None]:
-    """A search index to add pages to, with its scratch folder removed afterwards; None when search is off."""
+def search_index(enabled: bool, models: int, language: str = LANGUAGE) -> Iterator[SearchIndex | None]:
+    """A search index for a site of ``models`` models, its scratch folder removed afterwards; None when
+    search is off."""
     if not enabled:
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="bert-atlas-search-") as scratch:
-        yield SearchIndex(Path(scratch), language)
+        yield SearchIndex(Path(scratch), models, language)
 
 
 # A result's kind, by the first folder of its address: a page of its own below the folder, or the
@@ -100,6 +198,10 @@ ASIDE_WEIGHT = 0.1
 # Kinds whose tables hold little a reader searches for by name but repeat model names hundreds of
 # times (a comparison's tensor lists): left out of the index, which keeps the page's prose.
 NO_TABLES = ("diff",)
+# The pages with a row for every model (the home page, the comparison, the charts): their rows are left
+# out as well, each a model that its own record finds. That also keeps their records the same when a
+# card is edited, so that a rebuild need not index the site shard again for them.
+EVERY_MODEL = ("", "compare/", "charts/")
 _TABLE = re.compile(r"<table\b.*?</table>|<code>[^<]*\.[^<]*</code>", re.DOTALL)
 # A chart's drawing: Pagefind indexes no text of an <svg> (the catalog's index is the same, word for word,
 # with or without the drawings; only the drawings' ids leave its list of anchors, which the search page
@@ -191,7 +293,7 @@ def page_record(path: str, content: bytes) -> SearchRecord | None:
     url = path.removesuffix("index.html")
     kind = kind_of(url)
     html = _DRAWING.sub("", _NOISE.sub("", content.decode("utf-8")))
-    if kind in NO_TABLES:
+    if kind in NO_TABLES or url in EVERY_MODEL:
         html = _TABLE.sub("", html)
     html = _BODY.sub(lambda m: m.group(0) + _kind_marks(kind), html, count=1)
     weight = LIGHTER.get(kind)
