@@ -278,6 +278,44 @@ def test_an_edited_card_indexes_its_own_shard_again_and_the_rest_of_the_index_is
     assert rebuild() == []  # read again (its text changed), but every shard indexes what it did
 
 
+def test_a_rebuild_starts_from_the_site_before_last_and_keeps_nothing_of_it_but_what_it_makes(
+    models: Path, tmp_path: Path
+) -> None:
+    """The site a swap retires waits in the cache for the next build, which starts from it: unchanged files
+    stay where they are (the very links to their blobs), and whatever else is there goes, whether a build
+    made it (an edited card's old page, Pagefind's old fragments) or not (a stray file or folder, a file
+    replaced by another). A file written through its link is noticed by its blob and made again."""
+    cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
+    build(models, out, options, jobs=1, cache_dir=cache)
+    spare = Cache(cache, "any").spare(out)
+    assert not spare.exists()  # nothing retired yet
+    build(models, out, options, jobs=1, cache_dir=cache)
+    assert snapshot(spare) == snapshot(out)  # the first site, retired and kept
+    page = "models/bert-base-uncased/index.html"
+    unchanged = (spare / page).stat().st_ino
+    (spare / "stray" / "deep").mkdir(parents=True)
+    (spare / "stray" / "deep" / "file.txt").write_text("left by someone", encoding="utf-8")
+    (spare / "models" / "roberta-base.csv").unlink()
+    (spare / "models" / "roberta-base.csv").write_text("not a build's", encoding="utf-8")
+    (spare / "models" / "distilbert-base-uncased.json").unlink()
+    with (spare / "models" / "albert-base-v2.csv").open("a", encoding="utf-8") as through_its_link:
+        through_its_link.write("written into the blob\n")
+    card = models / "electra-small-generator.yaml"
+    card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+
+    build(models, out, options, jobs=1, cache_dir=cache)
+    assert snapshot(out) == fresh(models, tmp_path, options)
+    assert (out / page).stat().st_ino == unchanged  # taken over, not linked again
+    assert not (out / "stray").exists()
+    build(models, out, options, jobs=1, cache_dir=cache)  # from the second site, which the third retired
+    assert snapshot(out) == fresh(models, tmp_path, options)
+
+    other = tmp_path / "elsewhere"  # another output has a spare of its own
+    build(models, other, options, jobs=1, cache_dir=cache)
+    build(models, other, options, jobs=1, cache_dir=cache)
+    assert Cache(cache, "any").spare(other) != spare and snapshot(other) == snapshot(out)
+
+
 def test_a_damaged_cache_is_ignored_and_repaired(models: Path, tmp_path: Path) -> None:
     cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
     build(models, out, options, cache_dir=cache)

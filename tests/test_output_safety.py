@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT
-from generator.build.output import MARKER
+from generator.build.output import MARKER, Staging
 from generator.cli import main
 
 NO_SEARCH = ["--no-search"]  # Pagefind has its own tests; these are about directories
@@ -200,3 +200,18 @@ def test_a_directory_taken_by_someone_else_meanwhile_is_not_replaced(tmp_path: P
     assert process.returncode == 1
     assert "refusing to replace a non-empty directory that no build made" in err
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+def test_a_reused_staging_replaces_a_file_and_never_writes_through_its_link(tmp_path: Path) -> None:
+    """A reused staging directory (see output.staged_site) holds links to the cache's blobs: a file written
+    there replaces the link, and the blob keeps its content; a new staging directory writes as usual."""
+    blob = tmp_path / "blob"
+    blob.write_bytes(b"kept")
+    for reused in (True, False):
+        staged = tmp_path / f"staged-{reused}"
+        (staged / "models").mkdir(parents=True)
+        if reused:
+            os.link(blob, staged / "models" / "a.csv")
+        Staging(staged, reused).write("models/a.csv", b"new")
+        assert (staged / "models" / "a.csv").read_bytes() == b"new"
+    assert blob.read_bytes() == b"kept"

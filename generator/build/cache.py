@@ -19,6 +19,9 @@ otherwise, beside the project rather than in a per-user folder, so that ``make c
 - ``entries/ab/<key>``: a pickle of what the entry holds, after a header and its digest; one
   that does not match its digest, or does not unpickle, is ignored like a missing one. The
   cache is as trusted as the project's own code (a pickle can run code), never shared.
+- ``spares/<digest of the output directory>``: the site the last build into that directory
+  retired, which the next one starts from (``output.staged_site``); whatever it holds, that
+  build keeps only the files it makes.
 
 Every file is written to a temporary name in its folder and renamed into place, so a build that
 stops half-way leaves no half-written file under a real name, and two builds at once at worst
@@ -144,6 +147,10 @@ class Cache:
                 self._seal.unlink(missing_ok=True)
         return unchanged
 
+    def spare(self, out: Path) -> Path:
+        """Where the site a build into ``out`` retires waits for the next build (see ``output.staged_site``)."""
+        return self.root / "spares" / _digest(str(out.resolve()).encode())
+
     def key(self, *parts: str | bytes) -> str:
         """The key of an entry made from ``parts`` (and the fingerprint)."""
         return _digest(self.fingerprint, *(p if isinstance(p, bytes) else p.encode() for p in parts))
@@ -202,8 +209,11 @@ class Cache:
                 return False
             try:
                 os.link(path, target)
-            except FileExistsError:  # replaced, never written through: a link's content is the blob's
-                os.unlink(target)  # noqa: PTH108 (a string path: see above)
+            except FileExistsError:
+                there = os.stat(target)  # noqa: PTH116 (a string path: see above)
+                if (there.st_ino, there.st_dev) == (found.st_ino, found.st_dev):
+                    return True  # a link to this very blob already (a reused staging directory)
+                os.unlink(target)  # noqa: PTH108  replaced, never written through: a link's content is the blob's
                 os.link(path, target)
             except OSError:  # another file system, or too many links to one file
                 shutil.copyfile(path, target)

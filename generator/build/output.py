@@ -75,40 +75,69 @@ def _exclusive(directory: Path) -> Iterator[None]:
 
 
 class Staging:
-    """A site being written: a fresh directory beside the target, invisible to readers until the swap."""
+    """A site being written in a directory beside the target, invisible to readers until the swap.
 
-    def __init__(self, path: Path) -> None:
+    The directory is new, or, when ``reused``, the site a build before the last one left (see
+    ``staged_site``): then any path may already hold a file, which the build replaces or keeps (a
+    link to the very blob it places, see ``Cache.place``), and ``measure`` removes what it did not make.
+    """
+
+    def __init__(self, path: Path, reused: bool = False) -> None:
         self.path = path
+        self.reused = reused
 
     def write(self, relative: str, content: bytes) -> None:
         path = self.path / relative
         path.parent.mkdir(parents=True, exist_ok=True)
+        if self.reused:  # a file left there may be a link to a cached blob: replaced, never written through
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
         path.write_bytes(content)
 
-    def measure(self) -> tuple[int, int, int]:
-        """What is staged so far: files, HTML pages and bytes (a walk with ``os.scandir``: at thousands of
-        files, ``Path.rglob`` and a ``stat`` for each spent a tenth of a rebuild)."""
-        files = pages = size = 0
-        folders = [str(self.path)]
-        while folders:
-            with os.scandir(folders.pop()) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        folders.append(entry.path)
-                    elif entry.name != MARKER:
-                        files += 1
-                        pages += entry.name.endswith(".html")
-                        size += entry.stat(follow_symlinks=False).st_size
-        return files, pages, size
+    def measure(self, made: set[str] | None = None) -> tuple[int, int, int]:
+        """What is staged: files, HTML pages and bytes (a walk with ``os.scandir``: at thousands of files,
+        ``Path.rglob`` and a ``stat`` for each spent a tenth of a rebuild). In a reused directory, every
+        file but those ``made`` (paths below it) is removed first, and every folder left empty."""
+        if not self.reused:
+            made = None
+        counts = [0, 0, 0]
+        self._walk(str(self.path), len(str(self.path)) + 1, made, counts)
+        return counts[0], counts[1], counts[2]
+
+    def _walk(self, folder: str, start: int, made: set[str] | None, counts: list[int]) -> bool:
+        """Count (and prune) below ``folder``; whether anything is left in it."""
+        left = False
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if self._walk(entry.path, start, made, counts):
+                        left = True
+                    else:
+                        os.rmdir(entry.path)  # noqa: PTH106 (a string path: see above)
+                elif entry.name == MARKER and folder == str(self.path):
+                    left = True
+                elif made is not None and entry.path[start:] not in made:
+                    os.unlink(entry.path)  # noqa: PTH108 (a string path: see above)
+                else:
+                    left = True
+                    counts[0] += 1
+                    counts[1] += entry.name.endswith(".html")
+                    counts[2] += entry.stat(follow_symlinks=False).st_size
+        return left
 
 
 @contextlib.contextmanager
-def staged_site(out: Path) -> Iterator[Staging]:
+def staged_site(out: Path, spare: Path | None = None) -> Iterator[Staging]:
     """Write a site into a staging directory, then swap it in for ``out`` if the block ends normally.
 
     The staging directory sits beside ``out`` (so the swap is two renames on one file system)
     and is removed, leaving ``out`` untouched, if anything in the block raises. The lock on
     ``out``'s parent is held from start to swap: concurrent builds take turns.
+
+    With ``spare`` (a folder of the build cache), the site that the swap retires is moved there
+    instead of being removed, and the next build starts from it: with every file a link to a
+    cached blob, a rebuild then links only what changed, and neither makes the site's thousands
+    of folders and links again nor removes the old ones (a fifth of a rebuild at 1,000 cards).
     """
     given, out = out, out.resolve()
     try:
@@ -116,9 +145,14 @@ def staged_site(out: Path) -> Iterator[Staging]:
         with _exclusive(out.parent):
             _check_replaceable(out)  # again: another build may have run since the first check
             staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+            reused = False
+            if spare is not None and spare.is_dir():
+                with contextlib.suppress(OSError):  # on another file system: a new directory, as without
+                    spare.replace(staging)
+                    reused = True
             try:
-                yield Staging(staging)
-                _swap(staging, out)
+                yield Staging(staging, reused)
+                _swap(staging, out, spare)
             finally:
                 if staging.exists():
                     shutil.rmtree(staging)
@@ -128,13 +162,17 @@ def staged_site(out: Path) -> Iterator[Staging]:
         raise InputError([Problem(Location(given), "--out", message)]) from None
 
 
-def _swap(staging: Path, out: Path) -> None:
+def _swap(staging: Path, out: Path, spare: Path | None) -> None:
     (staging / MARKER).write_text("Built by the BERT Parameter Atlas generator; safe to delete.\n", encoding="utf-8")
     staging.chmod(0o755)
     if out.exists():
         retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
         out.replace(retired / out.name)
         staging.replace(out)
+        if spare is not None:
+            with contextlib.suppress(OSError):  # on another file system, or taken: removed below
+                spare.parent.mkdir(parents=True, exist_ok=True)
+                (retired / out.name).replace(spare)
         shutil.rmtree(retired)
     else:
         staging.replace(out)

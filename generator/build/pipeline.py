@@ -72,29 +72,32 @@ def build(
     renderer = Renderer(options, cards=cards)
     search_key = reuse.cards_key("search", cards) if options.search else ""
     with (
-        staged_site(out_dir) as staging,
+        staged_site(out_dir, cache.spare(out_dir) if cache is not None else None) as staging,
         # Every card as a build that indexed them had it: its index is placed at once, and no page's
         # record is worked out or written for Pagefind (a second on 1,000 cards with nothing changed).
         search_index(
-            options.search and reuse.place_all(search_key, staging.path) is None, len(cards), options.language
+            (placed := reuse.place_all(search_key, staging.path) if options.search else {}) is None,
+            len(cards),
+            options.language,
         ) as index,
     ):
+        made = set(placed or ())  # every file put in the site with the cache (a reused staging keeps no other)
 
-        def one_model(number: int) -> tuple[SummaryNumbers, SearchRecord | None]:
-            """The model's summary numbers, and its search record when the index is to be made (the build's
-            own process adds it: see SearchIndex)."""
+        def one_model(number: int) -> tuple[SummaryNumbers, SearchRecord | None, tuple[str, ...]]:
+            """The model's summary numbers, its search record when the index is to be made (the build's own
+            process adds it: see SearchIndex), and its files (with the cache)."""
             card = cards[number]
             inputs = renderer.model_inputs(card.id)
             held = reuse.model(card, inputs, staging.path)
             if held is not None:
-                return held.numbers, held.record if index is not None else None
+                return held.numbers, held.record if index is not None else None, tuple(held.files)
             model = kept_or_counted(card)  # the few cards other pages name were counted for them already
             files = reuse.write(staging, renderer.model_files(model))
             # Kept with the model even when the index was placed, so a later build that indexes again finds it.
             record = model_record(model, renderer.text) if options.search else None
             numbers = model.numbers()
             reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
-            return numbers, record if index is not None else None
+            return numbers, record if index is not None else None, tuple(files)
 
         def write(work: Sequence[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
             files = work[number]()
@@ -117,15 +120,17 @@ def build(
                 files |= placed
                 if index is not None:  # the search index may still be missing: its pages' records, from the files
                     reuse.add_records(key, staging.path, index)
+            todo.sort(key=lambda made: -made[1].work(len(cards)))  # largest first (stable: else in order)
             work = [piece for _, piece in todo]
             if here:
                 written = [write(work, number) for number in range(len(work))]
             else:
                 # A page about many models is tens of milliseconds or more: worth a process of its own.
                 written = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance, per_job=1)
-            for (key, _), made in zip(todo, written, strict=True):
-                reuse.keep_all(key, made)
-                files |= made
+            for (key, _), piece_files in zip(todo, written, strict=True):
+                reuse.keep_all(key, piece_files)
+                files |= piece_files
+            made.update(files)
             return files, len(todo)
 
         def without_cards() -> None:
@@ -138,21 +143,23 @@ def build(
 
         progress.start("model pages")
         counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
-        summaries = [Summary.of(card, numbers) for card, (numbers, _) in zip(cards, counted, strict=True)]
-        if index is not None:
-            for _, record in counted:
-                if record is not None:
-                    index.add_model(record)
+        summaries = [Summary.of(card, numbers) for card, (numbers, _, _) in zip(cards, counted, strict=True)]
+        for _, record, paths in counted:
+            made.update(paths)
+            if index is not None and record is not None:
+                index.add_model(record)
         progress.finish(f"{len(summaries):,} models")
 
         progress.start("other pages")
         # When no card changed, every page about many models is as it was: placed without working out
         # what each shows (gathering the pages is itself half a second on 1,000 cards).
         unchanged = reuse.cards_key("site", cards)
-        if reuse.place_all(unchanged, staging.path) is None:
+        if (site_files := reuse.place_all(unchanged, staging.path)) is None:
             reuse.keep_all(unchanged, make(renderer.site_files(summaries), here=False)[0])
-        elif index is not None:
-            reuse.add_records(unchanged, staging.path, index)
+        else:
+            made.update(site_files)
+            if index is not None:
+                reuse.add_records(unchanged, staging.path, index)
         progress.finish()
 
         if options.search:
@@ -170,9 +177,10 @@ def build(
                 for shard, written in index.write(staging.path, todo, jobs).items():
                     bundle |= reuse.keep_files(keys[shard], staging.path, written)
                 reuse.keep_all(search_key, bundle)
+                made.update(bundle)
             progress.finish()
         # Measured here, before the swap: once swapped in, another build may replace the site.
-        files, pages, size = staging.measure()
+        files, pages, size = staging.measure(made)
         if cache is not None and not cache.close(fingerprint(options)):
             progress.say("the generator, templates or content changed during this build: the cache will not reuse it")
     return BuildResult(len(cards), pages, files, size)

@@ -61,6 +61,9 @@ class Page:
     # anything else it shows of them (the family index: how many models each family has).
     shows: tuple[str, ...] | None = None
     about: str = ""
+    # Its work per model shown, against a plain list of them (the home page): a build hands out the pages
+    # about many models largest first, so that no process is left with the largest at the end.
+    cost: int = 1
 
     def gather(self) -> Mapping[str, Any]:
         """What the template is given: the context, or what its function gathers now."""
@@ -87,6 +90,11 @@ class Piece:
     make: Callable[[], dict[str, bytes]]
     shows: tuple[str, ...] | None = ()
     about: str = ""
+    cost: int = 1  # as for ``Page.cost``
+
+    def work(self, models: int) -> int:
+        """How much work the piece is, against the other pieces of a build of ``models`` models."""
+        return self.cost * (models if self.shows is None else len(self.shows))
 
     def __call__(self) -> dict[str, bytes]:
         return self.make()
@@ -99,10 +107,11 @@ def guide_page(
     context: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
     *,
     shows: tuple[str, ...] | None = None,
+    cost: int = 1,
     **values: object,
 ) -> Page:
     """A page the index lists under "Learn": its title, description and guide are ``texts``, filled with
-    ``values``; ``shows`` as for ``Page`` (every model's summary, unless it names the ones it shows)."""
+    ``values``; ``shows`` and ``cost`` as for ``Page`` (every model's summary, unless it names the ones it shows)."""
     return Page(
         path,
         template,
@@ -111,4 +120,5 @@ def guide_page(
         context,
         guide=texts("guide", **values),
         shows=shows,
+        cost=cost,
     )
