@@ -12,6 +12,7 @@ from generator.site.search import (
     TITLE_WEIGHT,
     SearchIndex,
     _opening,
+    _without,
     kind_of,
     merged_bundles,
     model_record,
@@ -143,3 +144,13 @@ def test_model_records_spread_over_shards_by_address_and_the_search_page_merges_
     assert shard_of("models/card-7/", 8) == shards[7]  # the same in every build
     assert merged_bundles(ids) == [f"models-{n}" for n in range(8)]
     assert merged_bundles(["bert-base-uncased"]) == ["models-0"] and merged_bundles([]) == []
+
+
+def test_an_element_is_cut_from_its_start_tag_to_the_next_end_tag_and_nothing_else() -> None:
+    html = '<p>a</p><svg class="c"><text>x</text></svg><p>b</p><svg>y</svg><tbody>kept</tbody><table>t</table>'
+    assert _without(html, "svg") == "<p>a</p><p>b</p><tbody>kept</tbody><table>t</table>"
+    assert _without(html, "table") == html.removesuffix("<table>t</table>")
+    assert _without("<table_x>same</table_x><tablet>same</tablet>", "table") == (
+        "<table_x>same</table_x><tablet>same</tablet>"  # other elements whose names start the same
+    )
+    assert _without("<p>a</p><svg>never closed", "svg") == "<p>a</p><svg>never closed"
