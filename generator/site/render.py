@@ -40,6 +40,7 @@ from generator.site.rows import (
     tf_name_rows,
 )
 from generator.site.search import merged_bundles
+from generator.site.summary_rows import compare_rows, index_rows, memory_rows
 from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
@@ -96,6 +97,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink))
+    env.globals.update(compare_rows=compare_rows, memory_rows=memory_rows, index_rows=index_rows)
     return env
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -80,7 +80,9 @@ class ShareRow:
 
 @dataclass(frozen=True)
 class RuleRow:
-    """One model against the rule of thumb: L, H, the rule's figure, and how far the counts are from it."""
+    """One model against the rule of thumb: L, H, the rule's figure, and how far the counts are from it.
+
+    Its ratios and reason are worked out once (the chart, its description and its table each read them)."""
 
     model: Summary
     layers: int
@@ -104,29 +106,29 @@ class RuleRow:
     def without_embeddings(self) -> int:
         return self.total - self.embeddings
 
-    @property
+    @functools.cached_property
     def ratio(self) -> Fraction:
         return Fraction(self.total, self.rule)
 
-    @property
+    @functools.cached_property
     def ratio_without_embeddings(self) -> Fraction:
         return Fraction(self.without_embeddings, self.rule)
 
-    @property
+    @functools.cached_property
     def attention_ratio(self) -> Fraction:
         """Attention against the rule's 4·L·H² for it."""
         return Fraction(self.attention, 4 * self.lh2)
 
-    @property
+    @functools.cached_property
     def feed_forward_ratio(self) -> Fraction:
         """Feed-forward against the rule's 8·L·H² for it."""
         return Fraction(self.feed_forward, 8 * self.lh2)
 
-    @property
+    @functools.cached_property
     def embedding_share(self) -> Fraction:
         return next(s.fraction for s in shares(self.model.parts) if s.part is Part.EMBEDDINGS)
 
-    @property
+    @functools.cached_property
     def reason(self) -> str:
         """Which explanation the page gives: on the rule, embeddings, shared layers, or the encoder's shape."""
         if abs(self.ratio_without_embeddings - 1) <= CLOSE:
@@ -220,6 +222,38 @@ def share_table(rows: Sequence[ShareRow], root: str) -> Markup:
         )
         total = f'<td class="n count">{model.total:,}</td>'
         out.append(f'<tr id="share-{escape(model.id)}"><th scope="row">{link}</th>{total}{cells}</tr>')
+    return Markup("\n".join(out))  # the template ends the last line
+
+
+def rule_table(rows: Sequence[RuleRow], root: str, reasons: Mapping[str, str]) -> Markup:
+    """The rows of the table against the rule: a model's link, its total, L, H, L·H², the rule's figure, the
+    ratios, and the main reason for the gap, in the template's words (``reasons``, markup: ``close``;
+    ``embeddings`` with {share}; ``shared`` with {stored}, {symbols} and {layers}; ``encoder`` with
+    {attention} and {feed_forward}). Written in Python, as ``share_table``."""
+    out = []
+    for row in rows:
+        model = row.model
+        link = f'<a href="{escape(root)}models/{escape(model.id)}/index.html">{escape(model.card.title)}</a>'
+        # The words are the template's markup; what goes into them is figures, and symbols escaped here.
+        reason = reasons[row.reason]
+        if row.reason == "embeddings":
+            reason = reason.format(share=percent(row.embedding_share))
+        elif row.reason == "shared":
+            symbols = "·".join(f"<var>{escape(symbol)}</var>" for symbol in row.shared_symbols)
+            reason = reason.format(stored=row.stored_layers, symbols=symbols, layers=row.layers)
+        elif row.reason == "encoder":
+            reason = reason.format(attention=times(row.attention_ratio), feed_forward=times(row.feed_forward_ratio))
+        out.append(
+            f'<tr id="rule-{escape(model.id)}">\n'
+            f'  <th scope="row">{link}</th><td class="n count">{row.total:,}</td>\n'
+            f'  <td class="n">{row.layers:,}</td><td class="n">{row.hidden:,}</td><td class="n">{row.lh2:,}</td>'
+            f'<td class="n">{row.rule:,}</td>\n'
+            f'  <td class="n">{times(row.ratio)}</td><td class="n">{row.without_embeddings:,}</td>'
+            f'<td class="n">{times(row.ratio_without_embeddings)}</td>\n'
+            f'  <td class="n">{times(row.attention_ratio)}</td><td class="n">{times(row.feed_forward_ratio)}</td>\n'
+            f"  <td>{reason}</td>\n"
+            "</tr>"
+        )
     return Markup("\n".join(out))  # the template ends the last line
 
 
@@ -361,6 +395,7 @@ def _context(models: Sequence[Summary], text: Text, language: str) -> dict[str, 
             marker_labels=(labels("total-marker"), labels("core-marker")),
         )
         context.update(rule_rows=rule, rule_chart=Markup(rule_svg), rule=RULE)
+        context["rule_table"] = functools.partial(rule_table, rule)
     else:
         context.update(rule_rows=(), rule_chart=None, rule=RULE)
     memory = memory_rows(models)

@@ -1,0 +1,117 @@
+"""The rows of the pages with a row for every model, written in Python.
+
+At a thousand models a template's loop over them was most of such a page's time (each value
+looked up, filtered and escaped through jinja's runtime); these write the same markup, byte
+for byte, with the words the template gives them, so that no sentence lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from markupsafe import Markup, escape
+
+from generator.counting.architecture import Kind
+from generator.site.formats import binary, decimal, percent
+from generator.site.views import COMPARED_SYMBOLS, Summary, rounded
+
+
+def _num(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}"
+
+
+def _row_data(model: Summary, title: str) -> str:
+    """What the table scripts sort and filter a model's row by (``row_data`` in _macros.html)."""
+    return (
+        f' data-family="{escape(model.card.family.name)}" data-total="{model.total}"'
+        f' data-l="{model.symbol_value("L") or 0}" data-h="{model.symbol_value("H") or 0}" data-name="{title}"'
+    )
+
+
+def index_rows(models: Iterable[Summary], root: str, symbols: Iterable[tuple[str, str]]) -> Markup:
+    """The home page's row for each model: its link, count, rounded count, family, head and ``symbols``."""
+    root, names = escape(root), [name for name, _ in symbols]
+    out = []
+    for model in models:
+        card, link = model.card, escape(model.id)
+        title = escape(card.title)
+        cells = [
+            f'<tr id="{link}"{_row_data(model, title)}>',
+            f'  <th scope="row"><a href="{root}models/{link}/index.html">{title}</a></th>',
+            f'  <td class="n count">{model.total:,}</td>',
+            f'  <td class="n">{rounded(model.total)}</td>',
+            f"  <td>{escape(card.family.title)}</td>",
+            f"  <td>{escape(card.head.value)}</td>",
+        ]
+        cells += [f'  <td class="n">{_num(model.symbol_value(name))}</td>' for name in names]
+        cells.append("</tr>")
+        out.append("\n".join(cells))
+    return Markup("\n".join(out))  # the template ends the last line
+
+
+def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:
+    """The comparison's row for each model: its link, total, embedding share, family, head, compared
+    symbols, subtotals by component, and its training step's FLOPs per token and memory.
+
+    ``words``: ``forward`` (before the forward's FLOPs), ``at`` (after a figure taken at s = P, with
+    ``{seq}``), ``bytes`` (after a count of bytes) and ``unmeasured`` (a step no class measures)."""
+    root = escape(root)
+    forward, per_bytes = escape(words["forward"]), escape(words["bytes"])
+    unmeasured = f'<td class="not-measured">{escape(words["unmeasured"])}</td>'
+    out = []
+    for model in models:
+        card, step, link = model.card, model.step, escape(model.id)
+        title = escape(card.title)
+        data = _row_data(model, title)
+        # Figures need no escaping: digits, separators, units and signs, never a character HTML reserves.
+        if step is not None:
+            plain = decimal(step.training_per_token, "")
+            data += f' data-flops="{plain}" data-memory="{step.training_memory}"'
+        cells = [
+            f'<tr id="{link}"{data}>',
+            f'  <th scope="row"><a href="{root}models/{link}/index.html">{title}</a></th>',
+            f'  <td class="n count"><strong>{model.total:,}</strong></td>',
+            f'  <td class="n">{percent(model.embedding_share)}</td>',
+            f"  <td>{escape(card.family.title)}</td>",
+            f"  <td>{escape(card.head.value)}</td>",
+        ]
+        cells += [f'  <td class="n">{_num(model.symbol_value(name))}</td>' for name, _ in COMPARED_SYMBOLS]
+        cells += [f'  <td class="n">{_num(model.subtotals[kind])}</td>' for kind in Kind]
+        if step is not None:
+            at = escape(words["at"].format(seq=step.seq)) if step.clamped else ""
+            cells.append(
+                f'  <td class="n flops" data-value="{plain}">{decimal(step.training_per_token)}'
+                f'<br><span class="bytes">{forward} {decimal(step.forward_per_token)}{at}</span></td>'
+            )
+            cells.append(
+                f'  <td class="n memory" data-value="{step.training_memory}">{binary(step.training_memory)}'
+                f'<br><span class="bytes">{step.training_memory:,} {per_bytes}{at}</span></td>'
+            )
+        else:
+            cells.append(f"  {unmeasured}{unmeasured}")
+        cells.append("</tr>")
+        out.append("\n".join(cells))
+    return Markup("\n".join(out))  # the template ends the last line
+
+
+def memory_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:
+    """The row of the parameters' memory for each model: its link (to its memory section), its count,
+    the bytes at each precision and for training with Adam. ``words``: ``bytes`` (after a count of bytes)."""
+    root, per_bytes = escape(root), escape(words["bytes"])
+    out = []
+    for model in models:
+        memory, link = model.memory, escape(model.id)
+        cells = [
+            f'<tr id="memory-{link}">',
+            f'  <th scope="row"><a href="{root}models/{link}/index.html#memory">{escape(model.card.title)}</a></th>',
+            f'  <td class="n count">{model.total:,}</td>',
+            "".join(  # the template's loop left these cells on one line, unindented, with the next after them
+                f'<td class="n">{binary(f.bytes)}<br><span class="bytes">{f.bytes:,} {per_bytes}</span></td>'
+                for f in memory.weights
+            )
+            + f'  <td class="n">{binary(memory.training.bytes)}<br>'
+            f'<span class="bytes">{memory.training.bytes:,} {per_bytes}</span></td>',
+            "</tr>",
+        ]
+        out.append("\n".join(cells))
+    return Markup("\n".join(out))  # the template ends the last line
