@@ -55,6 +55,14 @@ def _version(content: bytes) -> str:
 class PreviewHandler(http.server.SimpleHTTPRequestHandler):
     """The site's files as they are on disk, HTML pages with the reload script, and the script's poll."""
 
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except (BrokenPipeError, ConnectionResetError):
+            # The page was closed or left while its poll was held: no answer to give, and nothing to report
+            # (the server would print a traceback in the terminal of the person editing).
+            self.close_connection = True
+
     def do_GET(self) -> None:
         path = urllib.parse.urlsplit(self.path).path
         if path == SCRIPT:
