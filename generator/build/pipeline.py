@@ -120,7 +120,7 @@ def build(
                 files |= placed
                 if index is not None:  # the search index may still be missing: its pages' records, from the files
                     reuse.add_records(key, staging.path, index)
-            todo.sort(key=lambda made: -made[1].work(len(cards)))  # largest first (stable: else in order)
+            todo.sort(key=lambda entry: -entry[1].work(len(cards)))  # largest first (stable: else in order)
             work = [piece for _, piece in todo]
             if here:
                 written = [write(work, number) for number in range(len(work))]
@@ -165,17 +165,7 @@ def build(
         if options.search:
             progress.start("search index")
             if index is not None:  # else placed above
-                # Each shard whose pages a build indexed before is placed from the cache; the others are indexed.
-                keys = {shard: reuse.shard_key(shard, digest) for shard, digest in index.contents().items()}
-                bundle: dict[str, Blob] = {}
-                todo = []
-                for shard, key in keys.items():
-                    if (placed := reuse.place_all(key, staging.path)) is None:
-                        todo.append(shard)
-                    else:
-                        bundle |= placed
-                for shard, written in index.write(staging.path, todo, jobs).items():
-                    bundle |= reuse.keep_files(keys[shard], staging.path, written)
+                bundle = reuse.index(index, staging.path, jobs)
                 reuse.keep_all(search_key, bundle)
                 made.update(bundle)
             progress.finish()

@@ -5,9 +5,10 @@ search record, keyed on the card's path and text. Each page about many models is
 the keys of the cards whose summaries it shows (a summary is a function of its card and the
 fingerprint alone): a family's page is made again when one of its own cards changes, the index
 when any does; together they are one more entry, keyed on every card's key, which a rebuild with
-no card changed places whole. The files made from the code alone are keyed on nothing else, and the
-search index on every card's key. Without a cache (``--no-cache``) every file is written as it is
-made and nothing is kept.
+no card changed places whole. The files made from the code alone are keyed on nothing else. The
+search index is kept whole, keyed on every card's key, and shard by shard, each keyed on a digest of
+the pages it indexes (see search.py), so that an edit indexes again only the shards it changed.
+Without a cache (``--no-cache``) every file is written as it is made and nothing is kept.
 """
 
 from __future__ import annotations
@@ -121,16 +122,25 @@ class Reuse:
         if self.cache is not None and key:
             self.cache.store(key, files)
 
-    def shard_key(self, shard: str, digest: str) -> str:
-        """The key of a search index shard: its name and the digest of the pages it indexes."""
-        return self.cache.key("search-shard", shard, digest) if self.cache is not None else ""
-
-    def keep_files(self, key: str, root: Path, paths: list[str]) -> dict[str, Blob]:
-        """Keep the files at ``paths`` below ``root`` (what Pagefind wrote) as entry ``key``; return their blobs."""
-        if self.cache is None or not key:
-            return {}
-        files = {path: self.cache.put((root / path).read_bytes()) for path in paths}
-        self.cache.store(key, files)
+    def index(self, index: SearchIndex, root: Path, jobs: int) -> dict[str, Blob]:
+        """The search index's files, placed under ``root``: each shard whose pages a build indexed before from
+        the cache (keyed on its name and their digest), the others indexed now, over ``jobs``, and kept."""
+        keys = {
+            shard: self.cache.key("search-shard", shard, digest) if self.cache is not None else ""
+            for shard, digest in index.contents().items()
+        }
+        files: dict[str, Blob] = {}
+        todo = []
+        for shard, key in keys.items():
+            if (placed := self.place_all(key, root)) is None:
+                todo.append(shard)
+            else:
+                files |= placed
+        for shard, written in index.write(root, todo, jobs).items():
+            if self.cache is not None:
+                kept = {path: self.cache.put((root / path).read_bytes()) for path in written}
+                self.cache.store(keys[shard], kept)
+                files |= kept
         return files
 
     def add_records(self, key: str, root: Path, index: SearchIndex) -> None:

@@ -7,7 +7,8 @@ size, published figures, the notes' opening and the component names) rather than
 from their HTML, most of which is tensor tables: that keeps indexing fast and its memory
 small at thousands of cards. The few other pages are indexed from their HTML. Pagefind's
 command line indexes these stand-ins, written to a scratch folder with the published pages'
-paths, and writes its bundle into the staged site.
+paths, one shard at a time (below: the site's pages, and the models spread over a few more), and
+each shard's bundle is moved into the staged site.
 """
 
 from __future__ import annotations
