@@ -179,6 +179,25 @@ def test_name_and_count_on_screen_on_the_other_pages(open_page: Any, site_url: s
     assert outside == [], f"{path}: rows whose name or count is off the screen at {PHONE} px: {outside}"
 
 
+def test_the_memory_by_length_table_shows_its_first_model_beside_each_length_on_a_phone(
+    open_page: Any, site_url: str
+) -> None:
+    """At 390 px, the charts' table of training memory by sequence length, whose rows a number heads, keeps its
+    first model's figures in view: a length takes no model name's width (it took 11rem, and the first
+    figures ran 16 px off the screen)."""
+    page = open_page(PHONE)
+    page.goto(site_url + "charts/index.html")
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('table.lengths tbody tr')].map(r => {
+            const box = r.querySelector('td').getBoundingClientRect();
+            return [r.firstElementChild.textContent.trim(), box.left, box.right];
+        })"""
+    )
+    assert [length for length, _, _ in found] == [str(s) for s in range(64, 513, 64)], found
+    off = [row for row in found if row[1] < 0 or row[2] > PHONE]
+    assert off == [], f"lengths whose first figures are off the screen at {PHONE} px: {off}"
+
+
 # The pages a student or a lecturer works through on a phone, each with the tables of figures it must
 # have (a page whose tables went missing would pass the check below by having nothing to check). The
 # exercises are read with every answer open, the calculator once it has counted BERT-Base.
