@@ -24,6 +24,11 @@ def binary(size: int) -> str:
     return f"{size:,} bytes"
 
 
+def count(number: int | None) -> str:
+    """A whole number with its thousands separated (109,482,240); a dash for a value the card leaves out."""
+    return NO_SHARE if number is None else f"{number:,}"
+
+
 def signed(number: int) -> str:
     """A difference with its sign: +15,119,616, −97,799,424, 0 (a true minus sign, not a hyphen)."""
     if number > 0:

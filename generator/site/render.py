@@ -79,7 +79,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
     )
     env.filters.update(
         # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
-        num=lambda n: Markup("—" if n is None else f"{n:,}"),
+        num=lambda n: Markup(formats.count(n)),
         rounded=rounded,
         formula=formula,
         mathtext=to_text,
@@ -132,9 +132,9 @@ class _NoRawHtml(markdown.Extension):
         md.inlinePatterns.deregister("html")
 
 
-# One converter, reset between texts: building one takes longer than converting a card's notes.
 # The comparison's work against the home page's (Page.cost): 0.13 against 0.05 s at 1,000 cards, in a rebuild.
 COMPARE_COST = 2
+# One converter, reset between texts: building one takes longer than converting a card's notes.
 _MARKDOWN = markdown.Markdown(extensions=[_NoRawHtml()], output_format="html")
 
 

@@ -12,12 +12,8 @@ from collections.abc import Iterable, Mapping
 from markupsafe import Markup, escape
 
 from generator.counting.architecture import Kind
-from generator.site.formats import binary, decimal, percent
+from generator.site.formats import binary, count, decimal, percent
 from generator.site.views import COMPARED_SYMBOLS, Summary, rounded
-
-
-def _num(value: int | None) -> str:
-    return "—" if value is None else f"{value:,}"
 
 
 def _row_data(model: Summary, title: str) -> str:
@@ -43,7 +39,7 @@ def index_rows(models: Iterable[Summary], root: str, symbols: Iterable[tuple[str
             f"  <td>{escape(card.family.title)}</td>",
             f"  <td>{escape(card.head.value)}</td>",
         ]
-        cells += [f'  <td class="n">{_num(model.symbol_value(name))}</td>' for name in names]
+        cells += [f'  <td class="n">{count(model.symbol_value(name))}</td>' for name in names]
         cells.append("</tr>")
         out.append("\n".join(cells))
     return Markup("\n".join(out))  # the template ends the last line
@@ -75,8 +71,8 @@ def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str])
             f"  <td>{escape(card.family.title)}</td>",
             f"  <td>{escape(card.head.value)}</td>",
         ]
-        cells += [f'  <td class="n">{_num(model.symbol_value(name))}</td>' for name, _ in COMPARED_SYMBOLS]
-        cells += [f'  <td class="n">{_num(model.subtotals[kind])}</td>' for kind in Kind]
+        cells += [f'  <td class="n">{count(model.symbol_value(name))}</td>' for name, _ in COMPARED_SYMBOLS]
+        cells += [f'  <td class="n">{count(model.subtotals[kind])}</td>' for kind in Kind]
         if step is not None:
             at = escape(words["at"].format(seq=step.seq)) if step.clamped else ""
             cells.append(
