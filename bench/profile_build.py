@@ -12,7 +12,7 @@ The stages are the functions the build calls, wrapped (see ``STAGES``): reading 
 (``load_cards``), counting and deriving each model (``model_of``), each model's page, JSON and
 CSV (``Renderer.model_files``), the pages about many models (``site_files`` and each piece of work it
 returns), the data files and assets (``code_files``, likewise), writing files into the staging
-directory (``Staging.write``), the search records (``SearchIndex.add``) and Pagefind
+directory (``Staging.write``), the search records (``model_record``) and Pagefind
 (``SearchIndex.write``). The per-model stages alternate card by card; each adds up the time of all its calls.
 
 Prints one JSON object: ``seconds`` (the whole build under cProfile), ``rss_end_mib``, ``stages``
@@ -41,16 +41,17 @@ import generator.build.output
 import generator.build.pipeline
 import generator.site.render
 import generator.site.search
+import generator.site.views
 from generator.cli import main
 
 # (stage, owner, attribute): the function or method wrapped to time that stage. None of them calls
 # another, so no time is counted twice.
 STAGES: tuple[tuple[str, Any, str], ...] = (
     ("read cards (load_cards)", generator.build.pipeline, "load_cards"),
-    ("count (model_of)", generator.build.pipeline, "model_of"),
+    ("count (model_of)", generator.site.views, "model_of"),
     ("model files (Renderer.model_files)", generator.site.render.Renderer, "model_files"),
     ("write files (Staging.write)", generator.build.output.Staging, "write"),
-    ("search records (SearchIndex.add)", generator.site.search.SearchIndex, "add"),
+    ("search records (model_record)", generator.build.pipeline, "model_record"),
     ("other pages (Renderer.site_files)", generator.site.render.Renderer, "site_files"),
     ("data and assets (Renderer.code_files)", generator.site.render.Renderer, "code_files"),
     ("search index (SearchIndex.write)", generator.site.search.SearchIndex, "write"),

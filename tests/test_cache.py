@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -224,17 +225,18 @@ def test_cards_as_an_indexed_build_had_them_place_its_search_index_and_write_no_
     record all the same, so the next build that indexes again still finds it."""
     cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
     build(models, out, options, jobs=1, cache_dir=cache)
-    written: list[str] = []
-    indexed: list[Path] = []
-    monkeypatch.setattr(SearchIndex, "add_page", lambda self, record: written.append(record.url))
-    monkeypatch.setattr(SearchIndex, "add_model", lambda self, record: written.append(record.url))
-    monkeypatch.setattr(SearchIndex, "write", lambda self, site, shards, jobs: indexed.append(site) or {})
+    recorded: list[str] = []
+    indexed: list[Sequence[str]] = []
+    monkeypatch.setattr(SearchIndex, "add_page", lambda self, record: recorded.append(record.url))
+    monkeypatch.setattr(SearchIndex, "add_model", lambda self, record, written=False: recorded.append(record.url))
+    monkeypatch.setattr(SearchIndex, "write_model", lambda self, record: recorded.append(record.url))
+    monkeypatch.setattr(SearchIndex, "start", lambda self, shards, jobs: indexed.append(shards))
     lost = "albert-base-v2"
     held = Reuse.model
     monkeypatch.setattr(Reuse, "model", lambda self, card, *rest: None if card.id == lost else held(self, card, *rest))
     seen = counted(monkeypatch)
     build(models, out, options, jobs=1, cache_dir=cache)
-    assert (seen, written, indexed) == ([lost], [], [])
+    assert (seen, recorded, indexed) == ([lost], [], [])
     monkeypatch.undo()
     assert snapshot(out) == fresh(models, tmp_path, options)
 
@@ -252,21 +254,21 @@ def test_an_edited_card_indexes_its_own_shard_again_and_the_rest_of_the_index_is
     index does not see runs it on none. The site is a fresh build's, byte for byte, each time."""
     monkeypatch.setattr(search, "PER_SHARD", 2)
     cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
-    indexed: list[list[str]] = []
-    write = SearchIndex.write
+    indexed: list[str] = []  # every shard Pagefind was started on, since the last look
+    start = SearchIndex.start
     monkeypatch.setattr(
-        SearchIndex,
-        "write",
-        lambda self, site, shards, jobs: indexed.append(sorted(shards)) or write(self, site, shards, jobs),
+        SearchIndex, "start", lambda self, shards, jobs: indexed.extend(shards) or start(self, shards, jobs)
     )
     bundles = search.merged_bundles(list(SAMPLE))
     assert len(bundles) >= 2  # five cards over three shards: at least two of them hold a model
 
     def rebuild() -> list[str]:
         build(models, out, options, jobs=1, cache_dir=cache)
-        shards = indexed.pop() if indexed else []
+        shards = sorted(indexed)
+        indexed.clear()
         assert snapshot(out) == fresh(models, tmp_path, options)
-        assert indexed.pop() == sorted(["site", *bundles])  # from scratch, every shard is indexed
+        assert sorted(indexed) == sorted(["site", *bundles])  # from scratch, every shard is indexed
+        indexed.clear()
         return shards
 
     assert rebuild() == sorted(["site", *bundles])

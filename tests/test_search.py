@@ -70,6 +70,31 @@ def test_a_record_becomes_a_page_under_its_own_address_in_its_shard(tmp_path) ->
     assert f'<p data-pagefind-weight="{ASIDE_WEIGHT}">Published: 110M, Devlin et al.' in stub
 
 
+def test_a_stand_in_written_beside_its_page_is_indexed_as_written_and_not_written_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A worker writes a model's stand-in as it makes the page (``write_model``); the build's own process
+    only adds the record, and indexing the shard writes the stand-ins that are not there yet, no other."""
+    first, second = (model_record(model_of(card_by_id(i)), SITE_TEXT) for i in ("bert-base-uncased", "albert-base-v2"))
+    index = SearchIndex(tmp_path, models=1)
+    index.write_model(first)
+    stand_in = tmp_path / "models-0" / "models" / "bert-base-uncased" / "index.html"
+    assert "109,482,240 parameters" in stand_in.read_text(encoding="utf-8")
+    stand_in.write_text("<p>as the worker left it</p>", encoding="utf-8")  # rewritten, this would show
+    index.add_model(first, written=True)
+    index.add_model(second)
+    index.finish(index.start(["models-0"], jobs=1), tmp_path / "site")
+    assert stand_in.read_text(encoding="utf-8") == "<p>as the worker left it</p>"
+    assert (tmp_path / "models-0" / "models" / "albert-base-v2" / "index.html").is_file()
+    # the shard's digest is of the records, however their stand-ins were written
+    assert index.contents(["models-0"]) == _both_added(tmp_path / "other", first, second)
+
+
+def _both_added(scratch, *records) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    index = SearchIndex(scratch, models=1)
+    for record in records:
+        index.add_model(record)
+    return index.contents(["models-0"])
+
+
 def test_each_address_has_its_kind() -> None:
     kinds = {
         "models/bert-base-uncased/": "model",

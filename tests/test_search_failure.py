@@ -9,11 +9,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
+import generator.site.render
 import generator.site.search
 from conftest import MODELS
 from generator.cli import main
@@ -68,3 +71,36 @@ def test_a_failed_search_index_stops_the_build_and_leaves_the_site(
     )
     assert "staging" not in errors and ":1:1" not in errors  # no invented input location
     assert snapshot(out) == before
+
+
+def test_a_build_that_fails_while_pagefind_indexes_the_models_leaves_none_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pagefind starts on the model records before the pages about many models are made; when making them
+    fails, the build reports that failure and stops the Pagefind it started instead of leaving it behind."""
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    shutil.copy(MODELS / "bert-uncased-l2-h128-a2.yaml", cards)
+    out = tmp_path / "site"
+    pids = tmp_path / "pids"
+    script = tmp_path / "pagefind"  # a Pagefind that would run for a minute, and says which process it is
+    script.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 60\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(generator.site.search, "pagefind_bin", FailingPagefind(script))
+
+    def fail(self: object, models: object) -> list[object]:
+        deadline = time.perf_counter() + 20
+        while not pids.exists() and time.perf_counter() < deadline:  # Pagefind is at work by now
+            time.sleep(0.01)
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(generator.site.render.Renderer, "site_files", fail)
+    started = time.perf_counter()
+    status, errors = run("--models", str(cards), "--out", str(out), "--jobs", "1")
+    assert time.perf_counter() - started < 30  # not held until the minute is up
+    assert status == 1 and "cannot write the site: the disk went away" in errors
+    running = [int(pid) for pid in pids.read_text().split()]
+    assert len(running) == 1  # the one model shard was being indexed when the build failed
+    with pytest.raises(ProcessLookupError):
+        os.kill(running[0], 0)  # stopped, and waited for: no such process left
+    assert not out.exists()

@@ -23,7 +23,7 @@ from generator.parallel import available_jobs, map_parallel
 from generator.site import content
 from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
-from generator.site.search import SearchRecord, model_record, page_record, search_index
+from generator.site.search import SITE_SHARD, SearchRecord, model_record, page_record, search_index
 from generator.site.views import Summary, SummaryNumbers, kept_or_counted
 
 PROJECT_ROOT = TEMPLATES.parent
@@ -83,21 +83,25 @@ def build(
     ):
         made = set(placed or ())  # every file put in the site with the cache (a reused staging keeps no other)
 
-        def one_model(number: int) -> tuple[SummaryNumbers, SearchRecord | None, tuple[str, ...]]:
+        def one_model(number: int) -> tuple[SummaryNumbers, SearchRecord | None, bool, tuple[str, ...]]:
             """The model's summary numbers, its search record when the index is to be made (the build's own
-            process adds it: see SearchIndex), and its files (with the cache)."""
+            process adds it: see SearchIndex), whether its stand-in for Pagefind is written, and its files
+            (with the cache)."""
             card = cards[number]
             inputs = renderer.model_inputs(card.id)
             held = reuse.model(card, inputs, staging.path)
             if held is not None:
-                return held.numbers, held.record if index is not None else None, tuple(held.files)
+                return held.numbers, held.record if index is not None else None, False, tuple(held.files)
             model = kept_or_counted(card)  # the few cards other pages name were counted for them already
             files = reuse.write(staging, renderer.model_files(model))
             # Kept with the model even when the index was placed, so a later build that indexes again finds it.
             record = model_record(model, renderer.text) if options.search else None
             numbers = model.numbers()
             reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
-            return numbers, record if index is not None else None, tuple(files)
+            if index is not None and record is not None:
+                index.write_model(record)  # here, in parallel, rather than one by one when its shard is indexed
+                return numbers, record, True, tuple(files)
+            return numbers, None, False, tuple(files)
 
         def write(work: Sequence[Callable[[], dict[str, bytes]]], number: int) -> dict[str, Blob]:
             files = work[number]()
@@ -143,12 +147,16 @@ def build(
 
         progress.start("model pages")
         counted = map_parallel(one_model, len(cards), jobs, progress.advance, meanwhile=without_cards)
-        summaries = [Summary.of(card, numbers) for card, (numbers, _, _) in zip(cards, counted, strict=True)]
-        for _, record, paths in counted:
+        summaries = [Summary.of(card, numbers) for card, (numbers, *_) in zip(cards, counted, strict=True)]
+        for _, record, written, paths in counted:
             made.update(paths)
             if index is not None and record is not None:
-                index.add_model(record)
+                index.add_model(record, written=written)
         progress.finish(f"{len(summaries):,} models")
+        # Every model's record is in: Pagefind indexes their shards while the pages about many models are made.
+        models_indexed = (
+            reuse.start_index(index, staging.path, jobs, index.model_shards()) if index is not None else None
+        )
 
         progress.start("other pages")
         # When no card changed, every page about many models is as it was: placed without working out
@@ -164,8 +172,10 @@ def build(
 
         if options.search:
             progress.start("search index")
-            if index is not None:  # else placed above
-                bundle = reuse.index(index, staging.path, jobs)
+            if index is not None and models_indexed is not None:  # else placed above
+                site_indexed = reuse.start_index(index, staging.path, jobs, [SITE_SHARD])
+                bundle = reuse.finish_index(index, staging.path, models_indexed)
+                bundle |= reuse.finish_index(index, staging.path, site_indexed)
                 reuse.keep_all(search_key, bundle)
                 made.update(bundle)
             progress.finish()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from generator.build.cache import Blob, Cache
 from generator.build.output import Staging
 from generator.cards.card import Card
 from generator.site.page import Piece
-from generator.site.search import SearchIndex, SearchRecord, page_record
+from generator.site.search import Indexing, SearchIndex, SearchRecord, page_record
 from generator.site.views import SummaryNumbers
 
 
@@ -35,6 +36,16 @@ class ModelEntry:
     files: dict[str, Blob]
     record: SearchRecord | None
     inputs: str  # what the files show besides the card (Renderer.model_inputs): other cards' pages it links to
+
+
+@dataclass(frozen=True)
+class Shards:
+    """Search shards on their way into a site (``Reuse.start_index``): each one's cache key, the files of
+    those placed from the cache, and Pagefind at work on the others."""
+
+    keys: dict[str, str]
+    placed: dict[str, Blob]
+    run: Indexing
 
 
 class Reuse:
@@ -122,12 +133,13 @@ class Reuse:
         if self.cache is not None and key:
             self.cache.store(key, files)
 
-    def index(self, index: SearchIndex, root: Path, jobs: int) -> dict[str, Blob]:
-        """The search index's files, placed under ``root``: each shard whose pages a build indexed before from
-        the cache (keyed on its name and their digest), the others indexed now, over ``jobs``, and kept."""
+    def start_index(self, index: SearchIndex, root: Path, jobs: int, shards: Sequence[str]) -> Shards:
+        """Index the named shards: each that a build indexed before from the same pages (keyed on its
+        name and their digest) is placed under ``root`` from the cache, Pagefind is started on the others
+        (see ``SearchIndex.start``), and ``finish_index`` waits for them."""
         keys = {
             shard: self.cache.key("search-shard", shard, digest) if self.cache is not None else ""
-            for shard, digest in index.contents().items()
+            for shard, digest in index.contents(shards).items()
         }
         files: dict[str, Blob] = {}
         todo = []
@@ -136,10 +148,15 @@ class Reuse:
                 todo.append(shard)
             else:
                 files |= placed
-        for shard, written in index.write(root, todo, jobs).items():
+        return Shards(keys, files, index.start(todo, jobs))
+
+    def finish_index(self, index: SearchIndex, root: Path, shards: Shards) -> dict[str, Blob]:
+        """The files of the shards ``start_index`` began, placed under ``root``; those indexed now are kept."""
+        files = dict(shards.placed)
+        for shard, written in index.finish(shards.run, root).items():
             if self.cache is not None:
                 kept = {path: self.cache.put((root / path).read_bytes()) for path in written}
-                self.cache.store(keys[shard], kept)
+                self.cache.store(shards.keys[shard], kept)
                 files |= kept
         return files
 

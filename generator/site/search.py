@@ -19,7 +19,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
@@ -82,6 +82,30 @@ def merged_bundles(model_ids: Sequence[str]) -> list[str]:
     return sorted({shard_of(f"models/{model_id}/", shards) for model_id in model_ids})
 
 
+@dataclass
+class Indexing:
+    """Pagefind at work on some shards (``SearchIndex.start``): those still waiting, and those running."""
+
+    shards: list[str]
+    running: list[subprocess.Popen[str]]
+    jobs: int
+    waiting: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.waiting = list(self.shards)
+
+    def launch(self, scratch: Path) -> None:
+        """Start Pagefind on waiting shards until ``jobs`` run."""
+        # The binary itself: ``python -m pagefind`` would start an interpreter first just to find it.
+        binary = str(pagefind_bin.get_executable())
+        while self.waiting and len(self.running) < self.jobs:
+            shard = self.waiting.pop(0)
+            command = [binary, "--site", str(scratch / shard), "--output-path", str(scratch / "bundles" / shard)]
+            self.running.append(
+                subprocess.Popen([*command, "--silent"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            )
+
+
 class SearchIndex:
     """The pages Pagefind will index, and Pagefind run on each shard that the build does not take from
     its cache.
@@ -96,18 +120,39 @@ class SearchIndex:
         self.shards = model_shards(models)
         self.language = language  # the stand-ins' <html lang>: Pagefind indexes (and stems) by it
         self.models: dict[str, dict[str, str]] = {}  # shard -> url -> the stand-in page
+        self.runs: list[Indexing] = []  # started, for ``stop``
+        self.written: set[str] = set()  # the models whose stand-in is written (``write_model``)
+
+    def stop(self) -> None:
+        """Stop every Pagefind still at work (a build that failed before waiting for them)."""
+        for run in self.runs:
+            run.waiting.clear()
+            for process in run.running:
+                process.kill()
+                process.communicate()
+            run.running.clear()
 
     def add_page(self, record: SearchRecord) -> None:
         self._write(SITE_SHARD, record.url, record.html if record.html is not None else _stub(record, self.language))
 
-    def add_model(self, record: SearchRecord) -> None:
-        self.models.setdefault(shard_of(record.url, self.shards), {})[record.url] = _stub(record, self.language)
+    def write_model(self, record: SearchRecord) -> None:
+        """Write a model's stand-in page for Pagefind now, from any process (a worker, beside the model's
+        page): the build's own process then adds the record with ``written``."""
+        self._write(shard_of(record.url, self.shards), record.url, _stub(record, self.language))
 
-    def contents(self) -> dict[str, str]:
-        """Each shard's name and a digest of every page it indexes (its address and text): a shard whose
+    def add_model(self, record: SearchRecord, *, written: bool = False) -> None:
+        """Add a model's record (in the build's own process); ``written``: its stand-in is in the scratch
+        folder already (``write_model``), else it is written when its shard is indexed."""
+        self.models.setdefault(shard_of(record.url, self.shards), {})[record.url] = _stub(record, self.language)
+        if written:
+            self.written.add(record.url)
+
+    def contents(self, shards: Sequence[str]) -> dict[str, str]:
+        """Each named shard and a digest of every page it indexes (its address and text): a shard whose
         digest a build has indexed before is the same bundle, byte for byte."""
         digests = {}
-        for shard, pages in [(SITE_SHARD, self._written(SITE_SHARD)), *sorted(self.models.items())]:
+        for shard in shards:
+            pages = self._written(SITE_SHARD) if shard == SITE_SHARD else self.models.get(shard, {})
             hasher = hashlib.blake2b(digest_size=20)
             for url in sorted(pages):
                 for part in (url.encode(), pages[url].encode()):
@@ -116,32 +161,41 @@ class SearchIndex:
             digests[shard] = hasher.hexdigest()
         return digests
 
+    def model_shards(self) -> list[str]:
+        """The model shards that hold a record, in order (each model's record is in by then)."""
+        return sorted(self.models)
+
     def write(self, site: Path, shards: Sequence[str], jobs: int) -> dict[str, list[str]]:
         """Index the named shards (up to ``jobs`` Pagefind processes at once) into the staged site's
         ``pagefind/`` folder; return the files each wrote, as paths below ``site``."""
+        return self.finish(self.start(shards, jobs), site)
+
+    def start(self, shards: Sequence[str], jobs: int) -> Indexing:
+        """Start Pagefind on the named shards, up to ``jobs`` at once, and return at once: the build makes
+        its other pages meanwhile. ``finish`` starts the rest, waits, and places the bundles."""
         for shard in shards:
             for url, page in self.models.get(shard, {}).items():
-                self._write(shard, url, page)
-        # The binary itself: ``python -m pagefind`` would start an interpreter first just to find it.
-        binary = str(pagefind_bin.get_executable())
-        waiting = list(shards)
-        running: list[subprocess.Popen[str]] = []
+                if url not in self.written:
+                    self._write(shard, url, page)
+        run = Indexing(list(shards), [], max(1, jobs))
+        run.launch(self.scratch)
+        self.runs.append(run)
+        return run
+
+    def finish(self, run: Indexing, site: Path) -> dict[str, list[str]]:
+        """Wait for ``run`` (started by ``start``) and move each shard's bundle into the staged site."""
         failed: list[str] = []
-        while waiting or running:
-            while waiting and len(running) < max(1, jobs):
-                shard = waiting.pop(0)
-                command = [binary, "--site", str(self.scratch / shard)]
-                command += ["--output-path", str(self.scratch / "bundles" / shard), "--silent"]
-                running.append(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
-            process = running.pop(0)
+        while run.running:
+            process = run.running.pop(0)
             output, _ = process.communicate()
             if process.returncode != 0:
                 failed.append(output)
+            run.launch(self.scratch)
         if failed:
             detail = failed[0].strip().splitlines()
             message = f"the search index could not be built: {detail[-1] if detail else 'pagefind failed'}"
             raise SearchIndexError(message)
-        return {shard: self._place(shard, site) for shard in shards}
+        return {shard: self._place(shard, site) for shard in run.shards}
 
     def _write(self, shard: str, url: str, page: str) -> None:
         path = self.scratch / shard / url / "index.html"
@@ -177,7 +231,11 @@ def search_index(enabled: bool, models: int, language: str = LANGUAGE) -> Iterat
         yield None
         return
     with tempfile.TemporaryDirectory(prefix="bert-atlas-search-") as scratch:
-        yield SearchIndex(Path(scratch), models, language)
+        index = SearchIndex(Path(scratch), models, language)
+        try:
+            yield index
+        finally:
+            index.stop()  # none left running once the build waited for them
 
 
 # A result's kind, by the first folder of its address: a page of its own below the folder, or the
