@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
+import io
 import json
 import re
 import shutil
@@ -14,8 +16,10 @@ import pytest
 from conftest import MODELS, ROOT, SITE_JOBS, TEST_CARDS, reference_for, snapshot
 from generator.build.output import MARKER
 from generator.build.pipeline import build
-from generator.cards.card import load_cards
+from generator.cards.card import load_card, load_cards
 from generator.cards.problems import InputError
+from generator.counting.inventory import count_parameters
+from generator.site import exports
 from generator.site.page import SiteOptions
 
 CARD_IDS = [card.id for card in load_cards(MODELS)]
@@ -62,6 +66,26 @@ def test_csv_export_lists_tied_rows_with_zero(site: Path) -> None:
         "component": "masked-LM head",
         "tied_to": "bert.embeddings.word_embeddings.weight",
     }
+
+
+def test_csv_export_quotes_a_name_that_needs_it_as_the_csv_module_does() -> None:
+    """The export writes plain rows itself; a field with a comma, a quote or a line break goes through the
+    csv module's writer, so the file reads back the same (names from a transformers class never hold one)."""
+    inventory = count_parameters(load_card(MODELS / "bert-base-uncased-pretraining.yaml"))
+    first, tied = inventory.entries[0], inventory.tied[0]
+    odd = (
+        dataclasses.replace(first, name='odd,"name"'),
+        dataclasses.replace(tied, component="masked-LM\nhead"),
+        *(e for e in inventory.entries if e not in (first, tied)),
+    )
+    text = exports.to_csv(dataclasses.replace(inventory, entries=odd))
+    assert text.splitlines()[1].startswith('"odd,""name""",30522x768,23440896,')
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[1][0] == 'odd,"name"' and rows[2][3] == "masked-LM\nhead" and len(rows) == len(odd) + 1
+    assert (
+        exports.to_csv(inventory).splitlines()[1]
+        == "bert.embeddings.word_embeddings.weight,30522x768,23440896,embeddings,"
+    )
 
 
 def test_model_page_content(site: Path) -> None:

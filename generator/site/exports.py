@@ -99,13 +99,32 @@ def dump_json(data: dict[str, Any], *, compute: dict[str, list[dict[str, int]]] 
 
 
 def to_csv(inventory: Inventory) -> str:
-    """One row per tensor; tied slots have a count of 0 and name what they reuse."""
+    """One row per tensor; tied slots have a count of 0 and name what they reuse.
+
+    Written as ``csv.writer`` writes it (minimal quoting, "\n" ends a line), but a row at a time with
+    f-strings: the writer took a third of a model's exports. The text is kept only when each line holds
+    exactly its four commas and nothing holds a quote or a carriage return, so that no field needed
+    quoting (none that a transformers class names does); else the writer writes every row.
+    """
+    lines = [f"{CSV_HEADER}\n"]
+    for entry in inventory.entries:
+        if isinstance(entry, TiedTensor):
+            lines.append(f"{entry.name},,0,{entry.component},{entry.tied_to}\n")
+        else:
+            lines.append(f"{entry.name},{'x'.join(map(str, entry.shape))},{entry.count},{entry.component},\n")
+    text = "".join(lines)
+    rows = len(lines)
+    if text.count(",") == 4 * rows and text.count("\n") == rows and '"' not in text and "\r" not in text:
+        return text
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["name", "shape", "count", "component", "tied_to"])
+    writer.writerow(CSV_HEADER.split(","))
     for entry in inventory.entries:
         if isinstance(entry, TiedTensor):
             writer.writerow([entry.name, "", 0, entry.component, entry.tied_to])
         else:
             writer.writerow([entry.name, "x".join(map(str, entry.shape)), entry.count, entry.component, ""])
     return out.getvalue()
+
+
+CSV_HEADER = "name,shape,count,component,tied_to"
