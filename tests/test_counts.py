@@ -120,8 +120,8 @@ def test_totals_without_tensors_are_the_inventory_added_up(path) -> None:  # typ
 
 
 def test_derivation_reads_its_own_tensors_when_an_equal_block_was_derived_first() -> None:
-    # Derivation forms are cached by value: another card's equal, but distinct, block may fill
-    # the cache first. The steps must still add up this inventory's tensors.
+    # Another card's equal, but distinct, block may have had its form worked out first (forms were
+    # cached by value; they are kept by the block's identity now). The steps must add up this inventory's tensors.
     inventory = count_parameters(card_by_id("bert-base-uncased-pretraining"))
     order = tuple(s.name for s in inventory.card.family.symbols)
     for block in inventory.architecture.blocks:
@@ -174,3 +174,13 @@ def test_a_cards_numbers_are_put_into_a_declarations_blocks_once_whoever_asks() 
     inventory._EVALUATED.clear()
     assert count_totals(card) == counted
     assert counted.total == count_parameters(card).total
+
+
+def test_a_counted_tensor_is_the_tensor_its_class_would_make() -> None:
+    """count_parameters fills each Tensor's fields itself, without the dataclass's __init__ (see there):
+    every field is set, and the tensor equals the one the constructor makes of the same values."""
+    assert not hasattr(inventory.Tensor, "__post_init__")  # nothing the constructor would check is skipped
+    names = [field.name for field in dataclasses.fields(inventory.Tensor)]
+    for tensor in count_card(TEST_CARDS / "test-bert-classifier-5.yaml").tensors:
+        assert list(vars(tensor)) == names
+        assert inventory.Tensor(**vars(tensor)) == tensor

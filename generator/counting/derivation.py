@@ -27,6 +27,7 @@ from generator.counting.expr import (
     substitute,
 )
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
+from generator.counting.kept import KeptFor
 from generator.counting.poly import Poly, product, total
 
 
@@ -57,8 +58,8 @@ class StepForm:
 class BlockForm:
     """A component before any number is put in: what the derivation and the calculator both show.
 
-    Cached by value (``block_form``), so it holds no block: its steps line up with the modules
-    of whichever equal block asks, and those are read from that block.
+    Kept for each block (``block_form``), it holds no block: its steps line up with the modules of
+    whichever equal block asks, and those are read from that block.
     """
 
     steps: tuple[StepForm, ...]
@@ -80,14 +81,21 @@ def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
     return StepForm(formula, symbolic)
 
 
-@functools.cache
+# Each block's form, kept by the block's identity (an Architecture and its blocks are built once per
+# setting and head): keyed by value, every card's derivation hashed each of its blocks' trees again.
+_FORMS: KeptFor[Block, BlockForm] = KeptFor(1024)
+
+
 def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:
     """A block's steps, its per-instance formula and, when it repeats, its subtotal in symbols."""
+    found = _FORMS.get(block, order)
+    if found is not None:
+        return found
     steps = tuple(step_form(module, order) for module in block.modules)
     formula = total(s.formula for s in steps)
     expression = poly_expr(formula, order)
     subtotal_expression = Mul((*count_factors(block, order), Paren(expression))) if block.repeat else None
-    return BlockForm(steps, formula, expression, subtotal_expression)
+    return _FORMS.keep(block, BlockForm(steps, formula, expression, subtotal_expression), order)
 
 
 def count_factors(block: Block, order: tuple[str, ...]) -> tuple[Expr, ...]:
