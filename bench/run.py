@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import importlib.util
 import json
 import os
@@ -83,21 +84,43 @@ def measure(cmd: Sequence[str], cwd: Path, env: dict[str, str] | None = None) ->
 
     ``wait4`` reports the child together with the processes it waited for (a build's worker
     processes, Pagefind): their CPU times added up, and the largest peak resident set of any one.
+    The command is started by ``bench/spawn.py``, a small process of its own (see there): started
+    from this one, it would report this process's size once this one holds the loaded cards.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout = out.read().decode("utf-8", "replace")
-        stderr = err.read().decode("utf-8", "replace")
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}:\n{stdout[-2000:]}\n{stderr[-4000:]}")
-    peak_mib = usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
-    return Run(wall, usage.ru_utime + usage.ru_stime, peak_mib, stdout, stderr)
+    with tempfile.NamedTemporaryFile() as out, tempfile.NamedTemporaryFile() as err:
+        job = {"cmd": list(cmd), "cwd": str(cwd), "env": env, "stdout": out.name, "stderr": err.name}
+        done = _spawner().run(job)
+        stdout = Path(out.name).read_bytes().decode("utf-8", "replace")
+        stderr = Path(err.name).read_bytes().decode("utf-8", "replace")
+    if done["status"] != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited with {done['status']}:\n{stdout[-2000:]}\n{stderr[-4000:]}")
+    peak_mib = done["peak_kib"] / 1024  # ru_maxrss is in KiB on Linux
+    return Run(done["wall"], done["cpu"], peak_mib, stdout, stderr)
+
+
+class Spawner:
+    """``bench/spawn.py``, running: it starts each command it is sent and answers with what it measured."""
+
+    def __init__(self) -> None:
+        script = Path(__file__).resolve().parent / "spawn.py"
+        self.process = subprocess.Popen(
+            [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(job) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError("bench/spawn.py stopped")
+        return dict(json.loads(answer))
+
+
+@functools.cache
+def _spawner() -> Spawner:
+    """The one spawner, started at the first command (the benchmark is small then)."""
+    return Spawner()
 
 
 @dataclass
