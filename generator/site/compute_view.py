@@ -201,11 +201,12 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
     positions = longest(card)
     seq = page_seq(positions)
     derivation = derive_compute(compute, 1, seq)
+    shapes: dict[Poly, Line] = {}  # a storage's elements, worked once a shape: a layer keeps b·s·H many times
     components = []
     for block, lines in zip(compute.blocks, derivation.components, strict=True):
         items: tuple[Module | Op, ...] = (*block.block.modules, *block.block.ops)
         steps = tuple(
-            _step(compute, f"c-{block.block.key}-{item.key}", item, step, worked, words, seq)
+            _step(compute, f"c-{block.block.key}-{item.key}", item, step, worked, words, seq, shapes)
             for item, step, worked in zip(items, block.steps, lines.steps, strict=True)
             if worked.forward or any(worked.saved.values())
         )
@@ -248,7 +249,14 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
 
 
 def _step(
-    compute: Compute, anchor: str, item: Module | Op, step: StepCompute, worked: StepLines, words: Words, seq: int
+    compute: Compute,
+    anchor: str,
+    item: Module | Op,
+    step: StepCompute,
+    worked: StepLines,
+    words: Words,
+    seq: int,
+    shapes: dict[Poly, Line],
 ) -> ShownStep:
     """One module or op: its products named, its storages worked out as elements and bytes."""
     label = words.name("steps", item.key) if isinstance(item, Op) else step.label
@@ -265,7 +273,7 @@ def _step(
     kept = tuple(
         Kept(
             words.name("saved", _storage(step.path, tensor.key)),
-            worked_line(compute, elements(tensor.shape), 1, seq, tensor.key),
+            _elements(compute, tensor.shape, seq, tensor.key, shapes),
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
             tensor.shared,
             is_mask(step.path, tensor.key),
@@ -273,6 +281,15 @@ def _step(
         for tensor, *lines in zip(step.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
     )
     return ShownStep(anchor, label, products, worked.backward, kept)
+
+
+def _elements(compute: Compute, shape: tuple[Poly, ...], seq: int, key: str, shapes: dict[Poly, Line]) -> Line:
+    """A storage's number of elements at b = 1 and ``seq``, worked once for each shape (``shapes``)."""
+    poly = elements(shape)
+    if poly not in shapes:
+        shapes[poly] = worked_line(compute, poly, 1, seq)
+    found = shapes[poly]
+    return Line(key, poly, found.symbolic, found.substituted, found.value)
 
 
 def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, int, str], ...]:
