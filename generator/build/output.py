@@ -88,12 +88,7 @@ class Staging:
         self._folders: set[str] = set()  # made by this process: a build writes thousands of files into few
 
     def write(self, relative: str, content: bytes) -> None:
-        # String paths and one mkdir a folder: a Path and an mkdir for each file were a tenth of writing it.
-        target = f"{self.path}/{relative}"
-        folder = os.path.dirname(target)  # noqa: PTH120 (a string path: see above)
-        if folder not in self._folders:
-            os.makedirs(folder, exist_ok=True)  # noqa: PTH103 (a string path: see above)
-            self._folders.add(folder)
+        target = in_folder(f"{self.path}/{relative}", self._folders)
         if self.reused:  # a file left there may be a link to a cached blob: replaced, never written through
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(target)  # noqa: PTH108 (a string path: see above)
@@ -130,6 +125,19 @@ class Staging:
                     counts[1] += entry.name.endswith(".html")
                     counts[2] += entry.stat(follow_symlinks=False).st_size
         return left
+
+
+def in_folder(target: str, made: set[str]) -> str:
+    """``target``, once the folder it goes in exists; ``made`` holds the folders this process made already.
+
+    String paths and one ``mkdir`` a folder: a build writes or places thousands of files into few
+    folders, and a ``Path`` and an ``mkdir`` for each file were a tenth of writing it.
+    """
+    folder = os.path.dirname(target)  # noqa: PTH120 (a string path: see above)
+    if folder not in made:
+        os.makedirs(folder, exist_ok=True)  # noqa: PTH103 (a string path: see above)
+        made.add(folder)
+    return target
 
 
 @contextlib.contextmanager

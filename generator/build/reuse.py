@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.cache import Blob, Cache
-from generator.build.output import Staging
+from generator.build.output import Staging, in_folder
 from generator.cards.card import Card
 from generator.site.page import Piece
 from generator.site.search import Indexing, SearchIndex, SearchRecord, page_record
@@ -100,7 +100,7 @@ class Reuse:
         root = str(staging.path)
         for path, content in files.items():
             names[path] = self.cache.put(content)
-            if not self.cache.place(names[path], self._folder_made(root, path)):
+            if not self.cache.place(names[path], in_folder(f"{root}/{path}", self.folders)):
                 staging.write(path, content)  # a cache that cannot be written: the file is still made
         return names
 
@@ -167,15 +167,6 @@ class Reuse:
             if (record := page_record(path, (root / path).read_bytes())) is not None:
                 index.add_page(record)
 
-    def _folder_made(self, root: str, path: str) -> str:
-        """``root/path``, once the folder it goes in exists (strings, not Paths: a rebuild places thousands)."""
-        target = f"{root}/{path}"
-        folder = os.path.dirname(target)  # noqa: PTH120 (a string path: see above)
-        if folder not in self.folders:
-            os.makedirs(folder, exist_ok=True)  # noqa: PTH103 (a string path: see above)
-            self.folders.add(folder)
-        return target
-
     def _place(self, files: dict[str, Blob], root: Path) -> bool:
         assert self.cache is not None
         placed: list[str] = []
@@ -184,7 +175,7 @@ class Reuse:
             if (
                 not _inside(path)
                 or not isinstance(blob, Blob)
-                or not self.cache.place(blob, target := self._folder_made(top, path))
+                or not self.cache.place(blob, target := in_folder(f"{top}/{path}", self.folders))
             ):
                 for done in placed:  # never left for a writer to overwrite: the blob shares its inode
                     with contextlib.suppress(FileNotFoundError):

@@ -87,54 +87,16 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
     """The rows of a tensor table: name with its permalink, shape, count and role.
 
     A model page has hundreds of these rows: a macro call for each made up a third of the build.
-    The copies of a repeated layer differ only by their index in every name, so the rows of one copy
-    are written once with each index left as a mark (``_INDEX``), and each copy with the same tensors
-    is those rows with its numbers put in: the same markup as row by row, at a string replace a copy.
+    (Writing a repeated layer's other copies from its first copy's rows, with the index replaced,
+    was tried in stop 29: finding which copies match cost more than the rows it saved.)
     """
-    rows: list[str] = []
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
-    copies: dict[tuple[object, ...], str] = {}  # a copy's rows, its index marked, by what they show
-    for block, index, run in _copies(entries):
-        prefix = block.prefix.format(*index)
-        tensors = [e for e in run if isinstance(e, Tensor) and e.name.startswith(prefix)]
-        if not index or len(tensors) < len(run):  # a tied slot may name a tensor of another copy: row by row
-            rows.extend(_tensor_row(e.name, e, words, cells) for e in run)
-            continue
-        shown = tuple((e.name[len(prefix) :], e.shape, e.count, e.role) for e in tensors)
-        key = (id(block), len(index), shown)
-        if key not in copies:
-            marked = block.prefix.format(*(_INDEX.format(level) for level in range(len(index))))
-            copies[key] = "".join(_tensor_row(marked + e.name[len(prefix) :], e, words, cells) for e in tensors)
-        text = copies[key]
-        for level, number in enumerate(index):
-            text = text.replace(_INDEX.format(level), str(number))
-        rows.append(text)
-    return Markup("".join(rows))
+    return Markup("".join(_tensor_row(entry, words, cells) for entry in entries))
 
 
-# Where a copy's index goes in its rows until its numbers are put in: characters no name, escaped or not, holds.
-_INDEX = "\x00{}\x00"
-
-
-def _copies(
-    entries: Iterable[Tensor | TiedTensor],
-) -> Iterable[tuple[Block, tuple[int, ...], list[Tensor | TiedTensor]]]:
-    """The entries in runs of one block's one copy each, in order."""
-    run: list[Tensor | TiedTensor] = []
-    for entry in entries:
-        if run and (entry.block is not run[0].block or entry.index != run[0].index):
-            yield run[0].block, run[0].index, run
-            run = []
-        run.append(entry)
-    if run:
-        yield run[0].block, run[0].index, run
-
-
-def _tensor_row(
-    name: str, entry: Tensor | TiedTensor, words: RowWords, cells: dict[tuple[tuple[int, ...], int, str], str]
-) -> str:
-    """One tensor's row, under ``name`` (the entry's own, or with its copy's index marked)."""
-    escaped = html.escape(name)  # plain strings: a row has no use for Markup objects
+def _tensor_row(entry: Tensor | TiedTensor, words: RowWords, cells: dict[tuple[tuple[int, ...], int, str], str]) -> str:
+    """One tensor's row; ``cells`` keeps the shape, count and role cells already written."""
+    escaped = html.escape(entry.name)  # plain strings: a row has no use for Markup objects
     link = words.permalink.format(anchor="t-" + escaped, label=escaped)
     shown = _with_breaks(escaped)  # breakable(name), escaped once
     head = f'<th scope="row"><code>{shown}</code> {link}</th>'
