@@ -9,8 +9,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -104,3 +106,23 @@ def test_a_build_that_fails_while_pagefind_indexes_the_models_leaves_none_runnin
     with pytest.raises(ProcessLookupError):
         os.kill(running[0], 0)  # stopped, and waited for: no such process left
     assert not out.exists()
+
+
+def test_the_index_is_made_beside_the_site_so_a_temporary_folder_elsewhere_cannot_break_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pagefind's bundles are renamed into the staged site, which fails across file systems: with the
+    scratch folder in the system's temporary folder, a /tmp kept in memory (Debian 13, Fedora, Arch) broke
+    every build with search ("Invalid cross-device link"). The scratch folder now sits beside the site;
+    here the system's temporary folder does not exist at all, and the build does not notice."""
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    shutil.copy(MODELS / "bert-uncased-l2-h128-a2.yaml", cards)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-temporary-folder"))
+    out = tmp_path / "site"
+    status, errors = run("--models", str(cards), "--out", str(out), "--jobs", "1", "--no-cache")
+    assert (status, errors) == (0, "")
+    entry = json.loads((out / "pagefind" / "pagefind-entry.json").read_text(encoding="utf-8"))
+    assert entry["languages"]["en"]["page_count"] > 0
+    assert (out / "pagefind" / "models-0" / "pagefind-entry.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cards", "site"]  # the scratch folder is gone

@@ -78,6 +78,7 @@ def build(
         search_index(
             (placed := reuse.place_all(search_key, staging.path) if options.search else {}) is None,
             len(cards),
+            staging.path,
             options.language,
         ) as index,
     ):

@@ -224,13 +224,21 @@ class SearchIndex:
 
 
 @contextlib.contextmanager
-def search_index(enabled: bool, models: int, language: str = LANGUAGE) -> Iterator[SearchIndex | None]:
-    """A search index for a site of ``models`` models, its scratch folder removed afterwards; None when
-    search is off."""
+def search_index(enabled: bool, models: int, staging: Path, language: str = LANGUAGE) -> Iterator[SearchIndex | None]:
+    """A search index for a site of ``models`` models staged in ``staging``, its scratch folder removed
+    afterwards; None when search is off.
+
+    The scratch folder sits beside the staging directory, not in the system's temporary folder: each
+    bundle Pagefind writes there is renamed into the site, which only works on one file system (a /tmp
+    kept in memory, as on Debian 13, Fedora and Arch, is another). Pagefind also numbers pages in the
+    order its walk of the folder meets them: on ext4 that order follows the names alone, while on a tmpfs
+    it follows the order the build's processes happened to write them in, so the index differed between
+    two builds of the same cards.
+    """
     if not enabled:
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="bert-atlas-search-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=f"{staging.name}.search-", dir=staging.parent) as scratch:
         index = SearchIndex(Path(scratch), models, language)
         try:
             yield index
