@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import json
 import sys
 import time
@@ -226,6 +227,10 @@ def _collect_rarely() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    # Figures and messages hold "×", "≈" and "→": on a terminal or a pipe that cannot encode them (an ASCII
+    # locale, a Windows code page), each is written as an escape, as Python writes stderr, not a traceback.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
     if args.command == "import":
         return _import(args)
@@ -242,6 +247,7 @@ def _build(args: argparse.Namespace) -> int:
     _collect_rarely()
     from generator.build.pipeline import build
     from generator.build.progress import Progress
+    from generator.site.page import SettingError
     from generator.site.render import SiteOptions
     from generator.site.search import SearchIndexError
 
@@ -260,7 +266,7 @@ def _build(args: argparse.Namespace) -> int:
     except InputError as error:
         progress.abandon()
         return _report(error, f"{display_path(args.out)}/ was left unchanged")
-    except SearchIndexError as error:
+    except (SearchIndexError, SettingError) as error:
         progress.abandon()
         print(f"error: {error}; {display_path(args.out)}/ was left unchanged", file=sys.stderr)
         return 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from generator.cards.card import load_card
 from generator.cli import _parser
 from generator.counting.compute import count_compute
 from generator.counting.inventory import count_parameters
+from generator.site.page import source_date
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -77,6 +79,56 @@ def test_bad_input_exits_non_zero_without_traceback(tmp_path: Path) -> None:
         "error: 1 problem(s) in 1 file(s); site/ was left unchanged",
     ]
     assert not (tmp_path / "site").exists()
+
+
+def run_with(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_a_malformed_source_date_epoch_stops_the_build_and_leaves_the_site(tmp_path: Path) -> None:
+    """SOURCE_DATE_EPOCH dates the site. A value that is no date was dropped in silence (a negative
+    number, a fraction) or stopped the build with a traceback (a number past the year 9999)."""
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny.yaml").write_text((MODELS / "bert-uncased-l2-h128-a2.yaml").read_text(encoding="utf-8"))
+    flags = ("build", "--no-search", "--no-cache", "--jobs", "1")
+    first = run_with({"SOURCE_DATE_EPOCH": "1763683200"}, *flags, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = snapshot(tmp_path / "site")
+    for value in ("abc", "-5", "1.5", "²", "253402300800", "99999999999999999"):
+        result = run_with({"SOURCE_DATE_EPOCH": value}, *flags, cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (1, ""), value
+        assert result.stderr.splitlines() == [
+            "error: SOURCE_DATE_EPOCH: expected a whole number of seconds since 1970-01-01 00:00 UTC, at most "
+            f"253402300799 (the end of the year 9999), found {value!r}; site/ was left unchanged"
+        ]
+    assert snapshot(tmp_path / "site") == before
+
+
+def test_source_date_epoch_reads_every_second_from_1970_to_the_end_of_9999() -> None:
+    assert source_date("0") == datetime.date(1970, 1, 1)
+    assert source_date(" 1763683200\n") == datetime.date(2025, 11, 21)
+    assert source_date("253402300799") == datetime.date(9999, 12, 31)
+    assert source_date("") is None and source_date("  ") is None  # set but empty: no date, as when unset
+
+
+def test_count_writes_to_a_stdout_that_cannot_encode_its_symbols(tmp_path: Path) -> None:
+    """An ASCII locale or a Windows code page cannot encode "×": the line is written with an escape,
+    as Python writes stderr, instead of ending in a UnicodeEncodeError."""
+    card = str(MODELS / "bert-base-uncased.yaml")
+    result = run_with({"PYTHONIOENCODING": "ascii"}, "count", card, "--seq", "128", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[:2] == [
+        "bert-base-uncased: BertModel, 109,482,240 parameters",
+        "batch 1 \\xd7 sequence 128 = 128 tokens",
+    ]
 
 
 def test_missing_models_directory(tmp_path: Path) -> None:

@@ -19,6 +19,28 @@ from typing import Any
 TEMPLATES = (Path(__file__).parent / "templates").resolve()
 SITE_TITLE = "BERT Parameter Atlas"
 LANGUAGE = "en"  # the folder of content/ a site is built from unless told otherwise
+# The last second a date can be made of: 9999-12-31 23:59:59 UTC.
+LAST_EPOCH = 253_402_300_799
+
+
+class SettingError(Exception):
+    """A build setting read from the environment that cannot be used: the build stops before it starts."""
+
+
+def source_date(value: str) -> datetime.date | None:
+    """The date of a SOURCE_DATE_EPOCH value (seconds since 1970-01-01 UTC); None when it is empty.
+
+    Anything else is refused rather than quietly left off the pages, as the reproducible-builds
+    specification asks of a malformed value."""
+    text = value.strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or int(text) > LAST_EPOCH:
+        raise SettingError(
+            f"SOURCE_DATE_EPOCH: expected a whole number of seconds since 1970-01-01 00:00 UTC, "
+            f"at most {LAST_EPOCH} (the end of the year 9999), found {value!r}"
+        )
+    return datetime.datetime.fromtimestamp(int(text), datetime.UTC).date()
 
 
 @dataclass(frozen=True)
@@ -32,9 +54,8 @@ class SiteOptions:
 
     @staticmethod
     def from_environment(base_url: str | None, *, search: bool = True, language: str = LANGUAGE) -> SiteOptions:
-        """Options with the date taken from SOURCE_DATE_EPOCH, when it is set."""
-        epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-        date = datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date() if epoch.isdigit() else None
+        """Options with the date taken from SOURCE_DATE_EPOCH, when it is set (SettingError if it is malformed)."""
+        date = source_date(os.environ.get("SOURCE_DATE_EPOCH", ""))
         if base_url and not base_url.endswith("/"):
             base_url += "/"
         return SiteOptions(base_url or None, date, search, language)
