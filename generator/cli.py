@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve_cmd.add_argument("--models", type=Path, default=Path("models"), metavar="DIR", help="default: models/")
     serve_cmd.add_argument("--out", type=Path, default=Path("site"), metavar="DIR", help="default: site/")
-    serve_cmd.add_argument("--port", type=int, default=8000, metavar="PORT", help="default: 8000")
+    serve_cmd.add_argument("--port", type=_port, default=8000, metavar="PORT", help="default: 8000")
     import_cmd = commands.add_parser(
         "import",
         help="write a model card from a transformers config.json",
@@ -124,6 +124,12 @@ def _parser() -> argparse.ArgumentParser:
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 up, found {text!r}")
+    return int(text)
+
+
+def _port(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 1 to 65535, found {text!r}")
     return int(text)
 
 

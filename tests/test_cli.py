@@ -6,6 +6,7 @@ import argparse
 import datetime
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -20,9 +21,14 @@ from generator.counting.inventory import count_parameters
 from generator.site.page import source_date
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run(*args: str, cwd: Path, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "generator", *args], cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "generator", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,  # for a command that would otherwise run until stopped (serve)
     )
 
 
@@ -270,3 +276,28 @@ def test_count_refuses_bad_cards_and_values_without_traceback(tmp_path: Path) ->
     assert "--seq: expected at most max_position_embeddings (512)" in long.stderr and "found 513" in long.stderr
     zero = run("count", str(MODELS / "bert-base-uncased.yaml"), "--batch", "0", cwd=tmp_path)
     assert zero.returncode == 2 and "argument --batch: expected a whole number from 1 up, found '0'" in zero.stderr
+
+
+def test_serve_on_a_port_in_use_says_so_before_building(tmp_path: Path) -> None:
+    """The port is bound first: taken, it ends the command with one line and exit 1, before any build,
+    where it was a traceback after the first build."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = str(tmp_path / "site")
+        result = run("serve", "--models", str(MODELS), "--out", out, "--port", str(port), cwd=tmp_path, timeout=60)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        f"error: cannot serve on 127.0.0.1:{port}: Address already in use; choose another --port"
+    ]
+    assert not (tmp_path / "site").exists()
+
+
+def test_serve_refuses_a_port_that_does_not_exist(tmp_path: Path) -> None:
+    for port in ("0", "65536", "99999", "http"):
+        result = run("serve", "--port", port, cwd=tmp_path, timeout=60)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, port
+        assert result.stderr.splitlines()[-1] == (
+            f"python -m generator serve: error: argument --port: expected a port number from 1 to 65535, found '{port}'"
+        )

@@ -129,12 +129,16 @@ def _build(models: Path, out: Path) -> None:
 def serve(models: Path, out: Path, port: int, *, poll_seconds: float = WATCH_SECONDS) -> int:
     """Build, serve ``out`` on 127.0.0.1, and rebuild on every change until interrupted."""
     folders = [models, TEMPLATES, CONTENT, Path(__file__).resolve().parent.parent]  # and the whole generator package
-    _build(models, out)
-    out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
     # The handler resolves every request against the directory's path, so it serves whichever
     # site a rebuild has swapped in there.
     handler = functools.partial(PreviewHandler, directory=str(out.resolve()))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    try:  # before the first build: a port already taken is told at once, not after it
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as error:
+        print(f"error: cannot serve on 127.0.0.1:{port}: {error.strerror}; choose another --port", file=sys.stderr)
+        return 1
+    _build(models, out)
+    out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"serving http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
     seen = _snapshot(folders)
