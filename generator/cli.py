@@ -8,6 +8,7 @@ import io
 import json
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     build_cmd.add_argument(
         "--base-url",
+        type=_base_url,
         metavar="URL",
         help="where the site will be published, e.g. https://user.github.io/repo/; used only for canonical "
         "links, the sitemap and Open Graph tags (links inside the site stay relative)",
@@ -125,6 +127,30 @@ def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 up, found {text!r}")
     return int(text)
+
+
+# What an address may not hold unescaped (RFC 3986): spaces and controls, quotes, angle brackets and the like.
+_NOT_IN_URLS = frozenset(' "<>\\^`{|}') | {chr(c) for c in range(32)} | {chr(127)}
+
+
+def _base_url(text: str) -> str:
+    """An absolute http(s) address with a host, no query or fragment: the sitemap and canonical links
+    are made from it, and a typo would only show once the site was published."""
+    parts = urllib.parse.urlsplit(text)
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or parts.query
+        or parts.fragment
+        or "?" in text
+        or "#" in text
+        or any(char in _NOT_IN_URLS for char in text)
+    ):
+        raise argparse.ArgumentTypeError(
+            f"expected an absolute http:// or https:// address without a query or fragment, "
+            f"such as https://user.github.io/repo/, found {text!r}"
+        )
+    return text
 
 
 def _port(text: str) -> int:

@@ -301,3 +301,21 @@ def test_serve_refuses_a_port_that_does_not_exist(tmp_path: Path) -> None:
         assert result.stderr.splitlines()[-1] == (
             f"python -m generator serve: error: argument --port: expected a port number from 1 to 65535, found '{port}'"
         )
+
+
+def test_build_refuses_a_base_url_that_is_no_web_address(tmp_path: Path) -> None:
+    """--base-url makes the sitemap and the canonical links: "not a url" or a bare host name was taken
+    as it was, and showed only once the site was published. A good address is kept as given."""
+    bad = ("not a url", "example.org/atlas/", "ftp://example.org/", "https://", "javascript:alert(1)")
+    bad += ("https://example.org/a b/", 'https://example.org/"><script>', "https://x.org/?v=1", "https://x.org/#top")
+    for url in bad:
+        result = run("build", "--base-url", url, cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (2, ""), url
+        assert result.stderr.splitlines()[-1] == (
+            "python -m generator build: error: argument --base-url: expected an absolute http:// or https:// "
+            f"address without a query or fragment, such as https://user.github.io/repo/, found {url!r}"
+        )
+    assert not (tmp_path / "site").exists()
+    parser = _parser()
+    for url in ("https://user.github.io/repo/", "http://localhost:8000", "https://example.org/a%20b/"):
+        assert parser.parse_args(["build", "--base-url", url]).base_url == url
