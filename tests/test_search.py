@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from conftest import card_by_id
 from generator.site import content
 from generator.site.search import (
@@ -10,7 +16,9 @@ from generator.site.search import (
     NOTES_OPENING,
     SITE_SHARD,
     TITLE_WEIGHT,
+    WRITTEN,
     SearchIndex,
+    SearchRecord,
     _opening,
     _without,
     kind_of,
@@ -76,16 +84,84 @@ def test_a_stand_in_written_beside_its_page_is_indexed_as_written_and_not_writte
     first, second = (model_record(model_of(card_by_id(i)), SITE_TEXT) for i in ("bert-base-uncased", "albert-base-v2"))
     index = SearchIndex(tmp_path, models=1)
     index.write_model(first)
-    stand_in = tmp_path / "models-0" / "models" / "bert-base-uncased" / "index.html"
+    stand_in = tmp_path / WRITTEN / "models-0" / "models" / "bert-base-uncased" / "index.html"
     assert "109,482,240 parameters" in stand_in.read_text(encoding="utf-8")
     stand_in.write_text("<p>as the worker left it</p>", encoding="utf-8")  # rewritten, this would show
     index.add_model(first, written=True)
     index.add_model(second)
     index.finish(index.start(["models-0"], jobs=1), tmp_path / "site")
-    assert stand_in.read_text(encoding="utf-8") == "<p>as the worker left it</p>"
-    assert (tmp_path / "models-0" / "models" / "albert-base-v2" / "index.html").is_file()
+    indexed = tmp_path / "models-0" / "models"  # where the stand-ins are moved for Pagefind (``_arrange``)
+    assert (indexed / "bert-base-uncased" / "index.html").read_text(encoding="utf-8") == "<p>as the worker left it</p>"
+    assert (indexed / "albert-base-v2" / "index.html").is_file()
     # the shard's digest is of the records, however their stand-ins were written
     assert index.contents(["models-0"]) == _both_added(tmp_path / "other", first, second)
+
+
+SITE_URLS = (
+    "",
+    "compare/",
+    "diffs/",
+    "diffs/a--b/",
+    "diffs/a-c--d/",
+    "families/",
+    "families/bert/",
+    "families/albert/",
+)
+
+
+def _laid_out(scratch: Path, urls: Sequence[str], monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Write a site shard's stand-ins in the order given, lay the shard out for Pagefind, and return
+    what was made there, in order: each folder made and each page moved, below the shard's folder."""
+    index = SearchIndex(scratch, models=1)
+    for url in urls:
+        index.add_page(SearchRecord(url, "", html=f"<p>{url}</p>"))
+    done: list[tuple[str, str]] = []
+    real_mkdir, real_replace = Path.mkdir, Path.replace
+    shard = scratch / SITE_SHARD
+
+    def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self.is_relative_to(shard):
+            done.append(("folder", self.relative_to(shard).as_posix()))
+        real_mkdir(self, *args, **kwargs)
+
+    def replace(self: Path, target: Any) -> Path:
+        done.append(("moved", Path(target).relative_to(shard).as_posix()))
+        return real_replace(self, target)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "mkdir", mkdir)
+        patched.setattr(Path, "replace", replace)
+        index._arrange(SITE_SHARD)
+    assert sorted(p.relative_to(shard).as_posix() for p in shard.rglob("index.html")) == sorted(
+        f"{url}index.html" for url in urls
+    )
+    return done
+
+
+def test_a_shard_is_laid_out_for_pagefind_in_address_order_whatever_order_its_pages_were_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pagefind numbers pages in its walk's order, which on a tmpfs or btrfs is the order the entries were
+    made; workers write stand-ins in any order, so the folder Pagefind reads is made afresh in address order."""
+    forward = _laid_out(tmp_path / "forward", SITE_URLS, monkeypatch)
+    backward = _laid_out(tmp_path / "backward", SITE_URLS[::-1], monkeypatch)
+    assert (
+        forward
+        == backward
+        == [
+            ("folder", "."),
+            ("moved", "index.html"),  # the root page holds the others: its file alone
+            ("moved", "compare"),  # a page with none below it: its folder whole
+            ("folder", "diffs"),
+            ("moved", "diffs/index.html"),
+            ("moved", "diffs/a--b"),
+            ("moved", "diffs/a-c--d"),
+            ("folder", "families"),
+            ("moved", "families/index.html"),
+            ("moved", "families/albert"),
+            ("moved", "families/bert"),
+        ]
+    )
 
 
 def _both_added(scratch, *records) -> dict[str, str]:  # type: ignore[no-untyped-def]

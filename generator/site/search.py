@@ -55,6 +55,8 @@ class SearchIndexError(Exception):
 # primary bundle in pagefind/ that the search page loads; the model records are spread over up to
 # MAX_SHARDS more, about PER_SHARD each, which the search page merges into it (Pagefind's mergeIndex).
 SITE_SHARD = "site"
+# Where the stand-ins are written, by any process in any order, until their shard is indexed (``_arrange``).
+WRITTEN = "written"
 PER_SHARD = 128
 MAX_SHARDS = 8
 # What a merged bundle needs: its entry, metadata and index. The search UI, its scripts and the
@@ -177,6 +179,8 @@ class SearchIndex:
             for url, page in self.models.get(shard, {}).items():
                 if url not in self.written:
                     self._write(shard, url, page)
+        for shard in shards:
+            self._arrange(shard)
         run = Indexing(list(shards), [], max(1, jobs))
         run.launch(self.scratch)
         self.runs.append(run)
@@ -198,16 +202,39 @@ class SearchIndex:
         return {shard: self._place(shard, site) for shard in run.shards}
 
     def _write(self, shard: str, url: str, page: str) -> None:
-        path = self.scratch / shard / url / "index.html"
+        path = self.scratch / WRITTEN / shard / url / "index.html"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")
 
     def _written(self, shard: str) -> dict[str, str]:
-        folder = self.scratch / shard
+        folder = self.scratch / WRITTEN / shard
         return {
             path.parent.relative_to(folder).as_posix(): path.read_text(encoding="utf-8")
             for path in folder.rglob("index.html")
         }
+
+    def _arrange(self, shard: str) -> None:
+        """Move a shard's stand-ins from where they were written into the folder Pagefind reads, one page
+        at a time in address order (a page's folder whole, unless other pages lie below it).
+
+        Pagefind numbers pages in the order its walk of that folder meets them, and every file of the
+        index depends on those numbers. On ext4 a folder lists its entries by a hash of their names,
+        but on a tmpfs, btrfs or a small XFS folder it lists them in the order they were made: written
+        by several processes at once, that order, and with it the index, changed from build to build.
+        """
+        written, folder = self.scratch / WRITTEN / shard, self.scratch / shard
+        pages = sorted(path.parent.relative_to(written).as_posix() for path in written.rglob("index.html"))
+        above = {"/".join(page.split("/")[:depth]) for page in pages for depth in range(1, page.count("/") + 1)}
+        made = {folder}
+        folder.mkdir(exist_ok=True)
+        for page in pages:
+            source, target = written / page, folder / page
+            if page == "." or page in above:  # the folder holds other pages: this page's file alone
+                _make(target, made)
+                (source / "index.html").replace(target / "index.html")
+            else:
+                _make(target.parent, made)
+                source.replace(target)
 
     def _place(self, shard: str, site: Path) -> list[str]:
         """Move a shard's bundle into ``site/pagefind`` (a model shard's data into its own folder there)."""
@@ -221,6 +248,14 @@ class SearchIndex:
                 path.replace(target)
                 placed.append(f"{below}/{name}")
         return placed
+
+
+def _make(folder: Path, made: set[Path]) -> None:
+    """Make a folder and those above it once (``made``: made already), top first."""
+    if folder not in made:
+        _make(folder.parent, made)
+        folder.mkdir(exist_ok=True)
+        made.add(folder)
 
 
 @contextlib.contextmanager
