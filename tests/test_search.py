@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -116,21 +117,20 @@ def _laid_out(scratch: Path, urls: Sequence[str], monkeypatch: pytest.MonkeyPatc
     for url in urls:
         index.add_page(SearchRecord(url, "", html=f"<p>{url}</p>"))
     done: list[tuple[str, str]] = []
-    real_mkdir, real_replace = Path.mkdir, Path.replace
+    real_makedirs, real_replace = os.makedirs, os.replace
     shard = scratch / SITE_SHARD
 
-    def mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
-        if self.is_relative_to(shard):
-            done.append(("folder", self.relative_to(shard).as_posix()))
-        real_mkdir(self, *args, **kwargs)
+    def makedirs(name: str, *args: Any, **kwargs: Any) -> None:
+        done.append(("folder", Path(name).relative_to(shard).as_posix()))
+        real_makedirs(name, *args, **kwargs)
 
-    def replace(self: Path, target: Any) -> Path:
+    def replace(source: str, target: str) -> None:
         done.append(("moved", Path(target).relative_to(shard).as_posix()))
-        return real_replace(self, target)
+        real_replace(source, target)
 
     with monkeypatch.context() as patched:
-        patched.setattr(Path, "mkdir", mkdir)
-        patched.setattr(Path, "replace", replace)
+        patched.setattr(os, "makedirs", makedirs)
+        patched.setattr(os, "replace", replace)
         index._arrange(SITE_SHARD)
     assert sorted(p.relative_to(shard).as_posix() for p in shard.rglob("index.html")) == sorted(
         f"{url}index.html" for url in urls
