@@ -137,11 +137,13 @@ def serve(models: Path, out: Path, port: int, *, poll_seconds: float = WATCH_SEC
     except OSError as error:
         print(f"error: cannot serve on 127.0.0.1:{port}: {error.strerror}; choose another --port", file=sys.stderr)
         return 1
+    # Taken before the first build: an edit saved while it runs, or as soon as the page is served, is
+    # a change (taken after, it raced the first request and an edit could go unbuilt).
+    seen = _snapshot(folders)
     _build(models, out)
     out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"serving http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
-    seen = _snapshot(folders)
     try:
         while True:
             time.sleep(poll_seconds)
