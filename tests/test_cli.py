@@ -21,7 +21,10 @@ from generator.counting.inventory import count_parameters
 from generator.site.page import source_date
 
 
-def run(*args: str, cwd: Path, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str, cwd: Path, timeout: float | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m generator ARGS`` in ``cwd``, with ``env`` added to this process's environment."""
     return subprocess.run(
         [sys.executable, "-m", "generator", *args],
         cwd=cwd,
@@ -29,6 +32,7 @@ def run(*args: str, cwd: Path, timeout: float | None = None) -> subprocess.Compl
         text=True,
         check=False,
         timeout=timeout,  # for a command that would otherwise run until stopped (serve)
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -87,17 +91,6 @@ def test_bad_input_exits_non_zero_without_traceback(tmp_path: Path) -> None:
     assert not (tmp_path / "site").exists()
 
 
-def run_with(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "generator", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, **env},
-    )
-
-
 def test_a_malformed_source_date_epoch_stops_the_build_and_leaves_the_site(tmp_path: Path) -> None:
     """SOURCE_DATE_EPOCH dates the site. A value that is no date was dropped in silence (a negative
     number, a fraction) or stopped the build with a traceback (a number past the year 9999)."""
@@ -105,11 +98,11 @@ def test_a_malformed_source_date_epoch_stops_the_build_and_leaves_the_site(tmp_p
     models.mkdir()
     (models / "tiny.yaml").write_text((MODELS / "bert-uncased-l2-h128-a2.yaml").read_text(encoding="utf-8"))
     flags = ("build", "--no-search", "--no-cache", "--jobs", "1")
-    first = run_with({"SOURCE_DATE_EPOCH": "1763683200"}, *flags, cwd=tmp_path)
+    first = run(*flags, cwd=tmp_path, env={"SOURCE_DATE_EPOCH": "1763683200"})
     assert first.returncode == 0, first.stderr
     before = snapshot(tmp_path / "site")
     for value in ("abc", "-5", "1.5", "²", "253402300800", "99999999999999999"):
-        result = run_with({"SOURCE_DATE_EPOCH": value}, *flags, cwd=tmp_path)
+        result = run(*flags, cwd=tmp_path, env={"SOURCE_DATE_EPOCH": value})
         assert (result.returncode, result.stdout) == (1, ""), value
         assert result.stderr.splitlines() == [
             "error: SOURCE_DATE_EPOCH: expected a whole number of seconds since 1970-01-01 00:00 UTC, at most "
@@ -129,7 +122,7 @@ def test_count_writes_to_a_stdout_that_cannot_encode_its_symbols(tmp_path: Path)
     """An ASCII locale or a Windows code page cannot encode "×": the line is written with an escape,
     as Python writes stderr, instead of ending in a UnicodeEncodeError."""
     card = str(MODELS / "bert-base-uncased.yaml")
-    result = run_with({"PYTHONIOENCODING": "ascii"}, "count", card, "--seq", "128", cwd=tmp_path)
+    result = run("count", card, "--seq", "128", cwd=tmp_path, env={"PYTHONIOENCODING": "ascii"})
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.splitlines()[:2] == [
         "bert-base-uncased: BertModel, 109,482,240 parameters",
