@@ -21,8 +21,12 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, ROOT
+from generator.build.cache import GENERATOR
 from generator.build.output import MARKER, Staging
+from generator.cards.problems import display_path
 from generator.cli import main
+from generator.site.content import CONTENT
+from generator.site.render import TEMPLATES
 
 NO_SEARCH = ["--no-search"]  # Pagefind has its own tests; these are about directories
 
@@ -120,6 +124,29 @@ def test_refuses_the_sources_and_every_directory_above_them(
     # The catalog, when it is not the --models of this build, is refused as a directory no build made.
     assert "--out: refusing to " in err.splitlines()[0], err
     assert snapshot(small_models) == before
+
+
+@pytest.mark.parametrize(
+    ("inside", "reads"),
+    [
+        pytest.param(lambda models: models / "site", lambda models: models, id="the cards"),
+        pytest.param(lambda models: GENERATOR / "preview", lambda models: GENERATOR, id="the generator"),
+        pytest.param(lambda models: TEMPLATES / "preview", lambda models: TEMPLATES, id="the templates"),
+        pytest.param(lambda models: CONTENT / "en" / "site", lambda models: CONTENT, id="the texts"),
+    ],
+)
+def test_refuses_a_site_inside_what_the_build_reads(small_models: Path, inside, reads) -> None:  # type: ignore[no-untyped-def]
+    """A site written among its own inputs is read back: cards named *.yaml, files in the generator's
+    fingerprint, and a `serve` that watches those folders rebuilds for ever."""
+    before = snapshot(small_models)
+    out = inside(small_models)
+    status, err = build(small_models, out)
+    assert status == 1
+    assert err.splitlines()[0] == (
+        f"{display_path(out)}:1:1: --out: refusing to write the site inside {reads(small_models)}, which the build "
+        "reads: choose a directory outside it"
+    )
+    assert not out.exists() and snapshot(small_models) == before
 
 
 def test_refuses_a_symlink_to_the_project(tmp_path: Path, small_models: Path) -> None:

@@ -14,7 +14,7 @@ import fcntl
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from generator.cards.problems import InputError, Location, Problem
@@ -22,8 +22,10 @@ from generator.cards.problems import InputError, Location, Problem
 MARKER = ".bert-atlas-site"
 
 
-def check_output_dir(out: Path, protected: list[Path]) -> None:
-    """Refuse an output directory that would overwrite sources or someone else's files."""
+def check_output_dir(out: Path, protected: Sequence[Path], inputs: Sequence[Path] = ()) -> None:
+    """Refuse an output directory that would overwrite sources or someone else's files, or that lies
+    inside one of the build's ``inputs`` (the cards, the generator, its templates and texts): a site
+    there would be read back as input (``serve`` watches those folders and would rebuild for ever)."""
     target = out.resolve()
     for path in protected:
         source = path.resolve()
@@ -31,6 +33,10 @@ def check_output_dir(out: Path, protected: list[Path]) -> None:
             raise InputError(
                 [Problem(Location(out), "--out", f"refusing to write the site over {path}: choose another directory")]
             )
+    for path in inputs:
+        if path.resolve() in target.parents:
+            message = f"refusing to write the site inside {path}, which the build reads: choose a directory outside it"
+            raise InputError([Problem(Location(out), "--out", message)])
     _check_replaceable(out)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.build.cache import Blob, Cache, fingerprint
+from generator.build.cache import GENERATOR, Blob, Cache, fingerprint
 from generator.build.output import check_cache_dir, check_output_dir, staged_site
 from generator.build.progress import Progress
 from generator.build.reuse import ModelEntry, Reuse
@@ -54,7 +54,9 @@ def build(
     """
     options = options or SiteOptions()
     progress = progress or Progress()
-    check_output_dir(out_dir, protected=[models_dir, Path.cwd(), PROJECT_ROOT])
+    check_output_dir(
+        out_dir, [models_dir, Path.cwd(), PROJECT_ROOT], inputs=[models_dir, GENERATOR, TEMPLATES, content.CONTENT]
+    )
     content.check_language(options.language)  # before the cards are read: a typo fails at once
     content.check_family_words(options.language)
     if cache_dir is not None:
