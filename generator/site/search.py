@@ -272,10 +272,8 @@ def search_index(enabled: bool, models: int, staging: Path, language: str = LANG
 
     The scratch folder sits beside the staging directory, not in the system's temporary folder: each
     bundle Pagefind writes there is renamed into the site, which only works on one file system (a /tmp
-    kept in memory, as on Debian 13, Fedora and Arch, is another). Pagefind also numbers pages in the
-    order its walk of the folder meets them: on ext4 that order follows the names alone, while on a tmpfs
-    it follows the order the build's processes happened to write them in, so the index differed between
-    two builds of the same cards.
+    kept in memory, as on Debian 13, Fedora and Arch, is another). The order Pagefind reads the pages in
+    is ``SearchIndex._arrange``'s.
     """
     if not enabled:
         yield None
