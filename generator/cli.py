@@ -264,15 +264,20 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")
     args = _parser().parse_args(argv)
-    if args.command == "import":
-        return _import(args)
-    if args.command == "count":
-        return _count(args)
-    if args.command == "serve":
-        from generator.build.serve import serve
+    try:
+        if args.command == "import":
+            return _import(args)
+        if args.command == "count":
+            return _count(args)
+        if args.command == "serve":
+            from generator.build.serve import serve
 
-        return serve(args.models, args.out, args.port)
-    return _build(args)
+            return serve(args.models, args.out, args.port)
+        return _build(args)
+    except KeyboardInterrupt:  # Ctrl-C: what was being written is removed on the way here (staged_site)
+        left = f"; {display_path(args.out)}/ was left unchanged" if args.command == "build" else ""
+        print(f"\ninterrupted{left}", file=sys.stderr)
+        return 130  # as a shell reports a command stopped by SIGINT
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -128,13 +128,16 @@ def _serve(
     results: SimpleQueue[tuple[int, list[Any], BaseException | None]],
 ) -> None:
     """One worker process: runs the chunks of indices it is given, in order, until told to stop."""
-    while (chunk := tasks.get()) is not None:
-        start, stop = chunk
-        try:
-            results.put((start, [work(i) for i in range(start, stop)], None))
-        except Exception as error:  # raised again in the build, which stops the map
-            results.put((start, [], error))
-            return
+    try:
+        while (chunk := tasks.get()) is not None:
+            start, stop = chunk
+            try:
+                results.put((start, [work(i) for i in range(start, stop)], None))
+            except Exception as error:  # raised again in the build, which stops the map
+                results.put((start, [], error))
+                return
+    except KeyboardInterrupt:  # Ctrl-C reaches every process of the terminal's group: the build's own says so
+        return
 
 
 def _reported(result: T, done: int, count: int, on_done: Callable[[int, int], None] | None) -> T:

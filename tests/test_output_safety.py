@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,7 @@ from generator.build.cache import GENERATOR
 from generator.build.output import MARKER, Staging
 from generator.cards.problems import display_path
 from generator.cli import main
+from generator.parallel import _serve
 from generator.site.content import CONTENT
 from generator.site.render import TEMPLATES
 
@@ -242,3 +245,40 @@ def test_a_reused_staging_replaces_a_file_and_never_writes_through_its_link(tmp_
         Staging(staged, reused).write("models/a.csv", b"new")
         assert (staged / "models" / "a.csv").read_bytes() == b"new"
     assert blob.read_bytes() == b"kept"
+
+
+def test_ctrl_c_during_a_build_is_one_line_and_leaves_the_site(
+    tmp_path: Path, small_models: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C once every file is staged, just before the swap: exit 130, one line instead of a
+    traceback, the previous site as it was, and no staging folder left beside it."""
+    out = tmp_path / "site"
+    assert build(small_models, out) == (0, "")
+    before = snapshot(out)
+
+    def interrupted(self: object, made: object = None) -> tuple[int, int, int]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Staging, "measure", interrupted)
+    try:
+        status, errors = build(small_models, out)
+    except KeyboardInterrupt:  # caught here, or pytest would take it for the tester's own Ctrl-C and stop
+        pytest.fail("Ctrl-C went through the command line as a traceback")
+    assert (status, errors) == (130, f"\ninterrupted; {out}/ was left unchanged\n")
+    assert snapshot(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cards", "site"]
+
+
+def test_a_worker_stopped_by_ctrl_c_leaves_quietly() -> None:
+    """Ctrl-C reaches every process of the terminal's group; a worker returns without a traceback of
+    its own (the build's process reports the interruption)."""
+
+    def work(number: int) -> int:
+        raise KeyboardInterrupt
+
+    tasks: Any = SimpleNamespace(get=iter([(0, 1), None]).__next__)
+    results: Any = SimpleNamespace(put=lambda result: pytest.fail(f"a result was sent: {result}"))
+    try:
+        _serve(work, tasks, results)
+    except KeyboardInterrupt:
+        pytest.fail("the worker let Ctrl-C through, with a traceback of its own")
