@@ -6,6 +6,7 @@ import argparse
 import gc
 import io
 import json
+import os
 import sys
 import time
 import urllib.parse
@@ -278,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         left = f"; {display_path(args.out)}/ was left unchanged" if args.command == "build" else ""
         print(f"\ninterrupted{left}", file=sys.stderr)
         return 130  # as a shell reports a command stopped by SIGINT
+    except BrokenPipeError:  # the reader left (`count CARD | head -2`): stop quietly, as `yes | head` does
+        # What is still buffered would fail again as the interpreter flushes stdout on its way out.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as a shell reports a command stopped by SIGPIPE
 
 
 def _build(args: argparse.Namespace) -> int:

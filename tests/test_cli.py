@@ -312,3 +312,23 @@ def test_build_refuses_a_base_url_that_is_no_web_address(tmp_path: Path) -> None
     parser = _parser()
     for url in ("https://user.github.io/repo/", "http://localhost:8000", "https://example.org/a%20b/"):
         assert parser.parse_args(["build", "--base-url", url]).base_url == url
+
+
+def test_count_into_a_pipe_whose_reader_has_left_stops_quietly(tmp_path: Path) -> None:
+    """`count CARD | head -2` closes the pipe while count still writes: that was a BrokenPipeError
+    traceback. Now nothing on stderr, and the status a shell gives a command stopped by SIGPIPE."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line: every write fails
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
+            cwd=tmp_path,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    finally:
+        os.close(write)
+    assert (result.returncode, result.stderr) == (141, "")
