@@ -71,7 +71,8 @@ def test_a_terminal_sees_a_live_line(models: Path, tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "s"),
     ]
-    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=follower)
+    terminal = {**os.environ, "TERM": "xterm-256color"}  # as a terminal emulator sets it (CI may say "dumb")
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=follower, env=terminal)
     os.close(follower)
     seen = b""
     while True:
@@ -97,3 +98,19 @@ def test_progress_records_stage_times_without_a_terminal() -> None:
     progress.advance(1, 2)
     progress.finish("2 tensors")
     assert stream.getvalue() == "" and set(progress.timings) == {"counting"}
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_dumb_terminal_gets_no_live_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TERM=dumb (an editor's shell) prints escapes as they are: no live line there, the summary alone."""
+    for term, live in (("xterm-256color", True), ("dumb", False)):
+        monkeypatch.setenv("TERM", term)
+        stream = Terminal()
+        progress = Progress.for_terminal(quiet=False, verbose=False, stream=stream)
+        progress.start("counting")
+        progress.advance(2, 2)
+        assert (progress.live, "\x1b[K" in stream.getvalue()) == (live, live), term

@@ -8,6 +8,7 @@ says nothing but errors.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
@@ -27,9 +28,12 @@ class Progress:
 
     @staticmethod
     def for_terminal(*, quiet: bool, verbose: bool, stream: TextIO | None = None) -> Progress:
-        """Live progress when the stream is a terminal (and not quiet); stage lines when verbose."""
+        """Live progress when the stream is a terminal that moves its cursor (and not quiet); stage lines when
+        verbose. A terminal that says it is dumb (TERM=dumb: an editor's shell, some log viewers) would
+        print the escapes that redraw the line as they are."""
         stream = stream or sys.stderr
-        return Progress(stream, live=not quiet and stream.isatty(), verbose=verbose and not quiet)
+        live = not quiet and stream.isatty() and os.environ.get("TERM") != "dumb"
+        return Progress(stream, live=live, verbose=verbose and not quiet)
 
     def start(self, stage: str) -> None:
         self._stage, self._started, self._shown = stage, time.perf_counter(), 0.0
