@@ -20,9 +20,15 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-# The date shown on pages comes from the last commit, never from the clock.
+# The date shown on pages comes from the last commit, never from the clock. Outside a git checkout (a
+# downloaded archive) there is none: the variable is then not passed on at all, since an empty one
+# stops setuptools from building the package ("invalid literal for int()") and dates no page.
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+ifneq ($(strip $(SOURCE_DATE_EPOCH)),)
 export SOURCE_DATE_EPOCH
+else
+unexport SOURCE_DATE_EPOCH
+endif
 BASE_URL ?=
 
 site: $(VENV)/.installed-base
