@@ -141,10 +141,8 @@ def _base_url(text: str) -> str:
     if (
         parts.scheme not in ("http", "https")
         or not parts.netloc
-        or parts.query
-        or parts.fragment
-        or "?" in text
-        or "#" in text
+        or "?" in text  # a query, even an empty one
+        or "#" in text  # a fragment, likewise
         or any(char in _NOT_IN_URLS for char in text)
     ):
         raise argparse.ArgumentTypeError(

@@ -256,12 +256,9 @@ class SearchIndex:
 
 
 def _make(folder: str, made: set[str]) -> None:
-    """Make a folder once (``made``: made already), and the folders above it that do not exist yet, top first."""
+    """Make a folder once (``made``: made already), with those above it that are missing, top first."""
     if folder not in made:
-        parent = os.path.dirname(folder)  # noqa: PTH120 (string paths, as in ``_arrange``)
-        if parent != folder and not os.path.isdir(parent):  # noqa: PTH112
-            _make(parent, made)
-        os.makedirs(folder, exist_ok=True)  # noqa: PTH103
+        os.makedirs(folder, exist_ok=True)  # noqa: PTH103 (string paths, as in ``_arrange``)
         made.add(folder)
 
 
