@@ -250,8 +250,9 @@ def test_an_edited_card_indexes_its_own_shard_again_and_the_rest_of_the_index_is
     models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the model records spread over shards (two cards a shard here), editing a card runs Pagefind on
-    that card's shard and on the site's (its family page lists the card's total), no other; an edit the
-    index does not see runs it on none. The site is a fresh build's, byte for byte, each time."""
+    that card's shard alone: the pages that list the card (its family's page, the calculator's, the
+    pages about every model) keep their records, which leave its numbers out; an edit the index does not
+    see runs it on none. The site is a fresh build's, byte for byte, each time."""
     monkeypatch.setattr(search, "PER_SHARD", 2)
     cache, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions()
     indexed: list[str] = []  # every shard Pagefind was started on, since the last look
@@ -273,9 +274,10 @@ def test_an_edited_card_indexes_its_own_shard_again_and_the_rest_of_the_index_is
 
     assert rebuild() == sorted(["site", *bundles])
     assert rebuild() == []  # nothing changed: the whole index placed at once
-    card = models / "roberta-base.yaml"
+    # A card no comparison page names (a comparison states both totals in its prose, which it indexes).
+    card = models / "electra-small-generator.yaml"
     card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
-    assert rebuild() == sorted(["site", search.shard_of("models/roberta-base/", search.model_shards(len(SAMPLE)))])
+    assert rebuild() == [search.shard_of("models/electra-small-generator/", search.model_shards(len(SAMPLE)))]
     card.write_text(card.read_text(encoding="utf-8") + "# a comment: the same card\n")
     assert rebuild() == []  # read again (its text changed), but every shard indexes what it did
 

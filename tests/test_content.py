@@ -29,7 +29,7 @@ from generator.counting import texts
 from generator.counting.architecture import Head, Part
 from generator.counting.families import FAMILIES, declaration
 from generator.counting.switches import FirstOf, Rule
-from generator.site import compute_view, content, render, search
+from generator.site import compute_view, content, render, search_records
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
@@ -64,7 +64,7 @@ def problems(models: list[Model], language: str, root: Path, patch: pytest.Monke
         renderer.model_files(models[0])
         renderer.not_found(models)
         for model in models:  # the search index's record of each model page
-            search.model_record(model, renderer.text)
+            search_records.model_record(model, renderer.text)
     except InputError as error:
         found += [str(p) for p in error.problems]
     except texts.MissingTextError:

@@ -11,23 +11,19 @@ import pytest
 
 from conftest import card_by_id
 from generator.site import content
-from generator.site.search import (
+from generator.site.search import SITE_SHARD, WRITTEN, SearchIndex, merged_bundles, model_shards, shard_of
+from generator.site.search_records import (
     ASIDE_WEIGHT,
     LIGHTER,
     NOTES_OPENING,
-    SITE_SHARD,
     TITLE_WEIGHT,
-    WRITTEN,
-    SearchIndex,
     SearchRecord,
     _opening,
     _without,
+    _without_ignored,
     kind_of,
-    merged_bundles,
     model_record,
-    model_shards,
     page_record,
-    shard_of,
 )
 from generator.site.views import model_of
 
@@ -216,7 +212,7 @@ def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_i
 def test_a_chart_s_drawing_never_reaches_pagefind_nor_do_the_rows_of_every_model() -> None:
     """Pagefind indexes no text of an <svg>: the record leaves the drawing out before Pagefind parses it.
     The table that gives the chart's figures has a row for every model, each found by its own record:
-    it is left out too, and the prose kept. A family page lists its models and keeps its tables."""
+    it is left out too, and the prose kept. A family page keeps its tables (all but its list of models)."""
     page = (
         '<html><body><main id="main" data-pagefind-body><h1 id="top">Charts</h1><p>Where the parameters are.</p>'
         '<svg class="chart" role="img"><title>Shares</title><text>bert-base-uncased</text></svg>'
@@ -255,3 +251,25 @@ def test_an_element_is_cut_from_its_start_tag_to_the_next_end_tag_and_nothing_el
         "<table_x>same</table_x><tablet>same</tablet>"  # other elements whose names start the same
     )
     assert _without("<p>a</p><svg>never closed", "svg") == "<p>a</p><svg>never closed"
+
+
+def test_what_pagefind_ignores_whole_is_cut_with_what_it_holds_and_the_pages_own_data_is_left_out() -> None:
+    """A list of models on a page other than theirs is marked for Pagefind to ignore; the record cuts it,
+    nested elements of its kind and all, so that editing a card leaves the page's record as it was."""
+    page = (
+        '<html><body><main id="main" data-pagefind-body><h1 id="top" data-pagefind-ignore>BERT</h1>'
+        '<table class="tensors" data-value="12"><tbody><tr><td><code>encoder.layer.0.x</code></td></tr></tbody></table>'
+        '<div data-pagefind-ignore="all"><div><a data-query="n_layers=12">BERT-Base</a></div>, 110M</div>'
+        '<p data-pagefind-weight="0.3" data-start="h=768">Any config: <span data-pagefind-ignore="all">'
+        '<a href="x">RoBERTa</a></span>the calculator.</p></main></body></html>'
+    )
+    record = page_record("families/bert/index.html", page.encode())
+    assert record is not None and record.html is not None
+    assert "BERT-Base" not in record.html and "110M" not in record.html and "RoBERTa" not in record.html
+    assert "data-value" not in record.html and "data-query" not in record.html and "data-start" not in record.html
+    # what Pagefind reads stays: its own attributes, a heading it ignores for words but not for metadata
+    assert '<h1 id="top" data-pagefind-ignore>BERT</h1>' in record.html
+    assert '<p data-pagefind-weight="0.3">Any config: the calculator.</p>' in record.html
+    assert '<table class="tensors"><tbody><tr><td><code>encoder.layer.0.x</code>' in record.html
+    with pytest.raises(ValueError, match="never closed"):
+        _without_ignored('<p>a</p><ul data-pagefind-ignore="all"><li>b</li>')

@@ -23,7 +23,8 @@ from generator.parallel import available_jobs, map_parallel
 from generator.site import content
 from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
-from generator.site.search import SITE_SHARD, SearchRecord, model_record, page_record, search_index
+from generator.site.search import SITE_SHARD, search_index
+from generator.site.search_records import SearchRecord, model_record, page_record
 from generator.site.views import Summary, SummaryNumbers, kept_or_counted
 
 PROJECT_ROOT = TEMPLATES.parent

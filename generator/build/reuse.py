@@ -23,7 +23,8 @@ from generator.build.cache import Blob, Cache
 from generator.build.output import Staging, in_folder
 from generator.cards.card import Card
 from generator.site.page import Piece
-from generator.site.search import Indexing, SearchIndex, SearchRecord, page_record
+from generator.site.search import Indexing, SearchIndex
+from generator.site.search_records import SearchRecord, page_record
 from generator.site.views import SummaryNumbers
 
 
