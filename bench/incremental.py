@@ -18,10 +18,9 @@ import hashlib
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from run import BENCH_DIR, Series, card_texts, fmt_s, loadavg, measure, write_cards
+from run import BENCH_DIR, Series, card_texts, file_cost, fmt_s, loadavg, measure, scratch, write_cards
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -47,12 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter that runs the builds")
     parser.add_argument("--cards", type=int, default=1000, help="generated cards (default: 1000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each build; the best is reported")
+    parser.add_argument("--scratch", type=Path, help="folder for cards, sites, cache (default: system temp)")
     args = parser.parse_args(argv)
     root: Path = args.root.resolve()
     build = [args.python, "-m", "generator", "build"]
     print(f"load average at the start: {loadavg()}")
-    with tempfile.TemporaryDirectory(prefix="atlas-incremental-") as tmp_name:
+    with scratch(args.scratch, "atlas-incremental-") as tmp_name:
         tmp = Path(tmp_name)
+        print(f"builds write below {tmp.parent}, where making a file took {file_cost(tmp):.0f} µs at the start")
         models = write_cards(card_texts(root), args.cards, tmp / "models")
         cards = sorted(models.glob("*.yaml"))
         rows = []
