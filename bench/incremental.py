@@ -16,11 +16,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
-import shutil
 import sys
 from pathlib import Path
 
-from run import BENCH_DIR, Series, card_texts, file_cost, fmt_s, loadavg, measure, scratch, write_cards
+from run import BENCH_DIR, Series, card_texts, file_cost, fmt_s, loadavg, measure, retire, scratch, write_cards
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -63,17 +62,17 @@ def main(argv: list[str] | None = None) -> int:
             common = [*build, "--models", str(models), *search]
             full, cold, same, edited = (Series(label) for label in ("full", "cold", "same", "edited"))
             for _ in range(args.repeat):
-                shutil.rmtree(fresh, ignore_errors=True)
+                retire(fresh)
                 full.runs.append(measure([*common, "--out", str(fresh), "--no-cache"], tmp))
-                shutil.rmtree(cache, ignore_errors=True)
-                shutil.rmtree(out, ignore_errors=True)
+                retire(cache)
+                retire(out)
                 cold.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
             for _ in range(args.repeat):
                 same.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
             for run in range(args.repeat):
                 edit(cards[(run * 97) % len(cards)], run)
                 edited.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
-            shutil.rmtree(fresh, ignore_errors=True)
+            retire(fresh)
             measure([*common, "--out", str(fresh), "--no-cache"], tmp)
             identical = snapshot(out) == snapshot(fresh)
             if not identical:

@@ -28,10 +28,10 @@ search index is Pagefind run on a short record of each page, not on the publishe
    single process (``--jobs 1``), stage by stage.
 
 Everything happens in a temporary directory that is removed at the end, in the system's temporary
-folder unless ``--scratch`` names another. Making a file is most of what a build of small pages asks
-of the kernel, and on the machine of bench/README.md its cost moves from 15 to 650 µs from one hour
-to the next, the same folder on the same disk: the report gives what it was at the start of the run
-(``file_cost``), since a build of 500 pages makes some 2,000 files and folders.
+folder unless ``--scratch`` names another; no output is removed before then (see ``retire``). Making
+a file is most of what a build of small pages asks of the kernel, and on the machine of
+bench/README.md its cost moved from 15 to 650 µs within an hour, in the same folder on the same disk:
+the report gives what it was at the start of the run (``file_cost``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import argparse
 import datetime
 import functools
 import importlib.util
+import itertools
 import json
 import os
 import platform
@@ -658,18 +659,33 @@ def scratch(where: Path | None, prefix: str) -> tempfile.TemporaryDirectory[str]
 
 
 def file_cost(folder: Path, files: int = 300) -> float:
-    """Microseconds to make an empty file in a new folder below ``folder``, best of three rounds."""
+    """Microseconds to make an empty file in a new folder below ``folder``, best of three rounds (the
+    files are left there, for the reason ``retire`` gives)."""
     probe = Path(tempfile.mkdtemp(prefix="file-cost-", dir=folder))
-    try:
-        best = float("inf")
-        for round_ in range(3):
-            start = time.perf_counter()
-            for number in range(files):
-                (probe / f"{round_}-{number}").touch()
-            best = min(best, (time.perf_counter() - start) / files)
-        return best * 1e6
-    finally:
-        shutil.rmtree(probe)
+    best = float("inf")
+    for round_ in range(3):
+        start = time.perf_counter()
+        for number in range(files):
+            (probe / f"{round_}-{number}").touch()
+        best = min(best, (time.perf_counter() - start) / files)
+    return best * 1e6
+
+
+_RETIRED = itertools.count()
+
+
+def retire(path: Path) -> None:
+    """Move a finished build's output (or cards) aside, to be removed with the benchmark's folder at the end.
+
+    Removing it at once can slow the builds after it. This machine's disk is ext4 without a journal,
+    which reuses no inode freed in the last minute or so and looks at each such one it passes when it
+    seeks a free inode (``recently_deleted`` in ``find_inode_bit``, seen with ``perf``). After many
+    builds were made and removed within a few minutes, making a file took 0.2 to 0.6 ms instead of
+    20 µs, whatever made it: a build of 500 pages makes about 2,000 files and folders. A rename frees
+    nothing.
+    """
+    if path.exists():
+        path.rename(path.with_name(f"{path.name}.retired-{next(_RETIRED)}"))
 
 
 def loadavg() -> str:
@@ -718,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
         cost = f"builds write below {tmp.parent}, where making a file took {file_cost(tmp):.0f} µs at the start"
 
         def fresh(out: Path) -> Callable[[], None]:
-            return lambda: shutil.rmtree(out, ignore_errors=True)
+            return lambda: retire(out)
 
         # 1. The catalog.
         print("catalog", file=sys.stderr)
@@ -785,18 +801,18 @@ def main(argv: list[str] | None = None) -> int:
             builds[count], totals[count] = Series(f"{count}"), Series(f"{count}")
             for _ in range(times):
                 if flag is not None:
-                    shutil.rmtree(out, ignore_errors=True)
+                    retire(out)
                     builds[count].runs.append(measure([*build_cmd, flag], root))
-                shutil.rmtree(out, ignore_errors=True)
+                retire(out)
                 totals[count].runs.append(measure(build_cmd, root))
             if not split:
                 builds[count] = totals[count]
             size = re.search(r"([\d.]+ MB)", totals[count].runs[-1].stdout)
             out_sizes[count] = size.group(1) if size else "?"
             print(f"  {count} cards: {summary(totals[count])}", file=sys.stderr)
-            shutil.rmtree(out, ignore_errors=True)
+            retire(out)
             if count > max(args.compare, 100):
-                shutil.rmtree(models)
+                retire(models)
         fixed = totals[1].wall
         report += [
             "### Scale: generated cards",
