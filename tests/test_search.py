@@ -209,26 +209,30 @@ def test_a_page_is_indexed_without_permalinks_crumbs_or_table_headers_and_with_i
     assert page_record("search/index.html", page.encode()) is None
 
 
+def _record_html(path: str, main: str) -> str:
+    """The record of a page at ``path`` whose <main> holds ``main``: the HTML Pagefind is given."""
+    page = f'<html><body><main id="main" data-pagefind-body>{main}</main></body></html>'
+    record = page_record(path, page.encode())
+    assert record is not None and record.html is not None
+    return record.html
+
+
 def test_a_chart_s_drawing_never_reaches_pagefind_nor_do_the_rows_of_every_model() -> None:
     """Pagefind indexes no text of an <svg>: the record leaves the drawing out before Pagefind parses it.
     The table that gives the chart's figures has a row for every model, each found by its own record:
     it is left out too, and the prose kept. A family page keeps its tables (all but its list of models)."""
-    page = (
-        '<html><body><main id="main" data-pagefind-body><h1 id="top">Charts</h1><p>Where the parameters are.</p>'
+    main = (
+        '<h1 id="top">Charts</h1><p>Where the parameters are.</p>'
         '<svg class="chart" role="img"><title>Shares</title><text>bert-base-uncased</text></svg>'
         '<table class="shares"><tbody><tr><th>BERT-Base</th><td>21.7%</td></tr></tbody></table>'
-        "</main></body></html>"
     )
-    record = page_record("charts/index.html", page.encode())
-    assert record is not None and record.html is not None
-    assert "<svg" not in record.html and "bert-base-uncased" not in record.html
-    assert "<p>Where the parameters are.</p>" in record.html
-    assert "<table" not in record.html and "21.7%" not in record.html
+    charts = _record_html("charts/index.html", main)
+    assert "<svg" not in charts and "bert-base-uncased" not in charts
+    assert "<p>Where the parameters are.</p>" in charts
+    assert "<table" not in charts and "21.7%" not in charts
     for every_model in ("index.html", "compare/index.html"):
-        listed = page_record(every_model, page.encode())
-        assert listed is not None and listed.html is not None and "<table" not in listed.html
-    family = page_record("families/bert/index.html", page.encode())
-    assert family is not None and family.html is not None and '<table class="shares">' in family.html
+        assert "<table" not in _record_html(every_model, main)
+    assert '<table class="shares">' in _record_html("families/bert/index.html", main)
 
 
 def test_model_records_spread_over_shards_by_address_and_the_search_page_merges_each_that_holds_one() -> None:
@@ -256,20 +260,19 @@ def test_an_element_is_cut_from_its_start_tag_to_the_next_end_tag_and_nothing_el
 def test_what_pagefind_ignores_whole_is_cut_with_what_it_holds_and_the_pages_own_data_is_left_out() -> None:
     """A list of models on a page other than theirs is marked for Pagefind to ignore; the record cuts it,
     nested elements of its kind and all, so that editing a card leaves the page's record as it was."""
-    page = (
-        '<html><body><main id="main" data-pagefind-body><h1 id="top" data-pagefind-ignore>BERT</h1>'
+    html = _record_html(
+        "families/bert/index.html",
+        '<h1 id="top" data-pagefind-ignore>BERT</h1>'
         '<table class="tensors" data-value="12"><tbody><tr><td><code>encoder.layer.0.x</code></td></tr></tbody></table>'
         '<div data-pagefind-ignore="all"><div><a data-query="n_layers=12">BERT-Base</a></div>, 110M</div>'
         '<p data-pagefind-weight="0.3" data-start="h=768">Any config: <span data-pagefind-ignore="all">'
-        '<a href="x">RoBERTa</a></span>the calculator.</p></main></body></html>'
+        '<a href="x">RoBERTa</a></span>the calculator.</p>',
     )
-    record = page_record("families/bert/index.html", page.encode())
-    assert record is not None and record.html is not None
-    assert "BERT-Base" not in record.html and "110M" not in record.html and "RoBERTa" not in record.html
-    assert "data-value" not in record.html and "data-query" not in record.html and "data-start" not in record.html
+    assert "BERT-Base" not in html and "110M" not in html and "RoBERTa" not in html
+    assert "data-value" not in html and "data-query" not in html and "data-start" not in html
     # what Pagefind reads stays: its own attributes, a heading it ignores for words but not for metadata
-    assert '<h1 id="top" data-pagefind-ignore>BERT</h1>' in record.html
-    assert '<p data-pagefind-weight="0.3">Any config: the calculator.</p>' in record.html
-    assert '<table class="tensors"><tbody><tr><td><code>encoder.layer.0.x</code>' in record.html
+    assert '<h1 id="top" data-pagefind-ignore>BERT</h1>' in html
+    assert '<p data-pagefind-weight="0.3">Any config: the calculator.</p>' in html
+    assert '<table class="tensors"><tbody><tr><td><code>encoder.layer.0.x</code>' in html
     with pytest.raises(ValueError, match="never closed"):
         _without_ignored('<p>a</p><ul data-pagefind-ignore="all"><li>b</li>')
