@@ -77,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     build_cmd.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the cache: build everything afresh"
     )
+    # serve's builder (build/serve.py): one build for each line read from stdin, each exit status written
+    # to the pipe whose descriptor is given, until stdin closes.
+    build_cmd.add_argument("--serve-builds", type=int, metavar="FD", help=argparse.SUPPRESS)
     talk = build_cmd.add_mutually_exclusive_group()
     talk.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     talk.add_argument("-v", "--verbose", action="store_true", help="print each stage of the build with its time")
@@ -272,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             from generator.build.serve import serve
 
             return serve(args.models, args.out, args.port)
+        if args.serve_builds is not None:
+            return _builds_on_request(args, args.serve_builds)
         return _build(args)
     except KeyboardInterrupt:  # Ctrl-C: what was being written is removed on the way here (staged_site)
         left = f"; {display_path(args.out)}/ was left unchanged" if args.command == "build" else ""
@@ -281,6 +286,23 @@ def main(argv: list[str] | None = None) -> int:
         # What is still buffered would fail again as the interpreter flushes stdout on its way out.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # as a shell reports a command stopped by SIGPIPE
+
+
+def _builds_on_request(args: argparse.Namespace, replies: int) -> int:
+    """Build once for each line read from stdin, and write each build's exit status to the descriptor
+    ``replies``, until stdin closes (serve's builder, build/serve.py). What the code alone works out
+    stays from one build to the next; serve starts a new builder when the code, templates or content
+    change."""
+    with os.fdopen(replies, "w", encoding="ascii") as out:
+        for _ in sys.stdin:
+            status = _build(args)
+            out.write(f"{status}\n")
+            out.flush()
+            # _build froze what a build left so that the process's exit skips it; this process goes on,
+            # so what the build left unreachable is collected while it waits for the next request.
+            gc.unfreeze()
+            gc.collect()
+    return 0
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import generator.build.serve as serve_module
+from conftest import MODELS, ROOT
 from generator.build.serve import RELOAD, PreviewHandler
 
 
@@ -52,12 +55,16 @@ def test_an_edit_saved_during_the_first_build_is_built(tmp_path: Path, monkeypat
     card = models / "tiny.yaml"
     card.write_text("title: Before\n", encoding="utf-8")
     builds: list[str] = []
+    fresh_builds: list[bool] = []
 
-    def build(models_dir: Path, out: Path) -> None:
-        builds.append(card.read_text(encoding="utf-8"))
-        if len(builds) == 1:  # the author saves while the first build runs
-            card.write_text("title: After\n", encoding="utf-8")
-            os.utime(card, ns=(card.stat().st_mtime_ns + 10**9,) * 2)  # a new time even on a coarse clock
+    class Recorded(serve_module.Builder):
+        def build(self, *, fresh: bool) -> int | None:
+            builds.append(card.read_text(encoding="utf-8"))
+            fresh_builds.append(fresh)
+            if len(builds) == 1:  # the author saves while the first build runs
+                card.write_text("title: After\n", encoding="utf-8")
+                os.utime(card, ns=(card.stat().st_mtime_ns + 10**9,) * 2)  # a new time even on a coarse clock
+            return 0
 
     polls = iter(range(3))
 
@@ -65,7 +72,61 @@ def test_an_edit_saved_during_the_first_build_is_built(tmp_path: Path, monkeypat
         if next(polls, None) is None:
             raise KeyboardInterrupt  # as Ctrl-C ends it
 
-    monkeypatch.setattr(serve_module, "_build", build)
     monkeypatch.setattr(serve_module.time, "sleep", sleep)
-    assert serve_module.serve(models, tmp_path / "site", 0) == 0
+    site = tmp_path / "site"
+    assert serve_module.serve(models, site, 0, builder=Recorded(models, site)) == 0
     assert builds == ["title: Before\n", "title: After\n"]
+    assert fresh_builds == [True, False]  # a new builder for the first build; a card's edit keeps it
+
+
+def test_only_a_change_outside_the_cards_needs_a_new_builder(tmp_path: Path) -> None:
+    """The builder kept between builds imported the generator, its templates and content as they were:
+    a change to any of them (an edit, a new file, a file removed) needs a new one; the cards do not."""
+    models, templates = tmp_path / "models", tmp_path / "templates"
+    card, page = models / "a.yaml", templates / "model.html"
+    before = {card: 1.0, page: 1.0}
+    assert not serve_module.needs_fresh(before, {card: 2.0, page: 1.0}, models)
+    assert not serve_module.needs_fresh(before, {card: 1.0, models / "b.yaml": 1.0, page: 1.0}, models)
+    assert not serve_module.needs_fresh(before, {page: 1.0}, models)  # a card removed
+    assert serve_module.needs_fresh(before, {card: 1.0, page: 2.0}, models)
+    assert serve_module.needs_fresh(before, {card: 2.0, page: 1.0, templates / "new.html": 1.0}, models)
+    assert serve_module.needs_fresh(before, {card: 1.0}, models)  # a template removed
+
+
+def test_the_builder_stays_while_cards_change_and_builds_what_a_fresh_build_does(tmp_path: Path) -> None:
+    """Kept from one build to the next, the builder writes the site a build from scratch writes, byte for
+    byte; asked for a fresh one, or once its process has ended, it starts another."""
+    models = tmp_path / "models"
+    models.mkdir()
+    for card_id in ("bert-base-uncased", "electra-small-generator"):
+        (models / f"{card_id}.yaml").write_text((MODELS / f"{card_id}.yaml").read_text(encoding="utf-8"))
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    builder = serve_module.Builder(models, site, tmp_path / "cache")
+    try:
+        assert builder.build(fresh=True) == 0
+        assert builder.process is not None
+        kept = builder.process.pid
+        card = models / "electra-small-generator.yaml"
+        card.write_text(card.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 11"))
+        assert builder.build(fresh=False) == 0 and builder.process.pid == kept
+        subprocess.run(
+            [sys.executable, "-m", "generator", "build", "--models", str(models), "--out", str(fresh), "--no-cache"],
+            check=True,
+            capture_output=True,
+            cwd=ROOT,
+        )
+        assert snapshot(site) == snapshot(fresh)
+        card.write_text("title: [unclosed\n")  # a bad card: the build fails, the builder stays
+        assert builder.build(fresh=False) == 1 and builder.process.pid == kept
+        card.write_text((MODELS / "electra-small-generator.yaml").read_text(encoding="utf-8"))
+        assert builder.build(fresh=True) == 0 and builder.process.pid != kept
+        builder.process.kill()
+        builder.process.wait()
+        assert builder.build(fresh=False) is None and builder.process is None  # it had ended: no status
+        assert builder.build(fresh=False) == 0 and builder.process is not None  # and the next starts anew
+    finally:
+        builder.stop()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}

@@ -1,17 +1,24 @@
 """``python -m generator serve``: a local preview that rebuilds itself when its inputs change.
 
 Each rebuild is a ``build`` with the cache (see cache.py), so after editing a card only that card
-is counted again. A page the preview serves carries one more line than the built file, a script
-that asks the preview, by long polling, whether the page's file has changed since it was served,
-and reloads the page when it has (as ``mkdocs serve`` and ``hugo server`` do). The script is added
-to the response only; no file in the site has it.
+is counted again. The builds run in a child interpreter that stays for the next build while only
+cards change, so that an edit spares the imports and what the code alone works out (the compiled
+templates, the families' tensor patterns); a change to the generator, its templates or its content
+starts a new one, so that the change takes effect (``Builder``).
+
+A page the preview serves carries one more line than the built file, a script that asks the
+preview, by long polling, whether the page's file has changed since it was served, and reloads the
+page when it has (as ``mkdocs serve`` and ``hugo server`` do). The script is added to the response
+only; no file in the site has it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import http.server
+import os
 import subprocess
 import sys
 import threading
@@ -120,14 +127,87 @@ def _snapshot(folders: list[Path]) -> dict[Path, float]:
     }
 
 
-def _build(models: Path, out: Path) -> None:
-    # A fresh interpreter each time, so that edits to the generator's own modules take effect.
-    command = [sys.executable, "-m", "generator", "build", "--models", str(models), "--out", str(out)]
-    subprocess.run(command, check=False)
+class Builder:
+    """The preview's builds, each a ``build`` run by a child interpreter that stays for the next one.
+
+    The child (``python -m generator build --serve-builds FD``) builds once for each line it reads,
+    then writes the build's exit status to the pipe ``FD``. ``build(fresh=True)`` starts a new child
+    first: the one kept has imported the generator, its templates and content as they were.
+    """
+
+    def __init__(self, models: Path, out: Path, cache: Path | None = None) -> None:
+        self.models, self.out = models, out
+        self.options = ["--cache-dir", str(cache)] if cache is not None else []  # else build's default
+        self.process: subprocess.Popen[str] | None = None
+        self.replies: Any = None  # the read end of the child's pipe of exit statuses
+
+    def build(self, *, fresh: bool) -> int | None:
+        """Build once; return the exit status, or None if the child ended without one (it is started
+        again for the next build)."""
+        if fresh:
+            self.stop()
+        if self.process is None:
+            self._start()
+        assert self.process is not None and self.process.stdin is not None
+        try:
+            self.process.stdin.write("build\n")
+            self.process.stdin.flush()
+            reply = self.replies.readline()
+        except (BrokenPipeError, ValueError):
+            reply = ""
+        if not reply.strip().isdigit():
+            self.stop()
+            return None
+        return int(reply)
+
+    def stop(self) -> None:
+        """End the child, if there is one (its input closed, it leaves once the build under way is done)."""
+        if self.process is None:
+            return
+        process, self.process = self.process, None
+        assert process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            process.stdin.close()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        self.replies.close()
+
+    def _start(self) -> None:
+        read, write = os.pipe()
+        command = [sys.executable, "-m", "generator", "build", "--models", str(self.models), "--out", str(self.out)]
+        try:
+            self.process = subprocess.Popen(
+                [*command, *self.options, "--serve-builds", str(write)],
+                stdin=subprocess.PIPE,
+                pass_fds=(write,),
+                text=True,
+            )
+        finally:
+            os.close(write)  # the child holds its own copy: its end closes the pipe when it leaves
+        self.replies = os.fdopen(read, encoding="ascii")
 
 
-def serve(models: Path, out: Path, port: int, *, poll_seconds: float = WATCH_SECONDS) -> int:
+def needs_fresh(before: dict[Path, float], now: dict[Path, float], models: Path) -> bool:
+    """Whether a watched file outside ``models`` (the generator, its templates, its content) was added,
+    removed or changed: the builder kept so far imported it as it was."""
+    changed = {path for path in before.keys() | now.keys() if before.get(path) != now.get(path)}
+    folder = models.resolve()
+    return any(not path.resolve().is_relative_to(folder) for path in changed)
+
+
+def serve(
+    models: Path,
+    out: Path,
+    port: int,
+    *,
+    poll_seconds: float = WATCH_SECONDS,
+    builder: Builder | None = None,
+) -> int:
     """Build, serve ``out`` on 127.0.0.1, and rebuild on every change until interrupted."""
+    builder = builder or Builder(models, out)
     folders = [models, TEMPLATES, CONTENT, Path(__file__).resolve().parent.parent]  # and the whole generator package
     # The handler resolves every request against the directory's path, so it serves whichever
     # site a rebuild has swapped in there.
@@ -140,18 +220,22 @@ def serve(models: Path, out: Path, port: int, *, poll_seconds: float = WATCH_SEC
     # Taken before the first build: an edit saved while it runs, or as soon as the page is served, is
     # a change (taken after, it raced the first request and an edit could go unbuilt).
     seen = _snapshot(folders)
-    _build(models, out)
-    out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    print(f"serving http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
     try:
-        while True:
-            time.sleep(poll_seconds)
-            now = _snapshot(folders)
-            if now != seen:
-                seen = now
-                print("change seen; rebuilding", flush=True)
-                _build(models, out)
-    except KeyboardInterrupt:
-        server.shutdown()
+        builder.build(fresh=True)
+        out.mkdir(parents=True, exist_ok=True)  # even if the first build failed, serve something
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        print(f"serving http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
+        try:
+            while True:
+                time.sleep(poll_seconds)
+                now = _snapshot(folders)
+                if now != seen:
+                    fresh = needs_fresh(seen, now, models)
+                    seen = now
+                    print("change seen; rebuilding", flush=True)
+                    builder.build(fresh=fresh)
+        except KeyboardInterrupt:
+            server.shutdown()
+    finally:
+        builder.stop()
     return 0
