@@ -294,7 +294,12 @@ def _builds_on_request(args: argparse.Namespace, replies: int) -> int:
     stays from one build to the next; serve starts a new builder when the code, templates or content
     change."""
     with os.fdopen(replies, "w", encoding="ascii") as out:
-        for _ in sys.stdin:
+        while True:
+            try:
+                if not sys.stdin.readline():
+                    return 0
+            except KeyboardInterrupt:  # a terminal's Ctrl-C reaches serve and this child: no build to report
+                return 130
             status = _build(args)
             out.write(f"{status}\n")
             out.flush()
@@ -302,7 +307,6 @@ def _builds_on_request(args: argparse.Namespace, replies: int) -> int:
             # so what the build left unreachable is collected while it waits for the next request.
             gc.unfreeze()
             gc.collect()
-    return 0
 
 
 def _build(args: argparse.Namespace) -> int:
