@@ -300,13 +300,16 @@ def _builds_on_request(args: argparse.Namespace, replies: int) -> int:
                     return 0
             except KeyboardInterrupt:  # a terminal's Ctrl-C reaches serve and this child: no build to report
                 return 130
-            status = _build(args)
-            out.write(f"{status}\n")
-            out.flush()
-            # _build froze what a build left so that the process's exit skips it; this process goes on,
-            # so what the build left unreachable is collected while it waits for the next request.
-            gc.unfreeze()
-            gc.collect()
+            status = _build(args)  # a Ctrl-C during the build is the build's to report (main)
+            try:
+                out.write(f"{status}\n")
+                out.flush()
+                # _build froze what a build left so that the process's exit skips it; this process goes
+                # on, so what the build left unreachable is collected before the next request.
+                gc.unfreeze()
+                gc.collect()
+            except KeyboardInterrupt:  # the build is done and reported: nothing was left unchanged
+                return 130
 
 
 def _build(args: argparse.Namespace) -> int:

@@ -130,3 +130,42 @@ def test_the_builder_stays_while_cards_change_and_builds_what_a_fresh_build_does
 
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+def test_the_builder_reports_each_build_and_a_ctrl_c_between_builds_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The child writes each build's status to its pipe. A terminal's Ctrl-C reaches it too: between
+    builds (waiting for a request, or tidying up after one) it ends with 130 and says nothing, since no
+    build was left undone; main's "interrupted; ... was left unchanged" is for a Ctrl-C during a build."""
+    import gc
+
+    from generator import cli
+
+    args = cli._parser().parse_args(["build", "--out", str(tmp_path / "site")])
+    statuses = iter([0, 1])
+    monkeypatch.setattr(cli, "_build", lambda _: next(statuses))
+
+    def served(requests: str | None) -> tuple[int, str]:
+        """The exit status and what was written to the pipe, for these requests (None: a Ctrl-C)."""
+        read, write = os.pipe()
+        if requests is None:
+            monkeypatch.setattr(sys, "stdin", type("Waiting", (), {"readline": staticmethod(interrupt)})())
+        else:
+            monkeypatch.setattr(sys, "stdin", io.StringIO(requests))
+        try:
+            code = cli._builds_on_request(args, write)
+        except KeyboardInterrupt:  # as a failure of this test, not as the end of the whole run
+            pytest.fail("a Ctrl-C between builds escaped the builder")
+        with os.fdopen(read) as replies:
+            return code, replies.read()
+
+    def interrupt() -> None:
+        raise KeyboardInterrupt
+
+    assert served("build\nbuild\n") == (0, "0\n1\n")  # input closed: the child leaves
+    assert served(None) == (130, "")  # waiting for a request
+    monkeypatch.setattr(gc, "collect", interrupt)
+    statuses = iter([0])
+    assert served("build\n") == (130, "0\n")  # tidying up: the status went out before the Ctrl-C
+    assert capsys.readouterr().err == ""
