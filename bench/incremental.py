@@ -4,8 +4,10 @@ For each of ``--no-search`` and a default build (with the search index): the ful
 scratch without the cache (``--no-cache``, a fresh output directory each run), the first build
 with an empty cache, the rebuild when nothing changed, and the rebuild after one card is edited
 (a different card each run, its layer count changed, so its total and every page that shows it
-change). Best of ``--repeat`` runs each. After the last edit, the incrementally built site is
-compared byte for byte with a full build from scratch; the run fails if they differ.
+change). Best of ``--repeat`` runs each. Then the same edits as ``serve`` rebuilds them, by its builder
+kept from one build to the next (``serve_edits``: no interpreter to start). After the last edit, the
+incrementally built site is compared byte for byte with a full build from scratch; the run fails if
+they differ.
 
     .venv/bin/python bench/incremental.py                 # 1,000 cards, best of 3
     .venv/bin/python bench/incremental.py --cards 200 --repeat 1
@@ -17,9 +19,12 @@ import argparse
 import hashlib
 import re
 import sys
+import time
 from pathlib import Path
 
 from run import BENCH_DIR, Series, card_texts, file_cost, fmt_s, loadavg, measure, retire, scratch, write_cards
+
+from generator.build.serve import Builder
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -37,6 +42,28 @@ def edit(card: Path, run: int) -> None:
     changed = line.sub(lambda m: f"{m.group(1)}: {int(m.group(2)) + run + 1}", text, count=1)
     assert changed != text, f"{card} has no layer count to edit"
     card.write_text(changed, encoding="utf-8")
+
+
+def serve_edits(
+    python: str, cwd: Path, models: Path, out: Path, flags: list[str], cards: list[Path], repeat: int
+) -> float | None:
+    """The best wall time of a rebuild after one card is edited, as ``serve`` runs it: by its builder, a
+    child kept from one build to the next (generator/build/serve.py), after a first build that warms it.
+    None if the generator has no such builder (an older one, with ``--root``)."""
+    builder = Builder(models, out, *flags, "--quiet", python=python, cwd=cwd)
+    try:
+        if builder.build(fresh=True) is None:
+            return None
+        best = float("inf")
+        for run in range(repeat):
+            edit(cards[(run * 97 + 50) % len(cards)], run)
+            start = time.perf_counter()
+            if builder.build(fresh=False) != 0:
+                raise RuntimeError("a rebuild in serve's builder failed")
+            best = min(best, time.perf_counter() - start)
+        return best
+    finally:
+        builder.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
             for run in range(args.repeat):
                 edit(cards[(run * 97) % len(cards)], run)
                 edited.runs.append(measure([*common, "--out", str(out), "--cache-dir", str(cache)], tmp))
+            served = serve_edits(
+                args.python, tmp, models, out, [*search, "--cache-dir", str(cache)], cards, args.repeat
+            )
             retire(fresh)
             measure([*common, "--out", str(fresh), "--no-cache"], tmp)
             identical = snapshot(out) == snapshot(fresh)
@@ -86,17 +116,21 @@ def main(argv: list[str] | None = None) -> int:
                     f"{fmt_s(series.cpu)} ({series.cpu / full.cpu:.0%})"
                 )
 
+            in_serve = f"{fmt_s(served)} ({served / full.wall:.0%})" if served is not None else "—"
             rows.append(
                 f"| {what} | {fmt_s(full.wall)} · {fmt_s(full.cpu)} | {fmt_s(cold.wall)} · {fmt_s(cold.cpu)} | "
-                f"{cell(same)} | {cell(edited)} | {'yes' if identical else 'no'} |"
+                f"{cell(same)} | {cell(edited)} | {in_serve} | {'yes' if identical else 'no'} |"
             )
             print(rows[-1], file=sys.stderr)
     print(
         f"{args.cards:,} generated cards, best of {args.repeat} runs; each cell is wall time · CPU time "
         "(user + system, worker processes and Pagefind included); percentages are of the full build's.\n"
     )
-    print("| build | full, `--no-cache` | first, empty cache | nothing changed | one card edited | identical |")
-    print("|---|--:|--:|--:|--:|---|")
+    print(
+        "| build | full, `--no-cache` | first, empty cache | nothing changed | one card edited "
+        "| one card edited, in `serve` | identical |"
+    )
+    print("|---|--:|--:|--:|--:|--:|---|")
     print("\n".join(rows))
     print(f"\nload average at the end: {loadavg()}")
     return 0

@@ -101,7 +101,7 @@ def test_the_builder_stays_while_cards_change_and_builds_what_a_fresh_build_does
     for card_id in ("bert-base-uncased", "electra-small-generator"):
         (models / f"{card_id}.yaml").write_text((MODELS / f"{card_id}.yaml").read_text(encoding="utf-8"))
     site, fresh = tmp_path / "site", tmp_path / "fresh"
-    builder = serve_module.Builder(models, site, tmp_path / "cache")
+    builder = serve_module.Builder(models, site, "--cache-dir", str(tmp_path / "cache"))
     try:
         assert builder.build(fresh=True) == 0
         assert builder.process is not None

@@ -135,9 +135,12 @@ class Builder:
     first: the one kept has imported the generator, its templates and content as they were.
     """
 
-    def __init__(self, models: Path, out: Path, cache: Path | None = None) -> None:
-        self.models, self.out = models, out
-        self.options = ["--cache-dir", str(cache)] if cache is not None else []  # else build's default
+    def __init__(
+        self, models: Path, out: Path, *flags: str, python: str = sys.executable, cwd: Path | None = None
+    ) -> None:
+        """``flags``: more of ``build``'s options (``--cache-dir``, ``--quiet``); ``python`` and ``cwd``: the
+        interpreter that runs the child, and where (bench/incremental.py times another project's)."""
+        self.models, self.out, self.flags, self.python, self.cwd = models, out, flags, python, cwd
         self.process: subprocess.Popen[str] | None = None
         self.replies: Any = None  # the read end of the child's pipe of exit statuses
 
@@ -177,13 +180,14 @@ class Builder:
 
     def _start(self) -> None:
         read, write = os.pipe()
-        command = [sys.executable, "-m", "generator", "build", "--models", str(self.models), "--out", str(self.out)]
+        command = [self.python, "-m", "generator", "build", "--models", str(self.models), "--out", str(self.out)]
         try:
             self.process = subprocess.Popen(
-                [*command, *self.options, "--serve-builds", str(write)],
+                [*command, *self.flags, "--serve-builds", str(write)],
                 stdin=subprocess.PIPE,
                 pass_fds=(write,),
                 text=True,
+                cwd=self.cwd,
             )
         finally:
             os.close(write)  # the child holds its own copy: its end closes the pipe when it leaves
