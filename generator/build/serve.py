@@ -189,6 +189,9 @@ class Builder:
                 text=True,
                 cwd=self.cwd,
             )
+        except BaseException:
+            os.close(read)
+            raise
         finally:
             os.close(write)  # the child holds its own copy: its end closes the pipe when it leaves
         self.replies = os.fdopen(read, encoding="ascii")
