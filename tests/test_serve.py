@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import generator.build.serve as serve_module
-from conftest import MODELS, ROOT
+from conftest import MODELS, ROOT, snapshot
 from generator.build.serve import RELOAD, PreviewHandler
 
 
@@ -126,10 +126,6 @@ def test_the_builder_stays_while_cards_change_and_builds_what_a_fresh_build_does
         assert builder.build(fresh=False) == 0 and builder.process is not None  # and the next starts anew
     finally:
         builder.stop()
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
 
 
 def test_the_builder_reports_each_build_and_a_ctrl_c_between_builds_quietly(

@@ -25,7 +25,7 @@ import threading
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from generator.site.content import CONTENT
 from generator.site.render import TEMPLATES
@@ -142,7 +142,7 @@ class Builder:
         interpreter that runs the child, and where (bench/incremental.py times another project's)."""
         self.models, self.out, self.flags, self.python, self.cwd = models, out, flags, python, cwd
         self.process: subprocess.Popen[str] | None = None
-        self.replies: Any = None  # the read end of the child's pipe of exit statuses
+        self.replies: TextIO | None = None  # the read end of the child's pipe of exit statuses
 
     def build(self, *, fresh: bool) -> int | None:
         """Build once; return the exit status, or None if the child ended without one (it is started
@@ -151,7 +151,7 @@ class Builder:
             self.stop()
         if self.process is None:
             self._start()
-        assert self.process is not None and self.process.stdin is not None
+        assert self.process is not None and self.process.stdin is not None and self.replies is not None
         try:
             self.process.stdin.write("build\n")
             self.process.stdin.flush()
@@ -176,7 +176,9 @@ class Builder:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        self.replies.close()
+        if self.replies is not None:
+            self.replies.close()
+            self.replies = None
 
     def _start(self) -> None:
         read, write = os.pipe()
