@@ -449,7 +449,9 @@ def test_templates_content_and_code_are_part_of_the_key(models: Path, project: P
     site_text = project / "content" / "en" / "site.yaml"
     before = (project / "site" / "index.html").read_text(encoding="utf-8")
     site_text.write_text(
-        site_text.read_text(encoding="utf-8").replace("BERT-family models", "models of the BERT family", 1)
+        site_text.read_text(encoding="utf-8").replace(
+            "for BERT and its variants", "for the models of the BERT family", 1
+        )
     )
     rebuild()
     after = (project / "site" / "index.html").read_text(encoding="utf-8")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from conftest import MODELS, reference_for
+from generator.cli import main
 
 CARD_IDS = sorted(p.stem for p in MODELS.glob("*.yaml"))
 
@@ -83,3 +85,38 @@ def test_the_fold_of_repeated_layers_says_what_it_holds(site: Path) -> None:
     rows = re.findall(r'<tr id="t-encoder\.layer\.(\d+)\.', summary[2])
     assert len(rows) == 176 and set(rows) == {str(n) for n in range(1, 12)}
     assert summary[1] == "The other 11 copies: 176 more tensors, the same shapes"
+
+
+def _lede(html: str) -> str:
+    found = re.search(r'<p class="lede">(.*?)</p>', html, re.S)
+    assert found is not None
+    return found[1]
+
+
+def test_the_index_counts_the_catalog_part_by_part(site: Path) -> None:
+    """The 2017 Transformer is not of BERT's family and transformers does not build it: the opening line says so."""
+    transformer = [c for c in CARD_IDS if c.startswith("transformer-")]
+    exercises = [c for c in CARD_IDS if c.startswith("exercise-")]
+    variants = len(CARD_IDS) - len(transformer) - len(exercises)
+    assert (variants, len(exercises), len(transformer)) == (60, 5, 3)  # the catalog this sentence was checked on
+    lede = _lede((site / "index.html").read_text(encoding="utf-8"))
+    assert lede.startswith(
+        f"Exact parameter counts for {variants} BERT-family models, {len(exercises)} textbook exercises and "
+        f"{len(transformer)} configurations of the 2017 Transformer, derived step by step"
+    )
+    assert lede.endswith(
+        "exactly as the code builds them: Hugging Face transformers for BERT's family, the 2018 "
+        "attention-is-all-you-need-pytorch code for the Transformer."
+    )
+
+
+def test_a_catalog_of_one_bert_model_is_counted_as_one(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(MODELS / "bert-base-uncased.yaml", models)
+    out = tmp_path / "site"
+    assert main(["build", "--models", str(models), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]) == 0
+    assert _lede((out / "index.html").read_text(encoding="utf-8")) == (
+        "Exact parameter counts for 1 BERT-family model, derived step by step from the configuration and listed "
+        "tensor by tensor, exactly as Hugging Face transformers builds them."
+    )

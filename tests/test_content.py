@@ -369,7 +369,7 @@ def test_a_build_in_a_second_language(tmp_path: Path, monkeypatch: pytest.Monkey
     assert main([*args, "--language", "zh"]) == 0
     home = (out / "index.html").read_text("utf-8")
     assert home.startswith('<!doctype html>\n<html lang="zh">\n')
-    assert '<meta name="description" content="逐个张量的精确参数量, for 1 BERT-family models.">' in home
+    assert '<meta name="description" content="逐个张量的精确参数量, for BERT and its variants.">' in home
     for page in ("404.html", "models/bert-base-uncased/index.html", "errata/index.html"):
         assert '<html lang="zh">' in (out / page).read_text("utf-8"), page
     assert main(args) == 0  # the default is English

@@ -199,7 +199,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         "index.html",
         "index.html",
         SITE_TITLE,
-        text.section("home")("description", models=len(models)),
+        text.section("home")("description"),
         {"models": models, "catalog": catalog(models), "guides": [page for page in result if page.guide]},
     )
     return [home, *result]
