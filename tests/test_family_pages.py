@@ -161,3 +161,27 @@ def test_anchors_of_a_family_page_are_pinned(site: Path) -> None:
     if os.environ.get("UPDATE_GOLDEN"):
         golden.write_text(anchors, encoding="utf-8")
     assert anchors == golden.read_text(encoding="utf-8")
+
+
+def _plain(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def test_the_2017_transformer_is_not_said_to_be_a_transformers_model_type(site: Path) -> None:
+    """Every other family is a transformers model_type built by its config class; the Transformer's pages say
+    whose code builds it instead (the handout, the list of families and its own family page)."""
+    own = next(f for f in FAMILIES.values() if f.own_config is not None)
+    assert own.own_config is not None and own.name == "transformer"
+    family = (site / "families" / "transformer" / "index.html").read_text(encoding="utf-8")
+    lede = re.search(r'<p class="lede"[^>]*>(.*?)</p>', family)
+    assert lede is not None
+    assert _plain(lede[1]).startswith(
+        "Transformer (2017): model_type transformer (the atlas's own: transformers has no such type) · built by "
+        f"Transformer in {own.own_config.source} · 1 head · "
+    )
+    bert = (site / "families" / "bert" / "index.html").read_text(encoding="utf-8")
+    assert "· config class <code>BertConfig</code> ·" in bert and "the atlas's own" not in bert
+    listing = (site / "families" / "index.html").read_text(encoding="utf-8")
+    assert "the 2017 Transformer, which transformers does not build, is a family of its own" in listing
+    handout = (site / "handout" / "index.html").read_text(encoding="utf-8")
+    assert "and of the 2017 Transformer they grew from as the 2018 attention-is-all-you-need-pytorch code" in handout
