@@ -26,7 +26,7 @@ from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cli import main
 from generator.counting import texts
-from generator.counting.architecture import Head, Part
+from generator.counting.architecture import Head, Part, Tie
 from generator.counting.families import FAMILIES, declaration
 from generator.counting.switches import FirstOf, Rule
 from generator.site import compute_view, content, render, search_records
@@ -97,7 +97,7 @@ def family_text_problems(language: str, root: Path) -> list[str]:
             found.append(str(error))
             continue
         words = texts.family_texts(family.name, language, root)
-        for kind in ("blocks", "modules"):  # every one the family can declare (the registry fills them as declared)
+        for kind in ("blocks", "modules", "roles"):  # every one the family can declare (filled in as declared)
             missing = sorted(declared_keys(family.name, kind) - set(getattr(words, kind)))
             found += [
                 f"{path}: families.{family.name}.{kind}.{key}: expected a text here, found none" for key in missing
@@ -115,13 +115,14 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         f"{path}: families.{name}.{key}: not a section the code reads"
         for name, section in own.items()
         for key in section
-        if key not in ("title", "symbols", "switches", "blocks", "modules", "checks", "differences")
+        if key not in ("title", "symbols", "switches", "blocks", "modules", "roles", "checks", "differences")
     ]
     kinds = (
         ("symbols", "symbol"),
         ("switches", "switch"),
         ("blocks", "block"),
         ("modules", "module"),
+        ("roles", "tensor role"),
         ("checks", "rule"),
     )
     for kind, one in kinds:
@@ -163,12 +164,13 @@ def compute_text_problems(language: str, root: Path) -> list[str]:
     return found
 
 
-SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "checks", "families")
+SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "roles", "checks", "families")
 PARTS = {part.value for part in Part}
 
 
 def declared_keys(family: str, kind: str) -> frozenset[str]:
-    """The names a family declares of one kind: its symbols, switches, blocks, modules or checks (its rules)."""
+    """The names a family declares of one kind: its symbols, switches, blocks, modules, roles (what each
+    tensor is) or checks (its rules)."""
     found = FAMILIES[family]
     if kind in ("symbols", "switches"):
         return frozenset(x.name for x in getattr(found, kind))
@@ -177,19 +179,24 @@ def declared_keys(family: str, kind: str) -> frozenset[str]:
         return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule)) | set(
             texts.CARD_CHECKS
         )
-    return _block_and_module_keys(family)[kind == "modules"]
+    return _walked_keys(family)[("blocks", "modules", "roles").index(kind)]
 
 
 @functools.cache
-def _block_and_module_keys(family: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The block keys and module keys of every path through the family's switches, in one walk.
+def _walked_keys(family: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The block keys, module keys and tensor roles of every path through the family's switches, in one walk.
 
     The walk runs the bare declaration (keys only): filling the words in on each of DeBERTa's
     thousands of paths cost most of this file's time and says nothing about the keys.
     """
     bare = declaration(family)
     blocks = [b for head in bare.heads for _, a in every_path(bare, head) for b in a.blocks]
-    return frozenset(b.key for b in blocks), frozenset(m.key for b in blocks for m in b.modules)
+    modules = [m for b in blocks for m in b.modules]
+    return (
+        frozenset(b.key for b in blocks),
+        frozenset(m.key for m in modules),
+        frozenset(p.role for m in modules for p in m.params),
+    )
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -412,6 +419,10 @@ FAMILY_TEXT_CASES = {
         [("      sentence-order-classifier: sentence-order classifier\n", "")],
         ["families.albert.modules.sentence-order-classifier: expected a text here, found none"],
     ),
+    "a tensor's role lost": (
+        [("  elementwise-scale: elementwise scale\n", "")],
+        ["families.mobilebert.roles.elementwise-scale: expected a text here, found none"],
+    ),
     "a check's message lost": (
         [
             (
@@ -432,12 +443,16 @@ FAMILY_TEXT_CASES = {
             ("  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"),
             ("      sop-head: sentence-order head\n", "      sop-head: sentence-order head\n      nsp-head: a head\n"),
             ("\nchecks:\n", "\nchecks:\n  seven-layers: a rule no family has\n"),
+            ("  kernel: kernel\n", "  kernel: kernel\n  gate: a role no tensor has\n"),
+            ("    title: MobileBERT\n", "    title: MobileBERT\n    roles:\n      kernel: MobileBERT has none\n"),
             ("    title: ELECTRA\n", "    title: ELECTRA\n    checks:\n      padding-fits: RoBERTa's\n"),
         ],
         [
             "symbols.Z: no family reads this shared text",
             "families.bert.switches.trigram: the family declares no such switch",
             "families.albert.blocks.nsp-head: the family declares no such block",
+            "families.mobilebert.roles.kernel: the family declares no such tensor role",
+            "roles.gate: no family reads this shared text",
             "families.electra.checks.padding-fits: the family declares no such rule",
             "checks.seven-layers: no family reads this shared text",
         ],
@@ -487,6 +502,11 @@ def test_the_words_of_blocks_and_modules_reach_the_architecture() -> None:
         ("feed-forward-out", "feed-forward out"),
         ("output-layernorm", "output LayerNorm"),
     ]
+    # What each tensor is, by the key it declares: a LayerNorm's two ("scale", "shift") and a tied slot's.
+    norm = blocks["layer"].modules[-1]
+    assert [(p.name, p.role) for p in norm.params] == [("weight", "scale γ"), ("bias", "shift β")]
+    tied = [p for b in blocks.values() for m in b.modules for p in m.params if isinstance(p, Tie)]
+    assert [(p.name, p.role) for p in tied] == [("weight", "reuses the token embeddings")]
 
 
 # The words of the compute section (content/<language>/compute.yaml), tied to the declarations. -----
@@ -519,6 +539,7 @@ def test_the_family_words_follow_the_build_language(tmp_path: Path, monkeypatch:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["families"]["bert"]["title"] = "Bert-xx"
     data["modules"]["feed-forward-in"] = "xx-feed-forward-in"
+    data["roles"]["shift"] = "xx-shift"
     data["blocks"]["layer"] = "xx-encoder-layer"
     data["symbols"]["H"] = "xx-hidden-width"
     data["parts"]["attention"] = "xx-attention-part"
@@ -541,6 +562,8 @@ def test_the_family_words_follow_the_build_language(tmp_path: Path, monkeypatch:
     step = re.search(r'<tr id="d-layer-feed-forward-in">\s*<th scope="row">([^<]*)<', model)
     assert step is not None and step.group(1).strip() == "xx-feed-forward-in"  # the words move, the anchor stays
     assert '<h3 id="d-layer">Xx-encoder-layer' in model
+    beta = re.search(r'<tr id="t-encoder\.layer\.0\.output\.LayerNorm\.bias">.*?<td>([^<]*)</td></tr>', model, re.S)
+    assert beta is not None and beta.group(1) == "xx-shift"  # what the tensor is, in the build's language
     assert "xx-hidden-width" in model
     family = (out / "families" / "bert" / "index.html").read_text(encoding="utf-8")
     assert "The Bert-xx family" in family and "xx-hidden-width" in family

@@ -81,7 +81,7 @@ class Param:
 
     name: str
     shape: tuple[Poly, ...]
-    role: str
+    role: str  # what it is: a key of families.yaml's roles ("weight", "output-bias"), its words once worded
     part: Part | None = None  # only when it differs from its module's (a norm inside a stacked FFN)
     # A parameter nothing trains (requires_grad False): stored and counted, but it has no gradient
     # and no optimizer state (the 2017 Transformer's sinusoid tables).
@@ -94,7 +94,7 @@ class Tie:
 
     name: str
     tied_to: str
-    role: str
+    role: str  # as for Param: what the slot is ("output-bias"), then its words
 
 
 class Dtype(enum.Enum):

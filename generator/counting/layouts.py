@@ -40,7 +40,7 @@ def linear(
     weight = (
         Param("weight", (n_out, n_in), "weight")
         if tied_to is None
-        else Tie("weight", tied_to, "reuses the token embeddings")
+        else Tie("weight", tied_to, "token-embeddings-reused")
     )
     params: tuple[Param | Tie, ...] = (weight,)
     if bias:
@@ -77,7 +77,7 @@ def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: st
     return Module(
         path,
         key,
-        (Param("weight", (dim,), "scale γ"), Param("bias", (dim,), "shift β")),
+        (Param("weight", (dim,), "scale"), Param("bias", (dim,), "shift")),
         part=Part.NORMS,
         saved=(
             Saved(saves or f"{path} input", (rows, dim)),

@@ -1,16 +1,17 @@
 """What the families' declarations are called, read from ``content/<language>/families.yaml``.
 
 A family declares keys only: its name, a symbol's letter, a switch's name, a block's key, a
-module's key, a part. The words a reader sees (its title, what a symbol means and a switch
-decides, the blocks' titles, the modules' labels that name the derivation's steps, the parts'
-titles, the paragraphs on what differs from BERT) are content, beside the site's other prose, so
-that a second language is a sibling file. A module's key is the slug of its English label
-("feed-forward-in"), which the step's anchor is made of; it stays when the words change.
+module's key, a tensor's role, a part. The words a reader sees (its title, what a symbol means
+and a switch decides, the blocks' titles, the modules' labels that name the derivation's steps,
+what each tensor is, the parts' titles, the paragraphs on what differs from BERT) are content,
+beside the site's other prose, so that a second language is a sibling file. A module's key is the
+slug of its English label ("feed-forward-in"), which the step's anchor is made of; it stays when
+the words change.
 
-The file has the shared ``symbols``, ``switches``, ``blocks`` and ``modules`` and the ``parts`` at
-the top, and under ``families`` one section a family: its ``title``, the texts where it differs
-from the shared ones, and its ``differences``, keyed paragraphs in reading order. The registry
-fills them into one Family per family and language (``with_texts``, through
+The file has the shared ``symbols``, ``switches``, ``blocks``, ``modules`` and ``roles`` and the
+``parts`` at the top, and under ``families`` one section a family: its ``title``, the texts where
+it differs from the shared ones, and its ``differences``, keyed paragraphs in reading order. The
+registry fills them into one Family per family and language (``with_texts``, through
 ``families.family_in(name, language)``); a build passes its language down, and nothing here
 holds one. Code that picks a step or a block picks it by key, never by its words.
 
@@ -24,13 +25,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 
-from generator.counting.architecture import Architecture, Block, Family, Head, Part
+from generator.counting.architecture import Architecture, Block, Family, Head, Param, Part, Tie
 from generator.counting.kept import KeptFor
 from generator.counting.switches import FirstOf, Rule
 
@@ -57,6 +58,7 @@ class FamilyTexts:
     switches: Mapping[str, str]
     blocks: Mapping[str, str]  # titles by block key
     modules: Mapping[str, str]  # labels by module key
+    roles: Mapping[str, str]  # what a module's tensor is ("weight", "is the output bias"), by the key it declares
     checks: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
 
@@ -101,6 +103,7 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
         switches={**_section(data, "switches"), **_section(own, "switches")},
         blocks={**_section(data, "blocks"), **_section(own, "blocks")},
         modules={**_section(data, "modules"), **_section(own, "modules")},
+        roles={**_section(data, "roles"), **_section(own, "roles")},
         checks={**_section(data, "checks"), **_section(own, "checks")},
         differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
     )
@@ -155,7 +158,14 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         worded(c) if isinstance(c, Rule) else FirstOf(tuple(map(worded, c.rules))) if isinstance(c, FirstOf) else c
         for c in family.checks
     )
-    declare = Worded(family.declare, tuple(texts.blocks.items()), tuple(texts.modules.items()), folder, where)
+    declare = Worded(
+        family.declare,
+        tuple(texts.blocks.items()),
+        tuple(texts.modules.items()),
+        tuple(texts.roles.items()),
+        folder,
+        where,
+    )
     return replace(
         family,
         title=texts.title,
@@ -175,7 +185,7 @@ WORDED_KEPT = 4096
 
 @dataclass(frozen=True)
 class Worded:
-    """A family's declaration with its blocks' titles and its modules' labels filled in by key.
+    """A family's declaration with its blocks' titles, its modules' labels and its tensors' roles filled in by key.
 
     Equal by value, so the architectures it declares are cached as the bare declaration's were.
     """
@@ -183,6 +193,7 @@ class Worded:
     declare: Callable[[Mapping[str, bool], Head], Architecture]
     titles: tuple[tuple[str, str], ...]
     labels: tuple[tuple[str, str], ...]
+    roles: tuple[tuple[str, str], ...]
     folder: Path
     where: str  # "families.<name>", for a missing text's message
 
@@ -192,8 +203,13 @@ class Worded:
         # so declaring every setting of a family words each block once, and equal settings give identical
         # blocks, which later caches can find by identity instead of hashing a deep tree.
         object.__setattr__(self, "_kept", KeptFor(WORDED_KEPT))
+        # Looked up once per block, module and tensor: as mappings, made once.
+        words = {"blocks": dict(self.titles), "modules": dict(self.labels), "roles": dict(self.roles)}
+        object.__setattr__(self, "_words", words)
         # Hashed once: every declaration a build asks for looks its Worded up (``architecture._declared``).
-        object.__setattr__(self, "_hash", hash((self.declare, self.titles, self.labels, self.folder, self.where)))
+        object.__setattr__(
+            self, "_hash", hash((self.declare, self.titles, self.labels, self.roles, self.folder, self.where))
+        )
 
     def __hash__(self) -> int:
         return self._hash  # type: ignore[attr-defined, no-any-return]
@@ -207,23 +223,56 @@ class Worded:
         found = kept.get(block)
         if found is not None:
             return found
-        titles, labels = dict(self.titles), dict(self.labels)
-        worded = _worded(
-            block,
-            title=_text(titles, block.key, self.folder, f"{self.where}.blocks.{block.key}"),
-            modules=tuple(
-                _worded(m, label=_text(labels, m.key, self.folder, f"{self.where}.modules.{m.key}"))
-                for m in block.modules
-            ),
+        modules = tuple(
+            _worded(
+                m,
+                label=self._word("modules", m.key),
+                params=tuple(_with_role(p, self._word("roles", p.role)) for p in m.params),
+            )
+            for m in block.modules
         )
-        return kept.keep(block, worded)
+        return kept.keep(block, _worded(block, title=self._word("blocks", block.key), modules=modules))
+
+    def _word(self, kind: str, key: str) -> str:
+        """The words for a key the declaration gives (``kind``: blocks, modules or roles)."""
+        found: str | None = self._words[kind].get(key)  # type: ignore[attr-defined]
+        if found is None:
+            where = f"{self.where}.{kind}.{key}"
+            raise MissingTextError(self.folder / "families.yaml", where, "expected a text here, found none")
+        return str(found)
 
 
 def _worded(declared: T, **words: object) -> T:
-    """A declared Block or Module with its words set: ``dataclasses.replace`` without running ``__init__``
-    again, which made a third of the time of declaring every switch setting of a family (28,000 calls
-    for the family pages). Only for classes that check nothing on creation and keep no cache."""
-    assert not hasattr(declared, "__post_init__") and not hasattr(declared, "__slots__")
-    made: T = object.__new__(type(declared))
-    made.__dict__.update(declared.__dict__, **words)  # frozen: setattr refuses, the instance dict does not
+    """A declared Block, Module or tensor with its words set: ``dataclasses.replace`` without running
+    ``__init__`` again, which made a third of the time of declaring every switch setting of a family
+    (28,000 calls for the family pages). Only for classes that check nothing on creation and keep no
+    cache.
+
+    Each field is set as a frozen dataclass's ``__init__`` sets it, with ``object.__setattr__``: never
+    through ``__dict__``, whose first use turns the object's attributes into a plain dictionary, and
+    every later read of them five times slower (a build reads these objects' fields millions of times).
+    """
+    kind = type(declared)
+    names = _FIELDS.get(kind)
+    if names is None:
+        assert not hasattr(kind, "__post_init__") and not hasattr(kind, "__slots__")
+        names = _FIELDS[kind] = tuple(f.name for f in fields(kind))  # type: ignore[arg-type]
+    made: T = object.__new__(kind)
+    for name in names:
+        object.__setattr__(made, name, words[name] if name in words else getattr(declared, name))
     return made
+
+
+def _with_role(param: Param | Tie, role: str) -> Param | Tie:
+    """A tensor of a module with the words of its role: itself when they are its key ("weight" in
+    English), else made by its class, which takes its few fields faster than ``_worded`` copies them
+    (a catalog build words some 6,000 tensors)."""
+    if role == param.role:
+        return param
+    if isinstance(param, Tie):
+        return Tie(param.name, param.tied_to, role)
+    return Param(param.name, param.shape, role, param.part, param.frozen)
+
+
+# The fields of each class ``_worded`` copies, in order.
+_FIELDS: dict[type, tuple[str, ...]] = {}

@@ -35,7 +35,7 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     """
     if tied_to:
         decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings)
-        return replace(decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "is the output bias")))
+        return replace(decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "output-bias")))
     return linear("decoder", "decoder-untied", width, V)
 
 

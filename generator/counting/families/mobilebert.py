@@ -54,7 +54,7 @@ def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> arch.Module
     return arch.Module(
         path,
         f"{key}-nonorm",
-        (arch.Param("bias", (dim,), "elementwise shift"), arch.Param("weight", (dim,), "elementwise scale")),
+        (arch.Param("bias", (dim,), "elementwise-shift"), arch.Param("weight", (dim,), "elementwise-scale")),
         part=arch.Part.NORMS,
         saved=(arch.Saved(f"{path} input", (TOKENS, dim)),),
     )
@@ -119,10 +119,10 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
             modules += tuple(ops.idle(m) for m in shared) if on["bottleneck_attention"] else shared
     if on["stacked_ffn"]:
         ffn = (
-            arch.Param("intermediate.dense.weight", (I, width), "weight in"),
-            arch.Param("intermediate.dense.bias", (I,), "bias in"),
-            arch.Param("output.dense.weight", (width, I), "weight out"),
-            arch.Param("output.dense.bias", (width,), "bias out"),
+            arch.Param("intermediate.dense.weight", (I, width), "weight-in"),
+            arch.Param("intermediate.dense.bias", (I,), "bias-in"),
+            arch.Param("output.dense.weight", (width, I), "weight-out"),
+            arch.Param("output.dense.bias", (width,), "bias-out"),
             *_norm_params("output.LayerNorm", width, on),
         )
         stacked = arch.Module(

@@ -52,9 +52,9 @@ def _norm(on: Mapping[str, bool], path: str, key: str, *, rows: Poly = TOKENS, s
 
     With or without its shift it keeps the same: its input and two statistics per row.
     """
-    params: tuple[arch.Param | arch.Tie, ...] = (arch.Param("weight", (H,), "scale γ"),)
+    params: tuple[arch.Param | arch.Tie, ...] = (arch.Param("weight", (H,), "scale"),)
     if on["norm_bias"]:
-        params += (arch.Param("bias", (H,), "shift β"),)
+        params += (arch.Param("bias", (H,), "shift"),)
     saved = layer_norm(path, key, H, rows=rows, saves=saves).saved
     return arch.Module(path, key, params, part=arch.Part.NORMS, saved=saved)
 

@@ -40,7 +40,7 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> arch.Block:
         words = arch.Module(
             "word_embeddings",
             "token-embeddings-listed-first-as-the-decoder",
-            (arch.Tie("weight", word_tied_to, "is the masked-LM decoder weight"),),
+            (arch.Tie("weight", word_tied_to, "masked-lm-decoder-weight"),),
             saved=(INPUT_IDS,),
         )
     # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
@@ -74,7 +74,7 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[arch.Block, 
             products=(arch.Product("decoder-tied", TOKENS, V, H),),
             saved=(arch.Saved("decoder input", (TOKENS, H)),),
         ),
-        arch.Module("decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "is the output bias"),)),
+        arch.Module("decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "output-bias"),)),
     )
     return (
         heads.mlm_head("lm_head.", modules, head_ops),

@@ -93,7 +93,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     source_words = "encoder.src_word_emb.weight"
     if on["shared_tables"]:
         target_word = arch.Module(
-            "tgt_word_emb", "target-token-embeddings-shared", (arch.Tie("weight", source_words, "is the source table"),)
+            "tgt_word_emb", "target-token-embeddings-shared", (arch.Tie("weight", source_words, "source-table"),)
         )
         target_words = source_words
     else:
@@ -101,7 +101,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
         target_words = "decoder.tgt_word_emb.weight"
     if on["shared_projection"]:
         projection = arch.Module(
-            "tgt_word_prj", "output-projection-shared", (arch.Tie("weight", target_words, "is the target table"),)
+            "tgt_word_prj", "output-projection-shared", (arch.Tie("weight", target_words, "target-table"),)
         )
     else:
         projection = arch.Module("tgt_word_prj", "output-projection", (arch.Param("weight", (U, H), "weight"),))
