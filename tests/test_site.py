@@ -68,6 +68,21 @@ def test_csv_export_lists_tied_rows_with_zero(site: Path) -> None:
     }
 
 
+def test_the_tied_slots_are_listed_with_what_each_is_and_the_tensor_it_holds(site: Path) -> None:
+    """Each line: the slot, what it is (its role, a verb phrase from content/en/families.yaml), and the
+    tensor it is, each name linking to its row of the tensor tables."""
+    page = (site / "models" / "bert-base-uncased-pretraining" / "index.html").read_text(encoding="utf-8")
+    section = re.search(r'<section aria-labelledby="tied">(.*?)</section>', page, re.S)
+    assert section is not None
+    lines = [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li>(.*?)</li>", section[1])]
+    assert lines == [
+        "cls.predictions.decoder.weight reuses the token embeddings: it is bert.embeddings.word_embeddings.weight",
+        "cls.predictions.decoder.bias is the output bias: it is cls.predictions.bias",
+    ]
+    for name in ("cls.predictions.decoder.bias", "cls.predictions.bias"):  # the slot's row, and its tensor's
+        assert f'<a href="#t-{name}"><code>{name}</code></a>' in section[1] and f'id="t-{name}">' in page
+
+
 def test_csv_export_quotes_a_name_that_needs_it_as_the_csv_module_does() -> None:
     """The export writes plain rows itself; a field with a comma, a quote or a line break goes through the
     csv module's writer, so the file reads back the same (names from a transformers class never hold one)."""
