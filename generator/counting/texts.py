@@ -235,11 +235,13 @@ class Worded:
 
     def _word(self, kind: str, key: str) -> str:
         """The words for a key the declaration gives (``kind``: blocks, modules or roles)."""
-        found: str | None = self._words[kind].get(key)  # type: ignore[attr-defined]
-        if found is None:
-            where = f"{self.where}.{kind}.{key}"
-            raise MissingTextError(self.folder / "families.yaml", where, "expected a text here, found none")
-        return str(found)
+        words: dict[str, str] = self._words[kind]  # type: ignore[attr-defined]
+        found = words.get(key)  # the place for the message is written only when the text is missing
+        return str(found) if found is not None else _text(words, key, self.folder, f"{self.where}.{kind}.{key}")
+
+
+# The fields of each class ``_worded`` copies, in order.
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _worded(declared: T, **words: object) -> T:
@@ -272,7 +274,3 @@ def _with_role(param: Param | Tie, role: str) -> Param | Tie:
     if isinstance(param, Tie):
         return Tie(param.name, param.tied_to, role)
     return Param(param.name, param.shape, role, param.part, param.frozen)
-
-
-# The fields of each class ``_worded`` copies, in order.
-_FIELDS: dict[type, tuple[str, ...]] = {}

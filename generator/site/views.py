@@ -343,6 +343,11 @@ class Catalog:
     def groups(self) -> tuple[FamilyGroup, ...]:
         return self.variants + self.transformer + self.exercises
 
+    @staticmethod
+    def count(groups: tuple[FamilyGroup, ...]) -> int:
+        """How many models one of the sections holds (``catalog.count(catalog.variants)``)."""
+        return sum(len(group.models) for group in groups)
+
 
 # The one family that predates BERT and the prefix of the textbook questions' cards (models/exercise-*.yaml).
 TRANSFORMER = "transformer"
