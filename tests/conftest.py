@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,3 +94,9 @@ LONGEST_FIRST = ("test_bad_input_properties.py",)
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)  # a stable sort: the others keep their order
+
+
+def text_of(html: str) -> str:
+    """A page as a reader sees it: formulas by their alt text, tags gone, spaces collapsed."""
+    html = re.sub(r'<math alttext="([^"]*)">.*?</math>', r"\1", html, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'").replace("&amp;", "&")

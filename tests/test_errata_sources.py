@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, ROOT, reference_for
+from conftest import MODELS, ROOT, reference_for, text_of
 from generator.cards.card import load_cards
 from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var
 from generator.site.pages import errata
@@ -49,12 +49,6 @@ def seeds() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def page(site: Path) -> str:
     return (site / "errata" / "index.html").read_text("utf-8")
-
-
-def text_of(html: str) -> str:
-    """The page as a reader sees it: formulas by their alt text, tags gone, spaces collapsed."""
-    html = re.sub(r'<math alttext="([^"]*)">.*?</math>', r"\1", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'").replace("&amp;", "&")
 
 
 # Every printed figure: (erratum, step) -> the words around it in the source, the figure last.
@@ -240,10 +234,13 @@ def test_the_page_shows_printed_figures_and_slips(page: str) -> None:
     assert "are right about the per-head split" not in text
 
 
-def test_the_textbooks_two_parameters_and_swapped_tables() -> None:
-    # "each of which requires two parameters (scaling and offset)": the two-numbers mistake again.
-    assert any(s.kind == "textbook-style worked solution" for s in ERRATA["mean-and-variance"].sources)
-    assert "a scaling and an offset, says a worked solution" in ERRATA["mean-and-variance"].claim
+def test_the_two_numbers_are_the_interview_notes_and_the_halved_norms_the_textbooks() -> None:
+    # The textbook names LayerNorm's scaling and offset and counts them as vectors, 2·d_model a layer: its
+    # mistake is half the norms (layernorm-half), not two numbers, and it never says they can be ignored.
+    # Only the interview notes say "two learnable parameters: mean and variance" and "can be ignored".
+    assert [s.kind for s in ERRATA["mean-and-variance"].sources] == ["interview notes"]
+    assert "worked solution" not in ERRATA["mean-and-variance"].claim + ERRATA["mean-and-variance"].diverges
+    assert any(s.kind == "textbook-style worked solution" for s in ERRATA["layernorm-half"].sources)
     assert "descriptions of two tables are swapped" in ERRATA["textbook-formula"].diverges
 
 

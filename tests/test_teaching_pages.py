@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, reference_for
+from conftest import MODELS, reference_for, text_of
 from generator.analysis.checkpoint_names import Layout, tf_name
 from generator.cards.card import load_cards
 from generator.site.pages import errata, exercises
@@ -27,12 +27,6 @@ EXERCISES = {x.id: x for x in exercises.pages(MODEL_LIST)[0].gather()["exercises
 @pytest.fixture(scope="module")
 def files(site: Path) -> dict[str, str]:
     return {path.relative_to(site).as_posix(): path.read_text("utf-8") for path in site.rglob("*.html")}
-
-
-def text_of(html: str) -> str:
-    """The page as a reader sees it: formulas by their alt text, tags gone, spaces collapsed."""
-    html = re.sub(r'<math alttext="([^"]*)">.*?</math>', r"\1", html, flags=re.S)
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'").replace("&amp;", "&")
 
 
 # Errata: their number (the published method on the card's values) and the exact one -------------

@@ -132,7 +132,7 @@ def candidates(inventory: Inventory) -> list[Candidate]:
     for head in card.family.heads:
         if head is not card.head:
             found.append(Candidate("pooler-and-heads", count_parameters(dataclasses.replace(card, head=head)).total))
-    # "Tied weights counted twice": every tied name added up as if it held a tensor of its own.
+    # "A shared tensor counted once per name": every tied name added up as if it held a tensor of its own.
     if inventory.tied:
         again = sum(inventory.tensor(entry.tied_to).count for entry in inventory.tied)
         found.append(Candidate("tied-twice", inventory.total + again))

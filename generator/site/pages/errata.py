@@ -227,7 +227,7 @@ def layernorm_half(t: Text, model: Model) -> Erratum:
 
 
 def mean_and_variance(t: Text, model: Model) -> Erratum:
-    """A LayerNorm taken as two numbers: a mean and a variance, or a scaling and an offset."""
+    """A LayerNorm taken as two numbers, a mean and a variance (the interview notes)."""
     label = t.section("rows")
     norms = 2 * L + 1  # two per layer and the embedding LayerNorm; checked against the steps below
     exact_layer = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
@@ -244,7 +244,7 @@ def mean_and_variance(t: Text, model: Model) -> Erratum:
             shown=(Mul((Num(2), Paren(poly_expr(norms, ORDER)))), grouped(all_norms[0])),
         ),
     )
-    return erratum(t, model, used_symbols(model, rows), rows, None, sources=("interview", "textbook"))
+    return erratum(t, model, used_symbols(model, rows), rows, None, sources=("interview",))
 
 
 def vocabulary_30000(t: Text, model: Model, rounded: Model) -> Erratum:
