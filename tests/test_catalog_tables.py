@@ -110,6 +110,21 @@ def test_the_index_counts_the_catalog_part_by_part(site: Path) -> None:
     )
 
 
+def test_start_here_names_the_base_model_of_every_family_that_changed_bert(site: Path) -> None:
+    """The table says it lists "the base model of each family that changed BERT": every family of the
+    variants' table has a row in it, and only those families."""
+    html = (site / "index.html").read_text(encoding="utf-8")
+    start = re.search(r'<section aria-labelledby="start-here">(.*?)</section>', html, re.S)
+    variants = re.search(r'<section aria-labelledby="variants">(.*?)</section>', html, re.S)
+    assert start is not None and variants is not None
+    assert "then the base model of each family that changed BERT." in start[1]
+    in_start = re.findall(r'<td><a href="families/([\w-]+)/index.html">', start[1])
+    jumps = re.findall(r'<a href="#family-([\w-]+)">', start[1])
+    assert len(jumps) == 9  # the nine families of BERT's catalog, each one a link in the jump line
+    assert in_start[:2] == ["bert", "bert"]  # BERT-Base and BERT-Large come first
+    assert sorted(set(in_start)) == sorted(jumps)
+
+
 def test_a_catalog_of_one_bert_model_is_counted_as_one(tmp_path: Path) -> None:
     models = tmp_path / "models"
     models.mkdir()

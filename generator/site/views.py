@@ -361,8 +361,10 @@ START_HERE = (
     "bert-large-uncased",
     "distilbert-base-uncased",
     "roberta-base",
+    "xlm-roberta-base",
     "albert-base-v2",
     "electra-base-discriminator",
+    "mobilebert-uncased",
     "deberta-v3-base",
     "modernbert-base",
 )
