@@ -293,7 +293,9 @@ def test_model_page_shows_each_claim_explained() -> None:
     ) in large
     # 24 missing intermediate biases of 4,096 (the seed's table): 98,304 of 335,141,888, 0.029%, never "0.0%".
     assert "Exact count of the model 335,141,888; the figure is 98,304 (0.029%) lower." in large
-    assert "<strong>Exact:</strong> the model holds 109,482,240: exactly the figure." in base
+    # A figure that is the count exactly says so once, with nothing to explain after it.
+    assert "Exact count of the model 109,482,240; the figure is exactly the count.</p>" in base
+    assert "exactly the figure" not in base
 
 
 @pytest.fixture
