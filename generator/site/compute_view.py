@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from generator.cards.problems import InputError, Problem
-from generator.counting.architecture import Architecture, Module, Op
+from generator.counting.architecture import Architecture, Block, Module, Op
 from generator.counting.compute import (
     ACTIVATIONS,
     PRECISIONS,
@@ -28,7 +28,7 @@ from generator.counting.inventory import Counted
 from generator.counting.ops import is_mask
 from generator.counting.poly import Poly
 from generator.site.content import Text
-from generator.site.thumb_rules import Rules, apart, rules
+from generator.site.thumb_rules import Rules, apart, in_s2, rules
 
 SEQ = 512  # the page's sequence length, or P when the position table is shorter (issue 13)
 GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
@@ -117,7 +117,7 @@ class ShownComponent:
 
     anchor: str
     title: str
-    repeat: tuple[str, ...]  # the symbols its copies are counted in (L), empty for a single block
+    repeat: tuple[str, ...]  # the symbols its runs are counted in (L; ALBERT's shared layer: L and K), or none
     copies: int
     steps: tuple[ShownStep, ...]
     forward: int  # all copies
@@ -214,7 +214,7 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
             ShownComponent(
                 f"c-{block.block.key}",
                 block.block.title,
-                block.block.repeat,
+                _applied(block.block),
                 lines.copies,
                 steps,
                 lines.forward,
@@ -246,6 +246,12 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         masks,
         rules(compute, seq, sum(x.flops for x in derivation.skipped)),
     )
+
+
+def _applied(block: Block) -> tuple[str, ...]:
+    """The symbols a component's runs are counted in: its repeat, or, for a layer shared across depth
+    (ALBERT), the times it is applied and the inner repeat (``compute.applied_copies``)."""
+    return block.repeat if block.applied is None else (block.applied, *block.repeat[1:])
 
 
 def _step(
@@ -295,9 +301,9 @@ def _elements(compute: Compute, shape: tuple[Poly, ...], seq: int, key: str, sha
 def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, int, str], ...]:
     """Every product and storage in s², with its value at the page's (b, s) and its unit."""
     steps = [step for component in components for step in component.steps]
-    products = tuple((step, x.name, x.line.value, "FLOPs") for step in steps for x in step.products if _in_s2(x.line))
+    products = tuple((step, x.name, x.line.value, "FLOPs") for step in steps for x in step.products if in_s2(x.line))
     kept = tuple(
-        (step, k.name, k.bytes["bf16"], "bytes in bf16") for step in steps for k in step.kept if _in_s2(k.elements)
+        (step, k.name, k.bytes["bf16"], "bytes in bf16") for step in steps for k in step.kept if in_s2(k.elements)
     )
     return products + kept
 
@@ -311,10 +317,6 @@ def _storage(path: str, key: str) -> str:
     """A storage's content key: what follows its step's path when it is named after the step."""
     prefix = f"{path} "
     return key[len(prefix) :] if key.startswith(prefix) else key
-
-
-def _in_s2(line: Line) -> bool:
-    return any(("s", 2) in mono for mono, _ in line.formula.terms)
 
 
 def _written(compute: Compute, poly: Poly) -> Expr | None:

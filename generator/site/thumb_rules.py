@@ -42,7 +42,7 @@ class Rules:
     training_rule: int  # 6·N·b·s
     weights_gap: Line  # 2·(M − N)·b·s
     squared: Line  # the products in s² (attention scores and weighted values)
-    per_sequence: Line  # every other product (once per sequence: pooler, classifiers)
+    per_sequence: Line  # every other product: once per sequence (a pooler) or per batch (DeBERTa's positions)
     skipped: int  # FLOPs the backward does not spend (twice the forward less the backward)
     korthikanti: Korthikanti | None
 
@@ -57,6 +57,12 @@ class Korthikanti:
     masks: Line  # what 2-byte masks add over 1-byte ones
     statistics: Line  # the fp32 storages (LayerNorm statistics, softmax in fp32)
     rest: Line  # whatever else this implementation keeps that the rule does not, or the reverse
+
+    @property
+    def softmax_fp32(self) -> bool:
+        """Whether the fp32 storages include attention probabilities (b·A·s² of them: a softmax computed in
+        fp32), not only the LayerNorms' statistics, which are per token."""
+        return in_s2(self.statistics)
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,11 @@ class Apart:
 
 
 _APART: KeptFor[StepBlocks, Apart] = KeptFor(STEPS_KEPT)
+
+
+def in_s2(line: Line) -> bool:
+    """Whether a worked figure has a term in s²."""
+    return any(("s", 2) in mono for mono, _ in line.formula.terms)
 
 
 def apart(compute: Compute) -> Apart:
