@@ -184,6 +184,15 @@ class StepBlocks:
         return total(block.backward * block.copies for block in self.blocks)
 
     @functools.cached_property
+    def symbols(self) -> frozenset[str]:
+        """Every symbol the step's formulas read: its copies, its products and the shapes it keeps (b and s too)."""
+        found = {name for block in self.blocks for name in block.copies.symbols()}
+        for step in (step for block in self.blocks for step in block.steps):
+            found |= step.forward.symbols() | step.backward.symbols()
+            found |= {name for kept in step.saved for size in kept.shape for name in size.symbols()}
+        return frozenset(found)
+
+    @functools.cached_property
     def kept(self) -> dict[str, KeptBytes]:
         """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
         return {p: KeptBytes.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}

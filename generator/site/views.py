@@ -294,7 +294,7 @@ def model_of(card: Card) -> Model:
         inventory.total,
         subtotals,
         part_subtotals(inventory),
-        _used_symbols(card, derivation),
+        _used_symbols(card, derivation, compute),
         inventory.trainable,
         step_figures(card, compute),
         calculator.query(card.family, card.head, card.config),
@@ -305,10 +305,15 @@ def model_of(card: Card) -> Model:
     )
 
 
-def _used_symbols(card: Card, derivation: Derivation) -> tuple[Symbol, ...]:
+def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -> tuple[Symbol, ...]:
+    """The family's symbols that the page's formulas use: the parameters' derivation, and the training
+    step's (ModernBERT's heads enter no parameter count, a fused projection holding them all, but its
+    attention scores are b·A·s² numbers)."""
     used = derivation.formula.symbols()
     used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
+    if compute is not None:
+        used |= compute.steps.symbols
     return tuple(s for s in card.family.symbols if s.name in used)
 
 
