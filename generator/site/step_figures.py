@@ -15,7 +15,8 @@ from generator.cards.card import Card
 from generator.counting.compute import Compute, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Counted
 
-# The comparison's step: one sequence length for FLOPs per token, and a batch of 32 for the memory.
+# The comparison's step: a batch of 32 sequences of one length, for FLOPs per token and for the memory (per token,
+# the FLOPs depend on the batch only where a model computes something once per batch: DeBERTa's positions).
 BATCH = 32
 SEQ = 512
 
