@@ -93,6 +93,7 @@ class RuleRow:
     feed_forward: int
     stored_layers: int  # fewer than L when layers are shared (ALBERT)
     shared_symbols: tuple[str, ...]
+    layer_instances: int = 0  # every repeated layer stored, more than L with a decoder (the 2017 Transformer)
 
     @property
     def lh2(self) -> int:
@@ -130,11 +131,14 @@ class RuleRow:
 
     @functools.cached_property
     def reason(self) -> str:
-        """Which explanation the page gives: on the rule, embeddings, shared layers, or the encoder's shape."""
+        """Which explanation the page gives: on the rule, embeddings, shared layers, a decoder beside the
+        encoder, or the encoder's shape."""
         if abs(self.ratio_without_embeddings - 1) <= CLOSE:
             return "close" if abs(self.ratio - 1) <= CLOSE else "embeddings"
         if self.stored_layers < self.layers:
             return "shared"
+        if self.layer_instances > self.layers:
+            return "decoder"
         return "encoder"
 
 
@@ -241,6 +245,8 @@ def rule_table(rows: Sequence[RuleRow], root: str, reasons: Mapping[str, str]) -
         elif row.reason == "shared":
             symbols = "·".join(f"<var>{escape(symbol)}</var>" for symbol in row.shared_symbols)
             reason = reason.format(stored=row.stored_layers, symbols=symbols, layers=row.layers)
+        elif row.reason == "decoder":
+            reason = reason.format(instances=row.layer_instances, layers=row.layers)
         elif row.reason == "encoder":
             reason = reason.format(attention=times(row.attention_ratio), feed_forward=times(row.feed_forward_ratio))
         out.append(
@@ -274,6 +280,8 @@ def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
         parts = m.parts
         shared = [b for b in m.architecture.blocks if b.applied and b.kind is Kind.ENCODER]
         stored = sum(b.copies().evaluate(m.values) for b in shared) if shared else layers
+        repeated = [b for b in m.architecture.blocks if b.repeat and b.kind is Kind.ENCODER]
+        instances = sum(b.copies().evaluate(m.values) for b in repeated)
         if stored * hidden == 0:
             continue  # no layers, or 0 wide (transformers builds both): no place on a log scale of L·H²
         rows.append(
@@ -287,6 +295,7 @@ def rule_rows(models: Sequence[Summary]) -> tuple[RuleRow, ...]:
                 feed_forward=parts[Part.FEED_FORWARD],
                 stored_layers=stored,
                 shared_symbols=shared[0].repeat if shared else (),
+                layer_instances=instances,
             )
         )
     return tuple(sorted(rows, key=lambda r: (r.lh2, r.total, r.model.id)))
@@ -379,7 +388,7 @@ def _context(models: Sequence[Summary], text: Text, language: str) -> dict[str, 
                     without_embeddings=row.without_embeddings,
                     core=times(row.ratio_without_embeddings),
                 ),
-                labelled=row.reason in ("shared", "encoder") or row.model.id in LABELLED,
+                labelled=row.reason in ("shared", "decoder", "encoder") or row.model.id in LABELLED,
             )
             for row in rule
         ]
