@@ -111,6 +111,22 @@ def test_the_closed_forms_are_the_model_pages_formulas(site: Path) -> None:
     assert closed in model_page and closed in family_page
 
 
+def test_a_block_a_head_holds_in_another_form_is_said_to_change_not_to_go_and_come_back() -> None:
+    """XLM-RoBERTa's masked-LM head ties its decoder to the token table, which its declaration then holds as
+    a block of its own: the embeddings change form, and the page said "without the embeddings ... and the
+    embeddings" before."""
+    forms = {h.head: h for h in head_forms(FAMILIES["xlm-roberta"])}
+    changes = [(kind, piece.title, to_text(piece.expression)) for kind, piece, _ in forms[Head.MASKED_LM].changes]
+    assert [kind for kind, *_ in changes] == ["without", "with", "with", "as"]
+    assert changes[0][1] == "pooler" and changes[-1][1] == "embeddings"
+    before = forms[Head.MASKED_LM].changes[-1][2]
+    assert before is not None and to_text(before.expression) == "VH + PH + TH + 2H"
+    assert changes[-1][2] == "PH + TH + 2H"
+    # BERT's heads change no block's form: each block is only left out or added.
+    for h in head_forms(FAMILIES["bert"]):
+        assert all(kind != "as" for kind, *_ in h.changes), h.head
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_each_head_is_the_base_model_less_what_it_leaves_out_plus_what_it_adds(family: str) -> None:
     forms = head_forms(FAMILIES[family])

@@ -82,6 +82,7 @@ class Piece:
     title: str
     formula: Poly  # every copy included
     expression: Expr
+    key: str = ""  # the block's key: a block a head holds in another form has the same key in both
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,19 @@ class HeadForm:
     closed_form: Expr
     added: tuple[Piece, ...]  # blocks the base model lacks, or holds in another form
     removed: tuple[Piece, ...]  # blocks of the base model this head leaves out, or holds in another form
+
+    @property
+    def changes(self) -> tuple[tuple[str, Piece, Piece | None], ...]:
+        """What a page says the head does to the base model, block by block: ("without", block, None),
+        ("with", block, None), or ("as", the head's form, the base model's) for a block both hold in
+        different forms (XLM-RoBERTa's masked-LM embeddings, whose token table the head's tie moves out)."""
+        mine = {piece.key: piece for piece in self.added}
+        theirs = {piece.key: piece for piece in self.removed}
+        return (
+            *(("without", piece, None) for piece in self.removed if piece.key not in mine),
+            *(("with", piece, None) for piece in self.added if piece.key not in theirs),
+            *(("as", piece, theirs[piece.key]) for piece in self.added if piece.key in theirs),
+        )
 
 
 def _order(family: Family) -> tuple[str, ...]:
@@ -276,7 +290,7 @@ def _head_forms(family: Family) -> tuple[HeadForm, ...]:
 
 
 def _piece(block: Block, formula: Poly, order: tuple[str, ...]) -> Piece:
-    return Piece(block.title, formula, poly_expr(formula, order))
+    return Piece(block.title, formula, poly_expr(formula, order), block.key)
 
 
 def _instance_total(block: Block, order: tuple[str, ...]) -> Poly:

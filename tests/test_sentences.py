@@ -1,0 +1,126 @@
+"""Sentences a careful reader found false for the page they were on (stop 33), each tied to the figure
+or structure that makes it true or false, so that it cannot come back on another card."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import MODELS, text_of
+
+
+def _page(site: Path, path: str) -> str:
+    return (site / path).read_text(encoding="utf-8")
+
+
+def _model(site: Path, card: str) -> str:
+    return text_of(_page(site, f"models/{card}/index.html"))
+
+
+def test_a_model_without_masks_is_not_said_to_set_every_dropout_to_0(site: Path) -> None:
+    # albert-base-v2 sets classifier_dropout_prob to 0.1, but AlbertModel runs no classifier.
+    assert "classifier_dropout_prob: 0.1" in (MODELS / "albert-base-v2.yaml").read_text(encoding="utf-8")
+    text = _model(site, "albert-base-v2")
+    assert "sets every dropout probability to 0" not in text
+    assert "None: every dropout this model's step runs has a probability of 0 in its config" in text
+    # Nor are its masks said to take 2 bytes, when the table beside the sentence prints 0 for them.
+    assert "it keeps no dropout mask (its dropout probabilities are 0)" in text
+    assert "its masks take the activation's 2 bytes" not in text
+    assert "its masks take the activation's 2 bytes" in _model(site, "bert-base-uncased")
+
+
+def test_a_model_with_no_layernorm_statistics_is_not_said_to_keep_them(site: Path) -> None:
+    text = _model(site, "mobilebert-uncased")  # NoNorm: an elementwise scale and shift, no statistics
+    assert "Kept in fp32 (none)" in text
+    assert "it keeps nothing in fp32" in text and "reciprocal deviation" not in text
+    modern = _model(site, "modernbert-base")  # its softmax runs in fp32: b·A·s² of its fp32 bytes
+    assert "Kept in fp32 (LayerNorm statistics and the attention probabilities)" in modern
+    assert "and its softmax keeps the attention probabilities in fp32" in modern
+
+
+def test_albert_s_shared_layer_runs_are_counted_in_l_not_in_its_stored_copies(site: Path) -> None:
+    html = _page(site, "models/albert-base-v2/index.html")
+    heading = re.search(r'<h4 id="c-layer">(.*?)<a class="permalink"', html, re.S)
+    assert heading is not None
+    assert text_of(heading[1]).strip() == "Shared encoder layer (one of 12: L = 12, K = 1)"
+    assert "Shared encoder layer (the only one: G = 1, K = 1)" in text_of(html)  # the one stored
+
+
+def test_a_step_without_labels_does_not_include_a_loss(site: Path) -> None:
+    assert "Forward FLOPs Forward" not in _model(site, "bert-base-uncased")
+    base = _page(site, "models/bert-base-uncased/index.html")
+    assert '<th scope="row">Forward FLOPs</th>' in base
+    head = _page(site, "models/bert-base-uncased-pretraining/index.html")
+    assert '<th scope="row">Forward FLOPs (loss included)</th>' in head
+
+
+def test_products_made_once_per_batch_are_not_said_to_be_once_per_sequence(site: Path) -> None:
+    # DeBERTa projects its relative position embeddings once per batch: its term has no b.
+    text = _model(site, "deberta-v3-base")
+    assert "Products once per sequence" not in text
+    assert "Products not made once per token 8BH²L" in text
+    assert "DeBERTa projects its relative position embeddings once per batch" in text
+
+
+def test_modernbert_s_heads_are_a_symbol_of_its_page_and_of_the_comparison(site: Path) -> None:
+    # No parameter count of ModernBERT uses A (one fused projection), but its attention scores do.
+    page = _page(site, "models/modernbert-base/index.html")
+    assert '<tr id="sym-A"><th scope="row"><var>A</var></th><td><code>num_attention_heads</code></td>' in page
+    compare = _page(site, "compare/index.html")
+    row = re.search(r'<tr id="modernbert-base".*?</tr>', compare, re.S)
+    assert row is not None
+    assert ">12</td>" in row[0]
+    diff = text_of(_page(site, "diffs/bert-base-uncased--modernbert-base/index.html"))
+    assert "A only in A" not in diff
+
+
+def test_the_comparison_says_at_which_batch_it_counts_flops_per_token(site: Path) -> None:
+    html = _page(site, "compare/index.html")
+    assert "forward + backward<br>b = 32, s = 512</span>" in html
+    assert "a batch of 32 sequences of s = 512 tokens" in text_of(html)
+    options = re.findall(r'<option value="([\w-]+)">', html.split('name="family"')[1].split("</select>")[0])
+    assert len(options) == len(set(options))  # the exercises' BERT is not a family of its own
+
+
+def test_the_2017_transformer_s_gap_to_the_rule_is_its_decoder(site: Path) -> None:
+    html = _page(site, "charts/index.html")
+    row = re.search(r'<tr id="rule-transformer-base">.*?</tr>', html, re.S)
+    assert row is not None
+    assert "a decoder beside the encoder: 12 layers where <var>L</var> = 6 counts the encoder's" in row[0]
+    assert "In the small models most parameters sit in the embeddings" not in html
+
+
+def test_the_transformer_family_names_no_auto_class(site: Path) -> None:
+    text = text_of(_page(site, "families/transformer/index.html"))
+    assert "the class an Auto class builds" not in text and "the config class's defaults" not in text
+    assert "which no Auto class of transformers builds" in text
+    assert "the other heads wrap it" not in text  # it has one head
+    assert "the other heads wrap it" in text_of(_page(site, "families/bert/index.html"))
+
+
+def test_counts_and_their_nouns_agree(site: Path) -> None:
+    diff = text_of(_page(site, "diffs/bert-base-cased--bert-base-uncased/index.html"))
+    assert "In both, with another shape: 1 tensor #" in diff
+    assert "1 tensors" not in diff
+    calculator = text_of(_page(site, "calculator/index.html"))
+    assert "( transformer ; head base)" in calculator
+    deberta = _model(site, "deberta-v3-base")
+    assert not re.search(r"(?<!but )the embeddings holds", deberta)  # "everything but the embeddings holds"
+    assert "the embeddings hold 98,382,336" in deberta
+    mobile = _model(site, "mobilebert-uncased")
+    assert "1,058 more tensors" in mobile
+
+
+def test_a_figure_that_is_the_count_says_so_once(site: Path) -> None:
+    text = _model(site, "bert-base-uncased")
+    assert "the figure is exactly the count." in text
+    assert "exactly the figure" not in text
+
+
+def test_notes_point_up_to_what_comes_before_them(site: Path) -> None:
+    # A model page ends with its notes: the published figures, the derivation and the subtotals are above.
+    for card in MODELS.glob("*.yaml"):
+        html = _page(site, f"models/{card.stem}/index.html")
+        notes = html.split('<h2 id="notes">')[1].split("</section>")[0] if '<h2 id="notes">' in html else ""
+        for thing in ("published figures", "derivation", "subtotal", "tables", "exact counts"):
+            assert not re.search(rf"{thing}\s+below", text_of(notes)), (card.stem, thing)
