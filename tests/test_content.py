@@ -172,8 +172,10 @@ def declared_keys(family: str, kind: str) -> frozenset[str]:
     """The names a family declares of one kind: its symbols, switches, blocks, modules, roles (what each
     tensor is) or checks (its rules)."""
     found = FAMILIES[family]
-    if kind in ("symbols", "switches"):
-        return frozenset(x.name for x in getattr(found, kind))
+    if kind == "symbols":  # a training step's own symbols (ModernBERT's head size d) are worded too
+        return frozenset(x.name for x in (*found.symbols, *found.compute_symbols))
+    if kind == "switches":
+        return frozenset(x.name for x in found.switches)
     if kind == "checks":
         rules = [rule for check in found.checks for rule in (check.rules if isinstance(check, FirstOf) else (check,))]
         return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule)) | set(

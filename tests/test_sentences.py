@@ -72,6 +72,10 @@ def test_modernbert_s_heads_are_a_symbol_of_its_page_and_of_the_comparison(site:
     assert ">12</td>" in row[0]
     diff = text_of(_page(site, "diffs/bert-base-uncased--modernbert-base/index.html"))
     assert "A only in A" not in diff
+    # Its compute's head size d (rotary tables of s·d) is defined where its formulas use it, and is no
+    # config symbol the diff compares.
+    assert '<td><code>hidden_size / num_attention_heads</code></td><td class="n count">64</td>' in page
+    assert "d only in B" not in diff
 
 
 def test_the_comparison_says_at_which_batch_it_counts_flops_per_token(site: Path) -> None:

@@ -139,12 +139,14 @@ def _text(texts: Mapping[str, str], key: str, folder: Path, where: str) -> str:
 
 
 def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = None) -> Family:
-    """The family with its symbols' and switches' meanings and its differences filled in from content/."""
+    """The family with its symbols' (a training step's own too) and switches' meanings and its differences
+    filled in from content/."""
     root = root or CONTENT
     texts, folder = family_texts(family.name, language, root), root / language
     where = f"families.{family.name}"
-    symbols = tuple(
-        replace(s, meaning=_text(texts.symbols, s.name, folder, f"{where}.symbols.{s.name}")) for s in family.symbols
+    symbols, compute_symbols = (
+        tuple(replace(s, meaning=_text(texts.symbols, s.name, folder, f"{where}.symbols.{s.name}")) for s in given)
+        for given in (family.symbols, family.compute_symbols)
     )
     switches = tuple(
         replace(s, meaning=_text(texts.switches, s.name, folder, f"{where}.switches.{s.name}")) for s in family.switches
@@ -170,6 +172,7 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         family,
         title=texts.title,
         symbols=symbols,
+        compute_symbols=compute_symbols,
         switches=switches,
         differences=differences,
         checks=checks,

@@ -290,7 +290,7 @@ def model_of(card: Card) -> Model:
     return Model(
         card,
         inventory.architecture,
-        inventory.values,
+        inventory.values if compute is None else {**inventory.values, **compute.values},  # and d, say
         inventory.total,
         subtotals,
         part_subtotals(inventory),
@@ -314,7 +314,7 @@ def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
     if compute is not None:
         used |= compute.steps.symbols
-    return tuple(s for s in card.family.symbols if s.name in used)
+    return tuple(s for s in (*card.family.symbols, *card.family.compute_symbols) if s.name in used)
 
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:
