@@ -190,30 +190,37 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
+    from generator.analysis.compute_rules import longest_of
     from generator.cards.card import load_card
-    from generator.counting.compute import UndeclaredActivationError, count_compute, step_refusal
+    from generator.counting.compute import UndeclaredActivationError, count_compute, measured, step_refusal
 
     try:
         card = load_card(args.card)
     except InputError as error:
         return _report(error, "nothing was counted")
-    refusal = step_refusal(card)
-    if refusal is not None:  # the parameters stand; no step figure does
-        return _count_without_step(card, refusal, json_output=args.json)
-    length = card.config.get("max_position_embeddings")
-    seq = args.seq if args.seq is not None else min(length, 512) if isinstance(length, int) else 512
-    if isinstance(length, int) and seq > length:
-        print(
-            f"error: --seq: expected at most max_position_embeddings ({length:,}) of {display_path(args.card)}, "
-            f"found {seq:,}",
-            file=sys.stderr,
+    length = longest_of(card.family, card.config)
+    shown = length if length is not None else card.config.get("max_position_embeddings")  # a null pad_token_id
+    seq = args.seq if args.seq is not None else max(0, min(shown, 512)) if isinstance(shown, int) else 512
+    if length is not None and length > 0 and seq > length:  # no token fits a shorter table: no step, below
+        after, where = card.family.positions_after, display_path(args.card)
+        most = (
+            f"max_position_embeddings ({length:,}) of {where}"
+            if after is None
+            else f"{length:,} for {where} (max_position_embeddings, {card.config.get('max_position_embeddings'):,}, "
+            f"less {after} + 1: the positions are numbered from {after} + 1)"
         )
+        print(f"error: --seq: expected at most {most}, found {seq:,}", file=sys.stderr)
         return 1
+    # The parameters stand in every case; a step's figures only where the site shows them too.
+    if not measured(card.family):
+        return _count_without_step(card, args.batch, seq, NOT_MEASURED, json_output=args.json)
+    refusal = step_refusal(card)
+    if refusal is not None:
+        return _count_without_step(card, args.batch, seq, STEP_RAISES + refusal, json_output=args.json)
     try:
         compute = count_compute(card)
     except UndeclaredActivationError as error:
-        print(f"error: {display_path(args.card)}: config.{error}", file=sys.stderr)
-        return 1
+        return _count_without_step(card, args.batch, seq, f"config.{error}", json_output=args.json)
     figures = compute.at(args.batch, seq)
     record = figures.to_json(card, card.family.architecture(card.config, card.head).class_name)
     if args.json:
@@ -232,8 +239,13 @@ def _count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count_without_step(card: Card, refusal: str, *, json_output: bool) -> int:
-    """``count`` for a card whose training step transformers cannot run: its parameters, and why no step."""
+# Why ``count`` gives no step figure: the same cases in which a model page says "Not measured".
+NOT_MEASURED = "no transformers class builds this model, so no step of it was measured against torch"
+STEP_RAISES = "transformers builds this model, but a step of it raises: "
+
+
+def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_output: bool) -> int:
+    """``count`` for a card with no training step to show: its parameters, and why there is no step."""
     from generator.counting.figures import card_record
     from generator.counting.inventory import count_totals
 
@@ -241,10 +253,11 @@ def _count_without_step(card: Card, refusal: str, *, json_output: bool) -> int:
     class_name = card.family.architecture(card.config, card.head).class_name
     if json_output:
         none = {"flops": None, "activations": None, "training_memory": None}
-        print(json.dumps({**card_record(card, class_name, parameters), **none, "no_step": refusal}))
+        record = {**card_record(card, class_name, parameters), "batch": batch, "seq": seq, **none}
+        print(json.dumps({**record, "no_step": why}))
         return 0
     print(f"{card.id}: {class_name}, {parameters:,} parameters")
-    print(f"no training step: transformers builds this model, but a step of it raises: {refusal}")
+    print(f"no training step: {why}")
     return 0
 
 

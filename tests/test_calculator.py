@@ -66,6 +66,8 @@ def value(node: dict[str, Any], config: Mapping[str, Any]) -> Any:
         return None
     if op == "mul":
         return a * b
+    if op == "sub":
+        return a - b
     if b == 0:
         return None
     return a // b if op == "div" else a % b

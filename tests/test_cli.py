@@ -6,6 +6,7 @@ import argparse
 import datetime
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -248,11 +249,31 @@ def test_count_of_a_model_transformers_cannot_train_gives_its_parameters_and_why
         "head": "base",
         "class": "RobertaModel",
         "parameters": parameters,
+        "batch": 1,
+        "seq": 40,
         "flops": None,
         "activations": None,
         "training_memory": None,
-        "no_step": reason,
+        "no_step": f"transformers builds this model, but a step of it raises: {reason}",
     }
+
+
+def test_count_gives_no_step_where_the_site_measured_none(tmp_path: Path) -> None:
+    """The 2017 Transformer has no transformers class, and an activation whose saved tensors are not
+    declared has no step: the model page says "Not measured" for both, and so does count, after the
+    parameters (it printed figures for the first and failed with exit 1 on the second)."""
+    shutil.copy(MODELS / "transformer-base.yaml", tmp_path / "t.yaml")
+    text = run("count", "t.yaml", cwd=tmp_path)
+    assert (text.returncode, text.stderr) == (0, "")
+    assert text.stdout.splitlines()[1] == (
+        "no training step: no transformers class builds this model, so no step of it was measured against torch"
+    )
+    card = (MODELS / "bert-base-uncased.yaml").read_text(encoding="utf-8")
+    (tmp_path / "mish.yaml").write_text(card.replace("hidden_act: gelu", "hidden_act: mish"), encoding="utf-8")
+    record = json.loads(run("count", "mish.yaml", "--json", "--batch", "2", cwd=tmp_path).stdout)
+    assert record["parameters"] == count_parameters(load_card(MODELS / "bert-base-uncased.yaml")).total
+    assert (record["batch"], record["seq"], record["flops"]) == (2, 512, None)
+    assert record["no_step"].startswith("config.hidden_act: 'mish' is not an activation function whose saved")
 
 
 def test_count_refuses_bad_cards_and_values_without_traceback(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@ or structure that makes it true or false, so that it cannot come back on another
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import MODELS, text_of
@@ -128,3 +131,31 @@ def test_notes_point_up_to_what_comes_before_them(site: Path) -> None:
         notes = html.split('<h2 id="notes">')[1].split("</section>")[0] if '<h2 id="notes">' in html else ""
         for thing in ("published figures", "derivation", "subtotal", "tables", "exact counts"):
             assert not re.search(rf"{thing}\s+below", text_of(notes)), (card.stem, thing)
+
+
+def test_roberta_s_514_position_rows_hold_512_tokens(site: Path, tmp_path: Path) -> None:
+    """RoBERTa numbers positions from pad_token_id + 1: a 514-row table takes 512 tokens, and a step of 513
+    or 514 indexes past it (the grid and count showed one; the calculator accepted it)."""
+    for card in ("roberta-base", "xlm-roberta-large"):
+        html = _page(site, f"models/{card}/index.html")
+        assert "-s514" not in html and 'id="c-grid-b32-s512"' in html, card
+        assert "the longest length is the most the model takes" not in html
+    assert "-s8192" in _page(site, "models/modernbert-base/index.html")  # rotary: P bounds s, nothing is numbered
+    card = tmp_path / "r.yaml"
+    card.write_text((MODELS / "roberta-base.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    refused = subprocess.run(
+        [sys.executable, "-m", "generator", "count", str(card), "--seq", "513"], capture_output=True, text=True
+    )
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "--seq: expected at most 512 for" in refused.stderr and "found 513" in refused.stderr
+    document = json.loads(_page(site, "calculator/roberta.json"))["compute"]
+    assert document["seq_too_long"]["message"] == "seq-too-long-numbered"
+    assert document["longest_reads"] == ["max_position_embeddings", "pad_token_id"]
+    assert document["seq_too_long"]["fails"] == {
+        "gt": [
+            {"key": "seq"},
+            {"sub": [{"sub": [{"key": "max_position_embeddings"}, {"key": "pad_token_id"}]}, {"const": 1}]},
+        ]
+    }
+    modern = json.loads(_page(site, "calculator/modernbert.json"))
+    assert "max_position_embeddings" in {item["key"] for item in modern["inputs"]}  # so the page can bound s

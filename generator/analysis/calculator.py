@@ -43,10 +43,11 @@ from generator.analysis import mistakes
 from generator.analysis.compute_rules import (
     BATCH,
     DEFAULT_SEQ,
-    POSITIONS,
     SEQ,
     block_compute,
     family_compute,
+    longest,
+    longest_of,
     reads,
     step_inputs,
 )
@@ -380,6 +381,7 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
     read: set[str] = set()
     heads = {head.value: _head(family, head, blocks, computes, read) for head in family.heads}
     # The keys only a training step reads (dropouts, activations), in every block the family can declare.
+    read |= longest(family).reads() if measured(family) else set()  # ModernBERT's P bounds s, and counts nothing
     compute_inputs = _compute_inputs(family, sorted(read))
     return {
         "format": FORMAT,
@@ -422,13 +424,13 @@ def encode(kind: str, value: object) -> str:
 def step_query(family: Family, head: Head, config: Mapping[str, Any], batch: int) -> tuple[int, str]:
     """The sequence length min(P, 512) and the calculator's query string for a training step of
     ``batch`` sequences of that length (as ``generator count --batch`` would take it)."""
-    return step_of(config, query(family, head, config), batch)
+    return step_of(family, config, query(family, head, config), batch)
 
 
-def step_of(config: Mapping[str, Any], config_query: str, batch: int) -> tuple[int, str]:
+def step_of(family: Family, config: Mapping[str, Any], config_query: str, batch: int) -> tuple[int, str]:
     """``step_query`` from the config's own query string, when it is at hand (a model's summary keeps it)."""
-    positions = config.get(POSITIONS)
-    seq = min(positions, DEFAULT_SEQ) if isinstance(positions, int) else DEFAULT_SEQ
+    positions = longest_of(family, config)
+    seq = min(positions, DEFAULT_SEQ) if positions is not None else DEFAULT_SEQ
     return seq, f"{config_query}&{BATCH}={batch}&{SEQ}={seq}"
 
 

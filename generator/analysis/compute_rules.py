@@ -24,12 +24,12 @@ data apart from both and compares with the engine for every card.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Product, Saved
 from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured, rule_keys
-from generator.counting.conditions import Condition, gt
+from generator.counting.conditions import Condition, Value, gt, sub, value
 from generator.counting.figures import Figures
 from generator.counting.poly import Poly
 
@@ -39,7 +39,21 @@ POSITIONS = "max_position_embeddings"
 # The inputs the calculator adds to a family's config: b and s (s left empty: min(P, 512)).
 BATCH, SEQ = "batch", "seq"
 DEFAULT_SEQ = 512
-SEQ_FITS = gt(SEQ, POSITIONS)
+
+
+def longest(family: Family) -> Value:
+    """The longest sequence a config of the family takes: its P positions, less those before the first token
+    (RoBERTa numbers tokens from pad_token_id + 1, so 514 rows hold 512 tokens)."""
+    if family.positions_after is None:
+        return value(POSITIONS)
+    return sub(sub(POSITIONS, family.positions_after), 1)
+
+
+def longest_of(family: Family, config: Mapping[str, Any]) -> int | None:
+    """``longest`` for one config: None where a key it reads is missing (a config without P), else the
+    number, 0 or below for a table too short for any token."""
+    found = longest(family).evaluate(config)
+    return found if isinstance(found, int) else None
 
 
 @functools.cache  # the same shapes recur in every block of a family: (b, s, H) above all
@@ -140,8 +154,15 @@ def family_compute(family: Family) -> JSON:
         },
         "per_parameter": {"trainable": trainable, "frozen": frozen},
         "positions": POSITIONS,
+        "longest": longest(family).to_json(),
+        "longest_reads": sorted(longest(family).reads()),
         "default_seq": DEFAULT_SEQ,
-        "seq_too_long": {"fails": SEQ_FITS.to_json(), "keys": [SEQ]},
+        "seq_too_long": {
+            "fails": gt(SEQ, longest(family)).to_json(),
+            "keys": [SEQ],
+            "values": {"longest": longest(family).to_json()},
+            "message": "seq-too-long" if family.positions_after is None else "seq-too-long-numbered",
+        },
         # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
         "cannot_run": [rule.to_json() for rule in family.step_checks],
     }

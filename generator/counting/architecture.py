@@ -316,6 +316,9 @@ class Family:
     switches: tuple[Switch, ...] = ()
     # Derived symbols only compute formulas use (ModernBERT's head size, for its rotary tables).
     compute_symbols: tuple[Symbol, ...] = ()
+    # The config key whose value, plus 1, is the first token's position (RoBERTa numbers positions from
+    # pad_token_id + 1): a table of P rows then holds P less that many tokens. None: from 0.
+    positions_after: str | None = None
     # Configs transformers builds, and whose parameters are counted, but whose training step raises:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
     step_checks: tuple[Rule, ...] = ()

@@ -9,7 +9,7 @@ but is computed from config values (H / conv_groups) is a ``Value``.
 The language, and its JSON:
 
 * values: ``{"key": k}`` (the config value, null when absent), ``{"const": c}``,
-  ``{"mul": [a, b]}``, ``{"div": [a, b]}`` (floor division), ``{"mod": [a, b]}``, ``{"neg": a}``;
+  ``{"mul": [a, b]}``, ``{"sub": [a, b]}``, ``{"div": [a, b]}`` (floor division), ``{"mod": [a, b]}``, ``{"neg": a}``;
   arithmetic on anything but whole numbers, or by zero, gives null;
 * conditions: ``{"truthy": k}`` (Python's truth: null, false, 0, "" and [] are false),
   ``{"null": k}``, ``{"is": [k, kind]}`` (kind: int, a whole number and not a boolean; str; bool;
@@ -68,7 +68,7 @@ class Const:
 
 @dataclass(frozen=True)
 class Arithmetic:
-    """mul, div (floor division, as Python's //), mod (as Python's %), neg (b unused)."""
+    """mul, sub, div (floor division, as Python's //), mod (as Python's %), neg (b unused)."""
 
     op: str
     a: Value
@@ -83,6 +83,8 @@ class Arithmetic:
             return int(-a)
         if self.op == "mul":
             return int(a * b)
+        if self.op == "sub":
+            return int(a - b)
         if b == 0:
             return None
         return int(a // b) if self.op == "div" else int(a % b)
@@ -116,6 +118,10 @@ def const(item: int | str | bool | None) -> Const:
 
 def mul(a: Value | str | int, b: Value | str | int) -> Arithmetic:
     return Arithmetic("mul", value(a), value(b))
+
+
+def sub(a: Value | str | int, b: Value | str | int) -> Arithmetic:
+    return Arithmetic("sub", value(a), value(b))
 
 
 def div(a: Value | str | int, b: Value | str | int) -> Arithmetic:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from generator.analysis.compute_rules import longest_of
 from generator.cards.problems import InputError, Problem
 from generator.counting.architecture import Architecture, Block, Module, Op
 from generator.counting.compute import (
@@ -179,10 +180,10 @@ class ComputeView:
 
 
 def longest(card: Counted) -> int | None:
-    """The longest sequence the model takes: ``max_position_embeddings``, a table's rows or, with
-    rotary positions (ModernBERT), the length the config declares."""
-    found = card.config.get("max_position_embeddings")
-    return found if isinstance(found, int) and found > 0 else None
+    """The longest sequence the model takes: ``max_position_embeddings``, a table's rows (less those before the
+    first token: RoBERTa's 514 hold 512) or, with rotary positions (ModernBERT), the length the config declares."""
+    found = longest_of(card.family, card.config)
+    return found if found is not None and found > 0 else None
 
 
 def page_seq(positions: int | None) -> int:

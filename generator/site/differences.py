@@ -256,9 +256,8 @@ def compare(pair: Pair, a: Model, b: Model) -> Diff:
 
 
 def _config_rows(a: Model, b: Model) -> tuple[ConfigRow, ...]:
-    """Either model's config symbols, compared; a training step's own (ModernBERT's head size d) left out."""
-    symbols_a = {s.name: s for s in a.symbols if s not in a.card.family.compute_symbols}
-    symbols_b = {s.name: s for s in b.symbols if s not in b.card.family.compute_symbols}
+    symbols_a = {s.name: s for s in a.symbols}
+    symbols_b = {s.name: s for s in b.symbols}
     names = list(symbols_a) + [n for n in symbols_b if n not in symbols_a]
     rows = []
     for name in names:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from generator.analysis.compute_rules import longest_of
 from generator.cards.card import Card
 from generator.counting.compute import Compute, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Counted
@@ -34,9 +35,10 @@ def compute_of(card: Counted) -> Compute | None:
 
 
 def compare_seq(card: Card) -> int:
-    """The comparison's sequence length: 512, or the position table's length P where it is shorter."""
-    rows = card.symbol_values().get("P")
-    return SEQ if rows is None else min(rows, SEQ)
+    """The comparison's sequence length: 512, or the longest the model takes where it is shorter (0 or less:
+    no token fits, and there is no step)."""
+    found = longest_of(card.family, card.config)
+    return SEQ if found is None else min(found, SEQ)
 
 
 @dataclass(frozen=True)

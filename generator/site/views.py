@@ -141,7 +141,7 @@ class Summary:
         fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute."""
         if not measured(self.card.family):
             return None
-        seq, query = calculator.step_of(self.card.config, self.calculator_query, STEP_BATCH)
+        seq, query = calculator.step_of(self.card.family, self.card.config, self.calculator_query, STEP_BATCH)
         return StepLink(STEP_BATCH, seq, query)
 
     def model(self) -> Model:
@@ -186,6 +186,13 @@ class Model(Summary):
     def tf_names(self) -> bool:
         """Whether the tensor tables can show google-research/bert checkpoint names (BERT cards)."""
         return has_tf_names(self.card)
+
+    @property
+    def step_symbols(self) -> tuple[Symbol, ...]:
+        """The symbols only the training step's formulas use (ModernBERT's head size d), for the page's table;
+        their values are in ``values``."""
+        used = self.compute.steps.symbols if self.compute is not None else frozenset()
+        return tuple(s for s in self.card.family.compute_symbols if s.name in used)
 
     @property
     def tf_names_hypothetical(self) -> bool:
@@ -314,7 +321,7 @@ def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
     if compute is not None:
         used |= compute.steps.symbols
-    return tuple(s for s in (*card.family.symbols, *card.family.compute_symbols) if s.name in used)
+    return tuple(s for s in card.family.symbols if s.name in used)
 
 
 def _group(inventory: Inventory, block: Block) -> TableGroup:

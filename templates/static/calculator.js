@@ -98,6 +98,7 @@
     var a = value(node[op][0], config), b = value(node[op][1], config);
     if (!isInt(a) || !isInt(b)) { return null; }
     if (op === "mul") { return a * b; }
+    if (op === "sub") { return a - b; }
     if (b === 0n) { return null; }
     return op === "div" ? floorDiv(a, b) : floorMod(a, b);
   }
@@ -420,7 +421,9 @@
   function checks() {
     var data = state.data, c = data.compute;
     if (!data.allChecks) {
-      var rule = { fails: c.seq_too_long.fails, keys: c.seq_too_long.keys, values: {}, message: S["seq-too-long"] };
+      var too = c.seq_too_long;
+      var words = too.message === "seq-too-long-numbered" ? S["seq-too-long-numbered"] : S["seq-too-long"];
+      var rule = { fails: too.fails, keys: too.keys, values: too.values, message: words };
       data.allChecks = c.measured ? data.checks.concat([[rule]]) : data.checks;
     }
     return data.allChecks;
@@ -485,12 +488,13 @@
 
   // --- a training step: FLOPs, saved activations, training memory (generator/counting/compute.py) --
 
-  // The sequence length asked for, or min(P, 512) when the field is left empty.
+  // The sequence length asked for, or, when the field is left empty, 512 or the longest the model takes
+  // where that is shorter (P, less the positions before the first token: RoBERTa's 514 rows hold 512).
   function sequenceLength(config) {
-    var c = state.data.compute, positions = config[c.positions];
+    var c = state.data.compute, longest = value(c.longest, config);
     if (isInt(config.seq)) { return config.seq; }
     var fallback = BigInt(c.default_seq);
-    return isInt(positions) && positions < fallback ? positions : fallback;
+    return isInt(longest) && longest < fallback ? (longest > 0n ? longest : 0n) : fallback;
   }
 
   // What a step keeps: an activation function its input, its output or both (and what a Python
@@ -919,12 +923,13 @@
     });
   }
 
-  // An empty s means min(P, 512): the field shows what that is for the positions typed.
+  // An empty s means 512, or the longest the model takes where shorter: the field shows which, for the values typed.
   function seqPlaceholder() {
-    var c = state.data.compute, input = inputOf(c.positions);
-    var parsed = input ? parse(input, state.raw[c.positions]) : { value: null };
-    var probe = { seq: null };
-    probe[c.positions] = parsed.value;
+    var c = state.data.compute, probe = { seq: null };
+    c.longest_reads.forEach(function (key) {
+      var input = inputOf(key);
+      probe[key] = input ? parse(input, state.raw[key]).value : null;
+    });
     return sequenceLength(probe).toString();
   }
 

@@ -138,8 +138,8 @@ def test_a_sequence_longer_than_the_positions_is_refused_with_a_fix(site_url: st
     error = page.locator("#calc-seq-error")
     error.wait_for()
     assert error.inner_text() == (
-        "the sequence length (1000) is longer than max_position_embeddings (512), the longest input the "
-        "position table holds"
+        "the sequence length (1000) is longer than max_position_embeddings (512), the longest input counted "
+        "for this model"
     )
     assert page.locator("#calc-seq").get_attribute("aria-invalid") == "true"
     assert page.locator("#flops-forward").count() == 0

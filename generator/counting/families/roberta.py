@@ -111,4 +111,5 @@ FAMILY = arch.Family(
     checks=(*common.LAYER_RULES, padding_fits_tables, *common.PROBLEM_TYPE_RULES),
     step_checks=step_checks.ROBERTA,
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
+    positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
 )

@@ -10,7 +10,7 @@ page, and the calculator's script reads the same rules (``compute_rules``: ``can
 from __future__ import annotations
 
 from generator.counting.architecture import Head
-from generator.counting.conditions import Condition, div, eq, given, gt, head_is, is_null, mod, mul, ne
+from generator.counting.conditions import Condition, div, eq, given, gt, head_is, is_null, le, mod, mul, ne, sub
 from generator.counting.switches import Rule
 
 # max_position_embeddings of 0: the longest sequence the model takes (every family's bound on s; a
@@ -71,6 +71,14 @@ MOBILEBERT = BERT
 
 # RobertaEmbeddings numbers the positions from the padding index (input_ids.ne(padding_idx)), which
 # raises on a null: the model is built (nn.Embedding takes padding_idx=None), but no step runs.
+# Its first token takes position pad_token_id + 1, so a table of no more rows than that holds no token: a
+# step of real tokens indexes past it. (The reference's input_ids are all the padding id, whose positions
+# are all pad_token_id: such a step ran there, as a step with no token type row runs on the meta device.)
+roberta_no_token_position = Rule(
+    "roberta-no-token-position",
+    le(sub("max_position_embeddings", "pad_token_id"), 1),
+    ("max_position_embeddings", "pad_token_id"),
+)
 ROBERTA = (
     *BERT,
     Rule(
@@ -78,6 +86,7 @@ ROBERTA = (
         is_null("pad_token_id"),
         ("pad_token_id",),
     ),
+    roberta_no_token_position,
 )
 
 # AlbertForPreTraining reads its sentence-order logits in pairs (sop_scores.view(-1, 2)) against one

@@ -101,7 +101,15 @@ SCRIPT_TEXTS = (
     *("check-legend", "check-label", "check-button"),
     *("training", "training-hint", "compute", "compute-hint", "compute-meaning", "meaning-batch", "meaning-seq"),
     *("structure-when-true", "structure-decides", "checked-meaning"),
-    *("seq-too-long", "activation-unknown", "compute-heading", "compute-not-measured", "step-at", "per-token"),
+    *(
+        "seq-too-long",
+        "seq-too-long-numbered",
+        "activation-unknown",
+        "compute-heading",
+        "compute-not-measured",
+        "step-at",
+        "per-token",
+    ),
     *("flops-forward", "flops-backward", "activations-fp32", "activations-bf16", "training-memory-fp32"),
     *("training-memory-bf16", "compute-note", "step-cannot-run"),
 )
