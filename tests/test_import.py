@@ -96,6 +96,20 @@ def test_existing_card_needs_force(tmp_path: Path) -> None:
     assert load_card(models / "mine.yaml").head.value == "masked-lm"
 
 
+def test_a_card_that_cannot_be_written_is_a_located_problem_not_a_traceback(tmp_path: Path) -> None:
+    source = REFERENCE / "config-json" / "bert-base-uncased.json"
+    a_file = tmp_path / "a-file"
+    a_file.write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match=r"a-file:1:1: --models: expected a folder the card can be written into"):
+        import_config(source, "mine", "base", a_file)  # --models names a file
+    (tmp_path / "models" / "mine.yaml").mkdir(parents=True)  # a folder where the card would go
+    with pytest.raises(InputError, match="writing it failed: Is a directory"):
+        import_config(source, "mine", "base", tmp_path / "models", force=True)
+    (tmp_path / "models" / "gone.yaml").symlink_to(tmp_path / "nowhere")  # a broken link is a file there too
+    with pytest.raises(InputError, match="already exists; pass --force to overwrite it"):
+        import_config(source, "gone", "base", tmp_path / "models")
+
+
 def test_invalid_json_is_located(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text('{\n  "model_type": "bert",\n  "hidden_size": \n}', encoding="utf-8")
     with pytest.raises(InputError) as caught:

@@ -69,7 +69,7 @@ def import_config(source: Path, card_id: str, head: str | None, models_dir: Path
     family = FAMILIES[model_type]
     choice = choose_head(source, config, keys, family, head)
     target = models_dir / f"{card_id}.yaml"
-    if target.exists() and not force:
+    if (target.exists() or target.is_symlink()) and not force:  # a broken link is there too
         message = f"{target} already exists; pass --force to overwrite it"
         raise InputError([Problem(Location(target), "--id", message)])
 
@@ -88,8 +88,12 @@ def import_config(source: Path, card_id: str, head: str | None, models_dir: Path
     }
     card_text = yaml.safe_dump(card, sort_keys=False, allow_unicode=True, width=100)
     _validate(card_text, card_id, source, keys, schema)
-    models_dir.mkdir(parents=True, exist_ok=True)
-    target.write_text(card_text, encoding="utf-8")
+    try:
+        models_dir.mkdir(parents=True, exist_ok=True)
+        target.write_text(card_text, encoding="utf-8")
+    except OSError as error:  # --models names a file, a folder that cannot be made, or a folder is in the way
+        message = f"expected a folder the card can be written into; writing it failed: {error.strerror}"
+        raise InputError([Problem(Location(Path(error.filename or target)), "--models", message)]) from None
     return Imported(target, dropped, choice)
 
 

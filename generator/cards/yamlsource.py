@@ -205,6 +205,8 @@ def _read(path: Path) -> bytes:
     """The file's bytes, read no further than the size limit allows."""
     try:
         if not path.is_file():
+            if not path.is_symlink() and not path.exists():
+                raise InputError([Problem(Location(path), "", "expected a card file, found no file of that name")])
             found = "a directory" if path.is_dir() else "a device or pipe" if path.exists() else "a broken link"
             raise InputError([Problem(Location(path), "", f"expected a card file, found {found}")])
         with path.open("rb") as handle:
