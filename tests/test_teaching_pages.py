@@ -318,10 +318,13 @@ def test_exercise_models_label_their_checkpoint_names_hypothetical(files: dict[s
     exercise = files["models/exercise-topic-classifier-5/index.html"]
     assert 'id="tf-names"' in exercise  # the anchor stays for every BERT card
     assert "Checkpoint names (hypothetical)" in exercise and "No checkpoint of this model exists." in exercise
-    assert "TensorFlow variables they would be converted from" in exercise
+    assert "the TensorFlow variables google-research/bert's code gives them" in exercise
     real = files["models/bert-base-uncased/index.html"]
-    assert "Original checkpoint names" in real and "hypothetical" not in text_of(real).lower()
-    assert "TensorFlow variables they were converted from" in real
+    assert "TensorFlow checkpoint names" in real and "hypothetical" not in text_of(real).lower()
+    # TinyBERT and all-MiniLM were trained in PyTorch: no page says their tensors were converted from TensorFlow.
+    for card in ("bert-base-uncased", "tinybert-general-4l-312d", "all-minilm-l6-v2"):
+        assert "were converted from" not in files[f"models/{card}/index.html"], card
+    assert "A model trained in PyTorch (TinyBERT, the sentence-transformers models) has no such" in text_of(real)
 
 
 def test_optimizer_slots_belong_to_training_checkpoints_only(files: dict[str, str]) -> None:
@@ -330,4 +333,4 @@ def test_optimizer_slots_belong_to_training_checkpoints_only(files: dict[str, st
     assert "<code>…/adam_m</code>, <code>…/adam_v</code>) and <code>global_step</code>" in page
     assert "Checkpoints also carry optimizer slots" not in page
     # transformers 5 has no load_tf_weights_in_bert (the reference venv's 5.23 defines none).
-    assert "converted by these rules (up to transformers 4; version 5 no longer reads TensorFlow checkpoints)" in page
+    assert "by these rules, up to transformers 4; version 5 no longer reads TensorFlow checkpoints." in page
