@@ -21,7 +21,8 @@ import pytest
 from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
-from generator.analysis.calculator import _texts, block_json, export_text, family_export, query, slot_switches
+from generator.analysis.address import query
+from generator.analysis.calculator import _texts, block_json, export_text, family_export, slot_switches
 from generator.analysis.compute_rules import block_compute
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head

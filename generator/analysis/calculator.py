@@ -33,21 +33,16 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from generator.analysis import mistakes
 from generator.analysis.compute_rules import (
-    BATCH,
-    DEFAULT_SEQ,
-    SEQ,
     block_compute,
     family_compute,
     longest,
-    longest_of,
     reads,
     step_inputs,
 )
@@ -214,8 +209,8 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
     return inputs
 
 
-def _compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
-    """Inputs for the keys only compute reads; a model page's link names those its own blocks read (``query``)."""
+def compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
+    """Inputs for the keys only compute reads; a model page's link names those that differ (``address.query``)."""
     defaults = load_schema(family).defaults
     seen = {i["key"] for i in inputs(family.name)}
     flags = family.flag_keys
@@ -373,6 +368,11 @@ def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
     return ranked
 
 
+def bounds(family: Family) -> list[str]:
+    """The keys that bound a step's s, inputs of their own (ModernBERT's P counts nothing)."""
+    return sorted(longest(family).reads()) if measured(family) else []
+
+
 @cache
 def family_export(name: str, language: str = LANGUAGE) -> JSON:
     """The calculator's document for one family, in one language of content/ (see the module docstring)."""
@@ -381,8 +381,8 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
     read: set[str] = set()
     heads = {head.value: _head(family, head, blocks, computes, read) for head in family.heads}
     # The keys only a training step reads (dropouts, activations), in every block the family can declare.
-    read |= longest(family).reads() if measured(family) else set()  # ModernBERT's P bounds s, and counts nothing
-    compute_inputs = _compute_inputs(family, sorted(read))
+    read |= set(bounds(family))
+    step_keys = compute_inputs(family, sorted(read))
     return {
         "format": FORMAT,
         "family": family.name,
@@ -399,7 +399,7 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
             }
             for s in family.symbols
         ],
-        "inputs": inputs(family.name, language) + compute_inputs + (step_inputs() if measured(family) else []),
+        "inputs": inputs(family.name, language) + step_keys + (step_inputs() if measured(family) else []),
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": check_message(NO_PARAMETERS, language),  # the problem to show when every tensor is empty
@@ -412,39 +412,3 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
 def export_text(name: str, language: str = LANGUAGE) -> str:
     """The family's document as compact, deterministic JSON text."""
     return json.dumps(family_export(name, language), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def encode(kind: str, value: object) -> str:
-    """A config value as the calculator's address writes it: booleans, null and lists as in JSON."""
-    if kind in (FLAG, VALUE) or value is None:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return str(value)
-
-
-def step_query(family: Family, head: Head, config: Mapping[str, Any], batch: int) -> tuple[int, str]:
-    """The sequence length min(P, 512) and the calculator's query string for a training step of
-    ``batch`` sequences of that length (as ``generator count --batch`` would take it)."""
-    return step_of(family, config, query(family, head, config), batch)
-
-
-def step_of(family: Family, config: Mapping[str, Any], config_query: str, batch: int) -> tuple[int, str]:
-    """``step_query`` from the config's own query string, when it is at hand (a model's summary keeps it)."""
-    positions = longest_of(family, config)
-    seq = min(positions, DEFAULT_SEQ) if positions is not None else DEFAULT_SEQ
-    return seq, f"{config_query}&{BATCH}={batch}&{SEQ}={seq}"
-
-
-def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
-    """The calculator's query string for a config: family, head, and every input that is not its default."""
-    pairs = [("family", family.name), ("head", head.value)]
-    for item in inputs(family.name):
-        key, default = item["key"], item["default"]
-        value = config.get(key)
-        if type(value) is not type(default) or value != default:
-            pairs.append((key, encode(item["kind"], value)))
-    # A dropout of 0 is one of 0.0 to the compute (and to the page's script): only a value that differs counts.
-    for item in _compute_inputs(family, reads(family, family.architecture(config, head).blocks)):
-        value = config.get(item["key"])
-        if value != item["default"] or isinstance(value, bool) is not isinstance(item["default"], bool):
-            pairs.append((item["key"], encode(item["kind"], value)))
-    return urlencode(pairs, quote_via=quote, safe=":,")  # what a URL's query may hold as it is

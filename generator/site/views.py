@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
 
-from generator.analysis import calculator
+from generator.analysis import address
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
@@ -141,7 +141,7 @@ class Summary:
         fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute."""
         if not measured(self.card.family):
             return None
-        seq, query = calculator.step_of(self.card.family, self.card.config, self.calculator_query, STEP_BATCH)
+        seq, query = address.step_of(self.card.family, self.card.config, self.calculator_query, STEP_BATCH)
         return StepLink(STEP_BATCH, seq, query)
 
     def model(self) -> Model:
@@ -304,7 +304,7 @@ def model_of(card: Card) -> Model:
         _used_symbols(card, derivation, compute),
         inventory.trainable,
         step_figures(card, compute),
-        calculator.query(card.family, card.head, card.config),
+        address.query(card.family, card.head, card.config),
         inventory,
         derivation,
         groups,

@@ -20,7 +20,8 @@ from urllib.parse import parse_qsl, quote
 import pytest
 
 from conftest import ALL_CARD_PATHS
-from generator.analysis.calculator import family_export, query
+from generator.analysis.address import query
+from generator.analysis.calculator import family_export
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Family, Head
 from generator.counting.conditions import HEAD

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import MODELS, TEST_CARDS, card_by_id
-from generator.analysis.calculator import query, step_query
+from generator.analysis.address import query, step_query
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute, measured, step_refusal
 from generator.counting.inventory import count_parameters

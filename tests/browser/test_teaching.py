@@ -18,7 +18,8 @@ from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
-from generator.analysis.calculator import family_export, query, rule_groups
+from generator.analysis.address import query
+from generator.analysis.calculator import family_export, rule_groups
 from generator.cards.card import Card
 from generator.counting.architecture import Family, Head
 from generator.counting.conditions import HEAD

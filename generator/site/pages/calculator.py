@@ -14,7 +14,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generator.analysis.calculator import export_text, step_query
+from generator.analysis.address import step_query
+from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
