@@ -128,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # '²' is a digit, not a number
         raise argparse.ArgumentTypeError(f"expected a whole number from 1 up, found {text!r}")
     return int(text)
 

@@ -175,6 +175,15 @@ def test_a_broken_link_named_like_a_card(models: Path) -> None:
     assert problems(models, CARD, "good.yaml") == ["models/gone.yaml:1:1: expected a card file, found a broken link"]
 
 
+def test_an_editor_s_dot_files_beside_the_cards_are_not_cards(models: Path) -> None:
+    """Emacs links .#card.yaml to nowhere while the card is edited (as `make serve` watches), and macOS
+    copies ._card.yaml beside it: the build read both as cards and failed."""
+    (models / ".#good.yaml").symlink_to("root@host.1234:1700000000")
+    (models / "._good.yaml").write_bytes(b"\x00\x05\x16\x07 AppleDouble")
+    (models / "good.yaml").write_text(CARD, encoding="utf-8")
+    assert [card.path.name for card in load_cards(models)] == ["good.yaml"]
+
+
 # --- duplicate keys, tags and aliases ------------------------------------------------------
 
 
@@ -402,7 +411,7 @@ def test_absurd_but_listable_sizes_are_counted(models: Path) -> None:
 
 # --- ids ------------------------------------------------------------------------------------
 
-ID_RULE = "expected lowercase letters, digits, '.', '_' or '-' (no '..'), found"
+ID_RULE = "expected lowercase letters, digits, '.', '_' or '-', starting with a letter or digit (no '..'), found"
 
 
 @pytest.mark.parametrize(

@@ -184,7 +184,7 @@ def test_top_level_problems(write_card) -> None:  # type: ignore[no-untyped-def]
     assert problems_of(path) == [
         f"models/card.yaml:1:1: family: expected one of {', '.join(sorted(FAMILIES))}, found nothing (the key is missing)",
         "models/card.yaml:1:1: title: missing; expected text",
-        "models/card.yaml:1:5: id: expected lowercase letters, digits, '.', '_' or '-' (no '..'), found the string 'Bad/Id'",
+        "models/card.yaml:1:5: id: expected lowercase letters, digits, '.', '_' or '-', starting with a letter or digit (no '..'), found the string 'Bad/Id'",
         "models/card.yaml:2:1: famly: unknown key; did you mean 'family'?",
         "models/card.yaml:6:10: sources[0].url: expected an http(s) URL, found the string 'ftp://example.org/x'",
         "models/card.yaml:8:5: claims[0].source: missing; expected text",

@@ -20,6 +20,7 @@ from generator.counting.texts import check_message
 from generator.parallel import map_parallel
 
 ID_PATTERN = re.compile(r"[a-z0-9](?:[a-z0-9_-]|\.(?!\.))*")
+ID_RULE = "expected lowercase letters, digits, '.', '_' or '-', starting with a letter or digit (no '..')"
 MAX_ID_LENGTH = 100  # the id names a directory and two files; file systems stop at 255 bytes
 # Every tensor is listed on the model page; the largest real card has under 1,000. A config with
 # millions of layers is valid to transformers, but its page could not be written or read.
@@ -110,7 +111,8 @@ def load_cards(folder: Path, on_card: Progress | None = None, jobs: int = 1, kno
     """
     if not folder.is_dir():
         raise InputError([Problem(Location(folder), "", "expected a directory of model cards (*.yaml), found none")])
-    paths = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    # A name starting with a dot is no card: an editor's lock link (.#x.yaml), macOS's ._x.yaml copy.
+    paths = sorted(p for p in [*folder.glob("*.yaml"), *folder.glob("*.yml")] if not p.name.startswith("."))
     if not paths:
         raise InputError([Problem(Location(folder), "", "expected model cards (*.yaml) in this directory, found none")])
     cards: list[Card] = []
@@ -160,11 +162,7 @@ def load_card(path: Path) -> Card:
     card_id = data.get("id", path.stem)
     where = doc.where(("id",)) if "id" in data else Location(path)
     if not isinstance(card_id, str) or not ID_PATTERN.fullmatch(card_id):
-        problems.append(
-            Problem(
-                where, "id", f"expected lowercase letters, digits, '.', '_' or '-' (no '..'), found {describe(card_id)}"
-            )
-        )
+        problems.append(Problem(where, "id", f"{ID_RULE}, found {describe(card_id)}"))
     elif len(card_id) > MAX_ID_LENGTH:
         message = f"expected an id of at most {MAX_ID_LENGTH} characters, found {len(card_id)}"
         problems.append(Problem(where, "id", message))

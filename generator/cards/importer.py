@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from generator.cards.card import ID_PATTERN, load_card
+from generator.cards.card import ID_PATTERN, ID_RULE, load_card
 from generator.cards.config import ConfigSchema, load_schema
 from generator.cards.problems import InputError, Location, Problem, describe
 from generator.counting.architecture import Family, Head
@@ -64,7 +64,7 @@ def import_config(source: Path, card_id: str, head: str | None, models_dir: Path
         message = f"expected a model_type this site counts ({supported}), found {describe(model_type)}"
         raise InputError([Problem(keys.get("model_type", Location(source)), "model_type", message)])
     if not ID_PATTERN.fullmatch(card_id):
-        message = f"expected lowercase letters, digits, '.', '_' or '-' (no '..'), found {describe(card_id)}"
+        message = f"{ID_RULE}, found {describe(card_id)}"
         raise InputError([Problem(Location(source), "--id", message)])
     family = FAMILIES[model_type]
     choice = choose_head(source, config, keys, family, head)
