@@ -60,6 +60,16 @@ def test_no_page_scrolls_sideways(open_page: Any, site_url: str, built_site: Pat
     assert wide == {}, f"pages wider than the screen: {wide}"
 
 
+def test_a_calculator_message_with_a_long_number_wraps_on_a_phone(open_page: Any, site_url: str) -> None:
+    """A 61-digit hidden size is refused with the number in the message: it wraps, and the page stays
+    as wide as the phone (it was 708 px wide at 390)."""
+    page = open_page(PHONE)
+    page.goto(f"{site_url}calculator/index.html?family=bert&head=base&hidden_size=1{'0' * 60}")
+    page.wait_for_selector(".calc-problems")
+    assert "1" + "0" * 60 in page.locator("body").inner_text().replace(",", "")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE
+
+
 def test_no_script_of_the_site_reads_the_window_s_width(built_site: Path) -> None:
     """What lets test_no_page_scrolls_sideways resize a page instead of loading it again: a script that laid
     a page out by the window's width would lay it out once, at load, and no resize would show it."""
