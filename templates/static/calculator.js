@@ -1145,8 +1145,21 @@
     ["training-memory-bf16", function (f) { return f.memory.bf16_mixed; }, "bytes"]
   ];
 
+  // Bytes in the largest binary unit that leaves at least 1, as the model pages print them
+  // (generator/site/formats.py binary): 417.6 MiB, 1.63 GiB; under 1 KiB, a fraction of one (the
+  // exact count is beside it, and a unit needs no translating).
+  function binary(n) {
+    var units = [[1073741824, "GiB"], [1048576, "MiB"], [1024, "KiB"]];
+    for (var i = 0; i < units.length; i++) {
+      var value = Number(n) / units[i][0];
+      if (value >= 1 || i === units.length - 1) {
+        return (value < 10 ? value.toFixed(2) : value.toFixed(1)) + " " + units[i][1];
+      }
+    }
+  }
+
   function approximately(n, unit, tokens) {
-    if (unit === "bytes") { return (Number(n) / 1073741824).toFixed(2) + " GiB"; }
+    if (unit === "bytes") { return binary(n); }
     var scales = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
     var scale = scales.filter(function (x) { return Number(n) >= x[0]; })[0] || scales[scales.length - 1];
     return (Number(n) / scale[0]).toFixed(2) + " " + scale[1] + "FLOP · " + h("per-token", { flops: commas(n / tokens) });

@@ -20,6 +20,7 @@ from generator.analysis.address import query, step_query
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute, measured, step_refusal
 from generator.counting.inventory import count_parameters
+from generator.site.formats import binary
 
 from .conftest import PHONE, WIDE
 
@@ -111,8 +112,19 @@ def test_bert_large_page_answers_the_engineers_question(site: Path, site_url: st
     assert found == expected(card, 32, 512)
     memory = count_compute(card).at(32, 512).training_memory["bf16_mixed"]
     assert page.locator("#training-memory-bf16").inner_text() == f"{memory:,}"
-    assert f"≈ {memory / 2**30:.2f} GiB" in page.locator("#calc-compute").inner_text()
+    # In binary units as the model page prints them: ≈ 36.6 GiB, not 36.59 (and small steps in MiB or KiB).
+    assert f"≈ {binary(memory)}" in page.locator("#calc-compute").inner_text()
     assert "batch=32&seq=512" in page.url
+
+
+def test_a_small_step_s_bytes_are_in_kib_not_0_00_gib(site_url: str, open_page: Any) -> None:
+    card = card_by_id("bert-uncased-l2-h128-a2")
+    page = open_page(WIDE)
+    page.goto(site_url + f"{PAGE}?{query(card.family, card.head, card.config)}&batch=1&seq=8")
+    page.locator("#activations-fp32").wait_for()
+    kept = count_compute(card).at(1, 8).activations["fp32"]
+    assert kept < 2**20 and f"≈ {binary(kept)}" in page.locator("#calc-compute").inner_text()
+    assert "0.00 GiB" not in page.locator("#calc-compute").inner_text()
 
 
 def test_batch_one_keeps_modernberts_qkv_view(site_url: str, open_page: Any) -> None:
