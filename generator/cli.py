@@ -190,7 +190,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
-    from generator.analysis.compute_rules import longest_of
+    from generator.analysis.compute_rules import default_seq, longest_of
     from generator.cards.card import load_card
     from generator.counting.compute import UndeclaredActivationError, count_compute, measured, step_refusal
 
@@ -199,8 +199,7 @@ def _count(args: argparse.Namespace) -> int:
     except InputError as error:
         return _report(error, "nothing was counted")
     length = longest_of(card.family, card.config)
-    shown = length if length is not None else card.config.get("max_position_embeddings")  # a null pad_token_id
-    seq = args.seq if args.seq is not None else max(0, min(shown, 512)) if isinstance(shown, int) else 512
+    seq = args.seq if args.seq is not None else default_seq(card.family, card.config)
     if length is not None and length > 0 and seq > length:  # no token fits a shorter table: no step, below
         after, where = card.family.positions_after, display_path(args.card)
         most = (

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.analysis.calculator import FLAG, VALUE, bounds, compute_inputs, inputs
-from generator.analysis.compute_rules import BATCH, DEFAULT_SEQ, SEQ, longest_of, reads
+from generator.analysis.compute_rules import BATCH, SEQ, default_seq, reads
 from generator.counting.architecture import Family, Head
 
 
@@ -32,8 +32,7 @@ def step_query(family: Family, head: Head, config: Mapping[str, Any], batch: int
 
 def step_of(family: Family, config: Mapping[str, Any], config_query: str, batch: int) -> tuple[int, str]:
     """``step_query`` from the config's own query string, when it is at hand (a model's summary keeps it)."""
-    positions = longest_of(family, config)
-    seq = min(positions, DEFAULT_SEQ) if positions is not None else DEFAULT_SEQ
+    seq = default_seq(family, config)
     return seq, f"{config_query}&{BATCH}={batch}&{SEQ}={seq}"
 
 

@@ -56,6 +56,16 @@ def longest_of(family: Family, config: Mapping[str, Any]) -> int | None:
     return found if isinstance(found, int) else None
 
 
+def default_seq(family: Family, config: Mapping[str, Any]) -> int:
+    """A step's length when none is asked for: 512, or the longest the model takes where that is shorter
+    (0 when no token fits). Where the longest cannot be worked out (a null pad_token_id), P."""
+    found = longest_of(family, config)
+    if found is None:
+        positions = config.get(POSITIONS)
+        found = positions if isinstance(positions, int) and not isinstance(positions, bool) else DEFAULT_SEQ
+    return max(0, min(found, DEFAULT_SEQ))
+
+
 @functools.cache  # the same shapes recur in every block of a family: (b, s, H) above all
 def _poly(poly: Poly) -> JSON:
     return [[coeff, [[s, e] for s, e in mono]] for mono, coeff in poly.terms]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from generator.analysis.compute_rules import longest_of
+from generator.analysis.compute_rules import default_seq, longest_of
 from generator.cards.problems import InputError, Problem
 from generator.counting.architecture import Architecture, Block, Module, Op
 from generator.counting.compute import (
@@ -186,11 +186,6 @@ def longest(card: Counted) -> int | None:
     return found if found is not None and found > 0 else None
 
 
-def page_seq(positions: int | None) -> int:
-    """The section's sequence length: 512, or P when the model takes fewer tokens."""
-    return min(positions, SEQ) if positions else SEQ
-
-
 def grid_points(positions: int | None) -> tuple[tuple[int, int], ...]:
     """The grid's (b, s): s in 128, 512 and P (each once, none above P), b in 1, 8 and 32."""
     seqs = sorted({x for x in (*GRID_SEQS, positions or SEQ) if x <= (positions or SEQ)})
@@ -200,7 +195,7 @@ def grid_points(positions: int | None) -> tuple[tuple[int, int], ...]:
 def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
     """A card's compute section at b = 1 and s = min(P, 512), from its counted ``compute``."""
     positions = longest(card)
-    seq = page_seq(positions)
+    seq = default_seq(card.family, card.config)
     derivation = derive_compute(compute, 1, seq)
     shapes: dict[Poly, Line] = {}  # a storage's elements, worked once a shape: a layer keeps b·s·H many times
     components = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from generator.analysis.compute_rules import longest_of
+from generator.analysis.compute_rules import default_seq
 from generator.cards.card import Card
 from generator.counting.compute import Compute, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Counted
@@ -37,8 +37,7 @@ def compute_of(card: Counted) -> Compute | None:
 def compare_seq(card: Card) -> int:
     """The comparison's sequence length: 512, or the longest the model takes where it is shorter (0 or less:
     no token fits, and there is no step)."""
-    found = longest_of(card.family, card.config)
-    return SEQ if found is None else min(found, SEQ)
+    return default_seq(card.family, card.config)
 
 
 @dataclass(frozen=True)
