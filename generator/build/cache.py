@@ -71,7 +71,11 @@ def _digest(*parts: bytes) -> str:
 
 def _files(folder: Path) -> Iterable[Path]:
     """Every file below a folder, in a fixed order, compiled-bytecode folders left out."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.relative_to(folder).parts)
+    found = []
+    for top, folders, names in os.walk(folder):  # a walk, not Path.rglob: a quarter of the time, every build
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        found += [path for name in names if (path := Path(top, name)).is_file()]
+    return sorted(found)
 
 
 def _stamp(folders: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
@@ -134,11 +138,15 @@ class Cache:
         self._blobs = str(root / "blobs")
         self.sealed = self._seal.is_file()  # entries are read only under a seal (see the module's notes)
 
-    def close(self, fingerprint_now: str) -> bool:
+    def close(self) -> bool:
         """At the end of a build: seal its fingerprint when the sources are still those this process
-        loaded and fingerprinted (``fingerprint_now`` is the fingerprint read again), else break the
-        seal, so that no build reads what this one kept. Returns whether the sources were unchanged."""
-        unchanged = fingerprint_now.encode() == self.fingerprint and _stamp(SOURCES) == LOADED
+        loaded, else break the seal, so that no build reads what this one kept. Returns whether the
+        sources were unchanged.
+
+        The sources' stamps are compared, not their text read again: the fingerprint was read after
+        they were stamped on loading, so a source changed since then, before or after it was read,
+        has another size or modification time now, as make and rsync tell a changed file."""
+        unchanged = _stamp(SOURCES) == LOADED
         self.sealed = unchanged
         if unchanged:
             self._write(self._seal, b"")

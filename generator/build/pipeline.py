@@ -185,7 +185,7 @@ def build(
             progress.finish()
         # Measured here, before the swap: once swapped in, another build may replace the site.
         files, pages, size = staging.measure(made)
-        if cache is not None and not cache.close(fingerprint(options)):
+        if cache is not None and not cache.close():
             progress.say("the generator, templates or content changed during this build: the cache will not reuse it")
     return BuildResult(len(cards), pages, files, size)
 

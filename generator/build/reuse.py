@@ -57,6 +57,8 @@ class Reuse:
         self.keys: dict[Path, str] = {}
         self.held: dict[Path, ModelEntry] = {}
         self.folders: set[str] = set()  # made in the staged site by this process
+        self._paths: tuple[list[Card], dict[str, Path]] | None = None
+        self._shown: tuple[list[Card], str] | None = None
 
     def _card_key(self, path: Path) -> str | None:
         assert self.cache is not None
@@ -117,13 +119,29 @@ class Reuse:
         shows (every card's, in the cards' order, when it shows every model; none, made from the code alone)."""
         if self.cache is None:
             return ""
-        by_id = {card.id: card.path for card in cards}
-        shown = list(by_id) if piece.shows is None else piece.shows
-        paths = [by_id.get(card_id) for card_id in shown]
+        if piece.shows is None:  # every model's: the cards' ids and keys, worked out once for all such pieces
+            every = self._every(cards)
+            return every and self.cache.key("piece", piece.name, piece.about, every)
+        by_id = self._by_id(cards)
+        paths = [by_id.get(card_id) for card_id in piece.shows]
         if any(path is not None and path not in self.keys for path in paths):
             return ""
         keys = [self.keys[path] if path is not None else "absent" for path in paths]
-        return self.cache.key("piece", piece.name, piece.about, *shown, *keys)
+        return self.cache.key("piece", piece.name, piece.about, *piece.shows, *keys)
+
+    def _by_id(self, cards: list[Card]) -> dict[str, Path]:
+        """Each card's path by its id (a build asks once per page about many models: once is enough)."""
+        if self._paths is None or self._paths[0] is not cards:
+            self._paths = (cards, {card.id: card.path for card in cards})
+        return self._paths[1]
+
+    def _every(self, cards: list[Card]) -> str:
+        """A digest of every card's id and key, in the cards' order; "" when a card has none."""
+        if self._shown is None or self._shown[0] is not cards:
+            known = all(card.path in self.keys for card in cards)
+            parts = [card.id for card in cards] + [self.keys[card.path] for card in cards] if known else []
+            self._shown = (cards, self.cache.key("every-model", *parts) if known and self.cache else "")
+        return self._shown[1]
 
     def place_all(self, key: str, root: Path) -> dict[str, Blob] | None:
         """Place the files of entry ``key`` under ``root`` and return them; None, placing none, if any is missing."""
