@@ -9,22 +9,31 @@ from typing import Any
 
 from generator.counting.compute import Compute
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
+from generator.counting.kept import KeptFor
 from generator.counting.poly import Poly
+
+# What a model's files hold after its id, family and head, kept for the same tensors (and compute): a shape's,
+# shared by the cards of that shape (views.model_of), is written once.
+_KEPT = 16
+_json_bodies: KeptFor[tuple[Tensor | TiedTensor, ...], tuple[Compute | None, str]] = KeptFor(_KEPT)
+_csv_texts: KeptFor[tuple[Tensor | TiedTensor, ...], str] = KeptFor(_KEPT)
 
 
 def to_json(inventory: Inventory, compute: Compute | None) -> str:
     """The inventory as JSON: id, family, head, class, total, tensors and tied slots, and the compute
     (``step_figures.compute_of``: counted once for a model's page and its JSON; null where there is none)."""
-    data = {
-        "id": inventory.card.id,
-        "family": inventory.card.family.name,
-        "head": inventory.card.head.value,
-        "class": inventory.class_name,
-        "total": inventory.total,
-        "tensors": [_tensor_json(t) for t in inventory.tensors],
-        "tied": [_encode({"name": t.name, "tied_to": t.tied_to}) for t in inventory.tied],
-    }
-    return dump_json(data, compute=None if compute is None else compute_json(compute))
+    card = {"id": inventory.card.id, "family": inventory.card.family.name, "head": inventory.card.head.value}
+    found = _json_bodies.get(inventory.entries)
+    if found is None or found[0] is not compute:
+        data = {
+            "class": inventory.class_name,
+            "total": inventory.total,
+            "tensors": [_tensor_json(t) for t in inventory.tensors],
+            "tied": [_encode({"name": t.name, "tied_to": t.tied_to}) for t in inventory.tied],
+        }
+        body = [*_json_lines(data), _compute_line(None if compute is None else compute_json(compute))]
+        found = _json_bodies.keep(inventory.entries, (compute, ",\n".join(body)))
+    return "{\n" + ",\n".join([*_json_lines(card), found[1]]) + "\n}\n"
 
 
 def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
@@ -83,6 +92,11 @@ def dump_json(data: dict[str, Any], *, compute: dict[str, list[dict[str, int]]] 
 
     List items are already JSON text; ``compute`` comes last, one figure a line (null: not measured).
     """
+    return "{\n" + ",\n".join([*_json_lines(data), _compute_line(compute)]) + "\n}\n"
+
+
+def _json_lines(data: dict[str, Any]) -> list[str]:
+    """``dump_json``'s line for each key of ``data``."""
     lines = []
     for key, value in data.items():
         if isinstance(value, list) and value:
@@ -90,12 +104,15 @@ def dump_json(data: dict[str, Any], *, compute: dict[str, list[dict[str, int]]] 
             lines.append(f" {json.dumps(key)}: [\n{items}\n ]")
         else:
             lines.append(f" {json.dumps(key)}: {_encode(value)}")
+    return lines
+
+
+def _compute_line(compute: dict[str, list[dict[str, int]]] | None) -> str:
+    """``dump_json``'s last line: the compute, one figure a line (null: not measured)."""
     if compute is None:
-        lines.append(' "compute": null')
-    else:
-        figures = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
-        lines.append(f' "compute": {{\n{figures}\n }}')
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+        return ' "compute": null'
+    figures = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
+    return f' "compute": {{\n{figures}\n }}'
 
 
 def to_csv(inventory: Inventory) -> str:
@@ -106,8 +123,13 @@ def to_csv(inventory: Inventory) -> str:
     exactly its four commas and nothing holds a quote or a carriage return, so that no field needed
     quoting (none that a transformers class names does); else the writer writes every row.
     """
+    found = _csv_texts.get(inventory.entries)
+    return found if found is not None else _csv_texts.keep(inventory.entries, _csv(inventory.entries))
+
+
+def _csv(entries: tuple[Tensor | TiedTensor, ...]) -> str:
     lines = [f"{CSV_HEADER}\n"]
-    for entry in inventory.entries:
+    for entry in entries:
         if isinstance(entry, TiedTensor):
             lines.append(f"{entry.name},,0,{entry.component},{entry.tied_to}\n")
         else:
@@ -119,7 +141,7 @@ def to_csv(inventory: Inventory) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_HEADER.split(","))
-    for entry in inventory.entries:
+    for entry in entries:
         if isinstance(entry, TiedTensor):
             writer.writerow([entry.name, "", 0, entry.component, entry.tied_to])
         else:

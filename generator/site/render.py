@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,7 +20,9 @@ from markupsafe import Markup, escape
 
 from generator.cards.card import Card
 from generator.counting.architecture import Kind
+from generator.counting.compute import Compute
 from generator.counting.expr import to_text
+from generator.counting.kept import KeptFor
 from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
@@ -41,7 +43,7 @@ from generator.site.rows import (
 )
 from generator.site.search import merged_bundles
 from generator.site.summary_rows import compare_rows, index_rows, memory_rows
-from generator.site.views import COMPARED_SYMBOLS, Model, Summary, catalog, rounded, step_runs
+from generator.site.views import COMPARED_SYMBOLS, SHAPES_KEPT, Model, Summary, catalog, rounded, step_runs
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
@@ -60,6 +62,39 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         with contextlib.suppress(OSError):
             super().dump_bytecode(bucket)
+
+
+# Rows written from the very same sequence (a shape's tensors or steps, shared by every card of that shape:
+# views.model_of) are written once: a group's tensors, a component's steps. Bounded, as the shapes are.
+ROWS_KEPT = 256
+
+
+def _written_once(rows: Callable[..., Markup]) -> Callable[..., Markup]:
+    """``rows(items, *more)``, kept for the same ``items`` object (and ``more``) while it comes again."""
+    kept: KeptFor[object, Markup] = KeptFor(ROWS_KEPT)
+
+    def written(items: object, *more: Hashable) -> Markup:
+        found = kept.get(items, *more)
+        return found if found is not None else kept.keep(items, rows(items, *more), *more)
+
+    return written
+
+
+def _included_once() -> Callable[..., Markup]:
+    """The template global ``shaped(name, owner)``: the template ``name`` rendered in the caller's context,
+    as ``{% include %}`` does, and kept for the same ``owner`` object. Only for a part of a page that reads
+    nothing but what ``owner`` decides (a shape's compute view, say: views.model_of)."""
+    kept: KeptFor[object, Markup] = KeptFor(ROWS_KEPT)
+
+    @jinja2.pass_context
+    def shaped(context: jinja2.runtime.Context, name: str, owner: object) -> Markup:
+        found = kept.get(owner, name)
+        if found is None:
+            template = context.environment.get_template(name)
+            found = kept.keep(owner, Markup(template.render(context.get_all())), name)
+        return found
+
+    return shaped
 
 
 def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
@@ -84,8 +119,8 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
         formula=formula,
         mathtext=to_text,
         shape=shape_text,
-        tensor_rows=functools.partial(tensor_rows, words=words),
-        compute_rows=functools.partial(compute_rows, words=words),
+        tensor_rows=_written_once(functools.partial(tensor_rows, words=words)),
+        compute_rows=_written_once(functools.partial(compute_rows, words=words)),
         grid_rows=grid_rows,
         tf_name_rows=functools.partial(tf_name_rows, words=words),
         derivation_rows=functools.partial(derivation_rows, words=words),
@@ -96,7 +131,7 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
     )
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
-    env.globals.update(permalink=functools.partial(permalink, words.permalink))
+    env.globals.update(permalink=functools.partial(permalink, words.permalink), shaped=_included_once())
     env.globals.update(compare_rows=compare_rows, memory_rows=memory_rows, index_rows=index_rows)
     return env
 
@@ -214,6 +249,7 @@ class Renderer:
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.compute_words = Words.of(content.load("compute", options.language))
+        self._views: KeptFor[Compute, ComputeView] = KeptFor(SHAPES_KEPT)  # see compute_of
         self.env = environment(self.text, templates)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (
@@ -252,7 +288,12 @@ class Renderer:
         compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
         if compute is None or step_figures.compare_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
-        return compute_view(model.card, compute, self.compute_words)
+        found = self._views.get(compute)  # a card of a shape already shown: the same compute, the same view
+        return (
+            found
+            if found is not None
+            else self._views.keep(compute, compute_view(model.card, compute, self.compute_words))
+        )
 
     def site_files(self, models: Sequence[Summary]) -> list[Piece]:
         """The files about many models, as independent pieces of work (a build runs them in parallel):

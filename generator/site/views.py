@@ -6,6 +6,7 @@ inventory (a sum over its tensors), never computed again from the config.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -15,7 +16,7 @@ from generator.analysis import address
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
-from generator.counting.architecture import Architecture, Block, Family, Kind, Part, Symbol
+from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
 from generator.counting.compute import Compute, measured, step_refusal
 from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
@@ -287,8 +288,33 @@ def kept_or_counted(card: Card) -> Model:
     return found if found is not None else model_of(card)
 
 
+# Cards of one shape: the same family, head and config, all that counting reads of a card. Hub-style
+# catalogs repeat shapes (every fine-tuned copy of BERT-Base is one), and so do the benchmark's cards:
+# such a card is counted once per process, and its pages' rows are written once (the row filters and
+# the compute section keep what they made from the very same objects, see render.py). Bounded: the
+# cards come in id order, so the few shapes a family's cards cycle through are still kept when they
+# come round again.
+SHAPES_KEPT = 16
+_shaped: KeptFor[Family, Model] = KeptFor(SHAPES_KEPT)
+
+
+def _shape(card: Card) -> tuple[Head, str]:
+    """What, besides the family object, decides everything ``model_of`` counts: the head and the config
+    (as text: a config holds dicts; two equal texts are two equal configs)."""
+    return card.head, repr(sorted(card.config.items()))
+
+
 def model_of(card: Card) -> Model:
-    """One card's Model: counted, derived and grouped for its page (what a worker does per card)."""
+    """One card's Model: counted, derived and grouped for its page (what a worker does per card), or
+    another card's of the same shape (``_shape``) with this card in it."""
+    shape = _shape(card)
+    found = _shaped.get(card.family, *shape)
+    if found is None:
+        return _shaped.keep(card.family, _counted(card), *shape)
+    return dataclasses.replace(found, card=card, inventory=dataclasses.replace(found.inventory, card=card))
+
+
+def _counted(card: Card) -> Model:
     inventory = count_parameters(card)
     derivation = derive(inventory)
     groups = tuple(_group(inventory, block) for block in inventory.architecture.blocks)
