@@ -290,11 +290,26 @@ def card_texts(root: Path) -> list[tuple[str, str]]:
     return texts
 
 
-def write_cards(texts: list[tuple[str, str]], count: int, dest: Path) -> Path:
-    """``count`` valid cards in ``dest``, each with its own id; the mix repeats every len(texts) cards."""
+def width_keys(root: Path) -> dict[str, str]:
+    """Each family's config key of the feed-forward width (its symbol I)."""
+    gen = import_generator(root)
+    return {
+        family.name: next(s.key for s in family.symbols if s.name == "I")
+        for family in gen.counting.families.families().values()
+    }
+
+
+def write_cards(texts: list[tuple[str, str]], count: int, dest: Path, *, widths: dict[str, str] | None = None) -> Path:
+    """``count`` valid cards in ``dest``, each with its own id; the mix repeats every len(texts) cards.
+
+    The cards of one place in the mix are one shape (the same family, head and config), which a build
+    counts once per process (views.model_of). With ``widths`` (``width_keys``), each repeat of the mix
+    widens the feed-forward layer by 2 more, so that no two cards are one shape."""
     dest.mkdir(parents=True)
     for i in range(count):
         template_id, text = texts[i % len(texts)]
+        if widths is not None and i >= len(texts):
+            text = _wider(text, widths, 2 * (i // len(texts)))
         card_id = f"{template_id}-{i:05d}"
         title = json.dumps(f"{template_id}, variant {i}")  # a JSON string is a YAML double-quoted scalar
         (dest / f"{card_id}.yaml").write_text(
@@ -302,6 +317,54 @@ def write_cards(texts: list[tuple[str, str]], count: int, dest: Path) -> Path:
             encoding="utf-8",
         )
     return dest
+
+
+def distinct_shapes(
+    root: Path,
+    build: list[str],
+    flag: str,
+    texts: list[tuple[str, str]],
+    count: int,
+    tmp: Path,
+    hugo_cmd: list[str],
+    fresh: Callable[[Path], Callable[[], None]],
+) -> list[str]:
+    """Ours (without the search index) and Hugo again on ``count`` cards of which no two are one shape: what
+    a build gains from repeated shapes (views.model_of), which Hugo's pages of the same figures cannot."""
+    print(f"compare ({count} cards, each its own shape)", file=sys.stderr)
+    models = write_cards(texts, count, tmp / "distinct-cards", widths=width_keys(root))
+    hugo_dir = tmp / "hugo-distinct"
+    export_markdown(root, models, hugo_dir, tmp / "mkdocs-distinct")
+    ours_out, hugo_out = tmp / "distinct-ours", tmp / "distinct-hugo-public"
+    ours = repeat(
+        "ours distinct", 3, [*build, "--models", str(models), "--out", str(ours_out), flag], root, fresh(ours_out)
+    )
+    source = hugo_cmd.index("--source") + 1
+    destination = hugo_cmd.index("--destination") + 1
+    command = [*hugo_cmd]
+    command[source], command[destination] = str(hugo_dir), str(hugo_out)
+    hugo = repeat("hugo distinct", 3, command, hugo_dir, fresh(hugo_out))
+    return [
+        "",
+        f"The same comparison on {count} cards of which no two are one shape (each repeat of the mix of 100 "
+        "a little wider): the cards above repeat 100 shapes, and a build counts a shape, and writes the parts "
+        "of its page that show nothing else, once per process (`views.model_of`). Hugo's pages hold the same "
+        "figures either way.",
+        "",
+        "| build | runs | wall time | CPU time | peak memory | ratio to ours (wall) | ratio to ours (CPU) |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+        f"| ours, `{flag}` | {len(ours.runs)} | {row(ours)} | 1.00 | 1.00 |",
+        f"| Hugo (`hugo build`) | {len(hugo.runs)} | {row(hugo)} | {hugo.wall / ours.wall:.2f} | "
+        f"{hugo.cpu / ours.cpu:.2f} |",
+    ]
+
+
+def _wider(text: str, widths: dict[str, str], more: int) -> str:
+    """A generated card's text with its feed-forward layer ``more`` wider."""
+    data = yaml.safe_load(text)
+    width = widths[data["family"]]
+    data["config"][width] = int(data["config"][width]) + more
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1000)
 
 
 # ---------------------------------------------------------------------------------------- markdown
@@ -1039,6 +1102,8 @@ def main(argv: list[str] | None = None) -> int:
                 ]
                 if not faster:
                     misses.append("hugo")
+            if hugo and hugo_series is not None and ours_plain is not None and flag:
+                report += distinct_shapes(root, build, flag, texts, args.compare, tmp, hugo_cmd, fresh)
             if hugo_pagefind_series is not None:
                 faster = ours.wall < hugo_pagefind_series.wall
                 report.append(
