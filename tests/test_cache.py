@@ -412,6 +412,19 @@ def test_a_cache_inside_the_site_is_refused(models: Path, tmp_path: Path) -> Non
     )
 
 
+def test_a_cache_that_is_a_file_is_refused_not_silently_skipped(models: Path, tmp_path: Path) -> None:
+    """A file where the cache should be: the build could keep nothing, and every build would make everything."""
+    (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
+    for given, found in (("notes.txt", "a file"), ("notes.txt/cache", f"a file at {tmp_path / 'notes.txt'}")):
+        result = run("build", "--models", str(models), "--out", "site", "--cache-dir", given, cwd=tmp_path)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.splitlines()[0] == (
+            f"{given}:1:1: --cache-dir: expected a directory (or none yet), found {found}"
+        )
+        assert not (tmp_path / "site").exists()
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+
+
 def test_the_fingerprint_names_every_library_the_project_depends_on() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     names = {entry.split("[")[0].split(">")[0].split("=")[0].strip().lower() for entry in declared}

@@ -41,11 +41,18 @@ def check_output_dir(out: Path, protected: Sequence[Path], inputs: Sequence[Path
 
 
 def check_cache_dir(cache: Path, out: Path) -> None:
-    """Refuse a cache inside the output directory: each build replaces that directory whole."""
+    """Refuse a cache inside the output directory (each build replaces that directory whole), and a cache
+    that is not a directory (the build could keep nothing there and would run, every time, without one)."""
     target, folder = out.resolve(), cache.resolve()
     if folder == target or target in folder.parents:
         message = f"expected a directory outside {out}, found one in it"
         raise InputError([Problem(Location(cache), "--cache-dir", message)])
+    there = next(path for path in (folder, *folder.parents) if path.exists())  # the root, at least, exists
+    if not there.is_dir():
+        found = "a file" if there == folder else f"a file at {there}"
+        raise InputError(
+            [Problem(Location(cache), "--cache-dir", f"expected a directory (or none yet), found {found}")]
+        )
 
 
 def _check_replaceable(out: Path) -> None:
