@@ -133,6 +133,19 @@ def test_notes_point_up_to_what_comes_before_them(site: Path) -> None:
             assert not re.search(rf"{thing}\s+below", text_of(notes)), (card.stem, thing)
 
 
+def test_related_pages_name_errata_and_exercises_as_their_pages_head_them(site: Path) -> None:
+    # keras-bert is written in lower case, as its project writes it; the comparisons' topics, written to be
+    # read inside a sentence, start with a capital in the list.
+    html = _page(site, "models/exercise-keras-bert-pretraining/index.html")
+    related = text_of(html.split('<h2 id="related">')[1].split("</section>")[0])
+    assert "keras-bert's attention layer: heads, W_O and LayerNorm" in related
+    assert "keras-bert's model.summary(), layer by layer" in related
+    assert "Keras-bert" not in related
+    errata = text_of(_page(site, "errata/index.html"))
+    assert "keras-bert's attention layer: heads, W_O and LayerNorm" in errata
+    assert "Cased to uncased: only the vocabulary changes" in _model(site, "bert-base-uncased")
+
+
 def test_roberta_s_514_position_rows_hold_512_tokens(site: Path, tmp_path: Path) -> None:
     """RoBERTa numbers positions from pad_token_id + 1: a 514-row table takes 512 tokens, and a step of 513
     or 514 indexes past it (the grid and count showed one; the calculator accepted it)."""
