@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from generator.cards.card import Card
 from generator.site import content
 from generator.site.differences import PAIRS
-from generator.site.erratum import Link
+from generator.site.erratum import Erratum, Link
 from generator.site.page import LANGUAGE
 from generator.site.pages import errata, exercises
 from generator.site.pages.diffs import diff_path
+from generator.site.pages.exercises import Exercise
 from generator.site.views import named_model
 
 
@@ -56,10 +57,11 @@ def related_pages(cards: Sequence[Card], language: str = LANGUAGE) -> dict[str, 
 def _teaching(cards: Iterable[Card], needed: set[str], kind: str, language: str) -> dict[str, list[Link]]:
     """The errata or exercises (``kind``) by the id of the model each works through."""
     models = [named_model(card) for card in cards if card.id in needed]
-    provider = errata if kind == "errata" else exercises
+    # Worked as the page works them, for their titles, without what only the page shows (the compute
+    # errata, the numbers an exercise's answer box checks against): done here, before any worker starts.
+    items: Sequence[Erratum | Exercise] = (errata if kind == "errata" else exercises).worked(models, language)
+    path = errata.PATH if kind == "errata" else exercises.PATH
     found: dict[str, list[Link]] = {}
-    for page in provider.pages(models, language):
-        context = page.gather()
-        for item in context[kind]:
-            found.setdefault(item.model.id, []).append(Link(item.title, f"{page.path}#{item.id}"))
+    for item in items:
+        found.setdefault(item.model.id, []).append(Link(item.title, f"{path}#{item.id}"))
     return found

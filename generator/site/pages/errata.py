@@ -56,20 +56,28 @@ from generator.site.erratum import (
 from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.views import Details, Model, Summary
 
+PATH = "errata/index.html"
+
 
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     """The errata page, with every erratum whose card is in the catalog."""
-    text = content.load("errata", language)
-    by_id = Details(models)
-    if not (present := [(build, needs) for build, needs in BUILDERS if all(n in by_id for n in needs)]):
+    ids = {model.id for model in models}
+    if not any(all(n in ids for n in needs) for _, needs in BUILDERS):
         return []
 
     def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
-        section = text.section("errata")
-        errata = (build(section.section(erratum_id(build)), *(by_id[n] for n in needs)) for build, needs in present)
-        return {"errata": tuple(errata), "compute": compute_errata(models, language)}
+        return {"errata": worked(models, language), "compute": compute_errata(models, language)}
 
-    return [guide_page("errata/index.html", "errata.html", text.section("page"), context, shows=shown())]
+    text = content.load("errata", language)
+    return [guide_page(PATH, "errata.html", text.section("page"), context, shows=shown())]
+
+
+def worked(models: Sequence[Summary], language: str = LANGUAGE) -> tuple[Erratum, ...]:
+    """Every erratum whose cards are in ``models``, worked (the page's, and the titles model pages link to)."""
+    section = content.load("errata", language).section("errata")
+    by_id = Details(models)
+    present = [(build, needs) for build, needs in BUILDERS if all(n in by_id for n in needs)]
+    return tuple(build(section.section(erratum_id(build)), *(by_id[n] for n in needs)) for build, needs in present)
 
 
 def shown() -> tuple[str, ...]:

@@ -67,24 +67,35 @@ class Exercise:
     check: str = "{}"  # what the "check your answer" box compares a number with, as JSON (static/check.js)
 
 
+PATH = "exercises/index.html"
+
+
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     """The exercises page; its sentences are content, in content/<language>/exercises.yaml by exercise id."""
     text = content.load("exercises", language)
-    by_id = Details(models)
-    present = [(build, need) for build, need in BUILDERS if need in by_id]
-    if not present:
+    ids = {model.id for model in models}
+    if not any(need in ids for _, need in BUILDERS):
         return []
 
     def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
         named, printed = titles(errata.BUILDERS, models, language), printed_figures(errata.BUILDERS, models)
-        exercises = (build(text, by_id[need], by_id) for build, need in present)
         return {
-            "exercises": tuple(dataclasses.replace(x, check=check_data(x, named, printed)) for x in exercises),
+            "exercises": tuple(
+                dataclasses.replace(x, check=check_data(x, named, printed)) for x in worked(models, language)
+            ),
             "check": check_texts(text.section("check")),
             "check_hint": text.section("check")("close"),
         }
 
-    return [guide_page("exercises/index.html", "exercises.html", text.section("page"), context, shows=shown())]
+    return [guide_page(PATH, "exercises.html", text.section("page"), context, shows=shown())]
+
+
+def worked(models: Sequence[Summary], language: str = LANGUAGE) -> tuple[Exercise, ...]:
+    """Every exercise whose card is in ``models``, worked, without the numbers its answer box checks against
+    (the page adds them: ``check_data``; the model pages link to the exercises by their titles alone)."""
+    text = content.load("exercises", language)
+    by_id = Details(models)
+    return tuple(build(text, by_id[need], by_id) for build, need in BUILDERS if need in by_id)
 
 
 def shown() -> tuple[str, ...]:
