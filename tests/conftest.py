@@ -6,8 +6,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,24 @@ def text_of(html: str) -> str:
     """A page as a reader sees it: formulas by their alt text, tags gone, spaces collapsed."""
     html = re.sub(r'<math alttext="([^"]*)">.*?</math>', r"\1", html, flags=re.S)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'").replace("&amp;", "&")
+
+
+def cards_through(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]:
+    """The ids of the cards passed to ``module.name`` from now on (a function taking a card first), in order."""
+    seen: list[str] = []
+    original = getattr(module, name)
+
+    def recorded(card: Card, *args: Any, **kwargs: Any) -> Any:
+        seen.append(card.id)
+        return original(card, *args, **kwargs)
+
+    monkeypatch.setattr(module, name, recorded)
+    return seen
+
+
+def catalog_copy(folder: Path, card_ids: Iterable[str]) -> Path:
+    """A new folder of models holding these catalog cards, copied."""
+    folder.mkdir()
+    for card_id in card_ids:
+        shutil.copy(MODELS / f"{card_id}.yaml", folder / f"{card_id}.yaml")
+    return folder

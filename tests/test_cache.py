@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from conftest import MODELS, ROOT, snapshot
+from conftest import MODELS, ROOT, cards_through, catalog_copy, snapshot
 from generator.build import cache as cache_module
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
@@ -45,11 +45,7 @@ SAMPLE = ("bert-base-uncased", "albert-base-v2", "distilbert-base-uncased", "rob
 
 @pytest.fixture
 def models(tmp_path: Path) -> Path:
-    folder = tmp_path / "models"
-    folder.mkdir()
-    for card_id in SAMPLE:
-        shutil.copy(MODELS / f"{card_id}.yaml", folder / f"{card_id}.yaml")
-    return folder
+    return catalog_copy(tmp_path / "models", SAMPLE)
 
 
 def fresh(models: Path, tmp_path: Path, options: SiteOptions) -> dict[str, str]:
@@ -63,15 +59,7 @@ def fresh(models: Path, tmp_path: Path, options: SiteOptions) -> dict[str, str]:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the cards the next build counts for their own pages, or takes as another page's counting
     left them (builds here run in one process)."""
-    seen: list[str] = []
-    original = pipeline.kept_or_counted
-
-    def kept_or_counted(card):  # type: ignore[no-untyped-def]
-        seen.append(card.id)
-        return original(card)
-
-    monkeypatch.setattr(pipeline, "kept_or_counted", kept_or_counted)
-    return seen
+    return cards_through(monkeypatch, pipeline, "kept_or_counted")
 
 
 def test_every_change_rebuilds_only_what_it_touches_and_the_site_is_a_fresh_builds(

@@ -9,14 +9,12 @@ share anything.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import MODELS, snapshot
+from conftest import MODELS, cards_through, catalog_copy, snapshot
 from generator.build.pipeline import build
-from generator.cards.card import Card
 from generator.site import views
 from generator.site.render import SiteOptions
 
@@ -49,25 +47,15 @@ def _twin(card_id: str, folder: Path) -> None:
 
 @pytest.fixture
 def models(tmp_path: Path) -> Path:
-    folder = tmp_path / "models"
-    folder.mkdir()
+    folder = catalog_copy(tmp_path / "models", ORIGINALS)
     for card_id in ORIGINALS:
-        shutil.copy(MODELS / f"{card_id}.yaml", folder / f"{card_id}.yaml")
         _twin(card_id, folder)
     return folder
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the cards the next builds count (not take from another card of their shape)."""
-    seen: list[str] = []
-    original = views._counted
-
-    def counted(card: Card) -> views.Model:
-        seen.append(card.id)
-        return original(card)
-
-    monkeypatch.setattr(views, "_counted", counted)
-    return seen
+    return cards_through(monkeypatch, views, "_counted")
 
 
 def test_cards_of_one_shape_are_counted_once_and_each_page_is_its_own(
