@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from generator.analysis.mistakes import ROUND_VOCABULARY
 from generator.cards.published import parse_figure
 from generator.counting.derivation import BlockDerivation
-from generator.counting.expr import Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
+from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
 from generator.counting.poly import Poly
 from generator.site import content
 from generator.site.content import Text
@@ -361,3 +361,21 @@ def printed_figures(builders: Builders, models: Sequence[Summary]) -> list[tuple
             if figure is not None and figure != card.total:
                 found.append((key, card, figure))
     return found
+
+
+def layered_total(
+    t: Text, model: Model, theirs: Poly, their_layer: Poly, printed: tuple[str | None, int], pooler: Poly | None = None
+) -> Row:
+    """The total of a method that counts the tables, L equal layers and a pooler, written grouped as it adds them."""
+    terms = (
+        grouped((V + P + T) * H),
+        per_layer(their_layer),
+        *((poly_expr(pooler, ORDER),) if pooler is not None else ()),
+    )
+    total = t.root.section("rows")("total")
+    return subtotal_row(model, total, theirs, total_of(model), "d-total", (Add(terms), closed_form(model)), printed)
+
+
+def quotient(numerator: Expr, denominator: Expr) -> Expr:
+    """A quotient as the sources write it, H / A; only displayed, since the counting never divides."""
+    return Mul((numerator, denominator), "/")

@@ -290,10 +290,10 @@ def kept_or_counted(card: Card) -> Model:
 
 # Cards of one shape: the same family, head and config, all that counting reads of a card. Hub-style
 # catalogs repeat shapes (copies of BERT-Base fine-tuned with one head and one set of labels are one),
-# and so do the benchmark's cards: such a card is counted once per process, and its pages' rows are written once (the row filters and
-# the compute section keep what they made from the very same objects, see render.py). Bounded: the
-# cards come in id order, so the few shapes a family's cards cycle through are still kept when they
-# come round again.
+# and so do the benchmark's cards: such a card is counted once per process, and its pages' rows are
+# written once (the row filters and the compute section keep what they made from the very same objects,
+# see render.py). Bounded: the cards come in id order, so the few shapes a family's cards cycle through
+# are still kept when they come round again.
 SHAPES_KEPT = 16
 _shaped: KeptFor[Family, Model] = KeptFor(SHAPES_KEPT)
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from generator.analysis import mistakes
 from generator.counting.architecture import Head
-from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
+from generator.counting.expr import Add, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
 from generator.counting.poly import Poly
 from generator.site import content
@@ -30,10 +30,8 @@ from generator.site.erratum import (
     H,
     I,
     L,
-    P,
     Row,
     Symbol,
-    T,
     V,
     Variant,
     all_layers,
@@ -43,9 +41,11 @@ from generator.site.erratum import (
     erratum,
     erratum_id,
     grouped,
+    layered_total,
     one_layer,
     per_layer,
     printed_by,
+    quotient,
     step_row,
     steps_of,
     subtotal_row,
@@ -201,19 +201,6 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
     return erratum(t, model, symbols, rows, total, printed_by(model, PRINTED_BY[t.key]), sources=("textbook",))
 
 
-def layered_total(
-    t: Text, model: Model, theirs: Poly, their_layer: Poly, printed: tuple[str | None, int], pooler: Poly | None = None
-) -> Row:
-    """The total of a method that counts the tables, L equal layers and a pooler, written grouped as it adds them."""
-    terms = (
-        grouped((V + P + T) * H),
-        per_layer(their_layer),
-        *((poly_expr(pooler, ORDER),) if pooler is not None else ()),
-    )
-    total = t.root.section("rows")("total")
-    return subtotal_row(model, total, theirs, total_of(model), "d-total", (Add(terms), closed_form(model)), printed)
-
-
 def layernorm_half(t: Text, model: Model) -> Erratum:
     """LayerNorm as 2H per layer instead of 4H, and no LayerNorm after the embeddings."""
     label, common = t.section("rows"), t.root.section("rows")
@@ -274,11 +261,6 @@ def vocabulary_30000(t: Text, model: Model, rounded: Model) -> Erratum:
     return erratum(t, model, symbols, rows, rounded.total, sources=sources, theirs=theirs, released=released)
 
 
-def _quotient(numerator: Expr, denominator: Expr) -> Expr:
-    """A quotient as the sources write it, H / A; only displayed, since the counting never divides."""
-    return Mul((numerator, denominator), "/")
-
-
 def attention_over_heads(t: Text, model: Model) -> Erratum:
     """The attention block as 3H²/A: a per-head sum divided by the heads twice, and W_O left out."""
     label = t.section("rows")
@@ -288,8 +270,8 @@ def attention_over_heads(t: Text, model: Model) -> Erratum:
     biases = [model.inventory.tensor(f"encoder.layer.0.attention.self.{n}.bias") for n in ("query", "key", "value")]
     weight_formula = weights[0].formula + weights[1].formula + weights[2].formula
     weight_count = sum(w.count for w in weights)
-    one_head = Mul((Num(3), Paren(_quotient(Var("H"), Var("A"))), Var("H")), "·")
-    simplified = _quotient(poly_expr(3 * H * H, ORDER), Var("A"))
+    one_head = Mul((Num(3), Paren(quotient(Var("H"), Var("A"))), Var("H")), "·")
+    simplified = quotient(poly_expr(3 * H * H, ORDER), Var("A"))
     # The notes' simplification, evaluated: 3H² / A (exact here, since H is a multiple of A).
     their_value = 3 * values["H"] * values["H"] // heads
     block = steps_of(model, "layer", "query", "key", "value", "attention-output")
