@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import io
 import json
@@ -10,6 +11,7 @@ import os
 import sys
 import time
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -260,16 +262,24 @@ def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_outp
     return 0
 
 
-def _collect_never() -> None:
-    """No garbage collection during a build, from before its imports on (``gc.collect`` still works).
+@contextlib.contextmanager
+def _collector_off() -> Iterator[None]:
+    """No garbage collection while a build runs, from before its imports on (``gc.collect`` still works);
+    the collector is as it was afterwards, for a caller that runs ``main`` in its own process.
 
     A build makes millions of small tuples and frozen objects and no reference cycle: reference
-    counting frees each as it goes (tests/test_garbage.py builds the catalog with the collector off
-    and finds nothing left for it). The collector would still walk every young object: at CPython's
-    default it ran about a thousand times in a catalog build and took a quarter of its CPU time, and
-    collecting every 50,000 objects instead still took a twentieth.
+    counting frees each as it goes (tests/test_garbage.py checks every step a build takes for a card).
+    The collector would still walk every young object: at CPython's default it ran about a thousand
+    times in a catalog build and took a quarter of its CPU time, and collecting every 50,000 objects
+    instead still took a twentieth.
     """
+    enabled = gc.isenabled()
     gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -326,7 +336,11 @@ def _builds_on_request(args: argparse.Namespace, replies: int) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    _collect_never()
+    with _collector_off():
+        return _build_without_collector(args)
+
+
+def _build_without_collector(args: argparse.Namespace) -> int:
     from generator.build.pipeline import build
     from generator.build.progress import Progress
     from generator.site.page import SettingError
