@@ -403,11 +403,17 @@ def test_a_cache_inside_the_site_is_refused(models: Path, tmp_path: Path) -> Non
 def test_a_cache_that_is_a_file_is_refused_not_silently_skipped(models: Path, tmp_path: Path) -> None:
     """A file where the cache should be: the build could keep nothing, and every build would make everything."""
     (tmp_path / "notes.txt").write_text("mine\n", encoding="utf-8")
-    for given, found in (("notes.txt", "a file"), ("notes.txt/cache", f"a file at {tmp_path / 'notes.txt'}")):
+    cases = (  # given, shown where, what is found
+        ("notes.txt", "notes.txt", "a file"),
+        ("notes.txt/cache", "notes.txt/cache", "a file at notes.txt"),
+        ("notes.txt/../cache", "notes.txt/../cache", "a file at notes.txt"),  # no way back out of a file
+        (f"{tmp_path}/notes.txt/cache", "notes.txt/cache", f"a file at {tmp_path / 'notes.txt'}"),
+    )
+    for given, shown, found in cases:
         result = run("build", "--models", str(models), "--out", "site", "--cache-dir", given, cwd=tmp_path)
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert result.stderr.splitlines()[0] == (
-            f"{given}:1:1: --cache-dir: expected a directory (or none yet), found {found}"
+            f"{shown}:1:1: --cache-dir: expected a directory (or none yet), found {found}"
         )
         assert not (tmp_path / "site").exists()
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine\n"

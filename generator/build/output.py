@@ -47,9 +47,18 @@ def check_cache_dir(cache: Path, out: Path) -> None:
     if folder == target or target in folder.parents:
         message = f"expected a directory outside {out}, found one in it"
         raise InputError([Problem(Location(cache), "--cache-dir", message)])
-    there = next(path for path in (folder, *folder.parents) if path.exists())  # the root, at least, exists
-    if not there.is_dir():
-        found = "a file" if there == folder else f"a file at {there}"
+    # Walked as given, not resolved: resolving takes "notes.txt/../cache" for "cache", where the system finds
+    # no folder (a file is on the way), and the build would run without its cache every time.
+    path = Path(cache.anchor)
+    for part in cache.parts[len(path.parts) :]:
+        path = path / part
+        try:
+            if not path.exists() or path.is_dir():
+                continue
+        except OSError as error:
+            message = f"expected a directory this build can reach, found {path}: {error.strerror}"
+            raise InputError([Problem(Location(cache), "--cache-dir", message)]) from None
+        found = "a file" if path == cache else f"a file at {path}"
         raise InputError(
             [Problem(Location(cache), "--cache-dir", f"expected a directory (or none yet), found {found}")]
         )
