@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import http.server
 import json
 import os
 import re
 import shutil
+import sys
 import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -122,3 +124,12 @@ def catalog_copy(folder: Path, card_ids: Iterable[str]) -> Path:
     for card_id in card_ids:
         shutil.copy(MODELS / f"{card_id}.yaml", folder / f"{card_id}.yaml")
     return folder
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    """The tests' static server: a browser that hangs up on a request it no longer needs (a page left,
+    a prefetch dropped) is no error, and leaves no traceback in the test log."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)

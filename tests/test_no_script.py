@@ -36,6 +36,7 @@ import pytest
 import yaml
 from markupsafe import escape
 
+from conftest import QuietServer
 from generator.cli import main
 from generator.site.render import render_markdown
 
@@ -349,7 +350,7 @@ def served(site: Path) -> Iterator[tuple[str, list[str]]]:
     """The payload site on 127.0.0.1, and every path requested from it."""
     requests: list[str] = []
     handler = type("Recorder", (_Recorder,), {"requests": requests})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    server = QuietServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, QuietServer
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -72,7 +72,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def site_url(served_root: Path) -> Iterator[str]:
     """http://127.0.0.1:PORT/atlas/ on a free port, loopback only, for the whole session."""
     handler = functools.partial(_QuietHandler, directory=str(served_root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
     thread.start()
     try:
