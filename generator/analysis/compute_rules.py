@@ -148,6 +148,7 @@ def family_compute(family: Family) -> JSON:
     # Adam's bytes per parameter, read off the engine's rule: one trainable, or one frozen, parameter.
     trainable = Figures(1, 1, 1, 1, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
     frozen = Figures(1, 1, 1, 0, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
+    most = longest(family)
     return {
         "measured": measured(family),
         "symbols": [
@@ -163,14 +164,13 @@ def family_compute(family: Family) -> JSON:
             head.value: [kind.value for kind in Kind if not differentiated(head, kind)] for head in Head
         },
         "per_parameter": {"trainable": trainable, "frozen": frozen},
-        "positions": POSITIONS,
-        "longest": longest(family).to_json(),
-        "longest_reads": sorted(longest(family).reads()),
+        "longest": most.to_json(),
+        "longest_reads": sorted(most.reads()),
         "default_seq": DEFAULT_SEQ,
         "seq_too_long": {
-            "fails": gt(SEQ, longest(family)).to_json(),
+            "fails": gt(SEQ, most).to_json(),
             "keys": [SEQ],
-            "values": {"longest": longest(family).to_json()},
+            "values": {"longest": most.to_json()},
             "message": "seq-too-long" if family.positions_after is None else "seq-too-long-numbered",
         },
         # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
