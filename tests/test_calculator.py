@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -24,6 +25,7 @@ from conftest import ALL_CARD_PATHS, MODELS, card_by_id
 from generator.analysis.address import query
 from generator.analysis.calculator import _texts, block_json, export_text, family_export, slot_switches
 from generator.analysis.compute_rules import block_compute
+from generator.cards import types
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Architecture, Family, Head
 from generator.counting.conditions import HEAD
@@ -51,6 +53,11 @@ def document(family: str) -> dict[str, Any]:
 
 def whole(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def number(v: object) -> bool:
+    """What calculator.js isNumber takes: a whole number (BigInt) or a finite decimal one."""
+    return whole(v) or (isinstance(v, float) and math.isfinite(v))
 
 
 def value(node: dict[str, Any], config: Mapping[str, Any]) -> Any:
@@ -103,7 +110,7 @@ def holds(node: dict[str, Any], config: Mapping[str, Any]) -> bool:
     if op in ("eq", "ne"):
         equal = type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
         return equal if op == "eq" else not equal
-    if not (whole(a) and whole(b)):
+    if not (number(a) and number(b)):
         return False
     return {"gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b}[op]
 
@@ -295,7 +302,8 @@ def exported_verdict(
 
 
 def inputs_accepted(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
-    """The form's own checks on each value (calculator.js parse): sizes in range, whole numbers, flags.
+    """The form's own checks on each value (calculator.js parse): sizes in range, whole numbers, flags,
+    and the types the config class declares (calculator.js typed).
 
     A key the config does not hold keeps the field's default (a card holds no batch size)."""
     for item in data["inputs"]:
@@ -307,6 +315,8 @@ def inputs_accepted(data: dict[str, Any], config: Mapping[str, Any]) -> bool:
             elif not whole(found) or (item["kind"] == "size" and not item["minimum"] <= found <= 2**31 - 1):
                 return False
         elif item["kind"] == "flag" and not isinstance(found, bool):
+            return False
+        if item["type"] is not None and not types.matches(found, item["type"]):
             return False
     return True
 

@@ -163,5 +163,5 @@ def test_a_model_pages_link_carries_what_its_compute_reads() -> None:
     changed = {**bert.config, "hidden_dropout_prob": 0.0, "hidden_act": "relu"}
     assert query(bert.family, bert.head, bert.config).endswith("&num_attention_heads=16")
     assert query(bert.family, bert.head, changed).endswith(
-        "&num_attention_heads=16&hidden_act=relu&hidden_dropout_prob=0.0"
+        "&num_attention_heads=16&hidden_dropout_prob=0.0&hidden_act=relu"
     )

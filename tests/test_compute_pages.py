@@ -235,11 +235,12 @@ def test_decimal_is_exact_where_the_decimals_end() -> None:
 
 @pytest.mark.parametrize(
     "odd",
-    ["hidden_act: true", "max_position_embeddings: 0"],
+    ["hidden_act: mish", "max_position_embeddings: 0"],
     ids=["activation-not-declared", "no-positions"],
 )
 def test_a_card_without_a_step_to_show_builds(write_card, tmp_path: Path, odd: str) -> None:  # type: ignore[no-untyped-def]
-    """The card checks accept any hidden_act, and P = 0: such a card builds, its step "not measured"."""
+    """The card checks accept any hidden_act transformers names (Mish's saved tensors are not declared),
+    and P = 0: such a card builds, its step "not measured"."""
     write_card(
         f"""
         id: odd
@@ -256,7 +257,7 @@ def test_a_card_without_a_step_to_show_builds(write_card, tmp_path: Path, odd: s
     assert row is not None and row.group(1).count("not measured") == 2
     page = read(out, "models/odd/index.html")
     why = {
-        "hidden_act: true": "This config has no training step to work here: its activation function's saved tensors "
+        "hidden_act: mish": "This config has no training step to work here: its activation function's saved tensors "
         "are not declared",
         "max_position_embeddings: 0": "transformers builds this model, but a training step of it raises: "
         "max_position_embeddings is 0: the longest sequence this model takes has no token, so no step runs.",

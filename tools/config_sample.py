@@ -7,7 +7,10 @@ irrelevant) drawn far more often than their share. Each config is built on the m
 the file records whether transformers accepted it and, if it did, the class, the total and
 every tensor (name and shape) with the tied ones. ``tests/test_config_sample.py`` checks,
 without torch, that the card check accepts exactly these configs and counts each one as
-transformers did.
+transformers did. ``types.json`` beside it holds a second set: each key whose type the config
+class checks, set to a value of every JSON kind in turn, with transformers' verdict; ``ranges.json``
+each probability key of every family and head set below 0 and above 1, with and without layers,
+with transformers' verdict and, for a model it built, whether a training step ran.
 
 Like ``tools/reference.py``, this never imports the generator.
 """
@@ -23,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import transformers
+from compute_reference import measure
+from transformers import AutoConfig
 
-from reference import build_config, inventory, model_of
+from reference import build_config, config_types, inventory, model_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 10  # issue 10
@@ -189,14 +194,20 @@ PROBLEM_TYPES = (
 )
 
 
+def small_config(family: str) -> dict[str, Any]:
+    """A small model of the family, under its own names for the sizes (DistilBERT's dim)."""
+    names = RENAMED.get(family, {})
+    small = {names.get(k, k): v for k, v in {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}.items()}
+    if family == "modernbert":
+        small.update(pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+    return small
+
+
 def problem_type_configs() -> list[tuple[str, str, dict[str, Any]]]:
     """A small classifier of every family with each problem type and number of labels of PROBLEM_TYPES."""
     configs = []
     for family in HEADS:
-        names = RENAMED.get(family, {})
-        small = {names.get(k, k): v for k, v in {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}.items()}
-        if family == "modernbert":
-            small.update(pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+        small = small_config(family)
         for problem, labels in PROBLEM_TYPES:
             config = {**small, "problem_type": problem, "num_labels": labels}
             configs.append((family, "sequence-classification", config))
@@ -240,6 +251,67 @@ def built(family: str, head: str, config: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+# Values of every JSON kind, each given in turn to every key a config class checks the type of.
+WRONG_TYPES: tuple[Any, ...] = ("text", "1e-12", None, True, 1, 0.5, [1], {"a": 1})
+TYPES_HEAD = "sequence-classification"  # the head that reads the most keys (its classifier's dropout)
+
+
+def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """A small classifier of every family with one typed key set to each of WRONG_TYPES: what the
+    class's strict dataclass takes (1 where a float is declared, null, a list), and what it refuses."""
+    configs = []
+    for family in HEADS:
+        small = small_config(family)
+        for key in sorted(config_types(type(AutoConfig.for_model(family)))):
+            configs += [(family, TYPES_HEAD, key, {**small, key: value}) for value in WRONG_TYPES]
+    return configs
+
+
+# Probabilities nn.Dropout refuses, each given to every probability key (a float the class declares),
+# in a model with layers and in one without (the attention's dropout is made in the layers).
+OUT_OF_RANGE = (-0.1, 1.5)
+LAYER_KEYS = {"distilbert": "n_layers"}
+
+
+def range_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Every family and head, a small config with each probability key out of range, with 2 layers and 0."""
+    configs = []
+    for family, heads in HEADS.items():
+        small = small_config(family)
+        kinds = config_types(type(AutoConfig.for_model(family)))
+        keys = [k for k, kind in sorted(kinds.items()) if isinstance(kind, dict) and "float" in kind.get("union", ())]
+        for head in heads:
+            for key in keys:
+                for layers in (2, 0):
+                    for probability in OUT_OF_RANGE:
+                        config = {**small, LAYER_KEYS.get(family, "num_hidden_layers"): layers, key: probability}
+                        configs.append((family, head, key, config))
+    return configs
+
+
+def stepped(family: str, head: str, config: dict[str, Any]) -> str | None:
+    """The error a training step of the built model raises (b = 1, s = 4, on the meta device), or None."""
+    model = model_of(head, build_config(family, {**config, "attn_implementation": "eager"})).train()
+    try:
+        measure(model, family, head, 1, 4, "meta", flops=False)
+    except Exception as exc:  # any exception: the step cannot run
+        return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160]}"
+    return None
+
+
+def range_sample() -> list[dict[str, Any]]:
+    """transformers' verdict on each of ``range_configs``: built or not, and for a built one whether its
+    training step ran."""
+    entries = []
+    for family, head, key, config in range_configs():
+        entry = built(family, head, config)
+        verdict = {k: entry[k] for k in ("family", "head", "config", "accepted")} | {"key": key}
+        verdict["error"] = entry.get("error")
+        verdict["step_error"] = stepped(family, head, config) if entry["accepted"] else None
+        entries.append(verdict)
+    return entries
+
+
 def sample(seed: int = SEED, per_head: int = PER_HEAD) -> list[dict[str, Any]]:
     """Every drawn config with transformers' verdict, in a fixed order."""
     rng = random.Random(seed)
@@ -249,6 +321,17 @@ def sample(seed: int = SEED, per_head: int = PER_HEAD) -> list[dict[str, Any]]:
             for _ in range(MORE.get(family, per_head)):
                 entries.append(built(family, head, draw(rng, family, head)))
     entries += [built(family, head, config) for family, head, config in problem_type_configs()]
+    return entries
+
+
+def typed_sample() -> list[dict[str, Any]]:
+    """transformers' verdict on each of ``typed_configs``, with the key given a value: accepted or the
+    error (no tensors: the counts are the other sample's business)."""
+    entries = []
+    for family, head, key, config in typed_configs():
+        entry = built(family, head, config)
+        verdict = {k: entry[k] for k in ("family", "head", "config", "accepted")}
+        entries.append(verdict | {"key": key, "error": entry.get("error")})
     return entries
 
 
@@ -266,6 +349,12 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(text, encoding="utf-8")
     accepted = sum(entry["accepted"] for entry in entries)
     print(f"{args.out.name}: {len(entries)} configs, {accepted} accepted by transformers", file=sys.stderr)
+    for name, more in (("types.json", typed_sample()), ("ranges.json", range_sample())):
+        lines = [json.dumps(entry, sort_keys=True, separators=(",", ":")) for entry in more]
+        text = '{"about": ' + json.dumps(header, sort_keys=True) + ',\n "configs": [\n' + ",\n".join(lines) + "\n]}\n"
+        (args.out.parent / name).write_text(text, encoding="utf-8")
+        accepted = sum(entry["accepted"] for entry in more)
+        print(f"{name}: {len(more)} configs, {accepted} accepted by transformers", file=sys.stderr)
     return 0
 
 

@@ -26,9 +26,12 @@ the generator: it is an independent check of the generator's counting, not a cop
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import json
 import sys
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +137,77 @@ def config_schema(family: str) -> dict[str, Any]:
         # Other names the class accepts for a key (DistilBERT's hidden_size for dim).
         "aliases": dict(sorted(getattr(config_class, "attribute_map", {}).items())),
         "bookkeeping": sorted(bookkeeping - set(defaults)),
+        # What the class's strict dataclass checks of each value it is given (huggingface_hub's
+        # type_validator): the fields annotated with types, in the notation of generator/cards/types.py.
+        "types": config_types(config_class),
+        "activations": activation_keys(family, config_class),
     }
+
+
+PROBE = "no-such-function"
+
+
+def _builds(family: str, head: str, key: str, value: str) -> bool:
+    try:
+        model_of(head, AutoConfig.for_model(family, **{key: value}))
+    except KeyError:
+        return False
+    return True
+
+
+def activation_keys(family: str, config_class: type) -> dict[str, Any]:
+    """The names transformers' ACT2FN maps to an activation, and for each head the text keys its class
+    looks up there when it is built: found by building it, on the meta device, with each text key
+    naming no function (the lookup raises KeyError) and naming gelu (it builds: the key is not a
+    norm's name). A key read only in the forward (DeBERTa's pooler_hidden_act) is not among them:
+    the model builds."""
+    from transformers.activations import ACT2FN
+
+    text_keys = [key for key, kind in config_types(config_class).items() if kind == "str"]
+    heads: dict[str, list[str]] = {}
+    for head in AUTO_CLASSES:
+        found = []
+        for key in text_keys:
+            try:
+                model_of(head, AutoConfig.for_model(family, **{key: PROBE}))
+            except KeyError as error:
+                if PROBE in str(error) and _builds(family, head, key, "gelu"):  # not another table (NORM2FN)
+                    found.append(key)
+            except ValueError:
+                break  # the family has no class for this head
+        heads[head] = found
+    return {"names": sorted(ACT2FN), "keys": heads}
+
+
+_SIMPLE = {int: "int", float: "float", str: "str", bool: "bool", type(None): "none", dict: "dict", list: "list"}
+
+
+def config_types(config_class: type) -> dict[str, Any]:
+    """Each field whose annotation the strict dataclass validates, as data. A field annotated by a
+    string (PreTrainedConfig's own, from a module with postponed annotations) is not validated, and left out."""
+    return {
+        field.name: _type_json(field.type)
+        for field in dataclasses.fields(config_class)
+        if not isinstance(field.type, (str, typing.ForwardRef)) and field.type is not Any
+    }
+
+
+def _type_json(annotation: Any) -> Any:
+    """An annotation in the notation of generator/cards/types.py; anything else stops the script."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is None or annotation in _SIMPLE:
+        return _SIMPLE[type(None) if annotation is None else annotation]
+    if annotation is Any:
+        return "any"
+    if origin in (typing.Union, types.UnionType):
+        return {"union": [_type_json(a) for a in args]}
+    if origin is typing.Literal:
+        return {"literal": list(args)}
+    if origin is list and len(args) == 1:
+        return {"list": _type_json(args[0])}
+    if origin is dict and len(args) == 2:
+        return {"dict": [_type_json(args[0]), _type_json(args[1])]}
+    raise SystemExit(f"{annotation!r}: no notation for this annotation in generator/cards/types.py")
 
 
 def _jsonable(value: Any) -> Any:

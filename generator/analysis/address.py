@@ -42,12 +42,20 @@ def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
     for item in inputs(family.name):
         key, default = item["key"], item["default"]
         value = config.get(key)
-        if type(value) is not type(default) or value != default:
+        if _differs(value, default):
             pairs.append((key, encode(item["kind"], value)))
     # Every head's keys (a reader may switch heads: ModernBERT's classifier_pooling) and those that bound s.
     read = [key for h in (head, *family.heads) for key in reads(family, family.architecture(config, h).blocks)]
     for item in compute_inputs(family, list(dict.fromkeys([*read, *bounds(family)]))):
         value = config.get(item["key"])
-        if value != item["default"] or isinstance(value, bool) is not isinstance(item["default"], bool):
+        if _differs(value, item["default"]):
             pairs.append((item["key"], encode(item["kind"], value)))
     return urlencode(pairs, quote_via=quote, safe=":,")  # what a URL's query may hold as it is
+
+
+def _differs(value: object, default: object) -> bool:
+    """Whether the form must be told a value: not its default, where 0.0 is 0 (the form reads both as
+    0) but true is not 1, nor null 0."""
+    if isinstance(value, bool) is not isinstance(default, bool) or (value is None) is not (default is None):
+        return True
+    return value != default

@@ -46,8 +46,9 @@ from generator.analysis.compute_rules import (
     reads,
     step_inputs,
 )
+from generator.cards import types
 from generator.cards.card import NO_PARAMETERS
-from generator.cards.config import load_schema
+from generator.cards.config import ConfigSchema, load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
 from generator.counting.compute import measured
 from generator.counting.conditions import HEAD
@@ -190,6 +191,7 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
                 "group": group,
                 "symbol": symbol,
                 "minimum": minimum,  # the smallest size the card check accepts (null: not a size)
+                "type": _checked_type(family, schema, key),
             }
         )
 
@@ -211,7 +213,8 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
 
 def compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     """Inputs for the keys only compute reads; a model page's link names those that differ (``address.query``)."""
-    defaults = load_schema(family).defaults
+    schema = load_schema(family)
+    defaults = schema.defaults
     seen = {i["key"] for i in inputs(family.name)}
     flags = family.flag_keys
     return [
@@ -224,10 +227,23 @@ def compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
             "group": "compute",
             "symbol": None,
             "minimum": None,
+            "type": _checked_type(family, schema, key),
         }
         for key in keys
         if key not in seen
     ]
+
+
+def _checked_type(family: Family, schema: ConfigSchema, key: str) -> JSON:
+    """What the config class checks a key's value against (``generator/cards/types.py``), or None: also
+    for a key whose type a family rule tests, which the form shows in the rule's words, as the card check does.
+
+    The form reads 1.0 as the whole number 1, so it cannot check a type that takes decimals but not
+    whole numbers; no input of the families has one, and a family that had would stop the build here."""
+    kind = None if key in family.kind_keys else schema.types.get(key)
+    if types.matches(1.5, kind or "any") and not types.matches(1, kind or "any"):
+        raise ValueError(f"{schema.config_class}.{key}: the calculator cannot check {kind} (1.0 reads as 1)")
+    return kind
 
 
 def _kind(flags: Sequence[str], key: str, default: object) -> str:

@@ -136,7 +136,15 @@ def reads(family: Family, blocks: Iterable[Block]) -> list[str]:
 
 def step_inputs() -> list[JSON]:
     """b and s as the calculator's inputs: whole numbers from 1; s left empty means min(P, 512)."""
-    common = {"kind": "size", "optional": True, "meaning": "", "group": "training", "symbol": None, "minimum": 1}
+    common = {
+        "kind": "size",
+        "optional": True,
+        "meaning": "",
+        "group": "training",
+        "symbol": None,
+        "minimum": 1,
+        "type": None,
+    }
     return [
         {**common, "key": BATCH, "default": 1, "symbol": "b", "optional": False},
         {**common, "key": SEQ, "default": None, "symbol": "s"},

@@ -16,6 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from generator.cards import types
 from generator.cards.problems import Problem, describe, shown_key
 from generator.cards.yamlsource import Document, KeyPath
 from generator.counting.architecture import Family
@@ -55,6 +56,8 @@ class ConfigSchema:
     bookkeeping: frozenset[str]
     default_num_labels: int
     aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)  # other name -> key
+    # What the class checks each value against, where it checks (generator/cards/types.py).
+    types: Mapping[str, types.JSON] = dataclasses.field(default_factory=dict)
 
     def known(self, key: str) -> bool:
         return key in self.defaults or key in self.bookkeeping or key in self.aliases
@@ -83,6 +86,7 @@ def _transformers_schema(family: str) -> ConfigSchema:
         bookkeeping=frozenset(data["bookkeeping"]),
         default_num_labels=data["default_num_labels"],
         aliases=data.get("aliases", {}),
+        types=data["types"],
     )
 
 
@@ -114,7 +118,7 @@ def resolve_config(
             continue
         resolved[key] = value
     resolved["num_labels"] = _num_labels(given, schema, report)
-    _check_types(family, resolved, given, report, head)
+    _check_types(family, schema, resolved, given, report, head)
     return resolved, frozenset(given)
 
 
@@ -140,7 +144,7 @@ def check_config(
             report.bad_value(key, f"give num_labels instead of id2label here, found {describe(value)}")
             continue
         merged[key] = value
-    _check_types(family, merged, changed, report, head)
+    _check_types(family, schema, merged, changed, report, head)
     return merged
 
 
@@ -179,9 +183,23 @@ def _num_labels(given: Mapping[str, Any], schema: ConfigSchema, report: _Report)
 
 
 def _check_types(
-    family: Family, resolved: Mapping[str, Any], given: Mapping[str, Any], report: _Report, head: str | None
+    family: Family,
+    schema: ConfigSchema,
+    resolved: Mapping[str, Any],
+    given: Mapping[str, Any],
+    report: _Report,
+    head: str | None,
 ) -> None:
     found = _Report(report.doc, report.base, [])  # the cross-field rules run only when none is found
+    # Sizes and flags are checked below, more strictly than their types, and keys whose type a family rule
+    # tests in words of its own (DeBERTa's type_vocab_size); every other value as the class checks it.
+    stricter = {s.key for s in family.symbols if s.value is None and s.size} | {*family.flag_keys, *family.kind_keys}
+    for key, value in given.items():
+        kind = schema.types.get(key)
+        if key not in stricter and kind is not None and not types.matches(value, kind):
+            found_text = f"{describe(value)}{types.hint(value, kind)}"
+            message = f"expected {types.shown(kind)}, as {schema.config_class} declares it, found {found_text}"
+            found.bad_value(key, message)
     for symbol in family.symbols:
         if symbol.value is not None or not symbol.size:
             continue  # derived from sizes, or a count the family's own checks describe

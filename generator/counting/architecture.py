@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from generator.counting.conditions import Condition, Value, flags
+from generator.counting.conditions import Condition, Value, flags, kinds
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch, Switches, decide
 
@@ -332,6 +332,14 @@ class Family:
             conditions += [rule.fails for rule in rules if isinstance(rule, Rule)]
         conditions += [rule.fails for rule in self.step_checks]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
+
+    @property
+    def kind_keys(self) -> tuple[str, ...]:
+        """The keys a rule of the family refuses whenever their type is wrong (``~is_kind``): its message
+        says what the key must be."""
+        rules = [r for check in self.checks for r in (check.rules if isinstance(check, FirstOf) else (check,))]
+        conditions = [rule.fails for rule in rules if isinstance(rule, Rule)]
+        return tuple(dict.fromkeys(key for condition in conditions for key in kinds(condition)))
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)

@@ -15,8 +15,8 @@ The language, and its JSON:
   ``{"null": k}``, ``{"is": [k, kind]}`` (kind: int, a whole number and not a boolean; str; bool;
   strings, a list of strings), ``{"contains": [k, item]}``
   (a list holds the item; a string, split on "|", lowercased and stripped, has it as a part),
-  ``{"eq"|"ne"|"gt"|"ge"|"lt"|"le": [a, b]}`` (an ordering needs two whole numbers, else it is
-  false; eq and ne tell booleans from numbers), ``{"all": [...]}``, ``{"any": [...]}``,
+  ``{"eq"|"ne"|"gt"|"ge"|"lt"|"le": [a, b]}`` (an ordering needs two numbers, whole or not, else
+  it is false; eq and ne tell booleans from numbers), ``{"all": [...]}``, ``{"any": [...]}``,
   ``{"not": c}``.
 """
 
@@ -31,6 +31,11 @@ JSON = Any  # what json.dumps accepts
 
 def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    """A whole number or a decimal one (a dropout's probability), not a boolean."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # --- values ---------------------------------------------------------------------------------------
@@ -236,7 +241,7 @@ class Compare(_Combinable):
         if self.op in ("eq", "ne"):
             same = isinstance(a, bool) == isinstance(b, bool) and a == b
             return same if self.op == "eq" else not same
-        if not _whole(a) or not _whole(b):
+        if not _number(a) or not _number(b):
             return False
         return {"gt": a > b, "ge": a >= b, "lt": a < b, "le": a <= b}[self.op]
 
@@ -291,6 +296,26 @@ def flags(condition: Condition) -> tuple[str, ...]:
     if isinstance(condition, Not):
         return flags(condition.condition)
     return ()
+
+
+def kinds(fails: Condition) -> tuple[str, ...]:
+    """The keys a rule refuses whenever their type is not one it names: its ``fails`` is ``~is_kind``
+    (or ``~(is_null | is_kind | ...)`` on one key), or any of several conditions one of which is."""
+    if isinstance(fails, Not) and (key := _type_test(fails.condition)) is not None:
+        return (key,)
+    if isinstance(fails, Junction) and fails.op == "any":
+        return tuple(key for c in fails.conditions for key in kinds(c))
+    return ()
+
+
+def _type_test(condition: Condition) -> str | None:
+    """The key a condition tests the type of (``is``, ``null``, or any of those on one key), or None."""
+    if isinstance(condition, (Is, IsNull)):
+        return condition.key
+    if isinstance(condition, Junction) and condition.op == "any":
+        keys = {_type_test(c) for c in condition.conditions}
+        return keys.pop() if len(keys) == 1 else None
+    return None
 
 
 def truthy(key: str) -> Truthy:

@@ -71,6 +71,8 @@
   // --- the condition language of generator/switches.py, with Python's meaning -----------------
 
   function isInt(v) { return typeof v === "bigint"; }
+  // Whole numbers are BigInt, others (a dropout's 0.1) numbers: an ordering compares either kind.
+  function isNumber(v) { return typeof v === "bigint" || (typeof v === "number" && isFinite(v)); }
 
   function floorDiv(a, b) {
     var q = a / b;
@@ -139,7 +141,7 @@
     var op = Object.keys(node)[0];
     var a = value(node[op][0], config), b = value(node[op][1], config);
     if (op === "eq" || op === "ne") { return same(a, b) === (op === "eq"); }
-    if (!isInt(a) || !isInt(b)) { return false; }
+    if (!isNumber(a) || !isNumber(b)) { return false; }
     return { gt: a > b, ge: a >= b, lt: a < b, le: a <= b }[op];
   }
 
@@ -379,6 +381,40 @@
     return { value: n };
   }
 
+  // The value as the config class checks it (generator/cards/types.py): {value} or {error}.
+  function typed(input, parsed, text) {
+    if (parsed.error || !input.type || matches(parsed.value, input.type)) { return parsed; }
+    return { error: t("type-expected", { type: typeText(input.type), found: JSON.stringify(text.trim()) }) };
+  }
+
+  // Whole numbers are BigInt here and other numbers are numbers (fromJson): a value written 1.0
+  // reads as 1, so "float" alone cannot be told from "int"; the export refuses such an input.
+  function matches(v, kind) {
+    if (kind === "any") { return true; }
+    if (kind === "none") { return v === null; }
+    if (kind === "int") { return typeof v === "bigint"; }
+    if (kind === "float") { return typeof v === "number"; }
+    if (kind === "str") { return typeof v === "string"; }
+    if (kind === "bool") { return typeof v === "boolean"; }
+    if (kind === "list") { return Array.isArray(v); }
+    if (kind === "dict") { return v !== null && typeof v === "object" && !Array.isArray(v); }
+    if (kind.union) { return kind.union.some(function (k) { return matches(v, k); }); }
+    if (kind.literal) { return kind.literal.some(function (x) { return x === v; }); }
+    if (kind.list) { return Array.isArray(v) && v.every(function (x) { return matches(x, kind.list); }); }
+    return matches(v, "dict") && Object.keys(v).every(function (k) { return matches(v[k], kind.dict[1]); });
+  }
+
+  // A type as Python writes it: float | int | None, list[str], Literal['cls', 'mean'].
+  function typeText(kind) {
+    if (typeof kind === "string") { return kind === "none" ? "None" : kind === "any" ? "Any" : kind; }
+    if (kind.union) { return kind.union.map(typeText).join(" | "); }
+    if (kind.literal) {
+      return "Literal[" + kind.literal.map(function (x) { return typeof x === "string" ? "'" + x + "'" : String(x); }).join(", ") + "]";
+    }
+    if (kind.list) { return "list[" + typeText(kind.list) + "]"; }
+    return "dict[" + typeText(kind.dict[0]) + ", " + typeText(kind.dict[1]) + "]";
+  }
+
   function inputOf(key) {
     return state.data.inputs.filter(function (i) { return i.key === key; })[0] || null;
   }
@@ -389,7 +425,7 @@
   function parseAll(raw) {
     var config = {}, problems = [];
     state.data.inputs.forEach(function (input) {
-      var parsed = parse(input, raw[input.key]);
+      var parsed = typed(input, parse(input, raw[input.key]), raw[input.key]);
       if (parsed.error) { problems.push({ key: input.key, text: input.key + ": " + parsed.error }); }
       else { config[input.key] = parsed.value; }
     });
@@ -597,7 +633,9 @@
     var out = others.concat(constants, [fromJson(input.default)]);
     if (input.kind === "text" || input.kind === "json") {
       if (input.optional) { out.push(null); }
-      return out.filter(function (v) { return v === null || typeof v === "string" || isInt(v) || Array.isArray(v); });
+      return out.filter(function (v) {
+        return v === null || typeof v === "string" || isNumber(v) || Array.isArray(v);
+      });
     }
     out = out.filter(isInt);
     var start = isInt(current) ? current : 0n;
@@ -650,6 +688,11 @@
           var d = isInt(fromJson(input.default)) ? fromJson(input.default) : 0n;
           var away = function (g) { return g.value > d ? g.value - d : d - g.value; };
           good = good.sort(function (a, b) { return away(a) < away(b) ? -1 : away(a) > away(b) ? 1 : 0; }).slice(0, 2);
+        } else if (good.length > 3) {
+          // A rule that names many values (every activation function): the default, then the first two others.
+          var usual = encode(input.kind, fromJson(input.default));
+          good = good.filter(function (g) { return g.text === usual; })
+            .concat(good.filter(function (g) { return g.text !== usual; })).slice(0, 3);
         }
         fixes = fixes.concat(good);
       });

@@ -277,6 +277,31 @@ def test_a_catalog_model_can_be_loaded_from_the_form(site_url: str, open_page: A
             "tie_word_embeddings",
             'expected true or false, found "yes"',
         ),
+        (  # the types the config class declares (generator/cards/types.py), as the card check applies them
+            "family=bert&head=base&hidden_dropout_prob=abc",
+            "hidden_dropout_prob",
+            'expected float | int, as the config class declares it; found "abc"',
+        ),
+        (
+            "family=bert&head=base&hidden_dropout_prob=true",
+            "hidden_dropout_prob",
+            'expected float | int, as the config class declares it; found "true"',
+        ),
+        (
+            "family=bert&head=sequence-classification&classifier_dropout=x",
+            "classifier_dropout",
+            'expected float | int | None, as the config class declares it; found "x"',
+        ),
+        (  # a rule, as the card check's (generator/counting/families/dropouts.py)
+            "family=bert&head=base&hidden_dropout_prob=1.5",
+            "hidden_dropout_prob",
+            "hidden_dropout_prob is a dropout probability, and dropout takes one from 0 to 1",
+        ),
+        (
+            "family=modernbert&head=base&classifier_pooling=max",
+            "classifier_pooling",
+            "expected Literal['cls', 'mean'], as the config class declares it; found \"max\"",
+        ),
     ],
 )
 def test_invalid_input_shows_a_message_and_no_total(

@@ -196,6 +196,14 @@ REFUSED = [
         "needs more than one label",
     ),
     ("bert", "sequence-classification", "problem_type=%22multi_label%22", "problem_type must be regression"),
+    ("bert", "base", "hidden_dropout_prob=1.5", "hidden_dropout_prob is a dropout probability"),
+    (
+        "distilbert",
+        "sequence-classification",
+        "seq_classif_dropout=-0.5",
+        "seq_classif_dropout is a dropout probability",
+    ),
+    ("modernbert", "base", "hidden_activation=gelux", "hidden_activation names no activation function"),
     ("transformer", "base", "d_word_vec=500", "must equal d_model"),
     ("transformer", "base", "n_tgt_vocab=100", "needs one vocabulary"),
 ]

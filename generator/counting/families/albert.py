@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import div, mod, mul, ne
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -126,7 +126,13 @@ FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(_heads_divide_hidden, common.padding_in_vocabulary, *common.PROBLEM_TYPE_RULES),
+    checks=(
+        _heads_divide_hidden,
+        common.padding_in_vocabulary,
+        *common.PROBLEM_TYPE_RULES,
+        *dropouts.ALBERT,
+        *activations.rules("albert"),
+    ),
     step_checks=step_checks.ALBERT,
     switches=(common.tied("mlm-head"),),
 )

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, heads, step_checks
 from generator.counting.families.symbols import symbols
 
 SYMBOLS = symbols("VPTHILAC")
@@ -33,7 +33,7 @@ FAMILY = arch.Family(
     name="bert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=common.BERT_RULES,
+    checks=(*common.BERT_RULES, *activations.rules("bert")),
     step_checks=step_checks.BERT,
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

@@ -28,6 +28,7 @@ from generator.counting.conditions import (
     neg,
     truthy,
 )
+from generator.counting.families import dropouts
 from generator.counting.layouts import b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
@@ -259,7 +260,7 @@ known_problem_type = Rule(
 PROBLEM_TYPE_RULES = (single_label_needs_labels, known_problem_type)
 
 # BERT's rules, which ELECTRA's copy of its layer and embeddings shares.
-BERT_RULES = (*LAYER_RULES, padding_in_vocabulary, *PROBLEM_TYPE_RULES)
+BERT_RULES = (*LAYER_RULES, padding_in_vocabulary, *PROBLEM_TYPE_RULES, *dropouts.BERT)
 
 # The heads of the families that have no pre-training class in transformers.
 WITHOUT_PRETRAINING = (arch.Head.BASE, arch.Head.MASKED_LM, arch.Head.SEQUENCE_CLASSIFICATION)

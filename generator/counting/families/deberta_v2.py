@@ -37,7 +37,7 @@ from generator.counting.conditions import (
     ne,
     truthy,
 )
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -436,6 +436,8 @@ FAMILY = arch.Family(
         _value_types,
         _convolution_groups,
         *common.PROBLEM_TYPE_RULES,
+        *dropouts.DEBERTA_V2,
+        *activations.rules("deberta-v2"),
     ),
     step_checks=step_checks.DEBERTA_V2,
     switches=SWITCHES,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import mod, ne
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -117,6 +117,8 @@ FAMILY = arch.Family(
         common.in_every_layer(_heads_divide_dim, "n_layers"),
         _padding_fits_vocabulary,
         *common.PROBLEM_TYPE_RULES,
+        *dropouts.DISTILBERT,
+        *activations.rules("distilbert"),
     ),
     step_checks=step_checks.DISTILBERT,
     switches=(common.tied("mlm-head"),),

@@ -21,7 +21,7 @@ from dataclasses import replace
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Key, const, eq, given, gt, head_is, mod, ne, truthy
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -299,6 +299,8 @@ FAMILY = arch.Family(
         _embedding_fits_hidden,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
+        *dropouts.BERT,
+        *activations.rules("mobilebert"),
     ),
     step_checks=step_checks.MOBILEBERT,
 )

@@ -20,7 +20,7 @@ from typing import Any
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import const, div, eq, gt, ne, truthy
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -225,8 +225,14 @@ FAMILY = arch.Family(
     compute_symbols=(
         arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
     ),
-    checks=(common.heads_divide_hidden, common.padding_in_vocabulary, *common.PROBLEM_TYPE_RULES),
-    step_checks=step_checks.MODERNBERT,
+    checks=(
+        common.heads_divide_hidden,
+        common.padding_in_vocabulary,
+        *common.PROBLEM_TYPE_RULES,
+        *dropouts.MODERNBERT,
+        *activations.rules("modernbert"),
+    ),
+    step_checks=(*step_checks.MODERNBERT, *dropouts.MODERNBERT_STEP),
     switches=(
         *(
             Switch(key, truthy(key), blocks)

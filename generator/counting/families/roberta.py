@@ -17,7 +17,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
 from generator.counting.poly import Poly
@@ -108,7 +108,13 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(*common.LAYER_RULES, padding_fits_tables, *common.PROBLEM_TYPE_RULES),
+    checks=(
+        *common.LAYER_RULES,
+        padding_fits_tables,
+        *common.PROBLEM_TYPE_RULES,
+        *dropouts.BERT,
+        *activations.rules("roberta"),
+    ),
     step_checks=step_checks.ROBERTA,
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards

@@ -93,7 +93,7 @@ SCRIPT_TEXTS = (
     *("configuration", "family", "head", "start-model", "choose", "none-in-catalog", "live-total", "see-derivation"),
     *("reset", "sizes", "sizes-hint", "structure", "structure-hint", "checked", "checked-hint", "json-hint"),
     *("may-be-empty", "keep-ratio", "from-address", "no-family", "no-head", "not-counted", "load-failed"),
-    *("no-value", "flag-expected", "json-expected", "whole-missing", "whole-expected", "whole-range"),
+    *("no-value", "flag-expected", "json-expected", "whole-missing", "whole-expected", "whole-range", "type-expected"),
     *("result", "parameters", "parameters-of", "refused", "fixes", "fix", "stale", "link", "symbols"),
     *("symbols-caption", "symbol", "config-key", "value", "meaning", "derivation", "derivation-intro"),
     *("derivation-of", "step", "formula", "with-numbers", "repeat-none", "repeat-one-of", "reuses", "and"),
