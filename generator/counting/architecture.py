@@ -323,7 +323,7 @@ class Family:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
     step_checks: tuple[Rule, ...] = ()
 
-    @property
+    @functools.cached_property
     def flag_keys(self) -> tuple[str, ...]:
         """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
         conditions = [s.when for s in self.switches]
@@ -333,7 +333,7 @@ class Family:
         conditions += [rule.fails for rule in self.step_checks]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
-    @property
+    @functools.cached_property
     def kind_keys(self) -> tuple[str, ...]:
         """The keys a rule of the family refuses whenever their type is wrong (``~is_kind``): its message
         says what the key must be."""
