@@ -100,6 +100,7 @@ def holds(node: dict[str, Any], config: Mapping[str, Any]) -> bool:
             "str": isinstance(found, str),
             "bool": isinstance(found, bool),
             "strings": isinstance(found, list) and all(isinstance(x, str) for x in found),
+            "number": isinstance(found, (int, float)),
         }[kind]
     if op == "contains":
         found = config.get(arg[0])

@@ -271,6 +271,10 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
 # in a model with layers and in one without (the attention's dropout is made in the layers).
 OUT_OF_RANGE = (-0.1, 1.5)
 LAYER_KEYS = {"distilbert": "n_layers"}
+# Probabilities a class reads with getattr, so that its config declares no type for them: anything
+# nn.Dropout can compare with 0 and 1 builds (true is 1), text does not.
+UNDECLARED = {"deberta-v2": ("cls_dropout",)}
+UNDECLARED_VALUES = (*OUT_OF_RANGE, "text", True, 0.5)
 
 
 def range_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
@@ -281,9 +285,10 @@ def range_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
         kinds = config_types(type(AutoConfig.for_model(family)))
         keys = [k for k, kind in sorted(kinds.items()) if isinstance(kind, dict) and "float" in kind.get("union", ())]
         for head in heads:
-            for key in keys:
+            for key in (*keys, *UNDECLARED.get(family, ())):
+                values = UNDECLARED_VALUES if key in UNDECLARED.get(family, ()) else OUT_OF_RANGE
                 for layers in (2, 0):
-                    for probability in OUT_OF_RANGE:
+                    for probability in values:
                         config = {**small, LAYER_KEYS.get(family, "num_hidden_layers"): layers, key: probability}
                         configs.append((family, head, key, config))
     return configs

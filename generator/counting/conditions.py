@@ -13,7 +13,7 @@ The language, and its JSON:
   arithmetic on anything but whole numbers, or by zero, gives null;
 * conditions: ``{"truthy": k}`` (Python's truth: null, false, 0, "" and [] are false),
   ``{"null": k}``, ``{"is": [k, kind]}`` (kind: int, a whole number and not a boolean; str; bool;
-  strings, a list of strings), ``{"contains": [k, item]}``
+  strings, a list of strings; number, a number, true and false included), ``{"contains": [k, item]}``
   (a list holds the item; a string, split on "|", lowercased and stripped, has it as a part),
   ``{"eq"|"ne"|"gt"|"ge"|"lt"|"le": [a, b]}`` (an ordering needs two numbers, whole or not, else
   it is false; eq and ne tell booleans from numbers), ``{"all": [...]}``, ``{"any": [...]}``,
@@ -186,12 +186,13 @@ class IsNull(_OnKey):
         return {"null": self.key}
 
 
-KINDS = ("int", "str", "bool", "strings")
+KINDS = ("int", "str", "bool", "strings", "number")
 
 
 @dataclass(frozen=True)
 class Is(_OnKey):
-    """The value's type: int (a whole number, not a boolean), str, bool, or strings (a list of strings)."""
+    """The value's type: int (a whole number, not a boolean), str, bool, strings (a list of strings), or
+    number (what nn.Dropout can compare with 0 and 1: a number, true and false included)."""
 
     kind: str
 
@@ -203,6 +204,8 @@ class Is(_OnKey):
             return isinstance(found, str)
         if self.kind == "bool":
             return isinstance(found, bool)
+        if self.kind == "number":
+            return isinstance(found, (int, float))
         return isinstance(found, list) and all(isinstance(item, str) for item in found)
 
     def to_json(self) -> JSON:

@@ -129,6 +129,7 @@
       if (kind === "int") { return isInt(v); }
       if (kind === "str") { return typeof v === "string"; }
       if (kind === "bool") { return typeof v === "boolean"; }
+      if (kind === "number") { return isNumber(v) || typeof v === "boolean"; }
       return Array.isArray(v) && v.every(function (item) { return typeof item === "string"; });
     }
     if ("contains" in node) {

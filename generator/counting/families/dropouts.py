@@ -11,7 +11,7 @@ holds the rules to what transformers did with each probability of every family a
 from __future__ import annotations
 
 from generator.counting.architecture import Head
-from generator.counting.conditions import Condition, const, given, gt, head_is, lt, value
+from generator.counting.conditions import Condition, const, given, gt, head_is, is_kind, lt, value
 from generator.counting.switches import Rule
 
 CLASSIFIER = head_is(Head.SEQUENCE_CLASSIFICATION.value)
@@ -22,9 +22,13 @@ def outside(key: str) -> Condition:
     return lt(key, 0) | gt(key, 1)
 
 
-def dropout_range(key: str, when: Condition | None = None) -> Rule:
-    """``key`` is a probability nn.Dropout is made with, when ``when`` holds (always when None)."""
-    fails = outside(key) if when is None else when & outside(key)
+def dropout_range(key: str, when: Condition | None = None, *, declared: bool = True) -> Rule:
+    """``key`` is a probability nn.Dropout is made with, when ``when`` holds (always when None).
+
+    ``declared``: the config class declares the key's type, which the card check has checked; a key
+    it does not declare (read with getattr) must also be something nn.Dropout compares with 0 and 1."""
+    fails = outside(key) if declared else ~is_kind(key, "number") | outside(key)
+    fails = fails if when is None else when & fails
     return Rule("dropout-range", fails, (key,), values=(("name", const(key)), ("found", value(key))))
 
 
@@ -62,7 +66,7 @@ DEBERTA_V2 = (
     dropout_range("hidden_dropout_prob"),
     dropout_range("attention_probs_dropout_prob", with_layers()),
     dropout_range("pooler_dropout", CLASSIFIER),
-    dropout_range("cls_dropout", CLASSIFIER & given("cls_dropout")),
+    dropout_range("cls_dropout", CLASSIFIER & given("cls_dropout"), declared=False),
 )
 
 # ModernBertAttention makes its output's nn.Dropout only for a probability above 0 (else nn.Identity),
