@@ -56,8 +56,8 @@ def whole(v: object) -> bool:
 
 
 def number(v: object) -> bool:
-    """What calculator.js isNumber takes: a whole number (BigInt) or a finite decimal one."""
-    return whole(v) or (isinstance(v, float) and math.isfinite(v))
+    """What calculator.js isNumber takes: a whole number (BigInt) or a decimal one, infinite ones included."""
+    return whole(v) or (isinstance(v, float) and not math.isnan(v))
 
 
 def value(node: dict[str, Any], config: Mapping[str, Any]) -> Any:

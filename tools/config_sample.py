@@ -29,7 +29,7 @@ import transformers
 from compute_reference import measure
 from transformers import AutoConfig
 
-from reference import build_config, config_types, inventory, model_of
+from reference import LAYER_KEYS, build_config, config_types, inventory, model_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 10  # issue 10
@@ -270,7 +270,6 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
 # Probabilities nn.Dropout refuses, each given to every probability key (a float the class declares),
 # in a model with layers and in one without (the attention's dropout is made in the layers).
 OUT_OF_RANGE = (-0.1, 1.5)
-LAYER_KEYS = {"distilbert": "n_layers"}
 # Probabilities a class reads with getattr, so that its config declares no type for them: anything
 # nn.Dropout can compare with 0 and 1 builds (true is 1), text does not.
 UNDECLARED = {"deberta-v2": ("cls_dropout",)}
@@ -329,11 +328,25 @@ def sample(seed: int = SEED, per_head: int = PER_HEAD) -> list[dict[str, Any]]:
     return entries
 
 
+def name_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Every family and head, each text key naming no function, with 2 layers and with none: an
+    activation is looked up when its module is built, in a layer or in a head."""
+    configs = []
+    for family, heads in HEADS.items():
+        kinds = config_types(type(AutoConfig.for_model(family)))
+        for head in heads:
+            for key in sorted(k for k, kind in kinds.items() if kind == "str"):
+                for layers in (2, 0):
+                    config = {**small_config(family), LAYER_KEYS.get(family, "num_hidden_layers"): layers, key: "text"}
+                    configs.append((family, head, key, config))
+    return configs
+
+
 def typed_sample() -> list[dict[str, Any]]:
-    """transformers' verdict on each of ``typed_configs``, with the key given a value: accepted or the
-    error (no tensors: the counts are the other sample's business)."""
+    """transformers' verdict on each of ``typed_configs`` and ``name_configs``, with the key given a
+    value: accepted or the error (no tensors: the counts are the other sample's business)."""
     entries = []
-    for family, head, key, config in typed_configs():
+    for family, head, key, config in (*typed_configs(), *name_configs()):
         entry = built(family, head, config)
         verdict = {k: entry[k] for k in ("family", "head", "config", "accepted")}
         entries.append(verdict | {"key": key, "error": entry.get("error")})

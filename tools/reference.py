@@ -147,36 +147,44 @@ def config_schema(family: str) -> dict[str, Any]:
 PROBE = "no-such-function"
 
 
-def _builds(family: str, head: str, key: str, value: str) -> bool:
+def _builds(family: str, head: str, config: dict[str, Any]) -> bool:
     try:
-        model_of(head, AutoConfig.for_model(family, **{key: value}))
+        model_of(head, AutoConfig.for_model(family, **config))
     except KeyError:
         return False
     return True
 
 
+LAYER_KEYS = {"distilbert": "n_layers"}  # the number of layers, where a family names it otherwise
+
+
 def activation_keys(family: str, config_class: type) -> dict[str, Any]:
     """The names transformers' ACT2FN maps to an activation, and for each head the text keys its class
-    looks up there when it is built: found by building it, on the meta device, with each text key
-    naming no function (the lookup raises KeyError) and naming gelu (it builds: the key is not a
-    norm's name). A key read only in the forward (DeBERTa's pooler_hidden_act) is not among them:
-    the model builds."""
+    looks up there when it is built, with its default layers (``keys``) and with none
+    (``keys_without_layers``: a head or a shared group that looks the key up itself). Found by
+    building each head, on the meta device, with each text key naming no function (the lookup
+    raises KeyError) and naming gelu (it builds: the key is not a norm's name). A key read only in
+    the forward (DeBERTa's pooler_hidden_act) is not among them: the model builds."""
     from transformers.activations import ACT2FN
 
     text_keys = [key for key, kind in config_types(config_class).items() if kind == "str"]
-    heads: dict[str, list[str]] = {}
-    for head in AUTO_CLASSES:
-        found = []
-        for key in text_keys:
-            try:
-                model_of(head, AutoConfig.for_model(family, **{key: PROBE}))
-            except KeyError as error:
-                if PROBE in str(error) and _builds(family, head, key, "gelu"):  # not another table (NORM2FN)
-                    found.append(key)
-            except ValueError:
-                break  # the family has no class for this head
-        heads[head] = found
-    return {"names": sorted(ACT2FN), "keys": heads}
+    found: dict[str, dict[str, list[str]]] = {"keys": {}, "keys_without_layers": {}}
+    for field, layers in (("keys", {}), ("keys_without_layers", {LAYER_KEYS.get(family, "num_hidden_layers"): 0})):
+        for head in AUTO_CLASSES:
+            found[field][head] = [key for key in text_keys if _looks_up(family, head, {**layers, key: PROBE})]
+    return {"names": sorted(ACT2FN), **found}
+
+
+def _looks_up(family: str, head: str, config: dict[str, Any]) -> bool:
+    """Whether building the head raises KeyError on the probe name, and builds with gelu in its place."""
+    try:
+        model_of(head, AutoConfig.for_model(family, **config))
+    except KeyError as error:
+        with_gelu = {k: "gelu" if v == PROBE else v for k, v in config.items()}
+        return PROBE in str(error) and _builds(family, head, with_gelu)
+    except Exception:  # no class for this head, or a config transformers refuses for another reason
+        return False
+    return False
 
 
 _SIMPLE = {int: "int", float: "float", str: "str", bool: "bool", type(None): "none", dict: "dict", list: "list"}

@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import yaml
+
 JSON = Any
 
 _SIMPLE: dict[str, tuple[type, ...]] = {
@@ -99,8 +101,9 @@ def _items(kind: JSON) -> str:
 
 
 def hint(value: object, kind: JSON) -> str:
-    """Why a value is text where a number was wanted, when YAML 1.1 made it so: it reads ``1e-12`` (an
-    exponent without a decimal point) as text. Empty otherwise."""
+    """What to write instead of text that is a number, where the type takes one: the number without
+    quotes, when YAML reads it so; or, where YAML 1.1 reads it as text (``1e-12``, an exponent
+    without a decimal point), the same number as YAML reads a number (``1.0e-12``). Empty otherwise."""
     if not isinstance(value, str) or not matches(1.0, kind):
         return ""
     try:
@@ -109,6 +112,17 @@ def hint(value: object, kind: JSON) -> str:
         return ""
     if not math.isfinite(number):
         return ""
+    unquoted = _plain(value)
+    if not isinstance(unquoted, str):
+        return " (in quotes: write the number without them)" if matches(unquoted, kind) else ""
     mantissa, e, exponent = repr(number).partition("e")
     written = mantissa + ("" if "." in mantissa else ".0") + e + exponent
-    return f" (YAML reads {value} as text; write {written})"
+    return f" (YAML reads {value} as text; write {written})" if matches(_plain(written), kind) else ""
+
+
+def _plain(text: str) -> object:
+    """What YAML makes of the text written without quotes."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text

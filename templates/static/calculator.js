@@ -71,8 +71,9 @@
   // --- the condition language of generator/switches.py, with Python's meaning -----------------
 
   function isInt(v) { return typeof v === "bigint"; }
-  // Whole numbers are BigInt, others (a dropout's 0.1) numbers: an ordering compares either kind.
-  function isNumber(v) { return typeof v === "bigint" || (typeof v === "number" && isFinite(v)); }
+  // Whole numbers are BigInt, others (a dropout's 0.1, or 1e400: Infinity) numbers: an ordering compares
+  // either kind, as Python compares its ints and floats.
+  function isNumber(v) { return typeof v === "bigint" || (typeof v === "number" && !isNaN(v)); }
 
   function floorDiv(a, b) {
     var q = a / b;

@@ -297,6 +297,11 @@ def test_a_catalog_model_can_be_loaded_from_the_form(site_url: str, open_page: A
             "hidden_dropout_prob",
             "hidden_dropout_prob is a dropout probability, and dropout takes one from 0 to 1",
         ),
+        (  # JSON reads 1e400 as an infinite number, which nn.Dropout refuses as Python's float('inf')
+            "family=bert&head=base&hidden_dropout_prob=1e400",
+            "hidden_dropout_prob",
+            "hidden_dropout_prob is a dropout probability, and dropout takes one from 0 to 1",
+        ),
         (  # a key no config class types (DeBERTa reads cls_dropout with getattr): the rule tests it
             "family=deberta-v2&head=sequence-classification&cls_dropout=text",
             "cls_dropout",

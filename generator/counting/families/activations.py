@@ -2,8 +2,9 @@
 name when it is built (``ACT2FN[config.hidden_act]``) raises KeyError on any other name.
 
 ``tools/reference.py`` records, in each family's ``transformers/<family>.json`` (``activations``),
-the names ACT2FN has and, for each head, the keys its class looks up there; these rules refuse a
-card (and the calculator a form) that names another function under one of those keys.
+the names ACT2FN has and, for each head, the keys its class looks up there, with its layers and
+without; these rules refuse a card (and the calculator a form) that names another function under
+one of those keys where the class looks it up.
 """
 
 from __future__ import annotations
@@ -11,24 +12,29 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from generator.counting.conditions import Junction, const, eq, head_is, value
+from generator.counting.conditions import Condition, Junction, const, eq, gt, head_is, value
 from generator.counting.switches import Rule
 
 
-def rules(family: str) -> tuple[Rule, ...]:
-    """One rule per key the family's classes look up, for the heads that look it up."""
+def rules(family: str, layers: str = "num_hidden_layers") -> tuple[Rule, ...]:
+    """One rule per key the family's classes look up: for the heads that look it up without layers
+    (a head's own module, ALBERT's shared group), and for the others when ``layers`` is above 0."""
     text = resources.files(__package__).joinpath("transformers", f"{family}.json").read_text("utf-8")
     recorded = json.loads(text)["activations"]
     names: list[str] = recorded["names"]
-    heads_of: dict[str, list[str]] = {}
-    for head, keys in recorded["keys"].items():
-        for key in keys:
-            heads_of.setdefault(key, []).append(head)
-    every_head = [head for head, keys in recorded["keys"].items() if keys]
+    heads = list(recorded["keys"])
+    keys = list(dict.fromkeys(key for head in heads for key in recorded["keys"][head]))
     found = []
-    for key, heads in heads_of.items():
+    for key in keys:
+        always = [h for h in heads if key in recorded["keys_without_layers"][h]]
+        layered = [h for h in heads if key in recorded["keys"][h] and h not in always]
         unknown = ~Junction("any", tuple(eq(key, const(name)) for name in names))
-        fails = unknown if heads == every_head else head_is(*heads) & unknown
+        where: list[Condition] = [head_is(*always)] if always else []
+        where += [head_is(*layered) & gt(layers, 0)] if layered else []
+        if always == heads:
+            fails: Condition = unknown
+        else:
+            fails = (where[0] if len(where) == 1 else Junction("any", tuple(where))) & unknown
         shown = (("name", const(key)), ("found", value(key)), ("known", const(", ".join(names))))
         found.append(Rule("unknown-activation", fails, (key,), values=shown))
     return tuple(found)

@@ -118,7 +118,7 @@ FAMILY = arch.Family(
         _padding_fits_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *dropouts.DISTILBERT,
-        *activations.rules("distilbert"),
+        *activations.rules("distilbert", layers="n_layers"),
     ),
     step_checks=step_checks.DISTILBERT,
     switches=(common.tied("mlm-head"),),
