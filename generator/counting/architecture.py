@@ -324,12 +324,15 @@ class Family:
     step_checks: tuple[Rule, ...] = ()
 
     @functools.cached_property
+    def _check_conditions(self) -> tuple[Condition, ...]:
+        """When each rule of the checks fails (a FirstOf's rules one by one)."""
+        rules = [r for check in self.checks for r in (check.rules if isinstance(check, FirstOf) else (check,))]
+        return tuple(rule.fails for rule in rules if isinstance(rule, Rule))
+
+    @functools.cached_property
     def flag_keys(self) -> tuple[str, ...]:
         """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
-        conditions = [s.when for s in self.switches]
-        for check in self.checks:
-            rules = check.rules if isinstance(check, FirstOf) else (check,)
-            conditions += [rule.fails for rule in rules if isinstance(rule, Rule)]
+        conditions = [s.when for s in self.switches] + list(self._check_conditions)
         conditions += [rule.fails for rule in self.step_checks]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
@@ -337,9 +340,7 @@ class Family:
     def kind_keys(self) -> tuple[str, ...]:
         """The keys a rule of the family refuses whenever their type is wrong (``~is_kind``): its message
         says what the key must be."""
-        rules = [r for check in self.checks for r in (check.rules if isinstance(check, FirstOf) else (check,))]
-        conditions = [rule.fails for rule in rules if isinstance(rule, Rule)]
-        return tuple(dict.fromkeys(key for condition in conditions for key in kinds(condition)))
+        return tuple(dict.fromkeys(key for condition in self._check_conditions for key in kinds(condition)))
 
     def symbol_for(self, key: str) -> Symbol | None:
         return next((s for s in self.symbols if s.key == key), None)

@@ -22,12 +22,16 @@ def outside(key: str) -> Condition:
     return lt(key, 0) | gt(key, 1)
 
 
-def dropout_range(key: str, when: Condition | None = None, *, declared: bool = True) -> Rule:
+def dropout_range(
+    key: str, when: Condition | None = None, *, declared: bool = True, refused: Condition | None = None
+) -> Rule:
     """``key`` is a probability nn.Dropout is made with, when ``when`` holds (always when None).
 
     ``declared``: the config class declares the key's type, which the card check has checked; a key
-    it does not declare (read with getattr) must also be something nn.Dropout compares with 0 and 1."""
-    fails = outside(key) if declared else ~is_kind(key, "number") | outside(key)
+    it does not declare (read with getattr) must also be something nn.Dropout compares with 0 and 1.
+    ``refused``: the probabilities refused, where not all of those outside [0, 1] are."""
+    fails = outside(key) if refused is None else refused
+    fails = fails if declared else ~is_kind(key, "number") | fails
     fails = fails if when is None else when & fails
     return Rule("dropout-range", fails, (key,), values=(("name", const(key)), ("found", value(key))))
 
@@ -74,12 +78,7 @@ DEBERTA_V2 = (
 MODERNBERT = (
     dropout_range("embedding_dropout"),
     dropout_range("mlp_dropout", with_layers()),
-    Rule(
-        "dropout-range",
-        with_layers() & gt("attention_dropout", 1),
-        ("attention_dropout",),
-        values=(("name", const("attention_dropout")), ("found", value("attention_dropout"))),
-    ),
+    dropout_range("attention_dropout", with_layers(), refused=gt("attention_dropout", 1)),
     dropout_range("classifier_dropout", CLASSIFIER),
 )
 MODERNBERT_STEP = (dropout_range("attention_dropout", with_layers()),)
