@@ -465,7 +465,15 @@ def test_a_worded_declaration_hashed_once_is_equal_and_hashes_equal_to_a_copy() 
 
 
 def _dumps(data: Any) -> str:
-    return json.dumps(data, sort_keys=True)
+    """The text the calculator's documents hold: compact, keys sorted, UTF-8 as is."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def test_a_family_document_is_its_data_written_whole() -> None:
+    # export_text writes the listings of blocks into the rest of the document: the text must be the
+    # very one json.dumps gives for the whole document.
+    for name in FAMILIES:
+        assert export_text(name) == _dumps(family_export(name)), name
 
 
 def test_settings_that_decide_a_block_alike_declare_the_very_same_worded_block() -> None:

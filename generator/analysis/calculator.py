@@ -267,17 +267,25 @@ def slot_switches(family: Family, key: str) -> list[str]:
 
 
 class _Listing:
-    """Distinct JSON documents in the order first met, each written once and referred to by index."""
+    """Distinct JSON documents in the order first met, each written once and referred to by index. Found by
+    their text (``_compact``), which the family's document then holds as written (``export_text``)."""
 
     def __init__(self) -> None:
         self.items: list[JSON] = []
+        self.texts: list[str] = []
         self._index: dict[str, int] = {}
 
     def index(self, text: str, data: JSON) -> int:
         if text not in self._index:
             self._index[text] = len(self.items)
             self.items.append(data)
+            self.texts.append(text)
         return self._index[text]
+
+
+def _compact(data: JSON) -> str:
+    """The JSON text of the calculator's documents: compact, deterministic, UTF-8 as is."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def _head(family: Family, head: Head, blocks: _Listing, computes: _Listing, read: set[str]) -> JSON:
@@ -345,13 +353,13 @@ def _texts(block: Block, order: tuple[str, ...]) -> _Texts:
 @cache
 def _block_text(block: Block, order: tuple[str, ...]) -> tuple[str, JSON]:
     data = block_json(block, order)
-    return json.dumps(data, sort_keys=True), data
+    return _compact(data), data
 
 
 @cache
 def _compute_text(block: Block) -> tuple[str, JSON]:
     rules = block_compute(block)
-    return json.dumps(rules, sort_keys=True), rules
+    return _compact(rules), rules
 
 
 def _tensors_only(block: Block) -> Block:
@@ -389,9 +397,14 @@ def bounds(family: Family) -> list[str]:
     return sorted(longest(family).reads()) if measured(family) else []
 
 
-@cache
 def family_export(name: str, language: str = LANGUAGE) -> JSON:
     """The calculator's document for one family, in one language of content/ (see the module docstring)."""
+    return _export(name, language)[0]
+
+
+@cache
+def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
+    """The family's document, and its listings of blocks and of compute blocks, which it holds."""
     family = family_in(name, language)
     blocks, computes = _Listing(), _Listing()
     read: set[str] = set()
@@ -399,7 +412,7 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
     # The keys only a training step reads (dropouts, activations), in every block the family can declare.
     read |= set(bounds(family))
     step_keys = compute_inputs(family, sorted(read))
-    return {
+    document = {
         "format": FORMAT,
         "family": family.name,
         "title": family.title,
@@ -423,8 +436,14 @@ def family_export(name: str, language: str = LANGUAGE) -> JSON:
         "blocks": blocks.items,
         "compute": {**family_compute(family), "blocks": computes.items},
     }
+    return document, blocks, computes
 
 
 def export_text(name: str, language: str = LANGUAGE) -> str:
-    """The family's document as compact, deterministic JSON text."""
-    return json.dumps(family_export(name, language), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    """The family's document as compact, deterministic JSON text (``_compact``). Its listings of blocks, most
+    of it, were written to find equal blocks: the rest is written around a mark, and their text set there."""
+    document, blocks, computes = _export(name, language)
+    mark = "\u0000listing\u0000"  # no text of the document holds a NUL
+    text = _compact({**document, "blocks": mark, "compute": {**document["compute"], "blocks": mark}})
+    before, between, after = text.split(json.dumps(mark))
+    return before + "[" + ",".join(blocks.texts) + "]" + between + "[" + ",".join(computes.texts) + "]" + after
