@@ -353,3 +353,35 @@ def test_count_into_a_pipe_whose_reader_has_left_stops_quietly(tmp_path: Path) -
     finally:
         os.close(write)
     assert (result.returncode, result.stderr) == (141, "")
+
+
+def test_count_started_with_its_output_closed_exits_as_it_always_did(tmp_path: Path) -> None:
+    """With descriptor 1 closed, Python has no sys.stdout and print writes nothing: the command still
+    exits 0 without a traceback (generator/__main__.py flushes only the streams it has)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        timeout=60,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_a_command_leaves_once_its_output_is_flushed(tmp_path: Path) -> None:
+    """``python -m generator`` leaves by os._exit, skipping the interpreter's teardown: what was buffered
+    for a pipe or a file must be out by then, every byte of it."""
+    target = tmp_path / "count.json"
+    with target.open("w") as out:
+        result = subprocess.run(
+            [sys.executable, "-m", "generator", "count", str(MODELS / "bert-large-uncased.yaml"), "--json"],
+            cwd=tmp_path,
+            stdout=out,
+            check=False,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},  # buffered, as a user's is
+        )
+    assert result.returncode == 0
+    assert json.loads(target.read_text())["parameters"] == 335_141_888
