@@ -14,6 +14,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from conftest import MODELS, ROOT, snapshot
 from generator.cards.card import load_card
 from generator.cli import _parser
@@ -357,7 +359,7 @@ def test_count_into_a_pipe_whose_reader_has_left_stops_quietly(tmp_path: Path) -
 
 def test_count_started_with_its_output_closed_exits_as_it_always_did(tmp_path: Path) -> None:
     """With descriptor 1 closed, Python has no sys.stdout and print writes nothing: the command still
-    exits 0 without a traceback (generator/__main__.py flushes only the streams it has)."""
+    exits 0 without a traceback (cli.leave flushes only the streams it has)."""
     result = subprocess.run(
         [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
         cwd=tmp_path,
@@ -371,7 +373,7 @@ def test_count_started_with_its_output_closed_exits_as_it_always_did(tmp_path: P
 
 
 def test_a_command_leaves_once_its_output_is_flushed(tmp_path: Path) -> None:
-    """``python -m generator`` leaves by os._exit, skipping the interpreter's teardown: what was buffered
+    """``python -m generator`` leaves by os._exit (cli.leave), skipping the interpreter's teardown: what was buffered
     for a pipe or a file must be out by then, every byte of it."""
     target = tmp_path / "count.json"
     with target.open("w") as out:
@@ -385,3 +387,22 @@ def test_a_command_leaves_once_its_output_is_flushed(tmp_path: Path) -> None:
         )
     assert result.returncode == 0
     assert json.loads(target.read_text())["parameters"] == 335_141_888
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is Linux's")
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_count_onto_a_full_disk_says_so_in_one_line(tmp_path: Path, unbuffered: str) -> None:
+    """A write that fails for want of space was a traceback (written at once, unbuffered) or Python's
+    "Exception ignored" with status 120 (on the flush at exit). Now one line and status 1, either way."""
+    with Path("/dev/full").open("w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=60,
+            env={**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONUNBUFFERED": unbuffered},
+        )
+    assert (result.returncode, result.stderr) == (1, "error: cannot write the output: No space left on device\n")
