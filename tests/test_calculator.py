@@ -12,7 +12,6 @@ import dataclasses
 import functools
 import itertools
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -56,8 +55,8 @@ def whole(v: object) -> bool:
 
 
 def number(v: object) -> bool:
-    """What calculator.js isNumber takes: a whole number (BigInt) or a decimal one, infinite ones included."""
-    return whole(v) or (isinstance(v, float) and not math.isnan(v))
+    """What calculator.js isNumber takes: a whole number (BigInt) or a decimal one, infinite ones and NaN included."""
+    return whole(v) or isinstance(v, float)
 
 
 def value(node: dict[str, Any], config: Mapping[str, Any]) -> Any:

@@ -1,9 +1,10 @@
-"""Dropout probabilities below 0 and above 1, against what transformers and torch did with them.
+"""Dropout probabilities below 0, above 1 and NaN, against what transformers and torch did with them.
 
-nn.Dropout refuses such a probability when it is made, so a model that builds that dropout is
-never built; nn.functional.dropout refuses it when it runs, in the training step.
+nn.Dropout refuses a probability below 0 or above 1 when it is made, so a model that builds that
+dropout is never built; nn.functional.dropout refuses it when it runs, in the training step. NaN
+passes nn.Dropout's check (no comparison holds for it) and raises wherever the step runs a dropout.
 ``tests/reference/sample/ranges.json`` (``tools/config_sample.py``, ``make reference``) gives each
-probability key of every family and head -0.1 and 1.5, in a model with 2 layers and in one with
+probability key of every family and head -0.1, 1.5 and NaN, in a model with 2 layers and in one with
 none, with transformers' verdict and, for a model it built, whether a step ran on the meta device.
 The card check must refuse exactly the models transformers did not build, the step checks name
 exactly the steps that raised, and the calculator agrees with both. No torch needed.

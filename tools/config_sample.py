@@ -9,7 +9,7 @@ every tensor (name and shape) with the tied ones. ``tests/test_config_sample.py`
 without torch, that the card check accepts exactly these configs and counts each one as
 transformers did. ``types.json`` beside it holds a second set: each key whose type the config
 class checks, set to a value of every JSON kind in turn, with transformers' verdict; ``ranges.json``
-each probability key of every family and head set below 0 and above 1, with and without layers,
+each probability key of every family and head set below 0, above 1 and to NaN, with and without layers,
 with transformers' verdict and, for a model it built, whether a training step ran.
 
 Like ``tools/reference.py``, this never imports the generator.
@@ -268,8 +268,9 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
 
 
 # Probabilities nn.Dropout refuses, each given to every probability key (a float the class declares),
-# in a model with layers and in one without (the attention's dropout is made in the layers).
-OUT_OF_RANGE = (-0.1, 1.5)
+# in a model with layers and in one without (the attention's dropout is made in the layers); and NaN,
+# which is neither below 0 nor above 1: nn.Dropout takes it, nn.functional.dropout raises on it when it runs.
+OUT_OF_RANGE = (-0.1, 1.5, float("nan"))
 # Probabilities a class reads with getattr, so that its config declares no type for them: anything
 # nn.Dropout can compare with 0 and 1 builds (true is 1), text does not.
 UNDECLARED = {"deberta-v2": ("cls_dropout",)}

@@ -71,9 +71,9 @@
   // --- the condition language of generator/switches.py, with Python's meaning -----------------
 
   function isInt(v) { return typeof v === "bigint"; }
-  // Whole numbers are BigInt, others (a dropout's 0.1, or 1e400: Infinity) numbers: an ordering compares
-  // either kind, as Python compares its ints and floats.
-  function isNumber(v) { return typeof v === "bigint" || (typeof v === "number" && !isNaN(v)); }
+  // Whole numbers are BigInt, others (a dropout's 0.1, or 1e400: Infinity, or NaN) numbers: an ordering
+  // compares either kind, as Python compares its ints and floats (and holds for no NaN).
+  function isNumber(v) { return typeof v === "bigint" || typeof v === "number"; }
 
   function floorDiv(a, b) {
     var q = a / b;
@@ -365,6 +365,8 @@
     if (input.kind === "text") { return { value: text }; }
     if (input.kind === "json") {
       if (trimmed === "") { return { value: null }; }
+      // The numbers JSON has no word for, as Python's json writes and reads them (a page's link writes NaN).
+      if (trimmed === "NaN" || trimmed === "Infinity" || trimmed === "-Infinity") { return { value: Number(trimmed) }; }
       try { return { value: fromJson(JSON.parse(trimmed)) }; } catch (e) {
         if (/^[\[{"]/.test(trimmed)) { return { error: t("json-expected", { error: e.message }) }; }
         return { value: text };

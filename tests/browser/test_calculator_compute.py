@@ -203,3 +203,22 @@ def test_a_config_transformers_builds_but_cannot_train_shows_its_total_and_why_n
     assert shown == f"No training step: transformers builds this model, but a step of it raises: {reason}."
     page.goto(site_url + f"{PAGE}?{query(card.family, card.head, card.config)}")
     assert read_step(page) == expected(card, 1, 512)
+
+
+def test_a_nan_dropout_is_read_as_the_page_writes_it_and_has_no_step(site_url: str, open_page: Any) -> None:
+    """BERT-Base with hidden_dropout_prob NaN: nn.Dropout takes it, so the model is built, and the step's
+    dropout raises on it. The model page's link writes NaN as Python's json does; the calculator reads it
+    as the number, counts the parameters and gives the step check's reason, as ``count`` does."""
+    card = card_by_id("bert-base-uncased")
+    broken = dataclasses.replace(card, config={**card.config, "hidden_dropout_prob": float("nan")})
+    address = query(broken.family, broken.head, broken.config)
+    assert "hidden_dropout_prob=NaN" in address.split("&")
+    page = open_page(WIDE)
+    page.goto(site_url + f"{PAGE}?{address}")
+    page.wait_for_selector("#total[data-value]", state="attached")
+    assert page.locator("#total").get_attribute("data-value") == str(count_parameters(broken).total)
+    assert page.locator("#flops-forward").count() == 0
+    reason = step_refusal(broken)
+    assert reason is not None and reason.startswith("hidden_dropout_prob is NaN")
+    shown = page.locator("#calc-compute .calc-problems").inner_text()
+    assert shown == f"No training step: transformers builds this model, but a step of it raises: {reason}."

@@ -133,6 +133,6 @@ FAMILY = arch.Family(
         *dropouts.ALBERT,
         *activations.rules("albert"),
     ),
-    step_checks=step_checks.ALBERT,
+    step_checks=(*step_checks.ALBERT, *dropouts.ALBERT_STEP),
     switches=(common.tied("mlm-head"),),
 )

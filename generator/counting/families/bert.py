@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import activations, common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
 
 SYMBOLS = symbols("VPTHILAC")
@@ -34,6 +34,6 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     declare=declare,
     checks=(*common.BERT_RULES, *activations.rules("bert")),
-    step_checks=step_checks.BERT,
+    step_checks=(*step_checks.BERT, *dropouts.BERT_STEP),
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
 )

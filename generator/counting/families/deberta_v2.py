@@ -439,6 +439,6 @@ FAMILY = arch.Family(
         *dropouts.DEBERTA_V2,
         *activations.rules("deberta-v2"),
     ),
-    step_checks=step_checks.DEBERTA_V2,
+    step_checks=(*step_checks.DEBERTA_V2, *dropouts.DEBERTA_V2_STEP),
     switches=SWITCHES,
 )

@@ -120,6 +120,6 @@ FAMILY = arch.Family(
         *dropouts.DISTILBERT,
         *activations.rules("distilbert", layers="n_layers"),
     ),
-    step_checks=step_checks.DISTILBERT,
+    step_checks=(*step_checks.DISTILBERT, *dropouts.DISTILBERT_STEP),
     switches=(common.tied("mlm-head"),),
 )

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import ne
-from generator.counting.families import activations, common, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
@@ -95,7 +95,7 @@ FAMILY = arch.Family(
     declare=declare,
     checks=(*common.BERT_RULES, *activations.rules("electra")),
     # The discriminator's pre-training loss reads one logit per token, never the vocabulary.
-    step_checks=step_checks.ELECTRA,
+    step_checks=(*step_checks.ELECTRA, *dropouts.BERT_STEP),
     switches=(
         common.tied("generator-head"),
         common.CROSS_ATTENTION,

@@ -302,5 +302,5 @@ FAMILY = arch.Family(
         *dropouts.BERT,
         *activations.rules("mobilebert"),
     ),
-    step_checks=step_checks.MOBILEBERT,
+    step_checks=(*step_checks.MOBILEBERT, *dropouts.BERT_STEP),
 )

@@ -115,7 +115,7 @@ FAMILY = arch.Family(
         *dropouts.BERT,
         *activations.rules("roberta"),
     ),
-    step_checks=step_checks.ROBERTA,
+    step_checks=(*step_checks.ROBERTA, *dropouts.BERT_STEP),
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
 )
