@@ -982,14 +982,21 @@
 
   // --- family, address ------------------------------------------------------------------------
 
+  // Each switch is numbered: a document that arrives after a later switch was asked for (a large family's,
+  // chosen, then another) is not shown, or it would replace the family the form was last given.
+  var switches = 0;
+
   function switchFamily(name, head, values) {
+    var asked = ++switches;
     var entry = familyEntry(name);
-    state.addressProblems = [];
+    var problems = [];
     if (!entry) {
-      state.addressProblems.push(t("no-family", { family: JSON.stringify(name), title: families[0].title }));
+      problems.push(t("no-family", { family: JSON.stringify(name), title: families[0].title }));
       entry = families[0];
     }
     return load(entry.name).then(function (data) {
+      if (asked !== switches) { return; }
+      state.addressProblems = problems;
       state.family = entry.name;
       state.data = data;
       // The page's words frame what the export says of an input (once: a family's data is loaded once); b, s,
@@ -1025,7 +1032,7 @@
       buildFields();
       update();
     }).catch(function (error) {
-      showFailure(t("load-failed", { title: entry.title, error: error.message }));
+      if (asked === switches) { showFailure(t("load-failed", { title: entry.title, error: error.message })); }
     });
   }
 

@@ -243,6 +243,34 @@ def test_a_catalog_model_can_be_loaded_from_the_form(site_url: str, open_page: A
     assert read_result(page)["total"] == str(count_parameters(card).total)
 
 
+def test_a_family_chosen_while_another_loads_is_the_one_shown(site_url: str, open_page: Any) -> None:
+    """DeBERTa-v2's document (330 KB) held back until ALBERT's form is shown: when it arrives, the form
+    stays ALBERT's, as the family list says. It used to replace it: the list said ALBERT, the form and
+    its address were DeBERTa's."""
+    page = open_page(WIDE)
+    page.goto(site_url + PAGE)
+    read_result(page)
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:  # answered below, once ALBERT's form is shown
+        held.append(route)
+
+    page.route("**/calculator/deberta-v2.json", hold)
+    page.select_option("#calc-family", "deberta-v2")
+    page.select_option("#calc-family", "albert")
+    page.wait_for_function("() => window.location.search.includes('family=albert')")
+    albert = read_result(page)["total"]
+    assert len(held) == 1, "the DeBERTa-v2 document was not asked for"
+    with page.expect_response("**/calculator/deberta-v2.json"):
+        held[0].continue_()
+    page.evaluate("() => new Promise(resolve => setTimeout(resolve, 500))")  # its handlers have run by then
+    assert page.locator("#calc-family").input_value() == "albert"
+    assert "family=albert" in page.evaluate("window.location.search")
+    assert field(page, "pos_att_type").count() == 0  # a DeBERTa input
+    assert field(page, "embedding_size").count() == 1  # an ALBERT one
+    assert read_result(page)["total"] == albert
+
+
 @pytest.mark.parametrize(
     ("query_string", "key", "message"),
     [
