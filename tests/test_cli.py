@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -337,21 +338,27 @@ def test_build_refuses_a_base_url_that_is_no_web_address(tmp_path: Path) -> None
         assert parser.parse_args(["build", "--base-url", url]).base_url == url
 
 
+def count_run(
+    tmp_path: Path, card: str = "bert-base-uncased", *more: str, **streams: Any
+) -> subprocess.CompletedProcess[str]:
+    """``python -m generator count`` on a catalog card, its streams (and ``env``, ``preexec_fn``) as given."""
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "count", str(MODELS / f"{card}.yaml"), *more],
+        cwd=tmp_path,
+        text=True,
+        check=False,
+        timeout=60,
+        **streams,
+    )
+
+
 def test_count_into_a_pipe_whose_reader_has_left_stops_quietly(tmp_path: Path) -> None:
     """`count CARD | head -2` closes the pipe while count still writes: that was a BrokenPipeError
     traceback. Now nothing on stderr, and the status a shell gives a command stopped by SIGPIPE."""
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the first line: every write fails
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
-            cwd=tmp_path,
-            stdout=write,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
-            timeout=60,
-        )
+        result = count_run(tmp_path, stdout=write, stderr=subprocess.PIPE)
     finally:
         os.close(write)
     assert (result.returncode, result.stderr) == (141, "")
@@ -360,15 +367,7 @@ def test_count_into_a_pipe_whose_reader_has_left_stops_quietly(tmp_path: Path) -
 def test_count_started_with_its_output_closed_exits_as_it_always_did(tmp_path: Path) -> None:
     """With descriptor 1 closed, Python has no sys.stdout and print writes nothing: the command still
     exits 0 without a traceback (cli.leave flushes only the streams it has)."""
-    result = subprocess.run(
-        [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
-        cwd=tmp_path,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-        timeout=60,
-        preexec_fn=lambda: os.close(1),
-    )
+    result = count_run(tmp_path, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1))
     assert (result.returncode, result.stderr) == (0, "")
 
 
@@ -377,14 +376,8 @@ def test_a_command_leaves_once_its_output_is_flushed(tmp_path: Path) -> None:
     for a pipe or a file must be out by then, every byte of it."""
     target = tmp_path / "count.json"
     with target.open("w") as out:
-        result = subprocess.run(
-            [sys.executable, "-m", "generator", "count", str(MODELS / "bert-large-uncased.yaml"), "--json"],
-            cwd=tmp_path,
-            stdout=out,
-            check=False,
-            timeout=60,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},  # buffered, as a user's is
-        )
+        buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # as a user's output is
+        result = count_run(tmp_path, "bert-large-uncased", "--json", stdout=out, env=buffered)
     assert result.returncode == 0
     assert json.loads(target.read_text())["parameters"] == 335_141_888
 
@@ -395,14 +388,6 @@ def test_count_onto_a_full_disk_says_so_in_one_line(tmp_path: Path, unbuffered: 
     """A write that fails for want of space was a traceback (written at once, unbuffered) or Python's
     "Exception ignored" with status 120 (on the flush at exit). Now one line and status 1, either way."""
     with Path("/dev/full").open("w") as full:
-        result = subprocess.run(
-            [sys.executable, "-m", "generator", "count", str(MODELS / "bert-base-uncased.yaml")],
-            cwd=tmp_path,
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
-            timeout=60,
-            env={**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONUNBUFFERED": unbuffered},
-        )
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONUNBUFFERED": unbuffered}
+        result = count_run(tmp_path, stdout=full, stderr=subprocess.PIPE, env=env)
     assert (result.returncode, result.stderr) == (1, "error: cannot write the output: No space left on device\n")

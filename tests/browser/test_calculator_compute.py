@@ -17,7 +17,7 @@ from typing import Any
 
 from conftest import MODELS, TEST_CARDS, card_by_id
 from generator.analysis.address import query, step_query
-from generator.cards.card import load_card
+from generator.cards.card import Card, load_card
 from generator.counting.compute import count_compute, measured, step_refusal
 from generator.counting.inventory import count_parameters
 from generator.site.formats import binary
@@ -194,15 +194,21 @@ def test_a_config_transformers_builds_but_cannot_train_shows_its_total_and_why_n
     broken = dataclasses.replace(card, config={**card.config, "pad_token_id": None})
     page = open_page(WIDE)
     page.goto(site_url + f"{PAGE}?{query(broken.family, broken.head, broken.config)}")
-    page.wait_for_selector("#total[data-value]", state="attached")
-    assert page.locator("#total").get_attribute("data-value") == str(count_parameters(broken).total)
-    assert page.locator("#flops-forward").count() == 0
-    reason = step_refusal(broken)
-    assert reason is not None and reason.startswith("pad_token_id is null")
-    shown = page.locator("#calc-compute .calc-problems").inner_text()
-    assert shown == f"No training step: transformers builds this model, but a step of it raises: {reason}."
+    shows_no_step(page, broken, "pad_token_id is null")
     page.goto(site_url + f"{PAGE}?{query(card.family, card.head, card.config)}")
     assert read_step(page) == expected(card, 1, 512)
+
+
+def shows_no_step(page: Any, card: Card, reason_starts: str) -> None:
+    """The calculator counts ``card``'s parameters and, instead of a step's figures, gives the reason
+    ``count`` gives (compute.step_refusal), which starts with ``reason_starts``."""
+    page.wait_for_selector("#total[data-value]", state="attached")
+    assert page.locator("#total").get_attribute("data-value") == str(count_parameters(card).total)
+    assert page.locator("#flops-forward").count() == 0
+    reason = step_refusal(card)
+    assert reason is not None and reason.startswith(reason_starts)
+    shown = page.locator("#calc-compute .calc-problems").inner_text()
+    assert shown == f"No training step: transformers builds this model, but a step of it raises: {reason}."
 
 
 def test_a_nan_dropout_is_read_as_the_page_writes_it_and_has_no_step(site_url: str, open_page: Any) -> None:
@@ -215,10 +221,4 @@ def test_a_nan_dropout_is_read_as_the_page_writes_it_and_has_no_step(site_url: s
     assert "hidden_dropout_prob=NaN" in address.split("&")
     page = open_page(WIDE)
     page.goto(site_url + f"{PAGE}?{address}")
-    page.wait_for_selector("#total[data-value]", state="attached")
-    assert page.locator("#total").get_attribute("data-value") == str(count_parameters(broken).total)
-    assert page.locator("#flops-forward").count() == 0
-    reason = step_refusal(broken)
-    assert reason is not None and reason.startswith("hidden_dropout_prob is NaN")
-    shown = page.locator("#calc-compute .calc-problems").inner_text()
-    assert shown == f"No training step: transformers builds this model, but a step of it raises: {reason}."
+    shows_no_step(page, broken, "hidden_dropout_prob is NaN")
