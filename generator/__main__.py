@@ -1,5 +1,5 @@
 """Run the command line: ``python -m generator``."""
 
-from generator.cli import leave, main
+from generator.cli import run
 
-leave(main())
+run()

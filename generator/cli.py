@@ -316,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         return _not_written(error)
 
 
+def run() -> NoReturn:
+    """The command line as a program: ``python -m generator`` and the ``bert-atlas`` script."""
+    leave(main())
+
+
 def leave(status: int) -> NoReturn:
     """End the process with ``status`` once its output is out (``python -m generator``).
 

@@ -338,12 +338,17 @@ def test_build_refuses_a_base_url_that_is_no_web_address(tmp_path: Path) -> None
         assert parser.parse_args(["build", "--base-url", url]).base_url == url
 
 
+# The command line as a user starts it: through the module, or the script pyproject.toml installs beside it.
+PROGRAMS = {"module": [sys.executable, "-m", "generator"], "script": [str(Path(sys.executable).parent / "bert-atlas")]}
+
+
 def count_run(
-    tmp_path: Path, card: str = "bert-base-uncased", *more: str, **streams: Any
+    tmp_path: Path, card: str = "bert-base-uncased", *more: str, program: str = "module", **streams: Any
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m generator count`` on a catalog card, its streams (and ``env``, ``preexec_fn``) as given."""
+    """``python -m generator count`` (or the script) on a catalog card, its streams (and ``env``,
+    ``preexec_fn``) as given."""
     return subprocess.run(
-        [sys.executable, "-m", "generator", "count", str(MODELS / f"{card}.yaml"), *more],
+        [*PROGRAMS[program], "count", str(MODELS / f"{card}.yaml"), *more],
         cwd=tmp_path,
         text=True,
         check=False,
@@ -384,10 +389,12 @@ def test_a_command_leaves_once_its_output_is_flushed(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is Linux's")
 @pytest.mark.parametrize("unbuffered", ["1", ""])
-def test_count_onto_a_full_disk_says_so_in_one_line(tmp_path: Path, unbuffered: str) -> None:
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_count_onto_a_full_disk_says_so_in_one_line(tmp_path: Path, unbuffered: str, program: str) -> None:
     """A write that fails for want of space was a traceback (written at once, unbuffered) or Python's
-    "Exception ignored" with status 120 (on the flush at exit). Now one line and status 1, either way."""
+    "Exception ignored" with status 120 (on the flush at exit). Now one line and status 1, either way,
+    from the module and from the bert-atlas script alike."""
     with Path("/dev/full").open("w") as full:
         env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, "PYTHONUNBUFFERED": unbuffered}
-        result = count_run(tmp_path, stdout=full, stderr=subprocess.PIPE, env=env)
+        result = count_run(tmp_path, program=program, stdout=full, stderr=subprocess.PIPE, env=env)
     assert (result.returncode, result.stderr) == (1, "error: cannot write the output: No space left on device\n")

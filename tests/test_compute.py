@@ -16,12 +16,14 @@ from typing import Any
 
 import pytest
 
-from conftest import ALL_CARD_PATHS, REFERENCE, card_by_id
+from conftest import ALL_CARD_PATHS, REFERENCE, TEST_CARDS, card_by_id
 from generator.cards.card import load_card
 from generator.counting import compute
 from generator.counting.compute import Compute, count_compute, step_refusal
 from generator.counting.compute_derivation import derive_compute
 from generator.counting.expr import to_text
+from generator.site.render import Renderer, SiteOptions
+from generator.site.views import model_of
 
 COMPUTE = REFERENCE / "compute"
 # Cards whose class cannot run a training step as defined: torch's error is the reference.
@@ -88,6 +90,21 @@ def test_cards_that_cannot_run_say_why() -> None:
         p.stem for p in ALL_CARD_PATHS if load_card(p).family.name != "transformer" and step_refusal(load_card(p))
     }
     assert refused == set(CANNOT_RUN)
+
+
+def test_a_page_offers_the_calculators_step_only_where_a_step_runs() -> None:
+    """The related pages link "A training step at batch size 32" in the calculator; for a card whose step
+    transformers cannot run, that link led to the calculator's "No training step": the page offers it
+    no more, and its compute section says why. A card whose step runs keeps the link."""
+    renderer = Renderer(SiteOptions(search=False))
+    for stem, offered in (("test-albert-pretraining", False), ("test-bert-no-token-types", False)):
+        model = model_of(load_card(TEST_CARDS / f"{stem}.yaml"))
+        html = renderer.model_files(model)[f"models/{model.id}/index.html"].decode()
+        assert ("A training step at batch size 32" in html) is offered, stem
+        assert ('id="c-not-measured"' in html) is not offered, stem
+    model = model_of(card_by_id("albert-base-v2"))
+    html = renderer.model_files(model)[f"models/{model.id}/index.html"].decode()
+    assert "A training step at batch size 32 and 512 tokens" in html and 'id="c-not-measured"' not in html
 
 
 def test_points_determine_the_polynomial() -> None:

@@ -139,8 +139,9 @@ class Summary:
     @property
     def training_step(self) -> StepLink | None:
         """The calculator at a fine-tuning step of 32 sequences (issue 13's engineer: "how much memory does
-        fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute."""
-        if not measured(self.card.family):
+        fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute,
+        or where transformers cannot run a step of this config (its page says why, in the compute section)."""
+        if not measured(self.card.family) or step_refusal(self.card) is not None:
             return None
         seq, query = address.step_of(self.card.family, self.card.config, self.calculator_query, STEP_BATCH)
         return StepLink(STEP_BATCH, seq, query)

@@ -154,6 +154,7 @@
     if (v === false) { return "False"; }
     if (typeof v === "string") { return v; }
     if (Array.isArray(v)) { return "[" + v.map(pyRepr).join(", ") + "]"; }
+    if (typeof v === "number" && !isFinite(v)) { return isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
     return String(v);
   }
 
@@ -344,7 +345,10 @@
     return String(v);
   }
 
+  // JSON has no word for NaN and the infinities, which JSON.stringify writes as null: they are written as
+  // Python's json writes them, and as parse reads them back.
   function jsonText(v) {
+    if (typeof v === "number" && !isFinite(v)) { return isNaN(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity"; }
     return JSON.stringify(v, function (k, x) { return typeof x === "bigint" ? Number(x) : x; });
   }
 

@@ -325,10 +325,18 @@ def test_a_family_chosen_while_another_loads_is_the_one_shown(site_url: str, ope
             "hidden_dropout_prob",
             "hidden_dropout_prob is a dropout probability, and dropout takes one from 0 to 1",
         ),
-        (  # JSON reads 1e400 as an infinite number, which nn.Dropout refuses as Python's float('inf')
+        (  # JSON reads 1e400 as an infinite number, which nn.Dropout refuses as Python's float('inf'), and
+            # which the message writes as Python does (the card check's, for hidden_dropout_prob: .inf)
             "family=bert&head=base&hidden_dropout_prob=1e400",
             "hidden_dropout_prob",
-            "hidden_dropout_prob is a dropout probability, and dropout takes one from 0 to 1",
+            "hidden_dropout_prob is a dropout probability, and dropout takes one from 0 to 1 (nn.Dropout refuses "
+            "others when it is made, nn.functional.dropout when it runs); found inf",
+        ),
+        (  # as Python's json writes it
+            "family=bert&head=base&hidden_dropout_prob=-Infinity",
+            "hidden_dropout_prob",
+            "dropout takes one from 0 to 1 (nn.Dropout refuses others when it is made, nn.functional.dropout when "
+            "it runs); found -inf",
         ),
         (  # a key no config class types (DeBERTa reads cls_dropout with getattr): the rule tests it
             "family=deberta-v2&head=sequence-classification&cls_dropout=text",

@@ -222,3 +222,8 @@ def test_a_nan_dropout_is_read_as_the_page_writes_it_and_has_no_step(site_url: s
     page = open_page(WIDE)
     page.goto(site_url + f"{PAGE}?{address}")
     shows_no_step(page, broken, "hidden_dropout_prob is NaN")
+    # The calculator's own address (and its link to this calculation) writes NaN back as it read it, not as
+    # JSON.stringify would (null): reloaded, the page is the same.
+    assert page.evaluate("window.location.search") == f"?{address}"
+    page.reload()
+    shows_no_step(page, broken, "hidden_dropout_prob is NaN")
