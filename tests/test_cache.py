@@ -27,7 +27,7 @@ from generator.build import cache as cache_module
 from generator.build import pipeline
 from generator.build.cache import FORMAT, LIBRARIES, Blob, Cache
 from generator.build.pipeline import build
-from generator.build.reuse import Reuse
+from generator.build.reuse import ModelEntry, Reuse
 from generator.cards.card import load_cards
 from generator.counting.families import families
 from generator.site import search
@@ -314,6 +314,33 @@ def test_a_damaged_cache_is_ignored_and_repaired(models: Path, tmp_path: Path) -
     entries, blobs = damage(cache)
     assert entries >= len(SAMPLE) + 2 and blobs > 3 * len(SAMPLE)
     build(models, out, options, cache_dir=cache)
+    assert snapshot(out) == fresh(models, tmp_path, options)
+
+
+def test_a_build_run_again_in_its_process_reads_no_unchanged_card_again(
+    models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve's builder builds again and again in one process: a card whose entry the last build read, the
+    entry's file unchanged, is taken as it was read, not read and unpickled again. An entry replaced on
+    disk since (here by a foreign value with a valid checksum) is read again, and is a miss."""
+    cache_dir, out, options = tmp_path / "cache", tmp_path / "site", SiteOptions(search=False)
+    build(models, out, options, jobs=1, cache_dir=cache_dir)  # makes every entry
+    build(models, out, options, jobs=1, cache_dir=cache_dir)  # reads every card's
+    edited = models / "albert-base-v2.yaml"
+    edited.write_text(edited.read_text(encoding="utf-8").replace("num_hidden_layers: 12", "num_hidden_layers: 6"))
+    read: list[object] = []
+    original = Cache.load
+    monkeypatch.setattr(Cache, "load", lambda self, key: read.append(value := original(self, key)) or value)
+    build(models, out, options, jobs=1, cache_dir=cache_dir)
+    assert [type(value).__name__ for value in read if isinstance(value, ModelEntry)] == []
+    assert snapshot(out) == fresh(models, tmp_path, options)
+    monkeypatch.undo()
+    card = models / "bert-base-uncased.yaml"
+    cache = Cache(cache_dir, pipeline.fingerprint(options))
+    cache.store(cache.key("card", str(card), card.read_bytes()), "a foreign value")
+    seen = counted(monkeypatch)
+    build(models, out, options, jobs=1, cache_dir=cache_dir)
+    assert seen == ["bert-base-uncased"]
     assert snapshot(out) == fresh(models, tmp_path, options)
 
 

@@ -120,6 +120,10 @@ def fingerprint(options: SiteOptions, folders: Iterable[Path] | None = None) -> 
     return _digest(*parts)
 
 
+# Entries a process read, by key, each with its file's size, time and inode then (``Cache.load_again``).
+Held = dict[str, tuple[tuple[int, int, int], Any]]
+
+
 class Blob(NamedTuple):
     """A kept file: its content's digest (its name in the cache), and its size and time when it was kept."""
 
@@ -182,6 +186,23 @@ class Cache:
             return pickle.loads(payload)
         except Exception:  # a damaged pickle can raise anything; it is only a miss
             return None
+
+    def load_again(self, key: str, before: Held, now: Held) -> Any:
+        """``load``, but a value ``before`` holds from the same file (its size, time and inode unchanged) is
+        taken from there, not read and unpickled again; what is found goes into ``now``. For values that
+        are never changed once loaded, in a process that builds again (serve's builder)."""
+        if not self.sealed:
+            return None
+        try:
+            found = self._path("entries", key).stat()
+        except OSError:
+            return None
+        stamp = (found.st_size, found.st_mtime_ns, found.st_ino)
+        held = before.get(key)
+        value = held[1] if held is not None and held[0] == stamp else self.load(key)
+        if value is not None:
+            now[key] = (stamp, value)
+        return value
 
     def store(self, key: str, value: Any) -> None:
         """Keep ``value`` under ``key`` (written whole or not at all)."""
