@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +227,24 @@ def test_count_prints_the_issue_13_record(tmp_path: Path) -> None:
         "bert-base-uncased: BertModel, 109,482,240 parameters",
         "batch 1 × sequence 128 = 128 tokens",
     ]
+
+
+def test_count_gives_the_flops_per_token_exactly(tmp_path: Path) -> None:
+    """TinyBERT's forward at b = 32, s = 512 is 191,065,165,824 FLOPs over 16,384 tokens: 11,661,692.25 a
+    token, as the comparison prints it, not 11,661,692 (the quarter was dropped)."""
+    card = MODELS / "tinybert-general-4l-312d.yaml"
+    result = run("count", str(card), "--batch", "32", "--seq", "512", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    figures = count_compute(load_card(card)).at(32, 512)
+    lines = [line for line in result.stdout.splitlines() if " FLOPs: " in line]
+    assert len(lines) == 2
+    for line, name, flops in zip(lines, ("forward", "backward"), (figures.forward, figures.backward), strict=True):
+        shown, rest = line.split(" FLOPs: ")
+        assert shown == name
+        total, per_token = rest.removesuffix(" per token)").split(" (")
+        assert int(total.replace(",", "")) == flops
+        assert Fraction(per_token.replace(",", "")) == Fraction(flops, 32 * 512), line
+    assert Fraction(figures.forward, 32 * 512).denominator == 4  # a fraction whose decimals end: shown whole
 
 
 def test_count_of_a_model_transformers_cannot_train_gives_its_parameters_and_why(tmp_path: Path) -> None:
