@@ -55,6 +55,10 @@ def test_a_step_without_labels_does_not_include_a_loss(site: Path) -> None:
     assert '<th scope="row">Forward FLOPs</th>' in base
     head = _page(site, "models/bert-base-uncased-pretraining/index.html")
     assert '<th scope="row">Forward FLOPs (loss included)</th>' in head
+    # The calculator's table for a reader without JavaScript: its starting model, BERT-Base, has no head.
+    calculator = _page(site, "calculator/index.html")
+    assert "Where it starts, BERT-Base, uncased," in calculator
+    assert '<tr><th scope="row">Forward FLOPs</th>' in calculator and "loss included</th>" not in calculator
 
 
 def test_products_made_once_per_batch_are_not_said_to_be_once_per_sequence(site: Path) -> None:

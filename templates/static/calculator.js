@@ -198,6 +198,22 @@
     return n < 0n ? "-" + text : text;
   }
 
+  // n / d (BigInts) as the pages write a rational figure (generator/site/formats.py decimal): exact where
+  // its decimals end within 12 places (11,661,692.25), else to 2 places after "≈".
+  function quotient(n, d) {
+    var whole = n / d, rest = n % d, digits = "";
+    while (rest !== 0n && digits.length < 12) {
+      rest *= 10n;
+      digits += (rest / d).toString();
+      rest %= d;
+    }
+    if (rest !== 0n) {
+      var near = (Number(n) / Number(d)).toFixed(2).split(".");
+      return "≈" + commas(BigInt(near[0])) + "." + near[1];
+    }
+    return commas(whole) + (digits ? "." + digits : "");
+  }
+
   function rounded(n) {
     var scales = [[1000000000n, "B", 2], [1000000n, "M", 1], [1000n, "K", 1]];
     for (var i = 0; i < scales.length; i++) {
@@ -1220,7 +1236,7 @@
     if (unit === "bytes") { return binary(n); }
     var scales = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
     var scale = scales.filter(function (x) { return Number(n) >= x[0]; })[0] || scales[scales.length - 1];
-    return (Number(n) / scale[0]).toFixed(2) + " " + scale[1] + "FLOP · " + h("per-token", { flops: commas(n / tokens) });
+    return (Number(n) / scale[0]).toFixed(2) + " " + scale[1] + "FLOP · " + h("per-token", { flops: quotient(n, tokens) });
   }
 
   function renderCompute(result) {
@@ -1232,7 +1248,9 @@
     html += '<p class="calc-step">' + h("step-at", { b: commas(f.batch), s: commas(f.seq), tokens: commas(tokens) }) + "</p>";
     html += '<table class="calc-figures"><tbody>' + FIGURES.map(function (row) {
       var n = row[1](f);
-      return '<tr><th scope="row">' + h(row[0]) + '</th><td class="n"><strong id="' + row[0] + '" data-value="' + n.toString() + '">' +
+      // A base model's step has no loss (its backward starts from last_hidden_state.sum()), as on its page.
+      var label = row[0] === "flops-forward" && state.head === "base" ? "flops-forward-base" : row[0];
+      return '<tr><th scope="row">' + h(label) + '</th><td class="n"><strong id="' + row[0] + '" data-value="' + n.toString() + '">' +
         commas(n) + '</strong><br><span class="rounded">≈ ' + approximately(n, row[2], tokens) + "</span></td></tr>";
     }).join("") + "</tbody></table>";
     return html + '<p class="calc-note">' + h("compute-note") + "</p></section>";

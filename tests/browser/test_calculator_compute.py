@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,25 @@ def test_bert_large_page_answers_the_engineers_question(site: Path, site_url: st
     # In binary units as the model page prints them: ≈ 36.6 GiB, not 36.59 (and small steps in MiB or KiB).
     assert f"≈ {binary(memory)}" in page.locator("#calc-compute").inner_text()
     assert "batch=32&seq=512" in page.url
+
+
+def test_the_forward_says_loss_only_where_there_is_one_and_per_token_is_exact(site_url: str, open_page: Any) -> None:
+    """A base model's step has no loss (its backward starts from last_hidden_state.sum()), so its forward is
+    not "loss included", as on its own page; and TinyBERT's 191,065,165,824 forward FLOPs over 16,384
+    tokens are 11,661,692.25 a token, as the comparison writes them (the quarter used to be dropped)."""
+    page = open_page(WIDE)
+    labels = {}
+    for card_id in ("tinybert-general-4l-312d", "bert-base-uncased-pretraining"):
+        card = card_by_id(card_id)
+        page.goto(f"{site_url}{PAGE}?{query(card.family, card.head, card.config)}&batch=32&seq=512")
+        read_step(page)
+        row = page.locator("tr", has=page.locator("#flops-forward"))
+        labels[card.head.value] = row.locator("th").inner_text()
+        figures = count_compute(card).at(32, 512)
+        shown = re.findall(r"([\d,.]+) per token", row.locator(".rounded").inner_text())
+        assert [Fraction(x.replace(",", "")) for x in shown] == [Fraction(figures.forward, 32 * 512)], shown
+    assert labels == {"base": "Forward FLOPs", "pretraining": "Forward FLOPs (loss included)"}
+    assert Fraction(count_compute(card_by_id("tinybert-general-4l-312d")).at(32, 512).forward, 32 * 512).denominator > 1
 
 
 def test_a_small_step_s_bytes_are_in_kib_not_0_00_gib(site_url: str, open_page: Any) -> None:

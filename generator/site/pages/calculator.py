@@ -18,6 +18,7 @@ from generator.analysis.address import step_query
 from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
 from generator.cards.config import load_schema
+from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
 from generator.counting.figures import Figures
@@ -111,8 +112,8 @@ SCRIPT_TEXTS = (
         "step-at",
         "per-token",
     ),
-    *("flops-forward", "flops-backward", "activations-fp32", "activations-bf16", "training-memory-fp32"),
-    *("training-memory-bf16", "compute-note", "step-cannot-run"),
+    *("flops-forward", "flops-forward-base", "flops-backward", "activations-fp32", "activations-bf16"),
+    *("training-memory-fp32", "training-memory-bf16", "compute-note", "step-cannot-run"),
 )
 
 
@@ -141,6 +142,7 @@ class StartingStep:
 
     title: str
     figures: Figures
+    loss: bool  # whether its forward ends in a loss (a head with labels), as the model pages say
 
 
 def _starting_step(entry: FamilyEntry) -> StartingStep | None:
@@ -149,7 +151,8 @@ def _starting_step(entry: FamilyEntry) -> StartingStep | None:
         return None
     seq, _ = step_query(entry.same.card.family, entry.same.card.head, entry.same.card.config, 1)
     try:
-        return StartingStep(entry.same.card.title, count_compute(entry.same.card).at(1, seq))
+        figures = count_compute(entry.same.card).at(1, seq)
+        return StartingStep(entry.same.card.title, figures, entry.same.card.head is not Head.BASE)
     except (UndeclaredActivationError, StepCannotRunError):  # an activation nobody declared, or no step runs
         return None
 
