@@ -128,6 +128,24 @@ def test_memory_chart_bends_upwards(site: Path) -> None:
         assert all(b > a for a, b in itertools.pairwise(steps)), column
 
 
+def test_memory_chart_names_the_largest_growth_and_the_largest_rise(site: Path) -> None:
+    """The chart's description names the model whose memory grows most against its own at s = 64 (a ratio)
+    and, apart, the one whose line rises the most in GiB: on the chart's axis that one is the steepest."""
+    page = read(site, "charts/index.html")
+    columns = list(zip(*(map(int, cells(page, f"memory-s{s}")) for s in range(64, 513, 64)), strict=True))
+    header = re.search(r'<table class="lengths wide">.*?<thead>(.*?)</thead>', page, re.S)
+    assert header is not None
+    titles = [html.unescape(t) for t in re.findall(r'<a href="[^"]*models/[^"]*">([^<]+)</a>', header.group(1))]
+    by_ratio = max(range(len(columns)), key=lambda n: Fraction(columns[n][-1], columns[n][0]))
+    by_rise = max(range(len(columns)), key=lambda n: columns[n][-1] - columns[n][0])
+    assert by_ratio != by_rise  # else the two sentences would name one model
+    desc = html.unescape(re.search(r'id="chart-memory-desc">([^<]*)<', page)[1])  # type: ignore[index]
+    assert f"at 64 tokens, {titles[by_ratio]} grows the most" in desc
+    rise = round((columns[by_rise][-1] - columns[by_rise][0]) / 2**30, 1)
+    assert f"In GiB, {titles[by_rise]} rises the most, by {rise} GiB." in desc
+    assert "steepest" not in desc
+
+
 def test_memory_chart_draws_the_tables_numbers(site: Path) -> None:
     """Each line has a point per sequence length, its tooltip giving the table's bytes."""
     page = html.unescape(read(site, "charts/index.html"))

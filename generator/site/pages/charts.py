@@ -187,7 +187,8 @@ def _memory_chart(text: Text, rows: tuple[MemoryRow, ...]) -> Markup:
         )
         for row in rows
     ]
-    steepest = max(rows, key=lambda r: r.growth)
+    steepest = max(rows, key=lambda r: r.growth)  # the largest ratio: not the steepest line on a GiB axis,
+    highest = max(rows, key=lambda r: r.memory[-1] - r.memory[0])  # which is this one's
     activations = min(Fraction(r.activations[-1], r.activations[0]) for r in rows)
     desc = text(
         "description",
@@ -197,6 +198,8 @@ def _memory_chart(text: Text, rows: tuple[MemoryRow, ...]) -> Markup:
         high=MEMORY_SEQS[-1],
         steepest=steepest.model.card.title,
         growth=times(steepest.growth),
+        highest=highest.model.card.title,
+        rise=round((highest.memory[-1] - highest.memory[0]) / gib, 1),
         ratio=MEMORY_SEQS[-1] // MEMORY_SEQS[0],
         activations=times(activations),
     )
