@@ -1249,8 +1249,8 @@
     html += '<table class="calc-figures"><tbody>' + FIGURES.map(function (row) {
       var n = row[1](f);
       // A base model's step has no loss (its backward starts from last_hidden_state.sum()), as on its page.
-      var label = row[0] === "flops-forward" && state.head === "base" ? "flops-forward-base" : row[0];
-      return '<tr><th scope="row">' + h(label) + '</th><td class="n"><strong id="' + row[0] + '" data-value="' + n.toString() + '">' +
+      var label = row[0] === "flops-forward" && state.head === "base" ? h("flops-forward-base") : h(row[0]);
+      return '<tr><th scope="row">' + label + '</th><td class="n"><strong id="' + row[0] + '" data-value="' + n.toString() + '">' +
         commas(n) + '</strong><br><span class="rounded">≈ ' + approximately(n, row[2], tokens) + "</span></td></tr>";
     }).join("") + "</tbody></table>";
     return html + '<p class="calc-note">' + h("compute-note") + "</p></section>";
