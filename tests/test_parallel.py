@@ -16,6 +16,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,7 +66,22 @@ def test_the_work_runs_in_as_many_processes_as_jobs_this_one_among_them(jobs: in
     assert len(pids) == jobs and os.getpid() in pids  # never more processes at work than processors
     assert set(map_parallel(worker_pid, 40, 1)) == {os.getpid()}
     assert set(map_parallel(worker_pid, 15, 2)) == {os.getpid()}  # under 8 tasks a job: not worth a pool
-    assert len(set(map_parallel(worker_pid, 4, 2, per_job=1))) == 2  # heavy tasks: a worker for a few
+
+
+def pid_met(barrier: Any, number: int) -> int:
+    """A task that returns only once another process holds a task too: without a second process the map
+    cannot finish (the barrier times out and raises), whatever the machine's load."""
+    barrier.wait(timeout=60)
+    return os.getpid()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
+def test_a_few_heavy_tasks_get_a_worker_of_their_own() -> None:
+    """Four tasks, each worth a process (per_job=1): a worker is forked, and it takes some of them. (Timed
+    tasks of 10 ms failed on a loaded machine: this process had done all four before the worker started.)"""
+    barrier = multiprocessing.get_context("fork").Barrier(2)  # inherited by the forked worker
+    pids = map_parallel(functools.partial(pid_met, barrier), 4, 2, per_job=1)
+    assert len(set(pids)) == 2 and os.getpid() in pids
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="builds fork worker processes on Linux only")
