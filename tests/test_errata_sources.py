@@ -244,6 +244,30 @@ def test_the_two_numbers_are_the_interview_notes_and_the_halved_norms_the_textbo
     assert "descriptions of two tables are swapped" in ERRATA["textbook-formula"].diverges
 
 
+def test_each_claim_is_given_to_whoever_made_it(seeds: dict[str, str]) -> None:
+    """Who said what, as the sources have it (a review of stop 37 found four places that said otherwise)."""
+    # "12 * 768 * 12 = 110M" is a Zhihu post that a comment of issue 656 quotes, with its address; the
+    # next comment questions it. The issue is where it appears; the post is named and linked too.
+    lha = {s.kind: s for s in ERRATA["lha-product"].sources}
+    assert list(lha) == ["GitHub issue", "blog post"] and lha["blog post"].url is not None
+    assert lha["blog post"].url in seeds["001"]
+    assert "12 * 768 * 12 = 110M\n" + lha["blog post"].url + "\n" in seeds["001"]
+    assert "\n12 * 768 * 12 = 110M ?\n" in seeds["001"]  # the next comment doubts it
+    # The Q&A thread's question multiplies Q, K and V by the heads but keeps their biases and has no W_O:
+    # not the assignment's method (every projection, W_O too, without biases), so it is linked, not a source.
+    assert "(768 × 768 × 3 + 768 × 3) × 12 including biases" in seeds["002"]
+    assert [s.kind for s in ERRATA["per-head-projections"].sources] == ["assignment answer"]
+    assert any(link.path.endswith("#keras-bert-attention") for link in ERRATA["per-head-projections"].see_also)
+    # The textbook has both LayerNorms of a layer and halves their parameters; the page says just that.
+    assert "Each layer has two normalization modules" in seeds["000"]
+    assert "2 \\cdot d_{\\text{model}} \\quad (\\text{per layer})" in seeds["000"]
+    assert "Each layer has two LayerNorms" in ERRATA["layernorm-half"].claim
+    assert "normalizes twice" not in ERRATA["layernorm-half"].diverges
+    # 30,000 is the paper's own figure (Devlin et al. 2019, section 3), not only the textbook's.
+    vocabulary = [s for s in ERRATA["vocabulary-30000"].sources if s.kind == "paper"]
+    assert len(vocabulary) == 1 and vocabulary[0].url == "https://arxiv.org/abs/1810.04805"
+
+
 def test_no_reader_facing_text_speaks_of_seeds(site: Path) -> None:
     # The card's id, transformer-seed-one-layer, is part of its stable address and stays.
     for path in site.rglob("*.html"):

@@ -259,6 +259,8 @@ def all_layers(t: Text, model: Model, their_layer: Poly, printed: tuple[str, int
 # The address of each public source; its kind and title are content.
 SOURCE_URLS = {
     "issue-656": "https://github.com/google-research/bert/issues/656",
+    "zhihu": "https://zhuanlan.zhihu.com/p/51413773",  # as the issue's comment links it
+    "devlin": "https://arxiv.org/abs/1810.04805",
     "qa-thread": "https://stats.stackexchange.com/questions/435318/how-to-account-for-the-noof-parameters-in-the-multihead-self-attention-layer-of",
     "hf-pr": "https://github.com/huggingface/transformers/pull/7575",
 }
@@ -266,6 +268,7 @@ LINK_PATHS = {
     # The exception to "heads never multiply the count": a head size set apart from H / A.
     "transformer-heads": "models/transformer-base/index.html#differences",
     "keras-bert-layers": "exercises/index.html#keras-bert",
+    "keras-bert-question": "errata/index.html#keras-bert-attention",
 }
 
 

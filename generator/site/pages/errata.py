@@ -131,7 +131,8 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
         ),
     )
     total, printed = their_total.evaluate(model.inventory.values), printed_by(model, PRINTED_BY[t.key])
-    sources, see_also = ("assignment", "qa-thread"), ("transformer-heads",)
+    # The Q&A thread's question slips the same way for Q, K and V only (with their biases): linked, not a source.
+    sources, see_also = ("assignment",), ("transformer-heads", "keras-bert-question")
     return erratum(t, model, used_symbols(model, rows), rows, total, printed, sources=sources, see_also=see_also)
 
 
@@ -159,7 +160,8 @@ def lha_product(t: Text, model: Model) -> Erratum:
     )
     symbols = used_symbols(model, rows)
     times = round(model.total / product)
-    return erratum(t, model, symbols, rows, product, sources=("issue-656",), product=product, times=times)
+    sources = ("issue-656", "zhihu")  # the issue's thread is where it appears; the post is where it comes from
+    return erratum(t, model, symbols, rows, product, sources=sources, product=product, times=times)
 
 
 def textbook_formula(t: Text, model: Model) -> Erratum:
@@ -257,7 +259,7 @@ def vocabulary_30000(t: Text, model: Model, rounded: Model) -> Erratum:
         Symbol("V", released, meaning("released")),
         *used_symbols(model, rows, leave_out="V"),
     )
-    sources = ("textbook", "qa-thread")
+    sources = ("textbook", "qa-thread", "devlin")  # the paper itself gives the round figure
     return erratum(t, model, symbols, rows, rounded.total, sources=sources, theirs=theirs, released=released)
 
 
