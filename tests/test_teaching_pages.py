@@ -200,6 +200,19 @@ def test_language_identifier_sits_on_multilingual_cased_bert() -> None:
     assert BY_ID["exercise-language-id-2"].card.config["vocab_size"] == 119_547
 
 
+def test_the_exercises_say_what_the_assignment_chose_and_what_they_chose() -> None:
+    """The assignment's classifiers sit on "BERT" of hidden size 768, beside its own first model (~218 million):
+    the cards say so before setting them on BERT-Base, and the 40,000-token question says what it counts."""
+    for card_id in ("exercise-topic-classifier-5", "exercise-language-id-2"):
+        notes = " ".join(BY_ID[card_id].card.notes.split())
+        assert "~218 million" in notes and "first question" in notes, card_id
+        assert "has in mind" not in notes and "on BERT-Base's [CLS]" not in notes, card_id
+    forty = EXERCISES["forty-k-eight-layers"]
+    assert "the bare encoder with its pooler" in forty.question
+    assert forty.answer == forty.model.total and forty.model.inventory.class_name == "BertModel"
+    assert any(part.block.key == "pooler" and part.value > 0 for part in forty.model.derivation.blocks)
+
+
 def test_uncased_accent_stripping_deletes_devanagari_marks() -> None:
     """The rule of transformers' BasicTokenizer._run_strip_accents: NFD, then drop every mark of category Mn."""
     import unicodedata
