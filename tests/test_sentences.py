@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from conftest import MODELS, text_of
+from generator.counting.families import family_in
 
 
 def _page(site: Path, path: str) -> str:
@@ -176,3 +177,21 @@ def test_roberta_s_514_position_rows_hold_512_tokens(site: Path, tmp_path: Path)
     }
     modern = json.loads(_page(site, "calculator/modernbert.json"))
     assert "max_position_embeddings" in {item["key"] for item in modern["inputs"]}  # so the page can bound s
+
+
+def test_deberta_s_shared_projections_are_the_checkpoints_not_the_default(site: Path) -> None:
+    """DebertaV2Config's share_att_key defaults to false (the switch table says so); every v3 card sets it."""
+    switch = next(s for s in family_in("deberta-v2").switches if s.name == "shared_keys")
+    assert switch.when.evaluate({}) is False  # off by default, as transformers' config class has it
+    cards = sorted(MODELS.glob("deberta-v3-*.yaml"))
+    assert cards and all("share_att_key: true" in card.read_text(encoding="utf-8") for card in cards)
+    text = text_of(_page(site, "families/deberta-v2/index.html"))
+    assert "shared by default" not in text
+    assert "every v3 checkpoint shares its projections" in text and "with it false, the config class's default" in text
+
+
+def test_a_change_of_heads_is_not_said_to_make_h_over_a_heads_on_a_bottleneck(site: Path) -> None:
+    """MobileBERT's 4 heads split its bottleneck's B = 128, not H = 512: heads of B/A = 32, not H/A."""
+    text = text_of(_page(site, "diffs/bert-large-uncased--mobilebert-uncased/index.html"))
+    assert "H/A" not in text and "H × H matrix" not in text
+    assert "each head is a slice of one projection matrix, whose size does not depend on how many heads" in text
