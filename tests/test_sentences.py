@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import MODELS, text_of
+from conftest import MODELS, reference_for, text_of
+from generator.analysis.tensor_patterns import head_forms
+from generator.cards.card import load_cards
 from generator.counting.families import family_in
+from generator.site.views import model_of
 
 
 def _page(site: Path, path: str) -> str:
@@ -195,3 +198,25 @@ def test_a_change_of_heads_is_not_said_to_make_h_over_a_heads_on_a_bottleneck(si
     text = text_of(_page(site, "diffs/bert-large-uncased--mobilebert-uncased/index.html"))
     assert "H/A" not in text and "H × H matrix" not in text
     assert "each head is a slice of one projection matrix, whose size does not depend on how many heads" in text
+
+
+def test_the_handout_names_every_catalog_model_its_forms_miss(site: Path) -> None:
+    """The handout's closed forms take the config class's defaults: ELECTRA-Base (E = H, no projection),
+    MobileBERT (no pooler) and DeBERTa-v3 (relative positions) are not counted by them. The sheet names
+    each catalog model whose reference total (transformers') its head's form does not give, and no other."""
+    page = _page(site, "handout/index.html")
+    paragraph = re.search(r'<p id="departures">(.*?)</p>', page, re.S)
+    assert paragraph is not None
+    named = re.findall(r'href="\.\./models/([^/]+)/index\.html">[^<]+</a> ([\d,]+) (more|fewer)', paragraph[1])
+    expected = []
+    for card in load_cards(MODELS):
+        form = next(f for f in head_forms(card.family) if f.head is card.head)
+        off_by = form.formula.evaluate(model_of(card).values) - reference_for(card.id)["total"]
+        if off_by:
+            expected.append((card.id, f"{abs(off_by):,}", "more" if off_by > 0 else "fewer"))
+    assert sorted(named) == sorted(expected)
+    assert {card_id for card_id, _, _ in named} >= {
+        "electra-base-discriminator",
+        "mobilebert-uncased",
+        "deberta-v3-base",
+    }

@@ -9,6 +9,7 @@ inventory and ``counting.memory``: the page types none.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from generator.analysis.tensor_patterns import head_forms
 from generator.counting.families import shared_symbols
@@ -20,6 +21,28 @@ from generator.site.views import Summary
 WORKED = "bert-base-uncased"  # the card worked in numbers, when the build has it
 
 
+@dataclass(frozen=True)
+class Departure:
+    """A model whose count is not its head's closed form as the sheet prints it (with the config class's
+    defaults for every switch): its config turns one on or off (ELECTRA-Base's E = H has no projection)."""
+
+    model: Summary
+    off_by: int  # the closed form's figure, less the model's count
+
+
+def departures(models: Sequence[Summary]) -> tuple[Departure, ...]:
+    """The models a reader would count wrong with the sheet's forms, and by how much."""
+    found = []
+    for model in models:
+        form = next((f for f in head_forms(model.card.family) if f.head is model.card.head), None)
+        if form is None or not form.formula.symbols() <= model.values.keys():
+            continue  # a form this model's symbols cannot fill in says nothing about it
+        off_by = form.formula.evaluate(model.values) - model.total
+        if off_by:
+            found.append(Departure(model, off_by))
+    return tuple(found)
+
+
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     text = content.load("handout", language).section("page")
     worked = next((m for m in models if m.id == WORKED), None)
@@ -28,8 +51,9 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return {
             "symbols": shared_symbols(language),
             "families": [(family, head_forms(family)) for family in ordered_families(language)],
+            "departures": departures(models),
             "worked": worked.model() if worked is not None else None,
         }
 
-    # It shows one model's figures, when the build has it: an edit of any other card leaves it as it was.
-    return [guide_page("handout/index.html", "handout.html", text, context, shows=(WORKED,))]
+    # It shows one model's figures in numbers, and which models its forms miss: every model's summary.
+    return [guide_page("handout/index.html", "handout.html", text, context)]
