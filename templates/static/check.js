@@ -42,7 +42,7 @@
     });
   }
 
-  // The verdict as HTML: data is {answer, whole, mistakes: [{value, erratum, title, printed}]},
+  // The verdict as HTML: data is {answer, whole, part: {value, what}, mistakes: [{value, erratum, title, printed}]},
   // errata the address of the errata page; the answer itself is never shown.
   function verdict(strings, text, data, errata) {
     var shown = { value: text.trim() };
@@ -54,6 +54,9 @@
       return "<p>" + fill(strings.rounded, { value: shown.value, precision: commas(figure.step) }) + "</p>";
     }
     if (data.whole && holds(figure, data.whole)) { return "<p>" + fill(strings.whole, shown) + "</p>"; }
+    if (data.part && holds(figure, data.part.value)) {
+      return "<p>" + fill(strings.part, { value: shown.value, what: data.part.what }) + "</p>";
+    }
     var seen = {}, printed = [], method = [];
     data.mistakes.forEach(function (m) {
       var key = m.erratum + (m.printed ? " printed" : "");

@@ -127,6 +127,19 @@ def test_the_check_says_exact_close_and_not(site_url: str, open_page: Any) -> No
     assert check(page, classifier, "3,845").inner_text() == "Exact: 3,845 is the count."
     whole = count_parameters(card("exercise-topic-classifier-5")).total
     assert check(page, classifier, f"{whole:,}").inner_text().startswith("Right for the whole model")
+    # keras-bert's question asks first where the attention layer's figure comes from: that figure is right
+    # for its first half (it was "no published mistake gives it"), and the whole model's count is the answer.
+    keras = "section[aria-labelledby='keras-bert'] form.check"
+    tensors = count_parameters(card("exercise-keras-bert-pretraining")).tensors
+    layer = "bert.encoder.layer.0.attention."
+    attention = sum(t.count for t in tensors if t.name.startswith(layer) and "LayerNorm" not in t.name)
+    assert attention == 4 * (768 * 768 + 768)  # query, key, value and output, each with its bias
+    assert check(page, keras, f"{attention:,}").inner_text() == (
+        f"Right for the first half of the question: {attention:,} is the figure keras-bert's summary gives "
+        "each multi-head self-attention layer. The other half asks for the whole model's count."
+    )
+    total = count_parameters(card("exercise-keras-bert-pretraining")).total
+    assert check(page, keras, f"{total:,}").inner_text() == f"Exact: {total:,} is the count."
 
 
 # --- the calculator's check -----------------------------------------------------------------------

@@ -64,6 +64,7 @@ class Exercise:
     keras: tuple[KerasLayer, ...] = ()
     keras_repeat: int = 0
     compare: tuple[Step, ...] = ()  # beside another card (the released vocabulary)
+    part: tuple[str, int] | None = None  # a figure the question asks for on the way, and what it is
     check: str = "{}"  # what the "check your answer" box compares a number with, as JSON (static/check.js)
 
 
@@ -119,6 +120,7 @@ def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[
         {
             "answer": str(exercise.answer),
             "whole": str(exercise.model.total) if exercise.model.total != exercise.answer else None,
+            "part": {"value": str(exercise.part[1]), "what": exercise.part[0]} if exercise.part else None,
             "mistakes": [
                 {"value": str(c.value), "erratum": c.erratum, "title": titles[c.erratum], "printed": c.printed}
                 for c in found
@@ -136,7 +138,7 @@ def check_texts(t: Text) -> str:
 
 
 # The sentences static/check.js shows, keyed as in content/<language>/exercises.yaml: check.
-CHECK_TEXTS = ("empty", "unreadable", "exact", "rounded", "whole", "mistake", "printed", "none")
+CHECK_TEXTS = ("empty", "unreadable", "exact", "rounded", "whole", "part", "mistake", "printed", "none")
 
 
 def _exercise(
@@ -315,7 +317,8 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
             label=label("norm"),
         ),
     )
-    return _exercise(text, t, model, model.total, steps, values, keras=layers, keras_repeat=repeat)
+    part = (t("part"), attention.count)  # the question's first half: the attention layer's figure
+    return _exercise(text, t, model, model.total, steps, values, keras=layers, keras_repeat=repeat, part=part)
 
 
 # The released models the exercises set their cards beside (``vocabulary``'s and ``classifier``'s).
