@@ -113,6 +113,29 @@ def test_the_header_links_work_from_a_page(open_page: Any, site_url: str) -> Non
         assert response.url.endswith(target), response.url
 
 
+@pytest.mark.parametrize("width", [PHONE, WIDE])
+def test_the_header_search_shows_its_whole_hint(open_page: Any, site_url: str, width: int) -> None:
+    """The placeholder says what can be searched; at 390 px it was cut to "model, family, t"."""
+    page = open_page(width)
+    page.goto(site_url + "index.html")
+    room, needed = page.evaluate(
+        """() => {
+            const box = document.getElementById("site-search-q"), style = getComputedStyle(box);
+            const text = document.createElement("span");
+            text.style.font = style.font;
+            text.style.whiteSpace = "pre";
+            text.textContent = box.placeholder;
+            document.body.append(text);
+            const width = text.getBoundingClientRect().width;
+            text.remove();
+            return [box.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight), width];
+        }"""
+    )
+    assert needed <= room, f"the hint needs {needed:.0f} px, the box has {room:.0f} at {width} px"
+    button = page.locator(".site-search button").bounding_box()
+    assert button is not None and button["x"] + button["width"] <= width  # Go stays on the screen
+
+
 def test_not_found_has_the_header_search_and_every_model(built_site: Path) -> None:
     html = (built_site / "404.html").read_text(encoding="utf-8")
     assert '<nav class="sections" aria-label="Site">' in html
