@@ -220,3 +220,40 @@ def test_the_handout_names_every_catalog_model_its_forms_miss(site: Path) -> Non
         "mobilebert-uncased",
         "deberta-v3-base",
     }
+
+
+def test_the_korthikanti_rows_add_up_to_the_layer_the_page_shows(site: Path) -> None:
+    """The rows are worked at b = 1, where ModernBERT's layer also keeps the rest of its fused QKV output: the
+    exact row (for any b) and the b = 1 row together are one layer's bf16 bytes, as the layer's own table
+    gives them (its "All L" row over L). Before, the b = 1 bytes were nowhere in the rows."""
+    checked = set()
+    for path in sorted((site / "models").glob("*/index.html")):
+        page = path.read_text(encoding="utf-8")
+        rows = re.search(r'<tbody id="c-korthikanti">(.*?)</tbody>', page, re.S)
+        if rows is None:
+            continue
+        values = dict(re.findall(r'<tr(?: id="([^"]*)")?><th scope="row">[^<]*</th>.*?data-value="(-?\d+)"', rows[1]))
+        exact = int(re.search(r'<th scope="row">Exact, one [^<]*</th>.*?data-value="(\d+)"', rows[1])[1])  # type: ignore[index]
+        layer = re.search(r'id="c-layer".*?<th scope="row">All (\d+)</th>.*?data-bf16="(\d+)"', page, re.S)
+        assert layer is not None, path
+        assert exact + int(values.get("c-korthikanti-b1", 0)) == int(layer[2]) // int(layer[1]), path.parent.name
+        checked.add(path.parent.name)
+    assert {"modernbert-base", "bert-base-uncased", "deberta-v3-base"} <= checked
+    assert '<tr id="c-korthikanti-b1">' in (site / "models/modernbert-base/index.html").read_text(encoding="utf-8")
+
+
+def test_m_counts_a_table_tied_to_an_output_layer_and_the_page_says_so(site: Path) -> None:
+    """M, the weights in a product for every token, from transformers' own tensor list: every matrix but the
+    embedding tables and the pooler (once per sequence), plus the token table where an output layer is tied
+    to it. The page said "the embedding tables are looked up, not multiplied", false for a tied head."""
+    for card_id, tied in (("bert-base-uncased", False), ("electra-base-generator", True)):
+        reference = reference_for(card_id)
+        matrices = [t for t in reference["tensors"] if len(t["shape"]) == 2]
+        weights = sum(t["count"] for t in matrices if "embeddings." not in t["name"] and "pooler" not in t["name"])
+        table = {t["tied_to"] for t in reference["tied"]}
+        assert bool(table) is tied
+        weights += sum(t["count"] for t in matrices if t["name"] in table)
+        text = _model(site, card_id)
+        assert f"Here M = {weights:,} weights take part in a product for every token" in text, card_id
+        assert "the embedding tables are looked up, not multiplied" not in text
+        assert "an embedding table tied to an output layer counts in M too" in text

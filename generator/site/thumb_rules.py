@@ -57,6 +57,9 @@ class Korthikanti:
     masks: Line  # what 2-byte masks add over 1-byte ones
     statistics: Line  # the fp32 storages (LayerNorm statistics, softmax in fp32)
     rest: Line  # whatever else this implementation keeps that the rule does not, or the reverse
+    # What the layer keeps at b = 1 alone, beside ``exact`` (for any b): ModernBERT keeps the rest of its
+    # fused QKV output whole then. The rows are worked at b = 1, so the layer holds exact + this there.
+    batch_one: Line | None = None
 
     @property
     def softmax_fp32(self) -> bool:
@@ -74,8 +77,9 @@ class Apart:
     squared: Poly  # the forward's terms in s²
     rest: Poly  # the forward's other terms
     kept_s2: Poly  # the bf16 activations' terms in s²
-    # The per-layer rule's layer: its title, its exact bytes, what masks and statistics add, the rest of the gap.
-    layer: tuple[str, Poly, Poly, Poly, Poly] | None
+    # The per-layer rule's layer: its title, its exact bytes, what masks and statistics add, the rest of the
+    # gap, and what it keeps at b = 1 only.
+    layer: tuple[str, Poly, Poly, Poly, Poly, Poly] | None
 
 
 _APART: KeptFor[StepBlocks, Apart] = KeptFor(STEPS_KEPT)
@@ -142,19 +146,23 @@ def _layer(compute: Compute) -> BlockCompute | None:
     return next((x for x in compute.blocks if x.block.kind is Kind.ENCODER and x.block.repeat), None)
 
 
-def _layer_bytes(compute: Compute) -> tuple[str, Poly, Poly, Poly, Poly] | None:
-    """The first repeated encoder layer's bf16 bytes kept per layer; of them, what 2-byte masks add over
-    1-byte ones and what the fp32 storages take; and what is left of the gap to the rule. None without
-    such a layer."""
+def _layer_bytes(compute: Compute) -> tuple[str, Poly, Poly, Poly, Poly, Poly] | None:
+    """The first repeated encoder layer's bf16 bytes kept per layer at any b; of them, what 2-byte masks add
+    over 1-byte ones and what the fp32 storages take; what is left of the gap to the rule; and what the
+    layer keeps at b = 1 only. None without such a layer."""
     layer = _layer(compute)
     if layer is None:
         return None
     exact = Poly()
     masks = Poly()
     statistics = Poly()
+    batch_one = Poly()
     for step in layer.steps:
         for tensor in step.saved:
-            if tensor.shared or tensor.batch_one:  # the rule is per layer, for any b
+            if tensor.shared:  # kept once for every layer, not per layer
+                continue
+            if tensor.batch_one:  # the rule is per layer, for any b: shown apart
+                batch_one = batch_one + stored_bytes(tensor.shape, tensor.dtype, "bf16")
                 continue
             kept = stored_bytes(tensor.shape, tensor.dtype, "bf16")
             exact = exact + kept
@@ -163,14 +171,15 @@ def _layer_bytes(compute: Compute) -> tuple[str, Poly, Poly, Poly, Poly] | None:
                 masks = masks + elements(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
             elif tensor.dtype is Dtype.FLOAT32:
                 statistics = statistics + kept
-    return layer.block.title, exact, masks, statistics, exact + masks * -1 + statistics * -1 + _RULE * -1
+    rest = exact + masks * -1 + statistics * -1 + _RULE * -1
+    return layer.block.title, exact, masks, statistics, rest, batch_one
 
 
 def _korthikanti(compute: Compute, parts: Apart, seq: int) -> Korthikanti | None:
     """One layer's bf16 activations against 34·s·b·H + 5·A·s²·b, the gap taken apart by the declarations."""
     if parts.layer is None or not {"H", "A"} <= set(compute.values):
         return None
-    title, exact, masks, statistics, rest = parts.layer
+    title, exact, masks, statistics, rest, batch_one = parts.layer
     return Korthikanti(
         title,
         worked_line(compute, _RULE, 1, seq),
@@ -178,4 +187,5 @@ def _korthikanti(compute: Compute, parts: Apart, seq: int) -> Korthikanti | None
         worked_line(compute, masks, 1, seq),
         worked_line(compute, statistics, 1, seq),
         worked_line(compute, rest, 1, seq),
+        worked_line(compute, batch_one, 1, seq) if batch_one.terms else None,
     )
