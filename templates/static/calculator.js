@@ -10,6 +10,7 @@
 
   var MAX_SIZE = 2147483647n;
   var SEARCH = 65536;  // how far a fix looks for the nearest whole number every rule accepts, each way
+  var RUNNABLE_SEARCH = 1024;  // and past that, how far for one whose training step runs as well
   var loaded = {};
   // raw: each input's text as typed; given: the keys the address named or the reader changed,
   // which the address keeps even when they equal the default (a course's link stays as written).
@@ -519,6 +520,33 @@
     return { config: config, values: values, on: on, className: data.heads[head].class_name, blocks: derived, total: total };
   }
 
+  // Whether a training step of the config runs, as far as its rules tell without counting it: no rule of
+  // the step's refusals holds, and every activation the step reads has declared saved tensors. A fix
+  // prefers such a value, so that the page it leads to shows the step too.
+  function stepRuns(config) {
+    var c = state.data.compute;
+    if (!c.measured) { return true; }
+    var checked = Object.assign({}, config, { "@head": state.head });
+    if (c.cannot_run.some(function (rule) { return holds(rule.fails, checked); })) { return false; }
+    return activationKeys().every(function (key) {
+      var name = config[key];
+      return name === undefined || name === null || Boolean(c.activations[name]);
+    });
+  }
+
+  // The config keys that name an activation function in any of the family's compute blocks (made once).
+  function activationKeys() {
+    var data = state.data;
+    if (!data.activationKeys) {
+      var keys = {};
+      data.compute.blocks.forEach(function (block) {
+        block.steps.forEach(function (step) { if (step.activation) { keys[step.activation] = true; } });
+      });
+      data.activationKeys = Object.keys(keys);
+    }
+    return data.activationKeys;
+  }
+
   // True when the config passes every rule for the head and holds parameters: what a fix must reach.
   function countable(config, head) {
     if (refused(config, head)) { return false; }
@@ -665,14 +693,19 @@
     var start = isInt(current) ? current : 0n;
     var low = input.kind === "size" ? BigInt(input.minimum) : -MAX_SIZE - 1n;
     [-1n, 1n].forEach(function (direction) {
-      var v = start;
-      for (var i = 0; i < SEARCH; i++) {
+      var v = start, first = null, left = SEARCH;
+      for (var i = 0; i < left; i++) {
         v += direction;
         if (v < low || v > MAX_SIZE) { break; }
         var next = Object.assign({}, config);
         next[input.key] = v;
-        if (!refused(next, state.head)) { out.push(v); break; }
+        if (refused(next, state.head)) { continue; }
+        if (stepRuns(next)) { out.push(v); first = null; break; }  // the nearest whose step runs too
+        // The nearest that is counted, and a little further for one whose step runs (another key may
+        // stop every step: the search must not go on for its whole range then).
+        if (first === null) { first = v; left = Math.min(SEARCH, i + 1 + RUNNABLE_SEARCH); }
       }
+      if (first !== null) { out.push(first); }  // else the nearest that is counted
     });
     return out.filter(function (v) { return v >= low && v <= MAX_SIZE; });
   }
@@ -700,8 +733,11 @@
           var next = parseAll(Object.assign({}, state.raw, changes));
           if (next.problems.length || !countable(next.config, state.head)) { return; }
           seen[key + "=" + text] = true;
-          good.push({ key: key, value: v, text: text, changes: changes });
+          good.push({ key: key, value: v, text: text, changes: changes, runs: stepRuns(next.config) });
         });
+        // Where some lead to a step that runs, only those: ModernBERT's hidden_size 780 (heads of 65) is
+        // counted but cannot train, 792 can; an activation without declared saved tensors has no step.
+        if (good.some(function (g) { return g.runs; })) { good = good.filter(function (g) { return g.runs; }); }
         if ((input.kind === "size" || input.kind === "int") && isInt(config[key])) {
           var c = config[key];
           var below = good.filter(function (g) { return g.value < c; }).sort(function (a, b) { return a.value > b.value ? -1 : 1; })[0];

@@ -20,8 +20,10 @@ import pytest
 
 from generator.analysis.address import query
 from generator.analysis.calculator import family_export, rule_groups
+from generator.analysis.compute_rules import default_seq
 from generator.cards.card import Card
 from generator.counting.architecture import Family, Head
+from generator.counting.compute import count_compute, step_refusal
 from generator.counting.conditions import HEAD
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
@@ -294,6 +296,31 @@ def test_each_fix_of_a_refused_config_leads_to_a_valid_total(
         page.goto(address.split("?")[0] + href)
         assert read_result(page)["total"] == str(count_parameters(config_at(page.url)[0]).total), label
     assert errors == []
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "family=modernbert&head=base&hidden_size=770",  # 780 and 14 heads: heads of 65, which rotate in pairs
+        "family=bert&head=base&hidden_act=swishy",  # gelu_10, gelu_accurate: no saved tensors declared
+    ],
+)
+def test_a_fix_leads_to_a_config_whose_step_runs_where_one_does(site_url: str, open_page: Any, broken: str) -> None:
+    """A fix was the nearest counted value even when its training step cannot run; it prefers one that runs."""
+    address = f"{site_url}{CALCULATOR}?{broken}"
+    page = open_page(WIDE)
+    page.goto(address)
+    page.wait_for_selector(".calc-fixes a")
+    offered = [a.get_attribute("href") for a in page.locator(".calc-fixes a").all()]
+    assert len(offered) >= 2, offered
+    for href in offered:
+        page.goto(address.split("?")[0] + str(href))
+        fixed = config_at(page.url)[0]
+        assert step_refusal(fixed) is None, href
+        page.locator("#flops-forward").wait_for(state="attached")
+        assert page.locator("#calc-compute .calc-problems").count() == 0, href
+        figures = count_compute(fixed).at(1, default_seq(fixed.family, fixed.config))
+        assert page.locator("#flops-forward").get_attribute("data-value") == str(figures.forward), href
 
 
 def test_the_issues_example_offers_the_issues_fixes(site_url: str, open_page: Any) -> None:
