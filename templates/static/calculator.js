@@ -526,12 +526,19 @@
   function stepRuns(config) {
     var c = state.data.compute;
     if (!c.measured) { return true; }
-    var checked = Object.assign({}, config, { "@head": state.head });
-    if (c.cannot_run.some(function (rule) { return holds(rule.fails, checked); })) { return false; }
+    if (stepRefusal(config) !== null) { return false; }
     return activationKeys().every(function (key) {
       var name = config[key];
       return name === undefined || name === null || Boolean(c.activations[name]);
     });
+  }
+
+  // Why transformers builds the config but cannot train it (generator/counting/compute.py: step_refusal),
+  // or null: the first of the family's rules for it that holds, in its words.
+  function stepRefusal(config) {
+    var checked = Object.assign({}, config, { "@head": state.head });
+    var rule = state.data.compute.cannot_run.filter(function (r) { return holds(r.fails, checked); })[0];
+    return rule ? message(rule, checked) : null;
   }
 
   // The config keys that name an activation function in any of the family's compute blocks (made once).
@@ -609,11 +616,8 @@
   // counted once per block (shared ones once per model), b = 1's extra views, Adam's bytes per parameter.
   function trainingStep(result, config) {
     var c = state.data.compute;
-    // A config transformers builds but cannot train (generator/counting/compute.py: step_refusal).
-    var checked = Object.assign({}, config, { "@head": state.head });
-    c.cannot_run.forEach(function (rule) {
-      if (holds(rule.fails, checked)) { throw new Error(t("step-cannot-run", { reason: message(rule, checked) })); }
-    });
+    var refusal = stepRefusal(config);  // a config transformers builds but cannot train
+    if (refusal !== null) { throw new Error(t("step-cannot-run", { reason: refusal })); }
     var values = Object.assign({}, result.values);
     c.symbols.forEach(function (s) { var v = value(s.value, config); if (isInt(v)) { values[s.name] = v; } });
     var b = config.batch, s = sequenceLength(config);
