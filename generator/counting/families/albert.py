@@ -14,12 +14,10 @@ from collections.abc import Mapping
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import div, mod, mul, ne
 from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule
 
 E, H, C, A = (Poly.symbol(name) for name in "EHCA")
 # ALBERT's heads drop out with classifier_dropout_prob, not BERT's classifier_dropout.
@@ -112,22 +110,12 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     return common.assemble("Albert", "albert.", head, _backbone, on_top)
 
 
-# AlbertAttention's own check never fires (an AlbertConfig always has embedding_size), so
-# transformers builds A·⌊H/A⌋-wide query/key/value that its forward pass cannot use.
-_heads_divide_hidden = Rule(
-    "heads-divide-hidden",
-    ne(mod("hidden_size", "num_attention_heads"), 0),
-    ("hidden_size", "num_attention_heads"),
-    values=(("built", mul("num_attention_heads", div("hidden_size", "num_attention_heads"))),),
-)
-
-
 FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
     declare=declare,
     checks=(
-        _heads_divide_hidden,
+        common.heads_divide_hidden_unchecked,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *dropouts.ALBERT,

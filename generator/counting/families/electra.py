@@ -93,7 +93,7 @@ FAMILY = arch.Family(
     name="electra",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.BERT_RULES, *activations.rules("electra")),
+    checks=(*common.ELECTRA_RULES, *activations.rules("electra")),
     # The discriminator's pre-training loss reads one logit per token, never the vocabulary.
     step_checks=(*step_checks.ELECTRA, *dropouts.BERT_STEP),
     switches=(
