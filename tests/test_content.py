@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cli import main
 from generator.counting import texts
-from generator.counting.architecture import Head, Part, Tie
+from generator.counting.architecture import Head, Part, Tie, holder, part_of
 from generator.counting.families import FAMILIES, declaration
 from generator.counting.switches import FirstOf, Rule
 from generator.site import compute_view, content, render, search_records
@@ -97,7 +98,7 @@ def family_text_problems(language: str, root: Path) -> list[str]:
             found.append(str(error))
             continue
         words = texts.family_texts(family.name, language, root)
-        for kind in ("blocks", "modules", "roles"):  # every one the family can declare (filled in as declared)
+        for kind in ("blocks", "modules", "roles", "attentions"):  # every one the family can declare
             missing = sorted(declared_keys(family.name, kind) - set(getattr(words, kind)))
             found += [
                 f"{path}: families.{family.name}.{kind}.{key}: expected a text here, found none" for key in missing
@@ -115,7 +116,8 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         f"{path}: families.{name}.{key}: not a section the code reads"
         for name, section in own.items()
         for key in section
-        if key not in ("title", "symbols", "switches", "blocks", "modules", "roles", "checks", "differences")
+        if key
+        not in ("title", "symbols", "switches", "blocks", "modules", "roles", "attentions", "checks", "differences")
     ]
     kinds = (
         ("symbols", "symbol"),
@@ -123,6 +125,7 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         ("blocks", "block"),
         ("modules", "module"),
         ("roles", "tensor role"),
+        ("attentions", "attention module"),
         ("checks", "rule"),
     )
     for kind, one in kinds:
@@ -164,13 +167,13 @@ def compute_text_problems(language: str, root: Path) -> list[str]:
     return found
 
 
-SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "roles", "checks", "families")
+SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "roles", "attentions", "checks", "families")
 PARTS = {part.value for part in Part}
 
 
 def declared_keys(family: str, kind: str) -> frozenset[str]:
     """The names a family declares of one kind: its symbols, switches, blocks, modules, roles (what each
-    tensor is) or checks (its rules)."""
+    tensor is), attentions (the modules that hold a derivation's attention runs) or checks (its rules)."""
     found = FAMILIES[family]
     if kind == "symbols":  # a training step's own symbols (ModernBERT's head size d) are worded too
         return frozenset(x.name for x in (*found.symbols, *found.compute_symbols))
@@ -181,12 +184,14 @@ def declared_keys(family: str, kind: str) -> frozenset[str]:
         return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule)) | set(
             texts.CARD_CHECKS
         )
-    return _walked_keys(family)[("blocks", "modules", "roles").index(kind)]
+    return _walked_keys(family)[("blocks", "modules", "roles", "attentions").index(kind)]
 
 
 @functools.cache
-def _walked_keys(family: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """The block keys, module keys and tensor roles of every path through the family's switches, in one walk.
+def _walked_keys(family: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """The block keys, module keys, tensor roles and attention holders of every path through the family's
+    switches, in one walk. An attention holder is a module of a block that holds two or more of its attention
+    modules (``architecture.holder``): a run of steps the derivation titles.
 
     The walk runs the bare declaration (keys only): filling the words in on each of DeBERTa's
     thousands of paths cost most of this file's time and says nothing about the keys.
@@ -194,10 +199,15 @@ def _walked_keys(family: str) -> tuple[frozenset[str], frozenset[str], frozenset
     bare = declaration(family)
     blocks = [b for head in bare.heads for _, a in every_path(bare, head) for b in a.blocks]
     modules = [m for b in blocks for m in b.modules]
+    held = [
+        Counter(holder(m) for m in b.modules if any(part_of(b, m, p) is Part.ATTENTION for p in m.params))
+        for b in blocks
+    ]
     return (
         frozenset(b.key for b in blocks),
         frozenset(m.key for m in modules),
         frozenset(p.role for m in modules for p in m.params),
+        frozenset(name for counts in held for name, count in counts.items() if count > 1),
     )
 
 

@@ -390,3 +390,11 @@ def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:
     if block.kind is Kind.HEAD:
         return Part.HEADS
     return (param.part if isinstance(param, Param) else None) or module.part
+
+
+def holder(module: Module) -> str:
+    """The child of its block that registers the module, as its path names it: ``attention`` for BERT's
+    ``attention.self.query``, ``enc_attn`` for the 2017 decoder's ``enc_attn.w_qs``. A layer's two
+    attentions (self-attention, then cross-attention) are two holders; a derivation's runs cut between them.
+    """
+    return module.path.partition(".")[0]

@@ -8,12 +8,14 @@ beside the site's other prose, so that a second language is a sibling file. A mo
 slug of its English label ("feed-forward-in"), which the step's anchor is made of; it stays when
 the words change.
 
-The file has the shared ``symbols``, ``switches``, ``blocks``, ``modules`` and ``roles`` and the
-``parts`` at the top, and under ``families`` one section a family: its ``title``, the texts where
-it differs from the shared ones, and its ``differences``, keyed paragraphs in reading order. The
-registry fills them into one Family per family and language (``with_texts``, through
-``families.family_in(name, language)``); a build passes its language down, and nothing here
-holds one. Code that picks a step or a block picks it by key, never by its words.
+The file has the shared ``symbols``, ``switches``, ``blocks``, ``modules``, ``roles`` and
+``attentions`` (the titles of a derivation's attention runs, keyed by the child module that holds
+each attention: ``architecture.holder``) and the ``parts`` at the top, and under ``families`` one
+section a family: its ``title``, the texts where it differs from the shared ones, and its
+``differences``, keyed paragraphs in reading order. The registry fills them into one Family per
+family and language (``with_texts``, through ``families.family_in(name, language)``); a build
+passes its language down, and nothing here holds one. Code that picks a step or a block picks it by
+key, never by its words.
 
 The counting layer reads the file itself (it may not import the site's ``content.py``), so the
 card check's messages name a symbol in the default language's words. The file is the project's,
@@ -59,6 +61,7 @@ class FamilyTexts:
     blocks: Mapping[str, str]  # titles by block key
     modules: Mapping[str, str]  # labels by module key
     roles: Mapping[str, str]  # what a module's tensor is ("weight", "is the output bias"), by the key it declares
+    attentions: Mapping[str, str]  # a derivation's attention runs' titles, by the module holding each (``holder``)
     checks: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
 
@@ -104,6 +107,7 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
         blocks={**_section(data, "blocks"), **_section(own, "blocks")},
         modules={**_section(data, "modules"), **_section(own, "modules")},
         roles={**_section(data, "roles"), **_section(own, "roles")},
+        attentions={**_section(data, "attentions"), **_section(own, "attentions")},
         checks={**_section(data, "checks"), **_section(own, "checks")},
         differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
     )
@@ -130,6 +134,14 @@ def part_titles(language: str = LANGUAGE, root: Path | None = None) -> Mapping[P
     root = root or CONTENT
     titles = _section(load(language, root), "parts")
     return {part: _text(titles, part.value, root / language, f"parts.{part.value}") for part in Part}
+
+
+def attention_title(family: Family, holder: str, root: Path | None = None) -> str:
+    """What ``family`` calls the attention module its layers register as ``holder`` ("self-attention"),
+    in the family's language: its own ``attentions`` over the shared ones."""
+    root, language = root or CONTENT, family.language or LANGUAGE
+    titles = family_texts(family.name, language, root).attentions
+    return _text(titles, holder, root / language, f"families.{family.name}.attentions.{holder}")
 
 
 def _text(texts: Mapping[str, str], key: str, folder: Path, where: str) -> str:

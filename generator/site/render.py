@@ -41,9 +41,10 @@ from generator.site.rows import (
     tensor_rows,
     tf_name_rows,
 )
+from generator.site.runs import step_runs
 from generator.site.search import merged_bundles
 from generator.site.summary_rows import compare_rows, index_rows, memory_rows
-from generator.site.views import COMPARED_SYMBOLS, SHAPES_KEPT, Model, Summary, catalog, rounded, step_runs
+from generator.site.views import COMPARED_SYMBOLS, SHAPES_KEPT, Model, Summary, catalog, rounded
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 

@@ -18,7 +18,7 @@ from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, coun
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
 from generator.counting.compute import Compute, measured, step_refusal
-from generator.counting.derivation import BlockDerivation, Derivation, Step, derive
+from generator.counting.derivation import Derivation, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.kept import KeptFor
 from generator.counting.memory import Memory, memory_of
@@ -209,42 +209,6 @@ class Model(Summary):
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
         """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
         return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
-
-
-@dataclass(frozen=True)
-class StepRun:
-    """Consecutive steps of a block's derivation that belong to one part (the attention, the feed-forward).
-
-    A run of two or more attention or feed-forward steps gets its own anchor, ``d-<block>-<part>``
-    (``d-layer-feed-forward`` covers feed-forward in and out; issue 12), a later run of the same
-    part in the block ``-2``, ``-3``, ...
-    """
-
-    anchor: str | None
-    part: Part | None
-    steps: tuple[Step, ...]
-
-
-def step_runs(model: Model, block: BlockDerivation) -> tuple[StepRun, ...]:
-    """A block's steps cut where the part changes, each run of several steps with its anchor."""
-    parts = model.tensor_parts
-    runs: list[tuple[Part | None, list[Step]]] = []
-    for step in block.steps:
-        part = next((parts[n] for n in step.names if n in parts), None)
-        if runs and part is not None and runs[-1][0] == part:
-            runs[-1][1].append(step)
-        else:
-            runs.append((part, [step]))
-    seen: dict[Part, int] = {}
-    result = []
-    for part, steps in runs:
-        anchor = None
-        if part is not None and part in (Part.ATTENTION, Part.FEED_FORWARD) and len(steps) > 1:
-            seen[part] = seen.get(part, 0) + 1
-            suffix = "" if seen[part] == 1 else f"-{seen[part]}"
-            anchor = f"d-{block.block.key}-{part.value}{suffix}"
-        result.append(StepRun(anchor, part, tuple(steps)))
-    return tuple(result)
 
 
 class Details(Mapping[str, Model]):
