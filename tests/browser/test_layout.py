@@ -310,6 +310,63 @@ def test_the_calculators_symbols_do_not_scroll_on_a_phone(open_page: Any, site_u
     assert seen["rows"] >= 4 and seen["scroll"] <= 0 and seen["outside"] == 0, seen
 
 
+# A model page's regions that scroll sideways: the closed-form total overflows a phone, its subtotals do not.
+TOTAL, SUBTOTALS = '.scroll[aria-label="Closed-form total"]', '.scroll[aria-label="Component subtotals"]'
+EDGE = 12  # px of each side of a region that the cue's shadow darkens (or lightens, in the dark)
+
+
+def edges(page: Any, region: str) -> dict[str, bytes]:
+    """Screenshots of a region's left and right edges, EDGE px wide: with the page's styles, and without the
+    region's backgrounds (the cue's shadows and their covers)."""
+    box = page.locator(region).bounding_box()
+    height = min(box["height"], 300)
+    shots = {}
+    for cue in (True, False):
+        page.evaluate(
+            "([region, cue]) => document.querySelector(region).style.background = cue ? '' : 'none'", [region, cue]
+        )
+        for side, x in (("left", box["x"]), ("right", box["x"] + box["width"] - EDGE)):
+            clip = {"x": x, "y": box["y"], "width": EDGE, "height": height}
+            shots[f"{side}{'' if cue else ' bare'}"] = page.screenshot(clip=clip, animations="disabled")
+    page.evaluate("region => document.querySelector(region).style.background = ''", region)
+    return shots
+
+
+def cued(page: Any, region: str) -> dict[str, bool]:
+    """Which edges of a region show the cue that its content goes on: where it differs from the bare region."""
+    shots = edges(page, region)
+    return {side: shots[side] != shots[f"{side} bare"] for side in ("left", "right")}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_region_that_scrolls_sideways_shows_where_it_goes_on(open_page: Any, site_url: str, scheme: str) -> None:
+    """A fading shadow at each edge past which a .scroll region's content continues (CSS alone), none where it ends."""
+    page = open_page(PHONE, scheme, height=1200)
+    page.goto(site_url + "models/bert-base-uncased/index.html#d-total")
+    overflow = "region => { const e = document.querySelector(region); return e.scrollWidth - e.clientWidth; }"
+    assert page.evaluate(overflow, TOTAL) > 0 and page.evaluate(overflow, SUBTOTALS) == 0
+    assert cued(page, TOTAL) == {"left": False, "right": True}  # at its start, the formula goes on to the right
+    page.locator(TOTAL).evaluate("e => { e.scrollLeft = 60; }")
+    assert cued(page, TOTAL) == {"left": True, "right": True}
+    page.locator(TOTAL).evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    assert cued(page, TOTAL) == {"left": True, "right": False}
+    page.locator(SUBTOTALS).scroll_into_view_if_needed()
+    assert cued(page, SUBTOTALS) == {"left": False, "right": False}
+    page.set_viewport_size({"width": WIDE, "height": 1200})  # where the closed form fits, no cue
+    page.locator(TOTAL).scroll_into_view_if_needed()
+    assert page.evaluate(overflow, TOTAL) == 0 and cued(page, TOTAL) == {"left": False, "right": False}
+
+
+def test_on_paper_the_closed_form_fits_without_the_cue(open_page: Any, site_url: str) -> None:
+    page = open_page(PHONE)
+    page.goto(site_url + "models/transformer-big/index.html")
+    page.emulate_media(media="print")
+    printed = page.locator(TOTAL).evaluate(
+        "e => ({background: getComputedStyle(e).backgroundImage, overflow: e.scrollWidth - e.clientWidth})"
+    )
+    assert printed == {"background": "none", "overflow": 0}
+
+
 @pytest.mark.parametrize("width", [PHONE, WIDE])
 @pytest.mark.parametrize(
     "anchor",
