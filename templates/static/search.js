@@ -3,6 +3,12 @@
 // the parts of a dotted name, not its tails), and a family page's rows whose name ends with
 // what was typed come first among its sub-results, each linking to its row (#t-<name>).
 window.addEventListener("DOMContentLoaded", function () {
+  // Opened as a file, Pagefind's index cannot load (browsers refuse its module there) and its box
+  // would say "Searching" for ever: the page says why instead, and how to serve the site.
+  if (window.location.protocol === "file:") {
+    document.getElementById("search-from-file").hidden = false;
+    return;
+  }
   if (typeof PagefindUI === "undefined") { return; }
   var typed = "";
   function pattern(text) {

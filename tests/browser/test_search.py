@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from .conftest import SUBPATH, WIDE
@@ -32,3 +33,21 @@ def test_header_search_box_on_a_model_page_leads_to_results(open_page: Any, site
     result = page.locator(".pagefind-ui__result-link").first
     result.wait_for(state="visible")
     assert "ALBERT" in result.inner_text()
+
+
+def test_from_a_file_the_search_page_says_it_needs_a_server(open_page: Any, built_site: Path) -> None:
+    """Opened as a file, Pagefind cannot load its index: the page must say so, not search for ever."""
+    page = open_page(WIDE)
+    page.goto((built_site / "search" / "index.html").as_uri() + "?q=bert")
+    note = page.locator("#search-from-file")
+    note.wait_for(state="visible")
+    assert "make serve" in note.inner_text()
+    assert page.locator("#search").inner_text() == ""  # no box that would never answer
+    assert page.locator("ul.columns li").count() == len(list((built_site / "models").glob("*/index.html")))
+
+
+def test_over_http_the_search_page_hides_the_note_for_files(open_page: Any, site_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + "search/index.html?q=bert")
+    page.locator(".pagefind-ui__result-link").first.wait_for(state="visible")
+    assert not page.locator("#search-from-file").is_visible()
