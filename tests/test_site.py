@@ -244,3 +244,17 @@ def test_a_classifier_without_labels_says_it_counts_the_default(tmp_path: Path) 
     assert f"{sentence} transformers' default of 2 labels." in default
     given = (tmp_path / "site" / "models" / "test-roberta-classifier-3" / "index.html").read_text("utf-8")
     assert sentence not in given
+
+
+def test_on_this_page_links_every_section_of_every_model_page(site: Path) -> None:
+    """A lecturer finds a section to link to in "On this page": every h2 and h3 with an id is listed there
+    (the compute section's s², masks and backward paragraphs, and the published figures, were not)."""
+    listed_anywhere = set()
+    for card_id in CARD_IDS:
+        page = (site / "models" / card_id / "index.html").read_text(encoding="utf-8")
+        toc = page[page.index('<nav class="toc"') : page.index("</nav>", page.index('<nav class="toc"'))]
+        listed = set(re.findall(r'<a href="#([^"]+)"', toc))
+        headings = set(re.findall(r'<h[23][^>]* id="([^"]+)"', page))
+        assert headings - listed == set(), card_id
+        listed_anywhere |= listed
+    assert {"claims", "c-s2", "c-masks", "c-backward-ratio"} <= listed_anywhere

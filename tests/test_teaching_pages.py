@@ -159,6 +159,22 @@ def test_errata_page(files: dict[str, str]) -> None:
     assert 'href="../models/transformer-seed-one-layer/index.html#derivation"' in html
 
 
+def test_the_errata_list_numbers_what_the_headings_number(files: dict[str, str]) -> None:
+    """The list at the top numbers the errata as their headings do; the training rules, unnumbered under
+    their own heading, are listed under it, not as errata 13 to 15."""
+    html = files["errata/index.html"]
+    start = html.index('<nav aria-labelledby="errata-toc">')
+    nav = html[start : html.index("</nav>", start)]
+    numbered = re.findall(r'<li><a href="#([^"]+)">', nav[nav.index("<ol>") : nav.index("</ol>")])
+    headings = dict(re.findall(r'<h2 id="([^"]+)">(\d+)\. ', html))
+    assert [headings.get(anchor) for anchor in numbered] == [str(n) for n in range(1, len(numbered) + 1)]
+    assert len(numbered) == len(headings) == 12
+    rest = nav[nav.index("</ol>") :]
+    assert '<a href="#compute">' in rest
+    compute = re.findall(r'<li><a href="#([^"]+)">', rest)
+    assert len(compute) == 3 and all(f'<h3 id="{anchor}">' in html for anchor in compute)
+
+
 def test_errata_and_exercises_are_in_learn(files: dict[str, str]) -> None:
     index = files["index.html"]
     assert '<a href="errata/index.html">Errata: common derivations checked</a>' in index
