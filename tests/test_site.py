@@ -258,3 +258,14 @@ def test_on_this_page_links_every_section_of_every_model_page(site: Path) -> Non
         assert headings - listed == set(), card_id
         listed_anywhere |= listed
     assert {"claims", "c-s2", "c-masks", "c-backward-ratio"} <= listed_anywhere
+
+
+def test_every_section_heading_of_every_page_shows_its_permalink(site: Path) -> None:
+    """The README promises a `#` on every heading: a reader copies a section's link from it."""
+    bare = []
+    for path in sorted(site.rglob("*.html")):
+        html = path.read_text(encoding="utf-8")
+        for _level, anchor, inner in re.findall(r'<h([2-4]) id="([^"]+)"[^>]*>(.*?)</h\1>', html, re.S):
+            if f'class="permalink" href="#{anchor}"' not in inner:
+                bare.append(f"{path.relative_to(site)}#{anchor}")
+    assert bare == []
