@@ -26,6 +26,9 @@ from generator.analysis.calculator import _texts, block_json, export_text, famil
 from generator.analysis.compute_rules import block_compute
 from generator.cards import types
 from generator.cards.card import Card, load_card
+from generator.cards.config import load_schema, resolve_config
+from generator.cards.problems import Problem
+from generator.cards.yamlsource import Document
 from generator.counting.architecture import Architecture, Family, Head
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
@@ -391,6 +394,30 @@ def test_every_key_the_count_reads_is_an_input() -> None:
         for switch in family.switches:
             assert switch.when.reads() <= keys, (name, switch.name)
         assert len(keys) == len(data["inputs"])
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_the_address_keys_are_checked_as_count_checks_a_cards(name: str) -> None:
+    """Every key the config class knows is an input or has its declared type here, and the unknown ones
+    are what resolve_config refuses; a null the family refuses is an input's (the page tells it from a key
+    left out only there)."""
+    family, data = FAMILIES[name], family_export(name)
+    schema = load_schema(family)
+    config, inputs = data["config"], {i["key"]: i for i in data["inputs"]}
+    assert config["keys"] == sorted(set(schema.defaults) | schema.bookkeeping)
+    assert config["aliases"] == schema.aliases
+    assert config["class"] == schema.config_class and config["version"] == schema.version
+    for key, kind in schema.types.items():
+        assert (config["types"].get(key) if key not in inputs else inputs[key]["type"]) in (kind, None), key
+        assert (key in config["types"]) is (key not in inputs), key
+    assert set(config["null_refused"]) == set(family.null_refused) <= inputs.keys()
+    problems: list[Problem] = []
+    given = dict.fromkeys(config["null_refused"]) | {"num_hiden_layers": 1, "dim": 1, "embedings": 1}
+    resolve_config(family, Document(Path("card.yaml"), {"config": given}), ("config",), problems)
+    refused = {p.key.removeprefix("config."): p.message for p in problems}
+    unknown = {k for k in given if k not in config["keys"] and k not in config["aliases"]}
+    assert {k for k, m in refused.items() if m.startswith("unknown key")} == unknown
+    assert {k for k, m in refused.items() if m == config["null_refused_message"]} == set(config["null_refused"])
 
 
 # --- the page without JavaScript ------------------------------------------------------------------

@@ -10,6 +10,7 @@ writes one JSON document that holds everything the count depends on:
   ``checks``: the rules transformers enforces, as conditions with message templates; a rule
   about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
 * ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
+* ``config``: what the address may name besides the inputs, checked as a card's keys are (``config_keys.py``);
 * ``mistakes``: the errata's published methods (``mistakes.py``), for the page's answer check;
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
@@ -46,9 +47,9 @@ from generator.analysis.compute_rules import (
     reads,
     step_inputs,
 )
-from generator.cards import types
+from generator.analysis.config_keys import checked_type, config_keys
 from generator.cards.card import NO_PARAMETERS
-from generator.cards.config import ConfigSchema, load_schema
+from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
 from generator.counting.compute import measured
 from generator.counting.conditions import HEAD
@@ -191,7 +192,7 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
                 "group": group,
                 "symbol": symbol,
                 "minimum": minimum,  # the smallest size the card check accepts (null: not a size)
-                "type": _checked_type(family, schema, key),
+                "type": checked_type(family, schema, key),
             }
         )
 
@@ -227,23 +228,11 @@ def compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
             "group": "compute",
             "symbol": None,
             "minimum": None,
-            "type": _checked_type(family, schema, key),
+            "type": checked_type(family, schema, key),
         }
         for key in keys
         if key not in seen
     ]
-
-
-def _checked_type(family: Family, schema: ConfigSchema, key: str) -> JSON:
-    """What the config class checks a key's value against (``generator/cards/types.py``), or None: also
-    for a key whose type a family rule tests, which the form shows in the rule's words, as the card check does.
-
-    The form reads 1.0 as the whole number 1, so it cannot check a type that takes decimals but not
-    whole numbers; no input of the families has one, and a family that had would stop the build here."""
-    kind = None if key in family.kind_keys else schema.types.get(key)
-    if types.matches(1.5, kind or "any") and not types.matches(1, kind or "any"):
-        raise ValueError(f"{schema.config_class}.{key}: the calculator cannot check {kind} (1.0 reads as 1)")
-    return kind
 
 
 def _kind(flags: Sequence[str], key: str, default: object) -> str:
@@ -432,6 +421,7 @@ def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
         "switches": [s.to_json() for s in family.switches],
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": check_message(NO_PARAMETERS, language),  # the problem to show when every tensor is empty
+        "config": config_keys(family, {i["key"] for i in inputs(family.name, language) + step_keys}, language),
         "mistakes": mistakes.export(),  # the errata's published methods (analysis/mistakes.py)
         "blocks": blocks.items,
         "compute": {**family_compute(family), "blocks": computes.items},

@@ -21,6 +21,7 @@ from generator.cards.problems import Problem, describe, shown_key
 from generator.cards.yamlsource import Document, KeyPath
 from generator.counting.architecture import Family
 from generator.counting.conditions import HEAD
+from generator.counting.texts import NULL_REFUSED, check_message
 
 MAX_SIZE = 2**31 - 1  # transformers sizes are int64, but a larger table would not fit any machine
 
@@ -61,6 +62,10 @@ class ConfigSchema:
 
     def known(self, key: str) -> bool:
         return key in self.defaults or key in self.bookkeeping or key in self.aliases
+
+    def candidates(self) -> list[str]:
+        """The keys an unknown key may be a near miss of (its aliases are not offered), sorted."""
+        return sorted(set(self.defaults) | self.bookkeeping)
 
 
 def load_schema(family: Family) -> ConfigSchema:
@@ -108,7 +113,7 @@ def resolve_config(
         return {}, frozenset()
     report = _Report(doc, base, problems)
     resolved = dict(schema.defaults)
-    candidates = sorted(set(schema.defaults) | schema.bookkeeping)
+    candidates = schema.candidates()
     given = _apply_aliases(given, schema, report)
     for key, value in given.items():
         if not schema.known(key):
@@ -216,8 +221,7 @@ def _check_types(
             found.bad_value(symbol.key, f"expected {limit} ({symbol.meaning}), found {describe(value)}")
     for key in family.null_refused:
         if key in given and given[key] is None:
-            message = "expected a whole number or no key at all; transformers reads null as given and cannot build it"
-            found.bad_value(key, message)
+            found.bad_value(key, check_message(NULL_REFUSED))
     for key in family.flag_keys:
         if key in given and not isinstance(given[key], bool):
             found.bad_value(key, f"expected true or false, found {describe(given[key])}")

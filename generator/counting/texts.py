@@ -114,7 +114,8 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
 
 
 # The checks every family has that are not its Rules: the card check words them itself (cards/card.py).
-CARD_CHECKS = ("no-parameters",)
+NULL_REFUSED = "null-refused"  # a null written for one of a family's null_refused keys (cards/config.py)
+CARD_CHECKS = ("no-parameters", NULL_REFUSED)
 
 
 def check_message(name: str, language: str = LANGUAGE, root: Path | None = None) -> str:
