@@ -11,12 +11,14 @@
   var MAX_SIZE = 2147483647n;
   var SEARCH = 65536;  // how far a fix looks for the nearest whole number every rule accepts, each way
   var RUNNABLE_SEARCH = 1024;  // and past that, how far for one whose training step runs as well
+  var SEVERAL_SEARCH = 2 * SEARCH;  // how many values the fixes of several problems try in all, however many keys
   var loaded = {};
   // raw: each input's text as typed; given: the keys the address named or the reader changed,
   // which the address keeps even when they equal the default (a course's link stays as written).
+  // extra: the other keys the address names, as written (checked as generator count checks a card's keys).
   // last: the address of the last configuration that could be counted, whose derivation stays shown.
   var state = {
-    family: null, head: null, data: null, raw: {}, given: {}, addressProblems: [],
+    family: null, head: null, data: null, raw: {}, given: {}, extra: {}, addressProblems: [],
     keepRatio: false, last: null, checkData: null
   };
   var root, families, S = {};
@@ -369,9 +371,10 @@
     return JSON.stringify(v, function (k, x) { return typeof x === "bigint" ? Number(x) : x; });
   }
 
+  // A key left empty is left out; where the family refuses a null written down, "null" is that null.
   function defaultText(input) {
     var v = fromJson(input.default);
-    if (v === null) { return input.kind === "json" ? "null" : ""; }
+    if (v === null) { return input.kind === "json" && !nullRefused(input.key) ? "null" : ""; }
     return input.kind === "json" ? jsonText(v) : String(v);
   }
 
@@ -424,9 +427,9 @@
     if (kind === "list") { return Array.isArray(v); }
     if (kind === "dict") { return v !== null && typeof v === "object" && !Array.isArray(v); }
     if (kind.union) { return kind.union.some(function (k) { return matches(v, k); }); }
-    if (kind.literal) { return kind.literal.some(function (x) { return x === v; }); }
+    if (kind.literal) { return kind.literal.some(function (x) { return fromJson(x) === v; }); }
     if (kind.list) { return Array.isArray(v) && v.every(function (x) { return matches(x, kind.list); }); }
-    return matches(v, "dict") && Object.keys(v).every(function (k) { return matches(v[k], kind.dict[1]); });
+    return matches(v, "dict") && Object.keys(v).every(function (k) { return matches(k, kind.dict[0]) && matches(v[k], kind.dict[1]); });
   }
 
   // A type as Python writes it: float | int | None, list[str], Literal['cls', 'mean'].
@@ -444,38 +447,143 @@
     return state.data.inputs.filter(function (i) { return i.key === key; })[0] || null;
   }
 
+  // --- the address's other keys, checked as generator/cards/config.py: resolve_config checks a card's ---
+
+  function nullRefused(key) { return state.data.config.null_refused.indexOf(key) >= 0; }
+
+  // The address names any key, "__proto__" or "constructor" too: they are looked up as a mapping's own
+  // keys only, and kept in objects without a prototype.
+  function own(object, key) { return Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined; }
+
+  function keyed(object) { return Object.assign(Object.create(null), object); }
+
+  // A value the address gives a key that is no input, as Python's json reads it (1.0 stays a float, which a
+  // key declared float takes, where 1 does not), else as text; left empty, null, as an empty field is.
+  function extraValue(text) {
+    var trimmed = text.trim();
+    if (trimmed === "") { return null; }
+    if (trimmed === "NaN" || trimmed === "Infinity" || trimmed === "-Infinity") { return Number(trimmed); }
+    try {
+      return JSON.parse(trimmed, function (k, v, context) {
+        if (typeof v !== "number") { return v; }
+        var source = context && context.source;  // the number as written, where the browser says it
+        if (source === undefined) { return Number.isInteger(v) ? BigInt(v) : v; }
+        return /^-?\d+$/.test(source) ? BigInt(source) : v;
+      });
+    } catch (e) { return text; }
+  }
+
+  // A value as the key's own input reads it, or as extraValue does: two texts of the same value agree.
+  function canonical(key, text) {
+    var input = inputOf(key);
+    if (!input) { return jsonText(extraValue(text)); }
+    var parsed = parse(input, text);
+    return parsed.error ? text.trim() : encode(input.kind, parsed.value);
+  }
+
+  // The address's keys that are no input: one the config class takes under another name (DistilBERT's
+  // hidden_size for dim) is read under its own, with a note, as count reads it; one that disagrees with
+  // its key, given too, stays (extraProblems refuses it). The others stay as written.
+  function readAliases(extra) {
+    var aliases = state.data.config.aliases, kept = keyed({});
+    Object.keys(extra).forEach(function (key) {
+      var target = own(aliases, key), text = extra[key];
+      if (target === undefined) { kept[key] = text; return; }
+      var input = inputOf(target);
+      var theirs = input ? (state.given[target] ? state.raw[target] : undefined) : extra[target];
+      if (theirs !== undefined && canonical(target, theirs) !== canonical(target, text)) { kept[key] = text; return; }
+      state.addressProblems.push(t("alias-read", { key: key, target: target }));
+      if (input) { state.raw[target] = text; state.given[target] = true; } else { kept[target] = text; }
+    });
+    return kept;
+  }
+
+  // The problems of the address's other keys, as resolve_config finds them: an unknown key (with count's
+  // near miss: static/close-match.js), an alias that disagrees with its key, a value of another type than
+  // the class declares, which, as in the card check, stops the rules from running.
+  function extraProblems(extra, raw) {
+    var c = state.data.config, problems = [];
+    Object.keys(extra).forEach(function (key) {
+      var text = extra[key], target = own(c.aliases, key), type = own(c.types, key), problem = { key: key, id: "key:" + key };
+      if (target !== undefined) {
+        var other = inputOf(target) ? raw[target] : extra[target];
+        problem.text = t("alias-conflict", { key: key, value: text, target: target, other: other });
+      } else if (c.keys.indexOf(key) < 0) {
+        problem.near = window.atlasCloseMatch ? window.atlasCloseMatch(key, c.keys) : null;
+        var suggestion = problem.near === null ? "" : t("did-you-mean", { key: problem.near });
+        problem.text = t("unknown-key", { config_class: c.class, version: c.version, suggestion: suggestion });
+      } else if (type !== undefined && !matches(extraValue(text), type)) {
+        problem.text = t("type-expected", { type: typeText(type), found: JSON.stringify(text.trim()) });
+        problem.gate = true;
+      } else { return; }
+      problem.text = key + ": " + problem.text;
+      problems.push(problem);
+    });
+    return problems;
+  }
+
+  // The notes on the address's keys that are known and checked, but change no count.
+  function extraNotes(problems) {
+    var title = familyEntry(state.family).title;
+    return Object.keys(state.extra).filter(function (key) {
+      return !problems.some(function (p) { return p.key === key; });
+    }).map(function (key) { return t("not-counted", { key: key, title: title }); });
+  }
+
   // --- counting: the one place the family's rules and formulas are applied ----------------------
 
-  // Every input parsed: {config, problems}.
+  // Every input parsed: {config, problems}. A problem stops the rules from running (gate), as in the card check.
   function parseAll(raw) {
     var config = {}, problems = [];
     state.data.inputs.forEach(function (input) {
       var parsed = typed(input, parse(input, raw[input.key]), raw[input.key]);
-      if (parsed.error) { problems.push({ key: input.key, text: input.key + ": " + parsed.error }); }
-      else { config[input.key] = parsed.value; }
+      if (!parsed.error && parsed.value === null && nullRefused(input.key) && raw[input.key].trim() !== "") {
+        parsed = { error: state.data.config.null_refused_message };
+      }
+      if (parsed.error) {
+        problems.push({ key: input.key, id: "input:" + input.key, gate: true, text: input.key + ": " + parsed.error });
+      } else { config[input.key] = parsed.value; }
     });
     return { config: config, problems: problems };
   }
 
-  // The rules transformers enforces that refuse this config for this head: [{rule, text}], one per check.
+  // The rules transformers enforces that refuse this config for this head: [{rule, group, text}], one per
+  // check (group: the check's index).
   function refusals(config, head) {
     var checked = Object.assign({}, config, { "@head": head });  // a rule may hold for some heads only
     var failed = [];
-    checks().forEach(function (rules) {
+    checks().forEach(function (rules, group) {
       for (var i = 0; i < rules.length; i++) {
-        if (holds(rules[i].fails, checked)) { failed.push({ rule: rules[i], text: message(rules[i], checked) }); break; }
+        if (holds(rules[i].fails, checked)) { failed.push({ rule: rules[i], group: group, text: message(rules[i], checked) }); break; }
       }
     });
     return failed;
   }
 
+  // Every problem of the form's values and the address's other keys: the rules run only when no value
+  // stops them (a value of the wrong type), as in the card check. Each problem has an id that stays
+  // the same while its value changes (a rule's is its check's index), for the fixes of one problem each.
+  function verdict(raw, extra) {
+    var parsed = parseAll(raw);
+    var problems = parsed.problems.concat(extraProblems(extra, raw)), failed = [];
+    if (!problems.some(function (p) { return p.gate; })) {
+      failed = refusals(parsed.config, state.head);
+      problems = problems.concat(failed.map(function (f) {
+        return { key: f.rule.keys[0], id: "rule:" + f.group, text: f.rule.keys[0] + ": " + f.text };
+      }));
+    }
+    return { config: parsed.config, problems: problems, failed: failed };
+  }
+
   // The family's rules, and where it has a measured training step, that s fits the position table
   // (generator count --seq refuses the same): the exported condition, with this page's words.
   // Whether any rule refuses the config, without writing the messages: a fix's search asks this
-  // tens of thousands of times.
-  function refused(config, head) {
+  // tens of thousands of times. With ``allowed`` (check indexes), whether only those refuse it.
+  function refused(config, head, allowed) {
     var checked = Object.assign({}, config, { "@head": head });
-    return checks().some(function (rules) { return rules.some(function (rule) { return holds(rule.fails, checked); }); });
+    return checks().some(function (rules, group) {
+      return !(allowed && allowed[group]) && rules.some(function (rule) { return holds(rule.fails, checked); });
+    });
   }
 
   // Made once per family: a fix's search asks for them tens of thousands of times.
@@ -561,22 +669,18 @@
   }
 
   function evaluateAll() {
-    var parsed = parseAll(state.raw);
-    if (parsed.problems.length) { return { problems: parsed.problems, fixes: [] }; }
-    var failed = refusals(parsed.config, state.head);
-    if (failed.length) {
-      return {
-        problems: failed.map(function (f) { return { key: f.rule.keys[0], text: f.rule.keys[0] + ": " + f.text }; }),
-        fixes: fixesFor(failed, parsed.config)
-      };
+    var found = verdict(state.raw, state.extra);
+    if (found.problems.length) {
+      var fixes = fixesFor(found);
+      return { problems: found.problems, fixes: fixes.fixes, partial: fixes.partial, together: fixes.together };
     }
     var result;
-    try { result = count(parsed.config, state.head); } catch (error) {
+    try { result = count(found.config, state.head); } catch (error) {
       return { problems: [{ key: null, text: error.message }], fixes: [] };
     }
     if (result.total === 0n) { return { problems: [{ key: null, text: state.data.no_parameters }], fixes: [] }; }
     if (state.data.compute.measured) {
-      try { result.compute = trainingStep(result, parsed.config); } catch (error) { result.computeProblem = error.message; }
+      try { result.compute = trainingStep(result, found.config); } catch (error) { result.computeProblem = error.message; }
     }
     return result;
   }
@@ -679,8 +783,8 @@
   }
 
   // Values worth trying for one key of a rule that failed: what the rule compares the key with, the
-  // default, and for whole numbers the nearest values on either side that every rule accepts.
-  function tries(input, rule, config) {
+  // default, and for whole numbers the nearest values on either side that the rules accept (nearest).
+  function tries(input, rule, config, search) {
     var keys = [], constants = [];
     readsOf(rule.fails, keys, constants);
     var others = keys.filter(function (k) { return k !== input.key && k in config; }).map(function (k) { return config[k]; });
@@ -693,75 +797,217 @@
         return v === null || typeof v === "string" || isNumber(v) || Array.isArray(v);
       });
     }
-    out = out.filter(isInt);
-    var start = isInt(current) ? current : 0n;
     var low = input.kind === "size" ? BigInt(input.minimum) : -MAX_SIZE - 1n;
-    [-1n, 1n].forEach(function (direction) {
-      var v = start, first = null, left = SEARCH;
-      for (var i = 0; i < left; i++) {
-        v += direction;
-        if (v < low || v > MAX_SIZE) { break; }
-        var next = Object.assign({}, config);
-        next[input.key] = v;
-        if (refused(next, state.head)) { continue; }
-        if (stepRuns(next)) { out.push(v); first = null; break; }  // the nearest whose step runs too
-        // The nearest that is counted, and a little further for one whose step runs (another key may
-        // stop every step: the search must not go on for its whole range then).
-        if (first === null) { first = v; left = Math.min(SEARCH, i + 1 + RUNNABLE_SEARCH); }
-      }
-      if (first !== null) { out.push(first); }  // else the nearest that is counted
-    });
-    return out.filter(function (v) { return v >= low && v <= MAX_SIZE; });
+    return out.filter(function (v) { return isInt(v) && v >= low && v <= MAX_SIZE; })
+      .concat(nearest(input, config, isInt(current) ? current : 0n, search));
   }
 
-  // The fixes of the rules that failed: [{changes: {key: text}, key, shown}], each leading to a config
-  // that every rule accepts and that holds parameters; for a whole number the nearest below and above.
-  function fixesFor(failed, config) {
-    var fixes = [], seen = {};
-    failed.forEach(function (f) {
-      var keys = f.rule.keys.slice(), read = [];
-      readsOf(f.rule.fails, read, []);
-      read.forEach(function (k) {
-        var input = inputOf(k);
-        if (input && input.kind === "flag" && keys.indexOf(k) < 0) { keys.push(k); }
-      });
-      keys.forEach(function (key) {
-        var input = inputOf(key);
-        if (!input) { return; }
-        var current = encode(input.kind, config[key] === undefined ? null : config[key]);
-        var good = [];
-        tries(input, f.rule, config).forEach(function (v) {
-          var text = encode(input.kind, v);
-          if (text === current || seen[key + "=" + text]) { return; }
-          var changes = follow(key, text, {});
-          var next = parseAll(Object.assign({}, state.raw, changes));
-          if (next.problems.length || !countable(next.config, state.head)) { return; }
-          seen[key + "=" + text] = true;
-          good.push({ key: key, value: v, text: text, changes: changes, runs: stepRuns(next.config) });
-        });
-        // Where some lead to a step that runs, only those: ModernBERT's hidden_size 780 (heads of 65) is
-        // counted but cannot train, 792 can; an activation without declared saved tensors has no step.
-        if (good.some(function (g) { return g.runs; })) { good = good.filter(function (g) { return g.runs; }); }
-        if ((input.kind === "size" || input.kind === "int") && isInt(config[key])) {
-          var c = config[key];
-          var below = good.filter(function (g) { return g.value < c; }).sort(function (a, b) { return a.value > b.value ? -1 : 1; })[0];
-          var above = good.filter(function (g) { return g.value > c; }).sort(function (a, b) { return a.value < b.value ? -1 : 1; })[0];
-          good = [below, above].filter(Boolean);
-        } else if (input.kind === "size" || input.kind === "int") {
-          // Left empty: the default first, then the nearest whole number to it.
-          var d = isInt(fromJson(input.default)) ? fromJson(input.default) : 0n;
-          var away = function (g) { return g.value > d ? g.value - d : d - g.value; };
-          good = good.sort(function (a, b) { return away(a) < away(b) ? -1 : away(a) > away(b) ? 1 : 0; }).slice(0, 2);
-        } else if (good.length > 3) {
-          // A rule that names many values (every activation function): the default, then the first two others.
-          var usual = encode(input.kind, fromJson(input.default));
-          good = good.filter(function (g) { return g.text === usual; })
-            .concat(good.filter(function (g) { return g.text !== usual; })).slice(0, 3);
+  // The whole numbers nearest to ``start`` on either side that every rule accepts, preferring one whose
+  // training step runs; and where other problems remain (``search.allowed``: the checks that may still
+  // refuse), the nearest that only those refuse, which fixes this one. ``search.complete``: whether a
+  // value of this key alone can fix everything (every problem is a check that reads it); ``search.budget``,
+  // where several problems are searched, the values all their searches may still try.
+  function nearest(input, config, start, search) {
+    var out = [], low = input.kind === "size" ? BigInt(input.minimum) : -MAX_SIZE - 1n;
+    [-1n, 1n].forEach(function (direction) {
+      var v = start, first = null, one = null, left = SEARCH;
+      for (var i = 0; i < left; i++) {
+        v += direction;
+        if (v < low || v > MAX_SIZE || (search.budget && search.budget.left-- <= 0)) { break; }
+        var next = Object.assign({}, config);
+        next[input.key] = v;
+        if (search.complete && !refused(next, state.head)) {
+          if (stepRuns(next)) { out.push(v); first = null; break; }  // the nearest whose step runs too
+          // The nearest that is counted, and a little further for one whose step runs (another key may
+          // stop every step: the search must not go on for its whole range then).
+          if (first === null) { first = v; left = Math.min(SEARCH, i + 1 + RUNNABLE_SEARCH); }
+        } else if (one === null && search.allowed && !refused(next, state.head, search.allowed)) {
+          one = v;
+          if (!search.complete) { break; }
         }
-        fixes = fixes.concat(good);
+      }
+      if (first !== null) { out.push(first); }  // else the nearest that is counted
+      if (one !== null) { out.push(one); }
+    });
+    return out;
+  }
+
+  // What a change leads to: {complete: true} (a config that counts, with whether its step runs), {complete:
+  // false} (fewer problems and none new: it fixes some), or null.
+  function outcome(found, changes, extra) {
+    var after = verdict(Object.assign({}, state.raw, changes), extra);
+    if (!after.problems.length) {
+      return countable(after.config, state.head) ? { complete: true, runs: stepRuns(after.config) } : null;
+    }
+    var had = {}, left = {};
+    found.problems.forEach(function (p) { had[p.id] = true; });
+    after.problems.forEach(function (p) { left[p.id] = true; });
+    var fewer = after.problems.length < found.problems.length && after.problems.every(function (p) { return had[p.id]; });
+    var fixed = found.problems.filter(function (p) { return !left[p.id]; }).map(function (p) { return p.id; });
+    return fewer ? { complete: false, runs: false, fixed: fixed } : null;
+  }
+
+  // The fixes of a refused config: {fixes: [{key, value, text, changes, extra, label}], partial}. Each
+  // leads to a config that counts; where no single change does (two rules fail, a value and an unknown
+  // key are wrong), each fixes one problem without making another (partial). For a whole number, the
+  // nearest below and above.
+  function fixesFor(found) {
+    var lists = [], seen = {};
+    // One list of candidates for a key of a problem: ``offer`` adds a change not seen before, with its outcome.
+    function list(input, current) {
+      var made = { input: input, current: current, items: [] };
+      lists.push(made);
+      return function offer(key, value, text, changes, extra, label) {
+        var id = JSON.stringify([changes, extra || null]);
+        if (seen[id]) { return; }
+        seen[id] = true;
+        var result = outcome(found, changes, extra || state.extra);
+        if (result) {
+          made.items.push({ key: key, value: value, text: text, changes: changes, extra: extra, label: label,
+            complete: result.complete, runs: result.runs, fixed: result.fixed || [] });
+        }
+      };
+    }
+    var failedChecks = {}, budget = found.problems.length > 1 ? { left: SEVERAL_SEARCH } : null;
+    found.failed.forEach(function (f) { failedChecks[f.group] = true; });
+    found.failed.forEach(function (f) { ruleFixes(f, found, failedChecks, budget, list); });
+    found.problems.forEach(function (p) { if (p.id.indexOf("rule:") !== 0) { problemFixes(p, found, budget, list); } });
+    var complete = lists.some(function (l) { return l.items.some(function (g) { return g.complete; }); });
+    var fixes = [];
+    lists.forEach(function (l) {
+      var good = l.items.filter(function (g) { return g.complete === complete; });
+      fixes = fixes.concat(l.input ? pick(l.input, l.current, good) : good);
+    });
+    return { fixes: fixes, partial: !complete && fixes.length > 0, together: complete ? null : together(found, fixes) };
+  }
+
+  // The first fix of each problem, made at once, where that gives a config that counts (a rule and a
+  // typo: the nearest hidden size, and the key renamed); else null.
+  function together(found, fixes) {
+    var fixed = {}, chosen = [], changes = {}, extra = keyed(state.extra);
+    fixes.forEach(function (fix) {
+      var overlaps = Object.keys(fix.changes).some(function (k) { return k in changes; });
+      if (overlaps || !fix.fixed.some(function (id) { return !fixed[id]; })) { return; }
+      fix.fixed.forEach(function (id) { fixed[id] = true; });
+      chosen.push(fix);
+      Object.assign(changes, fix.changes);
+      if (!fix.extra) { return; }
+      Object.keys(state.extra).forEach(function (k) { if (!(k in fix.extra)) { delete extra[k]; } });
+      Object.keys(fix.extra).forEach(function (k) { if (!(k in state.extra)) { extra[k] = fix.extra[k]; } });
+    });
+    if (chosen.length < 2) { return null; }
+    var result = outcome(found, changes, extra);
+    if (!result || !result.complete) { return null; }
+    return { changes: changes, extra: extra, label: chosen.map(fixLabel).join(h("and")) };
+  }
+
+  // The changes of each key a failed rule reads: its keys, and the flags it reads.
+  function ruleFixes(f, found, failedChecks, budget, list) {
+    var config = found.config, keys = f.rule.keys.slice(), read = [];
+    readsOf(f.rule.fails, read, []);
+    read.forEach(function (k) {
+      var input = inputOf(k);
+      if (input && input.kind === "flag" && keys.indexOf(k) < 0) { keys.push(k); }
+    });
+    keys.forEach(function (key) {
+      var input = inputOf(key);
+      if (!input) { return; }
+      var current = encode(input.kind, config[key] === undefined ? null : config[key]);
+      var allowed = null;
+      if (found.problems.length > 1) {
+        allowed = Object.assign({}, failedChecks);
+        delete allowed[f.group];
+      }
+      var complete = found.problems.every(function (p) {
+        return p.id.indexOf("rule:") === 0 && checkReads(Number(p.id.slice(5)), key);
+      });
+      var offer = list(input, config[key]);
+      tries(input, f.rule, config, { complete: complete, allowed: allowed, budget: budget }).forEach(function (v) {
+        var out = nullRefused(key) && v === null;  // left out, not null, which the family refuses
+        var text = out ? "" : encode(input.kind, v);
+        if (text === current && !out) { return; }
+        offer(key, v, text, follow(key, text, {}), undefined, out ? h("fix-remove", { key: code(key) }) : undefined);
       });
     });
-    return fixes;
+  }
+
+  // Whether a check (by index) reads a config key.
+  function checkReads(group, key) {
+    var read = [];
+    checks()[group].forEach(function (rule) { readsOf(rule.fails, read, []); });
+    return read.indexOf(key) >= 0;
+  }
+
+  // The changes that fix a value's own problem (its default; for a whole number out of range, the nearest
+  // the rules accept; a null the family refuses, left out) or an address key's (the near miss of an
+  // unknown key, keeping its value, and the key left out).
+  function problemFixes(p, found, budget, list) {
+    var input = inputOf(p.key), text = input ? state.raw[p.key] : state.extra[p.key];
+    if (!input) {
+      var offer = list(null, null), rest = keyed(state.extra);
+      delete rest[p.key];
+      if (p.near) {
+        var label = h("fix-rename", { key: code(p.key), target: code(p.near), value: code(text) });
+        if (inputOf(p.near)) { offer(p.near, null, text, follow(p.near, text, {}), rest, label); }
+        else { offer(p.near, null, text, {}, renamed(state.extra, p.key, p.near), label); }
+      }
+      offer(p.key, null, "", {}, rest, h("fix-remove", { key: code(p.key) }));
+      return;
+    }
+    var digits = text.trim().replace(/[,_\s]/g, ""), typed = /^-?\d+$/.test(digits) ? BigInt(digits) : undefined;
+    var valueOffer = list(input, typed);
+    if (nullRefused(p.key) && parse(input, text).value === null) {
+      valueOffer(p.key, null, "", { [p.key]: "" }, undefined, h("fix-remove", { key: code(p.key) }));
+      return;
+    }
+    var usual = defaultText(input);
+    valueOffer(p.key, fromJson(input.default), usual, follow(p.key, usual, {}));
+    if (typed === undefined || input.kind !== "size") { return; }
+    var low = BigInt(input.minimum), clamped = typed < low ? low : typed > MAX_SIZE ? MAX_SIZE : typed;
+    var values = [clamped];
+    if (found.problems.filter(function (q) { return q.gate; }).length === 1) {  // the rules can run without it
+      var alone = found.problems.length === 1;
+      values = values.concat(nearest(input, Object.assign({}, found.config, { [p.key]: clamped }), clamped,
+        { complete: alone, allowed: alone ? null : {}, budget: budget }));
+    }
+    values.forEach(function (v) { valueOffer(p.key, v, v.toString(), follow(p.key, v.toString(), {})); });
+  }
+
+  // The address's other keys with one renamed, in their order.
+  function renamed(extra, key, name) {
+    var out = keyed({});
+    Object.keys(extra).forEach(function (k) { out[k === key ? name : k] = extra[k]; });
+    return out;
+  }
+
+  function code(text) { return "<code>" + escapeHtml(text) + "</code>"; }
+
+  // Of one key's good changes, those to show: only those whose step runs where some does (ModernBERT's
+  // hidden_size 780, heads of 65, is counted but cannot train; 792 can; an activation without declared
+  // saved tensors has no step); for a whole number the nearest below and above ``current``.
+  function pick(input, current, good) {
+    if (good.some(function (g) { return g.runs; })) { good = good.filter(function (g) { return g.runs; }); }
+    if ((input.kind === "size" || input.kind === "int") && isInt(current)) {
+      var below = good.filter(function (g) { return isInt(g.value) && g.value < current; })
+        .sort(function (a, b) { return a.value > b.value ? -1 : 1; })[0];
+      var above = good.filter(function (g) { return isInt(g.value) && g.value > current; })
+        .sort(function (a, b) { return a.value < b.value ? -1 : 1; })[0];
+      var left = good.filter(function (g) { return !isInt(g.value); });  // left out
+      return [below, above].filter(Boolean).concat(left);
+    }
+    if (input.kind === "size" || input.kind === "int") {
+      // Left empty: the default first, then the nearest whole number to it.
+      var d = isInt(fromJson(input.default)) ? fromJson(input.default) : 0n;
+      var away = function (g) { return !isInt(g.value) ? -1n : g.value > d ? g.value - d : d - g.value; };
+      return good.sort(function (a, b) { return away(a) < away(b) ? -1 : away(a) > away(b) ? 1 : 0; }).slice(0, 2);
+    }
+    if (good.length > 3) {
+      // A rule that names many values (every activation function): the default, then the first two others.
+      var usual = encode(input.kind, fromJson(input.default));
+      return good.filter(function (g) { return g.text === usual; })
+        .concat(good.filter(function (g) { return g.text !== usual; })).slice(0, 3);
+    }
+    return good;
   }
 
   // The changes typing ``text`` into ``key`` makes: with "keep I = 4 × H" on, H brings I along.
@@ -896,7 +1142,9 @@
       if (!link) { return; }
       event.preventDefault();
       if (link.hasAttribute("data-start")) { applyAddress(new URLSearchParams(link.getAttribute("data-start"))); return; }
-      apply(JSON.parse(link.getAttribute("data-fix")));
+      var fix = JSON.parse(link.getAttribute("data-fix"));
+      apply(fix.changes);
+      if (fix.extra) { state.extra = keyed(fix.extra); }
       update();
       document.getElementById("total").focus();
     });
@@ -1083,11 +1331,11 @@
         state.raw[input.key] = preset !== undefined && preset !== null && input.default === null
           ? encode(input.kind, fromJson(preset)) : defaultText(input);
       });
+      var extra = keyed({});
       Object.keys(values).forEach(function (key) {
-        var known = data.inputs.some(function (i) { return i.key === key; });
-        if (known) { state.raw[key] = values[key]; state.given[key] = true; }
-        else { state.addressProblems.push(t("not-counted", { key: key, title: entry.title })); }
+        if (inputOf(key)) { state.raw[key] = values[key]; state.given[key] = true; } else { extra[key] = values[key]; }
       });
+      state.extra = readAliases(extra);
       fillHeadAndModels();
       buildFields();
       update();
@@ -1097,28 +1345,32 @@
   }
 
   function applyAddress(params) {
-    var values = {};
+    var values = keyed({});
     params.forEach(function (v, k) { if (k !== "family" && k !== "head") { values[k] = v; } });
     return switchFamily(params.get("family") || root.getAttribute("data-first"), params.get("head"), values);
   }
 
-  // The query string of a config: family, head, and each input that was given or differs from its default.
-  function query(raw, given) {
+  // The query string of a config: family, head, each input that was given or differs from its default (one
+  // the family refuses null for, left empty, is left out), then the address's other keys as written.
+  function query(raw, given, extra) {
     var parts = ["family=" + encodeURIComponent(state.family), "head=" + encodeURIComponent(state.head)];
     state.data.inputs.forEach(function (input) {
       var text = raw[input.key];
+      if (nullRefused(input.key) && text.trim() === "") { return; }
       var parsed = parse(input, text);
       var canonical = parsed.error ? text : encode(input.kind, parsed.value);
       if (given[input.key] || canonical !== encode(input.kind, fromJson(input.default))) {
-        // As generator/analysis/calculator.query writes it: only "," and ":" are left as they are.
-        var encoded = encodeURIComponent(canonical).replace(/%2C/g, ",").replace(/%3A/g, ":");
-        parts.push(encodeURIComponent(input.key) + "=" + encoded);
+        parts.push(encodeURIComponent(input.key) + "=" + queryValue(canonical));
       }
     });
+    Object.keys(extra || {}).forEach(function (key) { parts.push(encodeURIComponent(key) + "=" + queryValue(extra[key])); });
     return parts.join("&");
   }
 
-  function address() { return "?" + query(state.raw, state.given); }
+  // As generator/analysis/calculator.query writes a value: only "," and ":" are left as they are.
+  function queryValue(text) { return encodeURIComponent(text).replace(/%2C/g, ",").replace(/%3A/g, ":"); }
+
+  function address() { return "?" + query(state.raw, state.given, state.extra); }
 
   // --- drawing the result -----------------------------------------------------------------------
 
@@ -1298,22 +1550,35 @@
 
   function renderProblems(result) {
     var list = result.problems.map(function (p) {
-      var text = p.key ? '<a href="#' + fieldId(p.key) + '">' + escapeHtml(p.text) + "</a>" : escapeHtml(p.text);
+      var text = p.key !== null && inputOf(p.key) ? '<a href="#' + fieldId(p.key) + '">' + escapeHtml(p.text) + "</a>" : escapeHtml(p.text);
       return "<li>" + text + "</li>";
     }).join("");
     var html = '<div class="calc-problems" role="alert"><p>' + h("refused") + "</p><ul>" + list + "</ul></div>";
     if (result.fixes.length) {
-      html += '<div class="calc-fixes"><p>' + h("fixes") + "</p><ul>" + result.fixes.map(function (fix) {
-        var input = inputOf(fix.key);
-        var key = "<code>" + escapeHtml(fix.key) + "</code>" + (input.symbol ? " (<var>" + escapeHtml(input.symbol) + "</var>)" : "");
-        var shown = isInt(fix.value) ? commas(fix.value) : fix.text;
-        var changes = Object.assign({}, state.raw, fix.changes), given = Object.assign({}, state.given);
-        Object.keys(fix.changes).forEach(function (k) { given[k] = true; });
-        return '<li><a href="?' + escapeHtml(query(changes, given)) + '" data-fix="' + escapeHtml(JSON.stringify(fix.changes)) + '">' +
-          h("fix", { key: key, value: "<code>" + escapeHtml(shown) + "</code>" }) + "</a></li>";
-      }).join("") + "</ul></div>";
+      html += '<div class="calc-fixes"><p>' + (result.partial ? h("fixes-each") : h("fixes")) + "</p><ul>" + result.fixes.map(function (fix) {
+        return "<li>" + fixLink(fix, fixLabel(fix)) + "</li>";
+      }).join("") + "</ul>";
+      if (result.together) { html += "<p>" + h("fix-all", { fixes: fixLink(result.together, result.together.label) }) + "</p>"; }
+      html += "</div>";
     }
     return html;
+  }
+
+  // A fix's words: "set hidden_size (H) to 768", or its own (a key renamed or left out).
+  function fixLabel(fix) {
+    if (fix.label) { return fix.label; }
+    var input = inputOf(fix.key);
+    var key = code(fix.key) + (input && input.symbol ? " (<var>" + escapeHtml(input.symbol) + "</var>)" : "");
+    return h("fix", { key: key, value: code(isInt(fix.value) ? commas(fix.value) : fix.text) });
+  }
+
+  // A fix as a link: the address it leads to, and the changes the script makes on a click.
+  function fixLink(fix, label) {
+    var changes = Object.assign({}, state.raw, fix.changes), given = Object.assign({}, state.given);
+    Object.keys(fix.changes).forEach(function (k) { given[k] = true; });
+    var data = JSON.stringify({ changes: fix.changes, extra: fix.extra });
+    return '<a href="?' + escapeHtml(query(changes, given, fix.extra || state.extra)) + '" data-fix="' + escapeHtml(data) + '">' +
+      label + "</a>";
   }
 
   function renderResult(result) {
@@ -1361,14 +1626,15 @@
     });
   }
 
-  function showAddressProblems() {
+  function showAddressProblems(result) {
     var notes = document.getElementById("calc-address-notes");
     if (!notes) {
       notes = el("div", { id: "calc-address-notes", class: "calc-notes", role: "status" });
       root.insertBefore(notes, root.firstChild);
     }
-    notes.innerHTML = state.addressProblems.length
-      ? "<p>" + h("from-address") + "</p><ul>" + state.addressProblems.map(function (p) { return "<li>" + escapeHtml(p) + "</li>"; }).join("") + "</ul>"
+    var all = state.addressProblems.concat(extraNotes(result.problems || []));
+    notes.innerHTML = all.length
+      ? "<p>" + h("from-address") + "</p><ul>" + all.map(function (p) { return "<li>" + escapeHtml(p) + "</li>"; }).join("") + "</ul>"
       : "";
   }
 
@@ -1383,7 +1649,7 @@
     renderResult(result);
     document.getElementById("calc-live-total").textContent = result.problems ? "—" : commas(result.total);
     showFieldErrors(result);
-    showAddressProblems();
+    showAddressProblems(result);
     var target = window.location.pathname + address() + window.location.hash;
     if (window.location.search !== address()) { window.history.replaceState(null, "", target); }
   }
