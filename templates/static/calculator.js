@@ -495,7 +495,29 @@
       state.addressProblems.push(t("alias-read", { key: key, target: target }));
       if (input) { state.raw[target] = text; state.given[target] = true; } else { kept[target] = text; }
     });
+    return readLabels(kept);
+  }
+
+  // id2label, where num_labels is not given, is how many labels there are (PretrainedConfig counts them, and
+  // count does): it is read as num_labels, with a note. One that disagrees with num_labels, or is no
+  // mapping, stays (extraProblems refuses it).
+  function readLabels(extra) {
+    var labels = labelCount(extra);
+    if (labels === null || state.given.num_labels) { return extra; }
+    state.raw.num_labels = labels.toString();
+    state.given.num_labels = true;
+    state.addressProblems.push(t("labels-read", { labels: labels }));
+    var kept = keyed(extra);
+    delete kept.id2label;
     return kept;
+  }
+
+  // How many labels the address's id2label names; null when it names none, or its value is no mapping.
+  function labelCount(extra) {
+    var text = own(extra, "id2label");
+    if (text === undefined || !inputOf("num_labels")) { return null; }
+    var labels = extraValue(text);
+    return matches(labels, "dict") ? BigInt(Object.keys(labels).length) : null;
   }
 
   // The problems of the address's other keys, as resolve_config finds them: an unknown key (with count's
@@ -512,11 +534,19 @@
         problem.near = window.atlasCloseMatch ? window.atlasCloseMatch(key, c.keys) : null;
         var suggestion = problem.near === null ? "" : t("did-you-mean", { key: problem.near });
         problem.text = t("unknown-key", { config_class: c.class, version: c.version, suggestion: suggestion });
+      } else if (key === "id2label" && inputOf("num_labels") && extraValue(text) !== null) {
+        var labels = labelCount(extra), given = canonical("num_labels", raw.num_labels);
+        if (labels !== null && given === labels.toString()) { return; }
+        if (labels === null) { problem.text = t("labels-expected", { found: JSON.stringify(text.trim()) }); }
+        else {
+          problem.key = "num_labels";  // count names num_labels, which the form can change
+          problem.text = t("labels-disagree", { num_labels: given, labels: labels });
+        }
       } else if (type !== undefined && !matches(extraValue(text), type)) {
         problem.text = t("type-expected", { type: typeText(type), found: JSON.stringify(text.trim()) });
         problem.gate = true;
       } else { return; }
-      problem.text = key + ": " + problem.text;
+      problem.text = problem.key + ": " + problem.text;
       problems.push(problem);
     });
     return problems;
@@ -526,7 +556,7 @@
   function extraNotes(problems) {
     var title = familyEntry(state.family).title;
     return Object.keys(state.extra).filter(function (key) {
-      return !problems.some(function (p) { return p.key === key; });
+      return !problems.some(function (p) { return p.id === "key:" + key; });
     }).map(function (key) { return t("not-counted", { key: key, title: title }); });
   }
 
@@ -942,18 +972,8 @@
   // the rules accept; a null the family refuses, left out) or an address key's (the near miss of an
   // unknown key, keeping its value, and the key left out).
   function problemFixes(p, found, budget, list) {
-    var input = inputOf(p.key), text = input ? state.raw[p.key] : state.extra[p.key];
-    if (!input) {
-      var offer = list(null, null), rest = keyed(state.extra);
-      delete rest[p.key];
-      if (p.near) {
-        var label = h("fix-rename", { key: code(p.key), target: code(p.near), value: code(text) });
-        if (inputOf(p.near)) { offer(p.near, null, text, follow(p.near, text, {}), rest, label); }
-        else { offer(p.near, null, text, {}, renamed(state.extra, p.key, p.near), label); }
-      }
-      offer(p.key, null, "", {}, rest, h("fix-remove", { key: code(p.key) }));
-      return;
-    }
+    if (p.id.indexOf("key:") === 0) { keyFixes(p, p.id.slice(4), list); return; }
+    var input = inputOf(p.key), text = state.raw[p.key];
     var digits = text.trim().replace(/[,_\s]/g, ""), typed = /^-?\d+$/.test(digits) ? BigInt(digits) : undefined;
     var valueOffer = list(input, typed);
     if (nullRefused(p.key) && parse(input, text).value === null) {
@@ -971,6 +991,21 @@
         { complete: alone, allowed: alone ? null : {}, budget: budget }));
     }
     values.forEach(function (v) { valueOffer(p.key, v, v.toString(), follow(p.key, v.toString(), {})); });
+  }
+
+  // The fixes of an address key's problem: the near miss of an unknown key, keeping its value; num_labels
+  // as id2label counts them; the key left out.
+  function keyFixes(p, key, list) {
+    var offer = list(null, null), rest = keyed(state.extra), text = state.extra[key];
+    delete rest[key];
+    if (p.near) {
+      var label = h("fix-rename", { key: code(key), target: code(p.near), value: code(text) });
+      if (inputOf(p.near)) { offer(p.near, null, text, follow(p.near, text, {}), rest, label); }
+      else { offer(p.near, null, text, {}, renamed(state.extra, key, p.near), label); }
+    }
+    var labels = key === "id2label" ? labelCount(state.extra) : null;
+    if (labels !== null) { offer("num_labels", labels, labels.toString(), { num_labels: labels.toString() }); }
+    offer(key, null, "", {}, rest, h("fix-remove", { key: code(key) }));
   }
 
   // The address's other keys with one renamed, in their order.

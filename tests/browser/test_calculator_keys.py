@@ -41,6 +41,9 @@ COUNTED = [
     "family=deberta-v2&head=base&embedding_size=",  # left empty: no key at all, as a field left empty
     "family=mobilebert&head=base&true_hidden_size=",
     "family=electra&head=base&summary_type=%22mean%22&use_cache=false",
+    # id2label, where num_labels is not given, is the number of labels (PretrainedConfig; count)
+    'family=roberta&head=sequence-classification&id2label={"0":"a","1":"b","2":"c"}',
+    'family=bert&head=sequence-classification&num_labels=3&id2label={"0":"a","1":"b","2":"c"}',
 ]
 REFUSED = [
     "family=bert&head=base&num_hiden_layers=2",  # the review's typo: counted with 12 layers before
@@ -65,6 +68,8 @@ REFUSED = [
     "family=bert&head=base&hidden_size=0",  # out of range
     "family=bert&head=base&hidden_dropout_prob=abc",  # the wrong type
     "family=bert&head=base&hidden_size=abc&num_hiden_layers=2",
+    'family=bert&head=sequence-classification&num_labels=2&id2label={"0":"a","1":"b","2":"c"}',
+    "family=albert&head=sequence-classification&id2label=5",
 ]
 
 

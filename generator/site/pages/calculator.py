@@ -102,7 +102,7 @@ SCRIPT_TEXTS = (
     *("in-each-copy", "subtotals", "component", "total", "closed-form", "in-symbols", "start-from", "origin"),
     *("check-legend", "check-label", "check-button"),
     *("alias-read", "alias-conflict", "unknown-key", "did-you-mean"),
-    *("fix-rename", "fix-remove", "fixes-each", "fix-all"),
+    *("labels-read", "labels-disagree", "labels-expected", "fix-rename", "fix-remove", "fixes-each", "fix-all"),
     *("training", "training-hint", "compute", "compute-hint", "compute-meaning", "meaning-batch", "meaning-seq"),
     *("structure-when-true", "structure-decides", "checked-meaning"),
     *(
