@@ -106,7 +106,8 @@ def test_the_index_counts_the_catalog_part_by_part(site: Path) -> None:
     )
     assert lede.endswith(
         "exactly as the code builds them: Hugging Face transformers for BERT's family, the 2018 "
-        "attention-is-all-you-need-pytorch code for the Transformer."
+        "attention-is-all-you-need-pytorch code for the Transformer. Every model transformers builds also gets a "
+        "training step's FLOPs and memory, checked against torch."
     )
 
 
@@ -133,5 +134,19 @@ def test_a_catalog_of_one_bert_model_is_counted_as_one(tmp_path: Path) -> None:
     assert main(["build", "--models", str(models), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]) == 0
     assert _lede((out / "index.html").read_text(encoding="utf-8")) == (
         "Exact parameter counts for 1 BERT-family model, derived step by step from the configuration and listed "
-        "tensor by tensor, exactly as Hugging Face transformers builds them."
+        "tensor by tensor, exactly as Hugging Face transformers builds them. Every model transformers builds also "
+        "gets a training step's FLOPs and memory, checked against torch."
     )
+
+
+def test_a_catalog_of_the_transformer_alone_promises_no_training_step(tmp_path: Path) -> None:
+    """No transformers class runs the 2017 Transformer, so its pages work out no step: the lede must not say they do."""
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copy(MODELS / "transformer-base.yaml", models)
+    out = tmp_path / "site"
+    assert main(["build", "--models", str(models), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]) == 0
+    lede = _lede((out / "index.html").read_text(encoding="utf-8"))
+    assert lede.startswith("Exact parameter counts for 1 configuration of the 2017 Transformer")
+    assert "training step" not in lede
+    assert 'id="c-forward"' not in (out / "models" / "transformer-base" / "index.html").read_text(encoding="utf-8")
