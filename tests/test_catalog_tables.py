@@ -126,12 +126,18 @@ def test_start_here_names_the_base_model_of_every_family_that_changed_bert(site:
     assert sorted(set(in_start)) == sorted(jumps)
 
 
-def test_a_catalog_of_one_bert_model_is_counted_as_one(tmp_path: Path) -> None:
+def _site_of_one(tmp_path: Path, card: str) -> Path:
+    """The site built from the catalog's one card ``card`` alone."""
     models = tmp_path / "models"
     models.mkdir()
-    shutil.copy(MODELS / "bert-base-uncased.yaml", models)
+    shutil.copy(MODELS / f"{card}.yaml", models)
     out = tmp_path / "site"
     assert main(["build", "--models", str(models), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]) == 0
+    return out
+
+
+def test_a_catalog_of_one_bert_model_is_counted_as_one(tmp_path: Path) -> None:
+    out = _site_of_one(tmp_path, "bert-base-uncased")
     assert _lede((out / "index.html").read_text(encoding="utf-8")) == (
         "Exact parameter counts for 1 BERT-family model, derived step by step from the configuration and listed "
         "tensor by tensor, exactly as Hugging Face transformers builds them. Every model transformers builds also "
@@ -141,11 +147,7 @@ def test_a_catalog_of_one_bert_model_is_counted_as_one(tmp_path: Path) -> None:
 
 def test_a_catalog_of_the_transformer_alone_promises_no_training_step(tmp_path: Path) -> None:
     """No transformers class runs the 2017 Transformer, so its pages work out no step: the lede must not say they do."""
-    models = tmp_path / "models"
-    models.mkdir()
-    shutil.copy(MODELS / "transformer-base.yaml", models)
-    out = tmp_path / "site"
-    assert main(["build", "--models", str(models), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]) == 0
+    out = _site_of_one(tmp_path, "transformer-base")
     lede = _lede((out / "index.html").read_text(encoding="utf-8"))
     assert lede.startswith("Exact parameter counts for 1 configuration of the 2017 Transformer")
     assert "training step" not in lede
