@@ -85,6 +85,18 @@
     });
   }
 
+  // A link to an answer (exercises/#answer-<id>) shows it. HTML's "ancestor details revealing algorithm" opens a
+  // closed <details> around a fragment's target, which Chromium does without script; this does it elsewhere.
+  function reveal() {
+    var target = location.hash && document.getElementById(location.hash.slice(1));  // the ids here are ASCII
+    var fold = target && target.parentElement.closest("details:not([open])");
+    if (!fold) { return; }
+    fold.open = true;
+    target.scrollIntoView();
+  }
+
   window.atlasCheck = { parse: parse, verdict: verdict };
-  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
+  function ready() { start(); reveal(); }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", ready); } else { ready(); }
+  window.addEventListener("hashchange", reveal);
 })();

@@ -439,3 +439,43 @@ def test_the_students_homework_on_a_phone(site_url: str, open_page: Any, output_
     config |= {"intermediate_size": 2048, "num_attention_heads": 8}
     assert total == str(count_parameters(dataclasses.replace(bert, config=config)).total)
     page.screenshot(path=output_dir / f"homework-{PHONE}.png", full_page=True)
+
+
+# --- a link to an answer ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("script", [False, True])
+def test_a_link_to_an_answer_shows_it(browser: Any, site_url: str, script: bool) -> None:
+    """A lecturer's link to exercises/#answer-<id> opens onto the answer, not onto "Show the answer…"."""
+    context = browser.new_context(viewport={"width": WIDE, "height": 800}, java_script_enabled=script)
+    try:
+        page = context.new_page()
+        page.goto(site_url + EXERCISES)
+        ids = [
+            a.removeprefix("#")
+            for a in page.locator("nav[aria-labelledby=exercise-list] a").evaluate_all(
+                "as => as.map(a => a.getAttribute('href'))"
+            )
+        ]
+        assert len(ids) == len(EXERCISE_CARDS)
+        for exercise in ids:
+            page.goto(f"{site_url}{EXERCISES}#answer-{exercise}")
+            verdict = page.locator(f"#answer-{exercise} .verdict")
+            assert verdict.is_visible(), exercise
+            assert re.search(r"\d{1,3}(,\d{3})+", verdict.inner_text())
+            in_view = "v => { const r = v.getBoundingClientRect(); return r.top >= -1 && r.bottom <= innerHeight; }"
+            assert verdict.evaluate(in_view), exercise
+    finally:
+        context.close()
+
+
+def test_the_script_opens_an_answer_where_the_browser_does_not(open_page: Any, site_url: str) -> None:
+    """check.js opens the fold around a fragment's target for browsers that leave it closed: a hash set without
+    navigating (which Chromium does not reveal) and the hashchange event stand in for them."""
+    page = open_page(WIDE)
+    page.goto(site_url + EXERCISES)
+    page.evaluate(
+        "() => { history.replaceState(null, '', '#answer-keras-bert'); dispatchEvent(new HashChangeEvent('hashchange')); }"
+    )
+    assert page.locator("#answer-keras-bert .verdict").is_visible()
+    assert page.locator("details.answer[open]").count() == 1
