@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import MODELS, ROOT, card_by_id
+from conftest import MODELS, ROOT, card_by_id, reference_for
 from generator.build.pipeline import build
 from generator.counting.derivation import derive
 from generator.counting.inventory import count_parameters
@@ -44,10 +44,13 @@ def test_base_url_is_used_only_for_absolute_addresses(hosted: Path, local: Path)
     assert f'<link rel="canonical" href="{BASE}models/bert-base-uncased/">' in page
     assert f'<meta property="og:url" content="{BASE}models/bert-base-uncased/">' in page
     assert '<link rel="stylesheet" href="../../static/style.css">' in page
-    # Apart from canonical, Open Graph and the citation, the hosted and local builds are the same.
+    # Apart from canonical, Open Graph, the citation and the addresses paper prints after the links inside the
+    # site, the hosted and local builds are the same.
     local_page = read(local, "models/bert-base-uncased/index.html")
     strip = re.compile(
-        r'<link rel="canonical"[^>]*>|<meta property="og:url"[^>]*>|<section aria-labelledby="cite".*?</section>', re.S
+        r'<link rel="canonical"[^>]*>|<meta property="og:url"[^>]*>|<section aria-labelledby="cite".*?</section>'
+        r'| data-address="[^"]*"',
+        re.S,
     )
 
     def normal(html: str) -> str:
@@ -92,14 +95,19 @@ def test_every_page_has_title_description_canonical_and_favicon(hosted: Path) ->
     assert (local / "static" / "favicon.svg").read_text(encoding="utf-8").startswith("<svg")
 
 
-def test_anchors_of_a_model_page_are_pinned(local: Path) -> None:
-    """Links from course materials point at these; changing them must be deliberate.
+@pytest.mark.parametrize(
+    ("page", "name"),
+    [("models/bert-base-uncased/index.html", "bert-base-uncased"), ("exercises/index.html", "exercises")],
+)
+def test_anchors_are_pinned(local: Path, page: str, name: str) -> None:
+    """Links from course materials point at these (a model's rows, a lecturer's #answer-<id>); changing them must
+    be deliberate.
 
     Regenerate after a deliberate change with: UPDATE_GOLDEN=1 make test
     """
-    html = read(local, "models/bert-base-uncased/index.html")
+    html = read(local, page)
     anchors = "\n".join(re.findall(r' id="([^"]+)"', html)) + "\n"
-    golden = GOLDEN / "bert-base-uncased.anchors"
+    golden = GOLDEN / f"{name}.anchors"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)
         golden.write_text(anchors, encoding="utf-8")
@@ -139,6 +147,23 @@ def test_citation(hosted: Path, tmp_path: Path) -> None:
     assert f"  url          = {{{BASE}models/bert-base-uncased/}},\n  year         = {{2025}}," in html
     assert "Version of 2025-11-21." in html  # the footer
     assert "Version of" not in read(hosted, "models/bert-base-uncased/index.html")  # no epoch, no date
+
+
+def test_a_citation_without_a_base_url_gives_no_address(local: Path) -> None:
+    """A build without --base-url does not know where the site will be: "models/bert-base-uncased/" is no address."""
+    cite = re.search(
+        r'<section aria-labelledby="cite".*?</section>', read(local, "models/bert-base-uncased/index.html"), re.S
+    )
+    assert cite is not None
+    total = f"{reference_for('bert-base-uncased')['total']:,}"
+    blocks = re.findall(r'<pre class="cite"><code>(.*?)</code></pre>', cite[0], re.S)
+    assert blocks == [
+        f'BERT Parameter Atlas. "BERT-Base, uncased: {total} parameters."',
+        "@misc{bert-atlas-bert-base-uncased,\n"
+        f"  title        = {{BERT-Base, uncased: {total} parameters}},\n"
+        "  howpublished = {BERT Parameter Atlas},\n"
+        "}",
+    ]
 
 
 def test_formulas_are_mathml_core_with_text_alternatives(local: Path) -> None:
