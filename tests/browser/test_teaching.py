@@ -453,7 +453,7 @@ def test_a_link_to_an_answer_shows_it(browser: Any, site_url: str, script: bool)
         page.goto(site_url + EXERCISES)
         ids = [
             a.removeprefix("#")
-            for a in page.locator("nav[aria-labelledby=exercise-list] a").evaluate_all(
+            for a in page.locator("nav[aria-labelledby=exercise-list] li a").evaluate_all(
                 "as => as.map(a => a.getAttribute('href'))"
             )
         ]
