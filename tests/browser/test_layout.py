@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -560,3 +561,26 @@ def test_the_engineers_fine_tuning_question_from_the_home_page_on_a_phone(open_p
     box = cell.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE, box
     assert box["y"] >= 0 and box["y"] + box["height"] <= 844, box
+
+
+def test_a_wrapped_formula_in_a_derivation_keeps_its_lines_apart(open_page: Any, site_url: str) -> None:
+    """The decoder layer's "× 6" formula, L(4HAK + … + 9H + I), wraps in its column at 1366 px: its lines of
+    terms must stand apart (at least 3 px between one line's letters and the next's), where they touched."""
+    page = open_page(1366)
+    page.goto(site_url + "models/transformer-base/index.html")
+    boxes = page.evaluate(
+        """() => {
+            const cell = document.querySelector("#d-decoder-layer ~ table tfoot tr:nth-child(2) td:nth-child(2)");
+            const items = [...cell.querySelectorAll("mi, mn")];  // letters and digits: one height a line
+            return items.map(e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; });
+        }"""
+    )
+    lines: dict[float, float] = {}
+    for top, bottom in boxes:  # the letters and digits of one line share their top within a pixel or two
+        key = next((t for t in lines if abs(t - top) < 3), top)
+        lines[key] = max(lines.get(key, bottom), bottom)
+    tops = sorted(lines)
+    assert len(tops) >= 3, "the formula is expected to wrap at this width"
+    for upper, lower in itertools.pairwise(tops):
+        gap = lower - lines[upper]
+        assert gap >= 3, f"a line ending at {lines[upper]:.1f} px touches the next, at {lower:.1f} px"
