@@ -271,11 +271,12 @@ known_problem_type = Rule(
 PROBLEM_TYPE_RULES = (single_label_needs_labels, known_problem_type)
 
 # BERT's rules, and those of ELECTRA's copy of its layer and embeddings, whose head check never fires.
-BERT_RULES = (*LAYER_RULES, padding_in_vocabulary, *PROBLEM_TYPE_RULES, *dropouts.BERT)
+_EMBEDDING_AND_CONFIG_RULES = (padding_in_vocabulary, *PROBLEM_TYPE_RULES, *dropouts.BERT)
+BERT_RULES = (*LAYER_RULES, *_EMBEDDING_AND_CONFIG_RULES)
 ELECTRA_RULES = (
     in_every_layer(heads_divide_hidden_unchecked),
-    *LAYER_RULES[1:],
-    *BERT_RULES[len(LAYER_RULES) :],
+    in_every_layer(cross_attention_needs_decoder),
+    *_EMBEDDING_AND_CONFIG_RULES,
 )
 
 # The heads of the families that have no pre-training class in transformers.
