@@ -52,14 +52,25 @@ def test_help_for_every_command(tmp_path: Path) -> None:
     assert "--id NAME" in imported.stdout and "--head HEAD" in imported.stdout and "--force" in imported.stdout
 
 
-def test_readme_documents_every_command() -> None:
+def test_docs_name_every_command_option_and_make_target() -> None:
+    """docs/cli.md has a section for every command and names each of its options; the README names
+    every command and every make target the Makefile declares."""
+    cli = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     subcommands = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
     assert set(subcommands) == {"build", "import", "serve", "count"}
-    for name in subcommands:
+    for name, parser in subcommands.items():
+        assert f"## python -m generator {name}\n" in cli, name
         assert f"python -m generator {name}" in readme, name
-    for target in ("site", "test", "serve", "check", "reference", "clean"):
-        assert f"make {target}" in readme, target
+        for action in parser._actions:
+            if action.help != argparse.SUPPRESS and not isinstance(action, argparse._HelpAction):
+                for option in action.option_strings or [action.metavar]:
+                    assert f"`{option}" in cli, (name, option)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    phony = next(line for line in makefile.splitlines() if line.startswith(".PHONY:")).split()[1:]
+    assert {"site", "test", "check", "serve", "reference", "clean"} <= set(phony)
+    for target in phony:
+        assert f"`make {target}`" in readme, target
 
 
 def test_build_from_another_directory_is_the_sessions_build(site: Path, tmp_path: Path) -> None:
