@@ -40,7 +40,7 @@ def _evaluate(terms: list[dict[str, int]], b: int, s: int) -> int:
 
 
 def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int) -> int:
-    """A memory figure as the README says to read it: the terms, plus the b = 1 terms when b is 1, less
+    """A memory figure as docs/site.md says to read it: the terms, plus the b = 1 terms when b is 1, less
     the s = 1 terms when s is 1."""
     single = _evaluate(compute[f"batch_one_{precision}"], b, s) if b == 1 else 0
     short = _evaluate(compute[f"seq_one_{precision}"], b, s) if s == 1 else 0

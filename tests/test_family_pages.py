@@ -166,7 +166,7 @@ def test_the_handout_works_bert_base_with_the_inventorys_numbers(site: Path) -> 
 
 
 def test_anchors_of_a_family_page_are_pinned(site: Path) -> None:
-    """Links from course materials point at these (README, Stable addresses); changing them must be deliberate.
+    """Links from course materials point at these (docs/site.md, "Stable addresses"); changing them must be deliberate.
 
     Regenerate after a deliberate change with: UPDATE_GOLDEN=1 make test
     """

@@ -4,7 +4,7 @@ The package reaches templates/ and content/ at the top of the repository through
 generator/site/templates and generator/site/texts; setuptools copies what the links hold into a
 wheel by the package-data patterns in pyproject.toml. A file those patterns miss would be in an
 editable install and missing from a wheel, so every file of both folders is checked against them.
-README ("Installing from a wheel") gives the whole check, wheel built and installed.
+docs/site.md ("Installing from a wheel") gives the whole check, wheel built and installed.
 """
 
 from __future__ import annotations

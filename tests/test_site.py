@@ -261,7 +261,7 @@ def test_on_this_page_links_every_section_of_every_model_page(site: Path) -> Non
 
 
 def test_every_section_heading_of_every_page_shows_its_permalink(site: Path) -> None:
-    """The README promises a `#` on every heading: a reader copies a section's link from it."""
+    """docs/site.md promises a `#` on every heading: a reader copies a section's link from it."""
     bare = []
     for path in sorted(site.rglob("*.html")):
         html = path.read_text(encoding="utf-8")
