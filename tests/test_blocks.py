@@ -242,3 +242,15 @@ def test_factorized_projection() -> None:
     assert (factorized.width(True), factorized.width(False)) == (Poly.symbol("E"), H)
     block = factorized.block("", projection)
     assert (block.key, block.kind) == ("embedding-projection", arch.Kind.EMBEDDINGS)
+
+
+def test_deberta_v1_fused_projection() -> None:
+    # DisentangledSelfAttention in modeling_deberta.py: its own q_bias and v_bias, then in_proj (no bias).
+    fused = relative.fused_query_key_value(width=A * D)
+    assert tensors((fused,)) == [
+        ("attention.self.q_bias", (16,)),
+        ("attention.self.v_bias", (16,)),
+        ("attention.self.in_proj.weight", (48, 16)),
+    ]
+    assert [p.flops.evaluate(VALUES) for p in fused.products] == [2 * 15 * 48 * 16]
+    assert keys(fused.saved) == ["layer input"]

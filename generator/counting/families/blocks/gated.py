@@ -11,6 +11,13 @@ Two layouts exist in transformers' encoders.
 
 What varies is a parameter: the paths, the widths, each bias, the activation's config key. A
 dropout on the product (GTE's ``mlp.dropout``) and the sub-layer's own dropouts are the family's.
+What each family sets:
+
+* ModernBERT: ``fused("mlp.Wi", "mlp.Wo", bias=mlp_bias)`` and ``fused_ops("mlp.act", "mlp.gate",
+  activation_key="hidden_activation")``.
+* NomicBERT, GTE, EuroBERT: ``split("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", biases=...)``
+  and ``split_ops("mlp.act_fn", "mlp", gate=..., up=...)``; the biases are (False, False, False),
+  (False, False, True) and mlp_bias for all three.
 """
 
 from __future__ import annotations

@@ -8,7 +8,15 @@ so ``layer`` takes the order; what a norm is (LayerNorm with or without its shif
 the family's ``norm``.
 
 A sub-layer's first projections read the norm's output: the family names that storage in their
-``saves`` (one storage, kept once, for a query, key and value that all read it).
+``saves`` (one storage, kept once, for a query, key and value that all read it). What each sets:
+
+* ModernBERT: ``NORMS_FIRST``, ``attn_norm`` and ``mlp_norm``, layer 0 apart (``first_apart``),
+  ``final_norm`` at ``final_norm``; its norm is LayerNorm with an optional shift (``norm_bias``).
+* XLM-RoBERTa-XL: ``NORMS_AFTER``, ``attention.self_attn_layer_norm`` and ``LayerNorm``, and
+  ``final_norm("encoder.", ...)`` at ``LayerNorm``.
+* ESM: ``NORMS_AFTER``, ``attention.LayerNorm`` and ``LayerNorm``, final ``emb_layer_norm_after``.
+* EuroBERT: ``NORMS_LAST``, ``input_layernorm`` and ``post_attention_layernorm``, final ``norm``;
+  its RMSNorm is not declared yet (a scale alone, and what it keeps must be measured).
 """
 
 from __future__ import annotations

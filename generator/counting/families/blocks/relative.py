@@ -12,7 +12,14 @@ transformers' encoders have two kinds.
   after its layers (``bucket_bias``), looks it up once a step and adds it to every layer's scores.
 
 A family puts the table in the block ``block`` makes, the projections in its layer, and the ops
-in its layer and in the relative block.
+in its layer and in the relative block. What each family sets:
+
+* DeBERTa-v2: ``table_rows(bucketed=..., clamped=...)``, ``table_norm``, ``pos_key_proj`` and
+  ``pos_query_proj`` with biases, and ``shared_projections`` from ``share_att_key``.
+* DeBERTa v1: ``table_rows(bucketed=False, ...)``, no norm, ``fused_query_key_value`` for its
+  ``in_proj``, and ``position_projections(key="attention.self.pos_proj", key_bias=False,
+  query="attention.self.pos_q_proj")``. Its layers project 2·min(s, R) rows, not the table's 2R.
+* MPNet: ``bucket_bias(B)`` in ``block("encoder.", ...)``, and BERT's attention in its layers.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from dataclasses import replace
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Condition
-from generator.counting.layouts import b, embedding, layer_norm, linear, s
+from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 
 P, B, R, H, A, L = (Poly.symbol(name) for name in "PBRHAL")
@@ -52,6 +59,27 @@ def table_norm(rows: Poly, width: Poly = H, *, read: bool, path: str = "LayerNor
     the table (get_rel_embedding), and the norm computes nothing."""
     norm = layer_norm(path, "relative-position-layernorm", width, rows=rows)
     return replace(norm, saved=norm.saved[1:] if read else ())
+
+
+def fused_query_key_value(path: str = "attention.self", n_in: Poly = H, width: Poly = H) -> arch.Module:
+    """DeBERTa v1's projections: ``q_bias`` and ``v_bias`` (the attention's own parameters, listed
+    first), then ``in_proj``, one Linear without a bias from ``n_in`` to 3·``width``.
+
+    It keeps the layer's input for its product; the bias additions keep nothing.
+    """
+    product = arch.Product("fused-query-key-value", TOKENS, 3 * width, n_in)
+    return arch.Module(
+        path,
+        "fused-query-key-value",
+        (
+            arch.Param("q_bias", (width,), "query-bias"),
+            arch.Param("v_bias", (width,), "value-bias"),
+            arch.Param("in_proj.weight", (3 * width, n_in), "weight"),
+        ),
+        part=arch.Part.ATTENTION,
+        products=(product,),
+        saved=(arch.Saved("layer input", (TOKENS, n_in)),),
+    )
 
 
 def position_projections(

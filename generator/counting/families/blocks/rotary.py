@@ -11,7 +11,14 @@ rotate_half(q)·sin keeps its table, which needs no gradient, and not q.
   ``torch.stack``): two storages per layer, not shared. RoFormer's table is a frozen
   nn.Embedding the encoder registers (``sinusoid_table``), so it is counted, and never trained.
 
-A family adds the tables to its attention op (``rotated``).
+A family adds the tables to its attention op (``rotated``). What each family sets:
+
+* ModernBERT: ``tables("global rotary")`` and ``tables("local rotary", when=...)``.
+* ESM, NomicBERT, GTE, EuroBERT: ``tables()``, once, and ``rotated(attention, tables())``.
+* RoFormer: ``sinusoid_table()`` in its encoder block, ``tables(shared=False)`` in its layer.
+  With ``rotary_value`` it rotates the value too, by the same two tables.
+
+Every family declares the compute symbol d (hidden_size / num_attention_heads) the tables use.
 """
 
 from __future__ import annotations
