@@ -17,6 +17,7 @@ from generator.counting import families
 from generator.counting.families.blocks import factorized, gated, prenorm, relative, rotary
 from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
+from generator.counting.switches import Switches
 
 # A small model: H = 16 hidden, A = 2 heads of d = 8, I = 24, E = 8, P = 32 positions, 2 layers.
 VALUES = {"H": 16, "A": 2, "d": 8, "I": 24, "E": 8, "P": 32, "R": 32, "B": 32, "L": 2, "b": 3, "s": 5}
@@ -51,13 +52,19 @@ def test_the_blocks_package_imports_and_declares_no_family() -> None:
 
 
 @pytest.mark.parametrize(
-    ("bucketed", "clamped", "rows"),
-    [(True, True, 2 * 32), (False, True, 2 * 32), (False, False, 2 * 32)],
+    ("on", "rows"),
+    [
+        ({"buckets": True}, "B"),  # the span is not read: it decides nothing then
+        ({"buckets": False, "max_relative": True}, "R"),
+        ({"buckets": False, "max_relative": False}, "P"),  # max_relative_positions < 1: the positions
+    ],
 )
-def test_table_rows_follow_buckets_then_span_then_positions(bucketed: bool, clamped: bool, rows: int) -> None:
-    symbol = "B" if bucketed else "R" if clamped else "P"
-    poly = relative.table_rows(bucketed=bucketed, clamped=clamped)
-    assert (poly.symbols(), poly.evaluate(VALUES)) == ({symbol}, rows)
+def test_table_rows_read_buckets_then_span(on: dict[str, bool], rows: str) -> None:
+    assert relative.table_rows(Switches(on)) == 2 * Poly.symbol(rows)
+
+
+def test_deberta_v1_table_rows_have_no_buckets() -> None:
+    assert relative.table_rows(Switches({"max_relative": True}), buckets=None) == 2 * Poly.symbol("R")
 
 
 def test_deberta_v1_position_projections() -> None:
@@ -76,7 +83,7 @@ def test_deberta_v1_position_projections() -> None:
 
 
 def test_disentangled_attention_projects_what_it_reads() -> None:
-    rows = relative.table_rows(bucketed=False, clamped=True)
+    rows = 2 * Poly.symbol("R")
     dropout = families.common.HIDDEN_DROPOUT
     c2p = relative.disentangled_attention("a", rows, H, c2p=True, p2c=False, shared_projections=False, dropout=dropout)
     assert [p.what for p in c2p.products] == ["position-key-projection", "c2p-scores"]
@@ -95,7 +102,7 @@ def test_disentangled_attention_projects_what_it_reads() -> None:
 
 
 def test_relative_table_and_its_norm() -> None:
-    rows = relative.table_rows(bucketed=True, clamped=True)
+    rows = 2 * Poly.symbol("B")
     table = relative.table(rows)
     assert tensors((table,)) == [("rel_embeddings.weight", (64, 16))]
     assert table.saved == ()  # read whole: no ids kept
@@ -218,7 +225,10 @@ def test_prenorm_layer_order(order: tuple[str, str, str, str], attention_norm: s
 @pytest.mark.parametrize("later", [False, True])
 def test_first_layer_apart(later: bool) -> None:
     blocks = prenorm.first_apart(
-        "model.layers.{0}.", lambda normed: (_norm("attn_norm", "attention-norm"),) if normed else (), (), later=later
+        "model.layers.{0}.",
+        lambda normed: (_norm("attn_norm", "attention-norm"),) if normed else (),
+        (),
+        later=lambda: later,
     )
     assert [(b.key, b.prefix, len(b.modules)) for b in blocks] == [("layer-0", "model.layers.0.", 0)] + (
         [("layer", "model.layers.{0}.", 1)] if later else []

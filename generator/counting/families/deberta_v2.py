@@ -138,7 +138,7 @@ def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ..
     """What DebertaV2Encoder registers after its layers: relative positions, then the convolution."""
     blocks: tuple[arch.Block, ...] = ()
     table: tuple[arch.Module, ...] = ()
-    rows = relative.table_rows(bucketed=on["buckets"], clamped=on["max_relative"])
+    rows = relative.table_rows(on)
     if on["relative"]:
         table += (relative.table(rows),)
     if on["relative_norm"]:
@@ -157,9 +157,9 @@ def _relative_attention(on: Mapping[str, bool], rows: Poly) -> arch.Op:
         "attention.self",
         rows,
         _projection_width(on),
+        shared_projections=on["shared_keys"],
         c2p=on["c2p"],
         p2c=on["p2c"],
-        shared_projections=on["shared_keys"],
         dropout=common.HIDDEN_DROPOUT,
     )
 

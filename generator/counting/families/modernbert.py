@@ -112,7 +112,7 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
     )
     # Layer 0 has no attention norm: the embedding norm already normalizes its input.
     modules = functools.partial(_layer_modules, on)
-    layers = prenorm.first_apart(f"{prefix}layers.{{0}}.", modules, _layer_ops(), later=on["later_layers"])
+    layers = prenorm.first_apart(f"{prefix}layers.{{0}}.", modules, _layer_ops(), later=lambda: on["later_layers"])
     return (embeddings, *layers, prenorm.final_norm(prefix, _norm(on, "final_norm", "final-norm")))
 
 

@@ -57,16 +57,21 @@ def layer(
 
 
 def first_apart(
-    path: str, modules: Callable[[bool], tuple[arch.Module, ...]], layer_ops: tuple[arch.Op, ...], *, later: bool
+    path: str,
+    modules: Callable[[bool], tuple[arch.Module, ...]],
+    layer_ops: tuple[arch.Op, ...],
+    *,
+    later: Callable[[], bool],
 ) -> tuple[arch.Block, ...]:
-    """Layer 0 without its attention norm, then layers 1 to L − 1 with it (``later``: L > 1).
+    """Layer 0 without its attention norm, then layers 1 to L − 1 with it, when ``later()`` (L > 1).
 
     ModernBERT's layer 0 holds an nn.Identity where the others hold ``attn_norm``: the embedding
     norm already normalizes its input. ``path`` holds "{0}" for the index; ``modules(normed)``
-    builds a layer's modules with or without that norm.
+    builds a layer's modules with or without that norm. ``later`` is asked after layer 0 is built,
+    so that a builder reads its switches in the order it always has (the calculator's paths).
     """
     first = arch.Block("layer-0", arch.Kind.ENCODER, path.format(0), modules(False), ops=layer_ops)
-    if not later:
+    if not later():
         return (first,)
     rest = arch.Block("layer", arch.Kind.ENCODER, path, modules(True), repeat=("L",), start=1, ops=layer_ops)
     return (first, rest)

@@ -14,9 +14,9 @@ transformers' encoders have two kinds.
 A family puts the table in the block ``block`` makes, the projections in its layer, and the ops
 in its layer and in the relative block. What each family sets:
 
-* DeBERTa-v2: ``table_rows(bucketed=..., clamped=...)``, ``table_norm``, ``pos_key_proj`` and
+* DeBERTa-v2: ``table_rows(on)``, ``table_norm``, ``pos_key_proj`` and
   ``pos_query_proj`` with biases, and ``shared_projections`` from ``share_att_key``.
-* DeBERTa v1: ``table_rows(bucketed=False, ...)``, no norm, ``fused_query_key_value`` for its
+* DeBERTa v1: ``table_rows(on, buckets=None)``, no norm, ``fused_query_key_value`` for its
   ``in_proj``, and ``position_projections(key="attention.self.pos_proj", key_bias=False,
   query="attention.self.pos_q_proj")``. Its layers project 2·min(s, R) rows, not the table's 2R.
 * MPNet: ``bucket_bias(B)`` in ``block("encoder.", ...)``, and BERT's attention in its layers.
@@ -24,6 +24,7 @@ in its layer and in the relative block. What each family sets:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from generator.counting import architecture as arch
@@ -35,15 +36,17 @@ from generator.counting.poly import Poly
 P, B, R, H, A, L = (Poly.symbol(name) for name in "PBRHAL")
 
 
-def table_rows(*, bucketed: bool, clamped: bool) -> Poly:
+def table_rows(on: Mapping[str, bool], *, buckets: str | None = "buckets", clamped: str = "max_relative") -> Poly:
     """Rows of DeBERTa's table: two per bucket, else two per relative position (R), else 2P.
 
-    ``bucketed``: position_buckets is above 0 (v2 only). ``clamped``: max_relative_positions is
-    1 or more; below that, transformers falls back on max_position_embeddings.
+    ``buckets`` names the switch on when position_buckets is above 0 (None for v1, which has no
+    buckets); ``clamped`` the one on when max_relative_positions is 1 or more (below that,
+    transformers falls back on max_position_embeddings). Each is read only when it decides, so the
+    calculator tells apart only the configs that differ.
     """
-    if bucketed:
+    if buckets is not None and on[buckets]:
         return 2 * B
-    if clamped:
+    if on[clamped]:
         return 2 * R
     return 2 * P
 
