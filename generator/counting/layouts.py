@@ -67,8 +67,10 @@ def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | tuple[S
     return (Saved(saves or f"{path} input", shape),)
 
 
-def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "") -> Module:
+def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "", bias: bool = True) -> Module:
     """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned).
+
+    ``bias`` false: nn.LayerNorm(bias=False), the scale alone; it keeps the same either way.
 
     Its backward needs the input and, per row, the mean and the reciprocal standard deviation,
     which the meta kernel of native_layer_norm keeps in fp32 whatever the model's precision, as CUDA's
@@ -77,7 +79,9 @@ def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: st
     return Module(
         path,
         key,
-        (Param("weight", (dim,), "scale"), Param("bias", (dim,), "shift")),
+        (Param("weight", (dim,), "scale"), Param("bias", (dim,), "shift"))
+        if bias
+        else (Param("weight", (dim,), "scale"),),
         part=Part.NORMS,
         saved=(
             Saved(saves or f"{path} input", (rows, dim)),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -37,13 +38,7 @@ def _embeddings(prefix: str) -> tuple[arch.Block, ...]:
     tables = common.bert_embeddings(prefix, E)
     # AlbertTransformer registers the projection before its layer groups; it always exists,
     # even when E equals H.
-    projection = arch.Block(
-        "embedding-projection",
-        arch.Kind.EMBEDDINGS,
-        f"{prefix}encoder.",
-        (linear("embedding_hidden_mapping_in", "e-to-h-projection", E, H, part=arch.Part.EMBEDDINGS),),
-    )
-    return tables, projection
+    return tables, factorized.block(f"{prefix}encoder.", factorized.projection("embedding_hidden_mapping_in"))
 
 
 def _shared_layer(prefix: str) -> arch.Block:

@@ -24,7 +24,6 @@ from generator.counting import ops
 from generator.counting.conditions import (
     contains,
     div,
-    eq,
     ge,
     given,
     gt,
@@ -38,12 +37,13 @@ from generator.counting.conditions import (
     truthy,
 )
 from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families.blocks import factorized, relative
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
+from generator.counting.layouts import TOKENS, b, layer_norm, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch, per_setting_read
 
-V, P, T, E, B, R, H, I, D, K, Q, W, A, C, L = (Poly.symbol(name) for name in "VPTEBRHIDKQWACL")
+H, D, K, Q, W, A = (Poly.symbol(name) for name in "HDKQWA")
 
 SYMBOLS = symbols(
     "VP",
@@ -86,35 +86,21 @@ EXTRA_CONFIG: Mapping[str, Any] = {
 BACKBONE = "deberta."  # the attribute every head class stores the encoder under
 
 
-def _embedding_width(on: Mapping[str, bool]) -> Poly:
-    """E when embedding_size is given and differs from the hidden size, else H."""
-    return E if on["projected"] else H
-
-
 def _projection_width(on: Mapping[str, bool]) -> Poly:
     """What query, key and value project to: A·D when attention_head_size changes it, else H."""
     return A * D if on["wide_heads"] else H
 
 
-def _relative_rows(on: Mapping[str, bool]) -> Poly:
-    """Rows of rel_embeddings: two per bucket, else two per relative position."""
-    if on["buckets"]:
-        return 2 * B
-    if on["max_relative"]:
-        return 2 * R
-    return 2 * P  # max_relative_positions < 1 falls back on max_position_embeddings
-
-
 @per_setting_read
 def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
-    width = _embedding_width(on)
+    width = factorized.width(on["projected"])  # E when embedding_size is given and differs from H
     modules: tuple[arch.Module, ...] = (common.token_table(width),)
     if on["position_table"]:
         modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
         modules += (common.segment_table(width, arch.Saved("token types", (b, s), arch.Dtype.INT64)),)
     if on["projected"]:
-        modules += (linear("embed_proj", "embedding-projection-e-h", E, H, bias=False, part=arch.Part.EMBEDDINGS),)
+        modules += (factorized.projection("embed_proj", "embedding-projection-e-h", bias=False),)
     block = common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
     # DebertaV2Embeddings multiplies by the attention mask (ones here), cast to the model's type, and keeps it.
     mask = arch.Op("mask", "embedding-mask", saved=(arch.Saved("embedding mask", (b, s)),))
@@ -127,15 +113,12 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     split = None if on["wide_heads"] else "A"  # the page's "H/A per head" aside only holds then
     projections = ("attention.self.query_proj", "attention.self.key_proj", "attention.self.value_proj")
     modules = common.query_key_value(projections, H, width, heads=split)
-    # The position projections read the relative table, not the tokens: their work is the relative
-    # block's (_relative_attention), so they compute nothing here.
     if on["relative"] and not on["shared_keys"]:
-        if on["c2p"]:
-            key = linear("attention.self.pos_key_proj", "position-key-c2p", H, width, part=arch.Part.ATTENTION)
-            modules += (ops.idle(key),)
-        if on["p2c"]:
-            query = linear("attention.self.pos_query_proj", "position-query-p2c", H, width, part=arch.Part.ATTENTION)
-            modules += (ops.idle(query),)
+        modules += relative.position_projections(
+            width,
+            key="attention.self.pos_key_proj" if on["c2p"] else None,
+            query="attention.self.pos_query_proj" if on["p2c"] else None,
+        )
     modules += (
         common.attention_output("attention.output.dense"),
         layer_norm("attention.output.LayerNorm", "attention-layernorm", H),
@@ -146,37 +129,39 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
 
 
 def _layer_ops(width: Poly) -> tuple[arch.Op, ...]:
-    """BERT's, with DeBERTa's attention: the key divided by a scale tensor (kept, a scalar), the
-    attention mask kept by masked_fill (each layer makes its own (b, 1, s, s) bool copy, ~mask)."""
-    bert = common.bert_layer_ops()
-    attention = replace(ops.attention("attention.self", width, A, "attention_probs_dropout_prob"), key="attention")
-    extra = (arch.Saved("content scale", ()), arch.Saved("attention mask", (b, s, s), arch.Dtype.BOOL))
-    return (replace(attention, saved=(*attention.saved, *extra)), *bert[1:])
+    """BERT's, with DeBERTa's content attention for BERT's attention."""
+    return (relative.content_attention("attention.self", width), *common.bert_layer_ops()[1:])
 
 
 @per_setting_read
 def _encoder_extras(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ...]:
     """What DebertaV2Encoder registers after its layers: relative positions, then the convolution."""
     blocks: tuple[arch.Block, ...] = ()
-    relative: tuple[arch.Module, ...] = ()
-    rows = _relative_rows(on)
+    table: tuple[arch.Module, ...] = ()
+    rows = relative.table_rows(on)
     if on["relative"]:
-        relative += (
-            embedding(
-                "rel_embeddings", "relative-position-embeddings", rows, H, part=arch.Part.ATTENTION, ids=None
-            ),  # read whole, not looked up
-        )
+        table += (relative.table(rows),)
     if on["relative_norm"]:
-        # Its input is the table itself, a parameter: it keeps only its statistics, one per row.
-        norm = layer_norm("LayerNorm", "relative-position-layernorm", H, rows=rows)
-        # Without relative attention the table is never read, nor normalized (get_rel_embedding).
-        relative += (replace(norm, saved=norm.saved[1:]) if on["relative"] else ops.idle(norm),)
-    if relative:
+        table += (relative.table_norm(rows, read=on["relative"]),)
+    if table:
         relative_ops = (_relative_attention(on, rows),) if on["relative"] else ()
-        blocks += (arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", relative, ops=relative_ops),)
+        blocks += (relative.block(f"{prefix}encoder.", table, relative_ops),)
     if on["conv"]:
         blocks += (_convolution(on, prefix),)
     return blocks
+
+
+def _relative_attention(on: Mapping[str, bool], rows: Poly) -> arch.Op:
+    """Every layer's c2p and p2c scores, from its position projections or, shared, its query and key's."""
+    return relative.disentangled_attention(
+        "attention.self",
+        rows,
+        _projection_width(on),
+        shared_projections=on["shared_keys"],
+        c2p=on["c2p"],
+        p2c=on["p2c"],
+        dropout=common.HIDDEN_DROPOUT,
+    )
 
 
 def _convolution(on: Mapping[str, bool], prefix: str) -> arch.Block:
@@ -217,41 +202,6 @@ def _convolution(on: Mapping[str, bool], prefix: str) -> arch.Block:
     return arch.Block("conv", arch.Kind.ENCODER, f"{prefix}encoder.conv.", modules, ops=steps)
 
 
-def _relative_attention(on: Mapping[str, bool], rows: Poly) -> arch.Op:
-    """The disentangled attention of every layer (L times): the relative table projected by the
-    layer's query and key projections (or its own position projections), and the content-to-position
-    and position-to-content scores, gathered at the clamped relative positions.
-
-    The projections of the r = 2·span table do not depend on b or s; each layer drops the table out
-    first (hidden_dropout_prob) and keeps its copy, or, without dropout, reads the one normalized table.
-    """
-    width = _projection_width(on)
-    dropout = common.HIDDEN_DROPOUT
-    table = (
-        arch.Saved("relative table dropout mask", (rows, H), when=dropout),
-        arch.Saved("dropped relative table", (rows, H), when=dropout),
-        arch.Saved("relative table", (rows, H), shared=True, when=~dropout),
-    )
-    projected = (
-        ("query", "key") if on["shared_keys"] else (("key",) if on["c2p"] else ()) + (("query",) if on["p2c"] else ())
-    )
-    products = [arch.Product(f"position-{name}-projection", rows, width, H) for name in projected]
-    saved = list(table)
-    for kind, present in (("c2p", on["c2p"]), ("p2c", on["p2c"])):
-        if not present:
-            continue
-        products.append(arch.Product(f"{kind}-scores", b * s, rows, width))
-        saved += [
-            arch.Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
-            arch.Saved(f"{kind} index", (s, s), arch.Dtype.INT64),
-            arch.Saved(f"{kind} scores", (b, A, s, rows)),  # gather keeps its input
-            arch.Saved(f"{kind} scale", ()),
-        ]
-    if on["p2c"]:
-        saved.append(arch.Saved("key layer", (b, s, width)))  # p2c multiplies the key itself, not key / scale
-    return arch.Op("attention.self", "disentangled-attention", tuple(products), tuple(saved), repeat=L)
-
-
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_encoder_extras(on, prefix))
 
@@ -259,66 +209,14 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
 @per_setting_read
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     if on["legacy"]:
-        width = _embedding_width(on)
+        width = factorized.width(on["projected"])
         return heads.bert_mlm_head(on, BACKBONE, width, width)
-    # DebertaV2LMPredictionHead: multiplies by the word embeddings in forward, registers no decoder.
-    decoder = arch.Op(
-        "decoder",
-        "decoder-tied",
-        (arch.Product("decoder-tied", TOKENS, V, H),),
-        (arch.Saved("decoder input", (TOKENS, H)),),
-    )
-    head_ops = (*heads.mlm_ops("transform_act_fn"), decoder)
-    return heads.mlm_head("lm_predictions.lm_head.", heads.mlm_transform("dense", "LayerNorm"), head_ops)
+    return heads.deberta_mlm_head()
 
 
 @per_setting_read
 def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
-    """ContextPooler, then the classifier on what it pools."""
-    pooler_width = W if on["wide_pooler"] else H
-    acts = ops.probability("pooler_dropout")
-    dense_input = ops.either(acts, arch.Saved("dropped", (b, pooler_width)), common.ENCODER_OUTPUT)
-    activated = arch.Saved("pooled output", (b, pooler_width), shared=True)
-    activation = arch.Op(
-        "activation",
-        "pooler-activation",
-        saved=(arch.Saved("pooler hidden", (b, pooler_width)), activated),
-        activation="pooler_hidden_act",
-    )
-    pooler = arch.Block(
-        "pooler",
-        arch.Kind.POOLER,
-        "pooler.",
-        (linear("dense", "pooler-dense", pooler_width, pooler_width, rows=b, saves=dense_input),),
-        ops=(ops.dropout("dropout", "pooler-dropout", (b, pooler_width), acts), activation),
-    )
-    # The classifier's dropout is cls_dropout, else the hidden dropout (DebertaV2ForSequenceClassification).
-    return (pooler, heads.classifier_head(heads.classifier_dropout("cls_dropout"), activated, _class_loss()))
-
-
-def _class_loss() -> tuple[arch.Op, ...]:
-    """DebertaV2ForSequenceClassification's loss: its own without a problem_type, else transformers' usual one.
-
-    Its own, with several labels, gathers the rows whose label is 0 or more (``(labels >= 0).nonzero()``,
-    every row here) and keeps the row indices and the logits for that gather; the cross-entropy on
-    the gathered logits cast to fp32 keeps its fp32 log-probabilities, the gathered labels and an fp32
-    total weight. With one label it casts the logits to the labels' type (fp32) and the mean squared
-    error keeps both. With a problem_type (a fine-tuned config.json often names one) it is BERT's
-    (``heads.class_loss``).
-    """
-    own = is_null("problem_type")
-    labels = arch.Saved("gathered labels", (b,), arch.Dtype.INT64)
-    gathered = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
-    gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
-    cast = (arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32))
-    entropy, squared, binary = heads.class_loss()  # binary: a named problem_type only, never its own
-    own_entropy = ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own)
-    own_squared = ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own)
-    return (
-        replace(entropy, saved=(*own_entropy.saved, *ops.only(entropy, ~own).saved)),
-        replace(squared, saved=(*own_squared.saved, *ops.only(squared, ~own).saved)),
-        binary,
-    )
+    return heads.context_pooler_heads(W if on["wide_pooler"] else H)
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:

@@ -16,6 +16,7 @@ from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import ne
 from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
@@ -33,14 +34,7 @@ SYMBOLS = symbols(
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     blocks: tuple[arch.Block, ...] = (common.bert_embeddings(prefix, E),)
     if on["projected"]:
-        blocks += (
-            arch.Block(
-                "embedding-projection",
-                arch.Kind.EMBEDDINGS,
-                prefix,
-                (linear("embeddings_project", "e-to-h-projection", E, H, part=arch.Part.EMBEDDINGS),),
-            ),
-        )
+        blocks += (factorized.block(prefix, factorized.projection("embeddings_project")),)
     return (*blocks, common.bert_encoder_layer(on, prefix))
 
 

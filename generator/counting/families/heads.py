@@ -3,7 +3,8 @@ prediction, and the losses they end in.
 
 BERT's heads (``cls.predictions``, ``cls.seq_relationship``, the pooled classifier) are copied by
 most families under their own names; ELECTRA's and RoBERTa's classifier on token 0 is another
-shape, shared by those two. The backbones' pieces are in common.py. This module declares no family.
+shape, shared by those two; DeBERTa v1 and v2 share a pooler of their own, and its loss. The
+backbones' pieces are in common.py. This module declares no family.
 """
 
 from __future__ import annotations
@@ -199,3 +200,66 @@ def dense_classifier(function: str) -> arch.Block:
         *class_loss(),
     )
     return arch.Block("classifier", arch.Kind.HEAD, "classifier.", modules, ops=classifier_ops)
+
+
+def deberta_mlm_head() -> arch.Block:
+    """DebertaLMPredictionHead (v1 and v2 without ``legacy``): a transform, then a product by the word
+    embeddings in forward. It registers no decoder, so the product is an op."""
+    decoder = arch.Op(
+        "decoder",
+        "decoder-tied",
+        (arch.Product("decoder-tied", TOKENS, V, H),),
+        (arch.Saved("decoder input", (TOKENS, H)),),
+    )
+    head_ops = (*mlm_ops("transform_act_fn"), decoder)
+    return mlm_head("lm_predictions.lm_head.", mlm_transform("dense", "LayerNorm"), head_ops)
+
+
+def context_pooler_heads(width: Poly) -> tuple[arch.Block, ...]:
+    """DeBERTa's ContextPooler (v1 and v2), ``width`` wide both ways, then the classifier on what it pools.
+
+    The pooler drops out token 0 (pooler_dropout), then dense, then pooler_hidden_act. The classifier
+    drops out with cls_dropout when it is given, else with the hidden dropout.
+    """
+    acts = ops.probability("pooler_dropout")
+    dense_input = ops.either(acts, arch.Saved("dropped", (b, width)), ENCODER_OUTPUT)
+    activated = arch.Saved("pooled output", (b, width), shared=True)
+    activation = arch.Op(
+        "activation",
+        "pooler-activation",
+        saved=(arch.Saved("pooler hidden", (b, width)), activated),
+        activation="pooler_hidden_act",
+    )
+    pooler = arch.Block(
+        "pooler",
+        arch.Kind.POOLER,
+        "pooler.",
+        (linear("dense", "pooler-dense", width, width, rows=b, saves=dense_input),),
+        ops=(ops.dropout("dropout", "pooler-dropout", (b, width), acts), activation),
+    )
+    return (pooler, classifier_head(classifier_dropout("cls_dropout"), activated, _context_pooler_loss()))
+
+
+def _context_pooler_loss() -> tuple[arch.Op, ...]:
+    """DeBERTa's classification loss: its own without a problem_type, else transformers' usual one.
+
+    Its own, with several labels, gathers the rows whose label is 0 or more (``(labels >= 0).nonzero()``,
+    every row here) and keeps the row indices and the logits for that gather; the cross-entropy on
+    the gathered logits cast to fp32 keeps its fp32 log-probabilities, the gathered labels and an fp32
+    total weight. With one label it casts the logits to the labels' type (fp32) and the mean squared
+    error keeps both. With a problem_type (a fine-tuned config.json often names one) it is BERT's
+    (``class_loss``).
+    """
+    own = is_null("problem_type")
+    labels = arch.Saved("gathered labels", (b,), arch.Dtype.INT64)
+    gathered = ops.cross_entropy("loss", "classification-loss", b, C, labels, dtype=arch.Dtype.FLOAT32)
+    gather = (arch.Saved("label rows", (b,), arch.Dtype.INT64), arch.Saved("logits", (b, C)))
+    cast = (arch.Saved("loss input", (b,), arch.Dtype.FLOAT32), arch.Saved("loss labels", (b,), arch.Dtype.FLOAT32))
+    entropy, squared, binary = class_loss()  # binary: a named problem_type only, never its own
+    own_entropy = ops.only(replace(gathered, saved=(*gather, *gathered.saved)), ne("num_labels", 1) & own)
+    own_squared = ops.only(replace(squared, saved=cast), eq("num_labels", 1) & own)
+    return (
+        replace(entropy, saved=(*own_entropy.saved, *ops.only(entropy, ~own).saved)),
+        replace(squared, saved=(*own_squared.saved, *ops.only(squared, ~own).saved)),
+        binary,
+    )

@@ -22,6 +22,7 @@ from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Key, const, eq, given, gt, head_is, mod, ne, truthy
 from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -81,7 +82,7 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     key = "trigram-projection" if on["trigram"] else "embedding-projection"
     tables = (common.token_table(E), common.position_table(H), common.segment_table(H, TOKEN_TYPES))
     # Applied only with the trigram input or when E differs from H (MobileBertEmbeddings.forward).
-    projection = ops.gated(linear("embedding_transformation", key, n_in, H, part=arch.Part.EMBEDDINGS), TRANSFORMED)
+    projection = ops.gated(factorized.projection("embedding_transformation", key, n_in=n_in), TRANSFORMED)
     return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
 
 

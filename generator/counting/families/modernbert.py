@@ -21,6 +21,7 @@ from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import const, div, eq, gt, ne, truthy
 from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families.blocks import gated, prenorm, rotary
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -48,27 +49,14 @@ BACKBONE = "model."  # the attribute every head class stores the encoder under
 
 
 def _norm(on: Mapping[str, bool], path: str, key: str, *, rows: Poly = TOKENS, saves: str = "") -> arch.Module:
-    """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias.
-
-    With or without its shift it keeps the same: its input and two statistics per row.
-    """
-    params: tuple[arch.Param | arch.Tie, ...] = (arch.Param("weight", (H,), "scale"),)
-    if on["norm_bias"]:
-        params += (arch.Param("bias", (H,), "shift"),)
-    saved = layer_norm(path, key, H, rows=rows, saves=saves).saved
-    return arch.Module(path, key, params, part=arch.Part.NORMS, saved=saved)
+    """nn.LayerNorm(H, bias=norm_bias): the scale γ always, the shift β only with norm_bias."""
+    return layer_norm(path, key, H, rows=rows, saves=saves, bias=on["norm_bias"])
 
 
-# Rotary embeddings: every layer multiplies its query and key by a cos and a sin table of (s, d),
-# d = H / A, made once per step for the global layers and once for the local (sliding-window)
-# ones, and kept by every layer of that kind: one storage each for the model.
-D = Poly.symbol("d")
-ROTARY_GLOBAL = (
-    arch.Saved("global rotary cos", (s, D), shared=True),
-    arch.Saved("global rotary sin", (s, D), shared=True),
-)
+# Rotary tables made once a step for the global layers, and once for the local (sliding-window) ones.
 LOCAL_LAYERS = gt("num_hidden_layers", 1) & ne("global_attn_every_n_layers", 1)
-ROTARY_LOCAL = tuple(arch.Saved(f"local rotary {f}", (s, D), shared=True, when=LOCAL_LAYERS) for f in ("cos", "sin"))
+ROTARY_GLOBAL = rotary.tables("global rotary")
+ROTARY_LOCAL = rotary.tables("local rotary", when=LOCAL_LAYERS)
 
 
 def _layer_ops() -> tuple[arch.Op, ...]:
@@ -83,27 +71,17 @@ def _layer_ops() -> tuple[arch.Op, ...]:
         arch.Saved("rest of Wqkv output", (b, s, 2 * H), when=one_head),
     )
     attention = ops.attention("attn", H, A, "attention_dropout", float_softmax=True)
-    wide = (b, s, 2 * I)
-    act = arch.Saved("activated", (b, s, I))
     return (
-        replace(attention, saved=(*attention.saved, *rest, *ROTARY_GLOBAL, *ROTARY_LOCAL)),
-        arch.Op(
-            "mlp.act",
-            "feed-forward-activation",
-            saved=(arch.Saved("Wi output", wide), act),
-            activation="hidden_activation",
-        ),
-        arch.Op("mlp.gate", "gate", saved=(act, arch.Saved("Wi output", wide))),
+        rotary.rotated(replace(attention, saved=(*attention.saved, *rest)), ROTARY_GLOBAL, ROTARY_LOCAL),
+        *gated.fused_ops("mlp.act", "mlp.gate", activation_key="hidden_activation"),
         ops.dropout("attn.out_drop", "attention-dropout", (b, s, H), ops.probability("attention_dropout")),
         ops.dropout("mlp.drop", "feed-forward-dropout", (b, s, H), ops.probability("mlp_dropout")),
     )
 
 
-def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[arch.Module, ...]:
-    attention_bias, mlp_bias = on["attention_bias"], on["mlp_bias"]
-    modules: tuple[arch.Module, ...] = (_norm(on, "attn_norm", "attention-norm"),) if attn_norm else ()
-    return (
-        *modules,
+def _layer_modules(on: Mapping[str, bool], attn_norm: bool) -> tuple[arch.Module, ...]:
+    attention_bias = on["attention_bias"]
+    attention = (
         # One fused projection for query, key and value of all heads: 3H rows.
         linear(
             "attn.Wqkv",
@@ -115,10 +93,13 @@ def _layer_modules(on: Mapping[str, bool], *, attn_norm: bool) -> tuple[arch.Mod
             saves="layer input",
         ),
         linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=arch.Part.ATTENTION),
-        _norm(on, "mlp_norm", "feed-forward-norm"),
-        # GeGLU: Wi produces the value and the gate side by side, 2I rows; Wo maps I back to H.
-        linear("mlp.Wi", "gated-feed-forward-in-value-and-gate", H, 2 * I, bias=mlp_bias, part=arch.Part.FEED_FORWARD),
-        linear("mlp.Wo", "feed-forward-out", I, H, bias=mlp_bias, part=arch.Part.FEED_FORWARD),
+    )
+    return prenorm.layer(
+        functools.partial(_norm, on),
+        attention,
+        gated.fused("mlp.Wi", "mlp.Wo", bias=on["mlp_bias"]),
+        attention_norm="attn_norm" if attn_norm else None,
+        feed_forward_norm="mlp_norm",
     )
 
 
@@ -129,28 +110,10 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
         (common.token_table(H, "tok_embeddings"), _norm(on, "norm", "embedding-norm")),
         dropout=ops.probability("embedding_dropout"),
     )
-    first = arch.Block(
-        "layer-0",
-        arch.Kind.ENCODER,
-        f"{prefix}layers.0.",
-        _layer_modules(on, attn_norm=False),
-        ops=_layer_ops(),
-    )
-    blocks: tuple[arch.Block, ...] = (embeddings, first)
-    if on["later_layers"]:
-        blocks += (
-            arch.Block(
-                "layer",
-                arch.Kind.ENCODER,
-                f"{prefix}layers.{{0}}.",
-                _layer_modules(on, attn_norm=True),
-                repeat=("L",),
-                start=1,
-                ops=_layer_ops(),
-            ),
-        )
-    final = arch.Block("final-norm", arch.Kind.ENCODER, prefix, (_norm(on, "final_norm", "final-norm"),))
-    return (*blocks, final)
+    # Layer 0 has no attention norm: the embedding norm already normalizes its input.
+    modules = functools.partial(_layer_modules, on)
+    layers = prenorm.first_apart(f"{prefix}layers.{{0}}.", modules, _layer_ops(), later=lambda: on["later_layers"])
+    return (embeddings, *layers, prenorm.final_norm(prefix, _norm(on, "final_norm", "final-norm")))
 
 
 def _prediction_head(

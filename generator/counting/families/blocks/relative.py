@@ -1,0 +1,178 @@
+"""Relative-position attention: a table of relative positions the encoder holds once, read by every layer.
+
+transformers' encoders have two kinds.
+
+* Disentangled attention (DeBERTa v1, v2 and v3). The encoder registers ``rel_embeddings`` after
+  its layers (``table``), v2 also a LayerNorm over it (``table_norm``). Each layer projects the
+  whole table, with position projections (``position_projections``) or with its own query and
+  key projections (v2's ``share_att_key``). It adds content-to-position (c2p) and
+  position-to-content (p2c) scores to the content scores (``content_attention``,
+  ``disentangled_attention``).
+* A bucketed bias (MPNet, as in T5). The encoder registers an nn.Embedding of buckets × heads
+  after its layers (``bucket_bias``), looks it up once a step and adds it to every layer's scores.
+
+A family puts the table in the block ``block`` makes, the projections in its layer, and the ops
+in its layer and in the relative block. What each family sets:
+
+* DeBERTa-v2: ``table_rows(on)``, ``table_norm``, ``pos_key_proj`` and
+  ``pos_query_proj`` with biases, and ``shared_projections`` from ``share_att_key``.
+* DeBERTa v1: ``table_rows(on, buckets=None)``, no norm, ``fused_query_key_value`` for its
+  ``in_proj``, and ``position_projections(key="attention.self.pos_proj", key_bias=False,
+  query="attention.self.pos_q_proj")``. Its layers project 2·min(s, R) rows, not the table's 2R.
+* MPNet: ``bucket_bias(B)`` in ``block("encoder.", ...)``, and BERT's attention in its layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from generator.counting import architecture as arch
+from generator.counting import ops
+from generator.counting.conditions import Condition
+from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
+from generator.counting.poly import Poly
+
+P, B, R, H, A, L = (Poly.symbol(name) for name in "PBRHAL")
+
+
+def table_rows(on: Mapping[str, bool], *, buckets: str | None = "buckets", clamped: str = "max_relative") -> Poly:
+    """Rows of DeBERTa's table: two per bucket, else two per relative position (R), else 2P.
+
+    ``buckets`` names the switch on when position_buckets is above 0 (None for v1, which has no
+    buckets); ``clamped`` the one on when max_relative_positions is 1 or more (below that,
+    transformers falls back on max_position_embeddings). Each is read only when it decides, so the
+    calculator tells apart only the configs that differ.
+    """
+    if buckets is not None and on[buckets]:
+        return 2 * B
+    if on[clamped]:
+        return 2 * R
+    return 2 * P
+
+
+def table(rows: Poly, width: Poly = H, path: str = "rel_embeddings") -> arch.Module:
+    """The relative position table, ``rows`` × ``width``: read whole by every layer, never looked up."""
+    return embedding(path, "relative-position-embeddings", rows, width, part=arch.Part.ATTENTION, ids=None)
+
+
+def table_norm(rows: Poly, width: Poly = H, *, read: bool, path: str = "LayerNorm") -> arch.Module:
+    """DeBERTa-v2's LayerNorm over the table (``norm_rel_ebd``): its input is a parameter, so it keeps
+    only its statistics, one per row. Without relative attention (``read`` false) nothing normalizes
+    the table (get_rel_embedding), and the norm computes nothing."""
+    norm = layer_norm(path, "relative-position-layernorm", width, rows=rows)
+    return replace(norm, saved=norm.saved[1:] if read else ())
+
+
+def fused_query_key_value(path: str = "attention.self", n_in: Poly = H, width: Poly = H) -> arch.Module:
+    """DeBERTa v1's projections: ``q_bias`` and ``v_bias`` (the attention's own parameters, listed
+    first), then ``in_proj``, one Linear without a bias from ``n_in`` to 3·``width``.
+
+    It keeps the layer's input for its product; the bias additions keep nothing.
+    """
+    product = arch.Product("fused-query-key-value", TOKENS, 3 * width, n_in)
+    return arch.Module(
+        path,
+        "fused-query-key-value",
+        (
+            arch.Param("q_bias", (width,), "query-bias"),
+            arch.Param("v_bias", (width,), "value-bias"),
+            arch.Param("in_proj.weight", (3 * width, n_in), "weight"),
+        ),
+        part=arch.Part.ATTENTION,
+        products=(product,),
+        saved=(arch.Saved("layer input", (TOKENS, n_in)),),
+    )
+
+
+def position_projections(
+    width: Poly,
+    *,
+    key: str | None,
+    query: str | None,
+    n_in: Poly = H,
+    key_bias: bool = True,
+    query_bias: bool = True,
+) -> tuple[arch.Module, ...]:
+    """A layer's own projections of the table: ``key`` for c2p, then ``query`` for p2c (their paths,
+    None for an absent one), each ``n_in`` to ``width``.
+
+    They read the table, not the tokens: their work is ``disentangled_attention``'s, so here they
+    compute nothing. DeBERTa-v2 names them ``pos_key_proj`` and ``pos_query_proj``, both with a bias;
+    v1 names them ``pos_proj`` (no bias) and ``pos_q_proj``.
+    """
+    projections: tuple[arch.Module, ...] = ()
+    if key is not None:
+        projections += (linear(key, "position-key-c2p", n_in, width, bias=key_bias, part=arch.Part.ATTENTION),)
+    if query is not None:
+        projections += (linear(query, "position-query-p2c", n_in, width, bias=query_bias, part=arch.Part.ATTENTION),)
+    return tuple(ops.idle(p) for p in projections)
+
+
+def content_attention(
+    path: str, width: Poly, heads: Poly = A, dropout_key: str = "attention_probs_dropout_prob"
+) -> arch.Op:
+    """DeBERTa's content attention: eager attention whose query or key is divided by a scale tensor
+    (kept, a scalar), and whose scores masked_fill keeps the mask of (each layer makes its own
+    (b, 1, s, s) bool copy, ~mask)."""
+    attention = ops.attention(path, width, heads, dropout_key)
+    extra = (arch.Saved("content scale", ()), arch.Saved("attention mask", (b, s, s), arch.Dtype.BOOL))
+    return replace(attention, saved=(*attention.saved, *extra))
+
+
+def disentangled_attention(
+    path: str,
+    rows: Poly,
+    width: Poly,
+    *,
+    c2p: bool,
+    p2c: bool,
+    shared_projections: bool,
+    dropout: Condition,
+    heads: Poly = A,
+    layers: Poly = L,
+) -> arch.Op:
+    """The relative part of every layer's attention (``layers`` times), declared once in the relative block.
+
+    Each layer drops the table out first (``dropout``) and keeps its copy, or, without dropout, reads
+    the one table. It projects the ``rows`` rows to ``width`` with the query and key projections
+    (``shared_projections``) or its position projections, which do not depend on b or s. The c2p
+    and p2c scores are gathered at the clamped relative positions. DeBERTa-v2 projects the whole
+    table (2·span rows); v1 projects 2·min(s, R) rows, which a polynomial cannot say.
+    """
+    table_saved = (
+        arch.Saved("relative table dropout mask", (rows, H), when=dropout),
+        arch.Saved("dropped relative table", (rows, H), when=dropout),
+        arch.Saved("relative table", (rows, H), shared=True, when=~dropout),
+    )
+    projected = ("query", "key") if shared_projections else (("key",) if c2p else ()) + (("query",) if p2c else ())
+    products = [arch.Product(f"position-{name}-projection", rows, width, H) for name in projected]
+    saved = list(table_saved)
+    for kind, present in (("c2p", c2p), ("p2c", p2c)):
+        if not present:
+            continue
+        products.append(arch.Product(f"{kind}-scores", b * s, rows, width))
+        saved += [
+            arch.Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
+            arch.Saved(f"{kind} index", (s, s), arch.Dtype.INT64),
+            arch.Saved(f"{kind} scores", (b, heads, s, rows)),  # gather keeps its input
+            arch.Saved(f"{kind} scale", ()),
+        ]
+    if p2c:
+        saved.append(arch.Saved("key layer", (b, s, width)))  # p2c multiplies the key itself, not key / scale
+    return arch.Op(path, "disentangled-attention", tuple(products), tuple(saved), repeat=layers)
+
+
+def bucket_bias(buckets: Poly, heads: Poly = A, path: str = "relative_attention_bias") -> arch.Module:
+    """MPNet's bias table: ``buckets`` rows of one value per head, looked up once a step.
+
+    Its backward keeps the (s, s) bucket index; the (b, A, s, s) bias it expands to is added to
+    each layer's scores, which keeps nothing.
+    """
+    index = arch.Saved("relative position buckets", (s, s), arch.Dtype.INT64)
+    return embedding(path, "relative-attention-bias", buckets, heads, part=arch.Part.ATTENTION, ids=index)
+
+
+def block(path: str, modules: tuple[arch.Module, ...], relative_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
+    """The encoder's relative block under ``path``: the table (and its norm), and the ops that read it."""
+    return arch.Block("relative", arch.Kind.ENCODER, path, modules, ops=relative_ops)
