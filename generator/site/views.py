@@ -14,6 +14,7 @@ from functools import cached_property
 
 from generator.analysis import address
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
+from generator.analysis.choices import load_choices
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
@@ -335,16 +336,16 @@ class FamilyGroup:
 
 @dataclass(frozen=True)
 class Catalog:
-    """Every model in the sections the index shows: BERT's variants by family, the 2017 Transformer, the exercises."""
+    """Every model in the sections the index shows: the variants by family, the families apart, the exercises."""
 
-    variants: tuple[FamilyGroup, ...]  # BERT first, then the other families by title
-    transformer: tuple[FamilyGroup, ...]
+    variants: tuple[FamilyGroup, ...]  # the reference family first, then the others by title
+    apart: tuple[FamilyGroup, ...]  # the families shown in sections of their own (content/choices.yaml)
     exercises: tuple[FamilyGroup, ...]
     start: tuple[Summary, ...] = ()  # the models most readers come for (START_HERE), listed above the table
 
     @property
     def groups(self) -> tuple[FamilyGroup, ...]:
-        return self.variants + self.transformer + self.exercises
+        return self.variants + self.apart + self.exercises
 
     @staticmethod
     def count(groups: tuple[FamilyGroup, ...]) -> int:
@@ -352,44 +353,31 @@ class Catalog:
         return sum(len(group.models) for group in groups)
 
 
-# The one family that predates BERT and the prefix of the textbook questions' cards (models/exercise-*.yaml).
-TRANSFORMER = "transformer"
+# The prefix of the textbook questions' cards (models/exercise-*.yaml).
 EXERCISE_PREFIX = "exercise-"
-# The models the index lists first, in this order: BERT's two sizes (Devlin et al. 2018, section 3),
-# then the base model of each family that changed BERT. Grouped by family and smallest first, the
-# table puts BERT-Base behind the 24 compact BERTs (Turc et al. 2019): on a phone, screens down
-# (issue 12). Cards that a build does not have are left out.
-START_HERE = (
-    "bert-base-uncased",
-    "bert-large-uncased",
-    "distilbert-base-uncased",
-    "roberta-base",
-    "xlm-roberta-base",
-    "albert-base-v2",
-    "electra-base-discriminator",
-    "mobilebert-uncased",
-    "deberta-v3-base",
-    "modernbert-base",
-)
+# The models the index lists first, in this order (content/choices.yaml). Cards a build lacks are left out.
+START_HERE = load_choices().start_here
 
 
 def catalog(models: Iterable[Summary]) -> Catalog:
-    """The models grouped by family and ordered by total, exercises and the 2017 Transformer apart."""
+    """The models grouped by family and ordered by total, exercises and the families set apart in sections of their own."""
     every = list(models)
+    apart_families = load_choices().apart_families
     exercises = [m for m in every if m.id.startswith(EXERCISE_PREFIX)]
     others = [m for m in every if not m.id.startswith(EXERCISE_PREFIX)]
-    transformer = [m for m in others if m.card.family.name == TRANSFORMER]
-    variants = [m for m in others if m.card.family.name != TRANSFORMER]
+    apart = [m for m in others if m.card.family.name in apart_families]
+    variants = [m for m in others if m.card.family.name not in apart_families]
     by_id = {m.id: m for m in variants}
     start = tuple(by_id[i] for i in START_HERE if i in by_id)
-    return Catalog(_by_family(variants), _by_family(transformer), _by_family(exercises), start)
+    return Catalog(_by_family(variants), _by_family(apart), _by_family(exercises), start)
 
 
 def _by_family(models: Iterable[Summary]) -> tuple[FamilyGroup, ...]:
     families: dict[str, list[Summary]] = {}
     for model in models:
         families.setdefault(model.card.family.name, []).append(model)
-    order = sorted(families, key=lambda name: (name != "bert", families[name][0].card.family.title.lower()))
+    first = load_choices().reference_family
+    order = sorted(families, key=lambda name: (name != first, families[name][0].card.family.title.lower()))
     return tuple(
         FamilyGroup(
             families[name][0].card.family,
