@@ -39,8 +39,16 @@ class Choices:
     handout: str  # the card the handout works in numbers
     tensorflow_scopes: Mapping[str, str]  # family: the variable scope of its TensorFlow checkpoints
     errata: Mapping[str, tuple[str, ...]]  # erratum: the cards it is worked on
-    exercises: Mapping[str, str]  # exercise: its card
-    exercise_bases: Mapping[str, str]  # exercise: the released card it is set beside
+    exercises: tuple[ExerciseChoice, ...]  # in the page's order
+
+
+@dataclass(frozen=True)
+class ExerciseChoice:
+    """An exercise: the builder that works it (its name, dashed), its card, and the released card it is set beside."""
+
+    builder: str
+    card: str
+    base: str | None = None
 
 
 def load_choices(root: Path | None = None) -> Choices:
@@ -64,16 +72,17 @@ def _loaded(root: Path) -> Choices:
         handout=read.name(("handout",)),
         tensorflow_scopes={k: read.name(("tensorflow-scopes", k)) for k in read.mapping(("tensorflow-scopes",))},
         errata={k: read.names(("errata", k)) for k in read.mapping(("errata",))},
-        exercises={k: read.name(("exercises", k, "card")) for k in read.mapping(("exercises",))},
-        exercise_bases={
-            k: read.name(("exercises", k, "beside"))
-            for k, v in read.mapping(("exercises",)).items()
-            if isinstance(v, dict) and "beside" in v
-        },
+        exercises=tuple(_exercise(read, ("exercises", i)) for i in range(len(read.list(("exercises",))))),
     )
     if read.problems or document.problems:
         raise InputError(document.problems + read.problems)
     return choices
+
+
+def _exercise(read: _Reader, keys: KeyPath) -> ExerciseChoice:
+    own = read.mapping(keys)
+    base = read.name((*keys, "beside")) if "beside" in own else None
+    return ExerciseChoice(read.name((*keys, "builder")), read.name((*keys, "card")), base)
 
 
 def _pair(read: _Reader, keys: KeyPath) -> tuple[str, str]:

@@ -23,18 +23,13 @@ from generator.counting.figures import Figures
 from generator.counting.poly import Poly, product, total
 from generator.site import content
 from generator.site.content import Text
-from generator.site.erratum import Source
+from generator.site.erratum import Source, source_of
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE
 from generator.site.step_figures import BATCH, SEQ, compute_of
 from generator.site.views import Summary
 
 MODELS = load_choices().compute_errata
-SOURCE_URLS = {
-    "zero": "https://arxiv.org/abs/1910.02054",
-    "kaplan": "https://arxiv.org/abs/2001.08361",
-    "korthikanti": "https://arxiv.org/abs/2205.05198",
-}
 N, s, b, H, A = (Var(n) for n in ("N", "s", "b", "H", "A"))
 # The published formulas, as their sources write them.
 SIXTEEN_N = Mul((Num(16), N), "·")
@@ -107,7 +102,7 @@ def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> Compu
 
 def _sources(t: Text, keys: tuple[str, ...]) -> tuple[Source, ...]:
     source = t.root.section("sources")
-    return tuple(Source(source.section(k)("kind"), source.section(k)("title"), SOURCE_URLS.get(k)) for k in keys)
+    return tuple(source_of(source.section(k)) for k in keys)
 
 
 def _erratum(

@@ -84,6 +84,13 @@ class Text:
         raise InputError([Problem(self.document.where(keys), _dotted(keys), message)])
 
 
+    def optional(self, key: str) -> str | None:
+        """The text under ``key`` as written, or None where the section has none (a source with no address)."""
+        mapping = self.document.data
+        for k in self.keys:
+            mapping = mapping[k]
+        return self.template(key) if key in mapping else None
+
     def html(self, key: str, **values: object) -> Markup:
         """The text under ``key``, written in HTML, as markup: ``values`` are escaped as they are filled in."""
         self(key, **values)  # a placeholder the page does not fill is reported here, located
