@@ -42,7 +42,9 @@ class Rule:
 
 _LINEAR = r"(attention\.self\.(?:query|key|value)|attention\.output\.dense|intermediate\.dense|output\.dense)"
 RULES = (
-    Rule(r"embeddings\.(word|position|token_type)_embeddings\.weight", "{scope}/embeddings/{1}_embeddings", Layout.SAME),
+    Rule(
+        r"embeddings\.(word|position|token_type)_embeddings\.weight", "{scope}/embeddings/{1}_embeddings", Layout.SAME
+    ),
     Rule(r"embeddings\.LayerNorm\.weight", "{scope}/embeddings/LayerNorm/gamma", Layout.SAME),
     Rule(r"embeddings\.LayerNorm\.bias", "{scope}/embeddings/LayerNorm/beta", Layout.SAME),
     Rule(rf"encoder\.layer\.(\d+)\.{_LINEAR}\.weight", "{scope}/encoder/layer_{1}/{2}/kernel", Layout.TRANSPOSED),

@@ -107,7 +107,8 @@ class _Reader:
     def _value(self, keys: KeyPath) -> Any:
         value = self.document.data
         for key in keys:
-            if not isinstance(value, (dict, list)) or (isinstance(value, dict) and key not in value):
+            in_mapping = isinstance(value, dict) and key in value
+            if not in_mapping and not (isinstance(value, list) and isinstance(key, int) and key < len(value)):
                 self.fail(keys, f"expected the choice {keys[-1]!r} here, found none")
                 return None
             value = value[key]

@@ -2,11 +2,11 @@
 
 Three published rules: 16 bytes per parameter for training with Adam, 6N FLOPs per training token,
 and Korthikanti et al.'s activation bytes per layer. Each is evaluated on the cards content/choices.yaml
-names (``compute-errata``) at b = 32, s = 512 and set beside the figures of ``counting.compute`` (checked against torch in
-tests/test_compute.py), and every difference is taken apart from the declarations themselves: the
-products a module or an op declares, the tensors it keeps and their element types. Words are
-content (``content/<language>/errata.yaml``, section ``compute``); the errata page lists these after
-the parameter errata (``generator/site/pages/errata.py``).
+names (``compute-errata``) at b = 32, s = 512, and set beside the figures of ``counting.compute``
+(checked against torch in tests/test_compute.py), and every difference is taken apart from the
+declarations themselves: the products a module or an op declares, the tensors it keeps and their
+element types. Words are content (``content/<language>/errata.yaml``, section ``compute``); the
+errata page lists these after the parameter errata (``generator/site/pages/errata.py``).
 """
 
 from __future__ import annotations

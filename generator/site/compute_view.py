@@ -118,7 +118,7 @@ class ShownComponent:
 
     anchor: str
     title: str
-    repeat: tuple[str, ...]  # the symbols its runs are counted in (L; ALBERT's shared layer: L and K), or none
+    repeat: tuple[str, ...]  # the symbols its runs are counted in (L; a layer shared across depth: L and K), or none
     copies: int
     steps: tuple[ShownStep, ...]
     forward: int  # all copies
@@ -181,7 +181,7 @@ class ComputeView:
 
 def longest(card: Counted) -> int | None:
     """The longest sequence the model takes: ``max_position_embeddings``, a table's rows (less those before the
-    first token: RoBERTa's 514 hold 512) or, with rotary positions (ModernBERT), the length the config declares."""
+    first token: 514 rows may hold 512) or, with rotary positions, the length the config declares."""
     found = longest_of(card.family, card.config)
     return found if found is not None and found > 0 else None
 
@@ -246,7 +246,7 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
 
 def _applied(block: Block) -> tuple[str, ...]:
     """The symbols a component's runs are counted in: its repeat, or, for a layer shared across depth
-    (ALBERT), the times it is applied and the inner repeat (``compute.applied_copies``)."""
+    the times it is applied and the inner repeat (``compute.applied_copies``)."""
     return block.repeat if block.applied is None else (block.applied, *block.repeat[1:])
 
 

@@ -83,7 +83,6 @@ class Text:
         keys = (*self.keys, key)
         raise InputError([Problem(self.document.where(keys), _dotted(keys), message)])
 
-
     def optional(self, key: str) -> str | None:
         """The text under ``key`` as written, or None where the section has none (a source with no address)."""
         mapping = self.document.data

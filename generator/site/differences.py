@@ -1,8 +1,9 @@
 """Two models side by side: configs, parameters by part, and the tensors one has and the other lacks.
 
-The pairs the site compares are chosen once, in content/choices.yaml, read into ``PAIRS``. Everything else is read off the
-two inventories: part subtotals (``parts.py``), part formulas from the declarations, and the
-tensors matched first by name, then, for those left over, by component and role.
+The pairs the site compares are chosen once, in content/choices.yaml, read into ``PAIRS``.
+Everything else is read off the two inventories: part subtotals (``parts.py``), part formulas
+from the declarations, and the tensors matched first by name, then, for those left over, by
+component and role.
 """
 
 from __future__ import annotations

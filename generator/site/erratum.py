@@ -317,8 +317,8 @@ def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
 Builders = Sequence[tuple[Callable[..., Erratum], tuple[str, ...]]]
 
 
-def erratum_id(build: Callable[..., Erratum]) -> str:
-    """An erratum's id, and the key of its texts: its builder's name, dashed."""
+def erratum_id(build: Callable[..., object]) -> str:
+    """An erratum's id, and the key of its texts: its builder's name, dashed (an exercise's, too)."""
     return build.__name__.replace("_", "-")
 
 

@@ -141,7 +141,8 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     # HTML of every page: its caption keeps {class_name} for the template to fill in, escaped.
     tf_words = {key: tf.html(key) for key in ("hypothetical", "lede", "aside")}
     tf_words["caption"] = Markup(tf.template("caption"))
-    env.globals.update(words={"footer": everywhere.html("footer"), "tf": tf_words})
+    six_n = Markup(everywhere.template("six-n"))  # its numbers are the model's, filled in by the template
+    env.globals.update(words={"footer": everywhere.html("footer"), "six_n": six_n, "tf": tf_words})
     env.globals.update(compare_rows=compare_rows, memory_rows=memory_rows, index_rows=index_rows)
     return env
 

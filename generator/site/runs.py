@@ -61,9 +61,9 @@ def step_runs(model: Model, block: BlockDerivation) -> tuple[StepRun, ...]:
 
 
 def _take_in(keys: list[RunKey], holders: list[str]) -> None:
-    """Give an attention's run the steps its module registers between two of its attention steps (the 2017
-    Transformer's LayerNorm, registered before the output projection), so the run stays whole; a norm after
-    the last attention step (BERT's) stays outside it."""
+    """Give an attention's run the steps its module registers between two of its attention steps (a LayerNorm
+    registered before the output projection), so the run stays whole; a norm registered after the last
+    attention step stays outside it."""
     for key in dict.fromkeys(k for k in keys if k[0] is Part.ATTENTION):
         first = keys.index(key)
         last = len(keys) - 1 - keys[::-1].index(key)

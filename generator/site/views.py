@@ -139,8 +139,8 @@ class Summary:
 
     @property
     def training_step(self) -> StepLink | None:
-        """The calculator at a fine-tuning step of 32 sequences (issue 13's engineer: "how much memory does
-        fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute,
+        """The calculator at a fine-tuning step of 32 sequences (a reader's question: "how much memory does
+        fine-tuning this model take at batch 32 and 512 tokens?"); None where torch never measured the compute,
         or where transformers cannot run a step of this config (its page says why, in the compute section)."""
         if not measured(self.card.family) or step_refusal(self.card) is not None:
             return None
@@ -187,12 +187,12 @@ class Model(Summary):
 
     @property
     def tf_names(self) -> bool:
-        """Whether the tensor tables can show google-research/bert checkpoint names (BERT cards)."""
+        """Whether the tensor tables can show Google's TensorFlow checkpoint names (choices.yaml: tensorflow-scopes)."""
         return has_tf_names(self.card)
 
     @property
     def step_symbols(self) -> tuple[Symbol, ...]:
-        """The symbols only the training step's formulas use (ModernBERT's head size d), for the page's table;
+        """The symbols only the training step's formulas use (a rotary head size d), for the page's table;
         their values are in ``values``."""
         used = self.compute.steps.symbols if self.compute is not None else frozenset()
         return tuple(s for s in self.card.family.compute_symbols if s.name in used)
@@ -208,7 +208,7 @@ class Model(Summary):
         return {t.name: t.part for t in self.inventory.tensors}
 
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
-        """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
+        """The TensorFlow checkpoint variable of a tensor, where the family has one (checkpoint_names.py)."""
         return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
 
 
@@ -235,7 +235,7 @@ class Details(Mapping[str, Model]):
 
 
 # The cards the pages about a few named models count again (each comparison's two, the errata's, the
-# exercises'), kept by card object: BERT-Base is in twelve comparisons. Counted before the workers fork
+# exercises'), kept by card object: one card may be in a dozen comparisons. Counted before the workers fork
 # (the related pages ask for them first), a card is counted once per build, not once per page.
 NAMED_KEPT = 128
 _named: KeptFor[Card, Model] = KeptFor(NAMED_KEPT)
@@ -255,7 +255,7 @@ def kept_or_counted(card: Card) -> Model:
 
 
 # Cards of one shape: the same family, head and config, all that counting reads of a card. Hub-style
-# catalogs repeat shapes (copies of BERT-Base fine-tuned with one head and one set of labels are one),
+# catalogs repeat shapes (copies of one base model fine-tuned with one head and one set of labels are one),
 # and so do the benchmark's cards: such a card is counted once per process, and its pages' rows are
 # written once (the row filters and the compute section keep what they made from the very same objects,
 # see render.py). Bounded: the cards come in id order, so the few shapes a family's cards cycle through
@@ -306,8 +306,8 @@ def _counted(card: Card) -> Model:
 
 def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -> tuple[Symbol, ...]:
     """The family's symbols that the page's formulas use: the parameters' derivation, and the training
-    step's (ModernBERT's heads enter no parameter count, a fused projection holding them all, but its
-    attention scores are b·A·s² numbers)."""
+    step's (a family with a fused projection counts no heads in its parameters, but its attention scores
+    are b·A·s² numbers)."""
     used = derivation.formula.symbols()
     used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
@@ -360,7 +360,7 @@ START_HERE = load_choices().start_here
 
 
 def catalog(models: Iterable[Summary]) -> Catalog:
-    """The models grouped by family and ordered by total, exercises and the families set apart in sections of their own."""
+    """The models grouped by family and ordered by total, the exercises and the families set apart on their own."""
     every = list(models)
     apart_families = load_choices().apart_families
     exercises = [m for m in every if m.id.startswith(EXERCISE_PREFIX)]

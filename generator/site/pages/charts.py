@@ -23,7 +23,6 @@ from generator.site import content
 from generator.site.content import Text
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE, Page, guide_page
-from generator.site.rows import formula
 from generator.site.step_figures import BATCH, compute_of
 from generator.site.svg import BarRow, Line, Point, Series, line_chart, log_scatter, stacked_bars
 from generator.site.views import Summary
@@ -358,12 +357,13 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 
 def _prose(text: Text) -> dict[str, object]:
-    """The page's paragraphs in HTML, with the rule's formulas filled in."""
-    formulas = {name: formula(expr) for name, expr in MATH.items()}
+    """The page's paragraphs in HTML; the template fills the rule's formulas (``MATH``, by name) in."""
     parts = text.section("parts")
     keys = ("embeddings", "attention", "feed-forward", "norms", "pooler", "heads")
     prose: dict[str, object] = {"parts": {key: parts.html(key) for key in keys}}
-    prose |= {key: text.html(key, **formulas) for key in ("rule-origin", "rule-omits")}
+    for key in ("rule-origin", "rule-omits"):
+        text.html(key, **dict.fromkeys(MATH, ""))  # a placeholder that is no formula's name is reported here
+        prose[key] = Markup(text.template(key))
     prose |= {key: text.html(key) for key in ("shares", "rule-caption", "outliers")}
     return prose
 

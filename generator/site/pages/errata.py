@@ -293,7 +293,8 @@ def attention_over_heads(t: Text, model: Model) -> Erratum:
 
 
 def keras_bert_attention(t: Text, model: Model) -> Erratum:
-    """The Q&A thread on a Keras implementation: per-head Q/K/V in the question, W_O per head and LayerNorm in an answer."""
+    """The Q&A thread on a Keras implementation: per-head Q/K/V in the question, W_O per head and LayerNorm
+    in an answer."""
     label = t.section("rows")
     qkv = steps_of(model, "layer", "query", "key", "value")
     output = steps_of(model, "layer", "attention-output")

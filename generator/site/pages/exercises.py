@@ -334,21 +334,24 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
         "caption": table.html("caption", class_name=model.inventory.class_name, repeat=repeat),
         "layer": table("layer"),
     }
-    more = {"keras": layers, "keras_repeat": repeat, "part": part, "keras_words": words}
-    return _exercise(text, t, model, model.total, steps, values, **more)
+    more = {"keras": layers, "keras_repeat": repeat, "keras_words": words, "part": part}
+    return _exercise(text, t, model, model.total, steps, values, None, None, **more)
 
 
 # Each exercise's builder by its name, dashed: the key content/choices.yaml and exercises.yaml know it by.
-BUILDS = {erratum_id(build): build for build in (vocabulary_30000, forty_k_eight_layers, classifier, keras_bert)}
+BUILDS: dict[str, Callable[..., Exercise]] = {
+    erratum_id(build): build for build in (vocabulary_30000, forty_k_eight_layers, classifier, keras_bert)
+}
 
 
 def _builders() -> tuple[tuple[Callable[..., Exercise], str], ...]:
     """(builder, card) for each exercise the choices list, its released card bound as ``base``."""
-    found = []
+    found: list[tuple[Callable[..., Exercise], str]] = []
     for choice in load_choices().exercises:
         if choice.builder not in BUILDS:
-            raise ValueError(f"content/choices.yaml: exercises: no builder {choice.builder!r}: one of {', '.join(BUILDS)}")
-        build = BUILDS[choice.builder]
+            known, name = ", ".join(BUILDS), choice.builder
+            raise ValueError(f"content/choices.yaml: exercises: expected a builder of {known}, found {name!r}")
+        build: Callable[..., Exercise] = BUILDS[choice.builder]
         found.append((functools.partial(build, base=choice.base) if choice.base else build, choice.card))
     return tuple(found)
 

@@ -13,14 +13,14 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
 from generator.analysis.choices import load_choices
 from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
 from generator.cards.config import load_schema
 from generator.counting.architecture import Family, Symbol
 from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
-from markupsafe import Markup
-
 from generator.site import content
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
