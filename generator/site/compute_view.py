@@ -1,4 +1,4 @@
-"""What a model page shows of a training step's compute and memory (issue 13), read off the engine.
+"""What a model page shows of a training step's compute and memory, read off the engine.
 
 Every number comes from ``counting.compute`` (the declarations) and ``compute_derivation``: the
 worked steps at b = 1, s = min(P, 512), a small grid of (b, s), and the rules of thumb (2N and 6N
@@ -31,7 +31,7 @@ from generator.counting.poly import Poly
 from generator.site.content import Text
 from generator.site.thumb_rules import Rules, apart, in_s2, rules
 
-SEQ = 512  # the page's sequence length, or P when the position table is shorter (issue 13)
+SEQ = 512  # the page's sequence length, or P when the position table is shorter
 GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
 GRID_BATCHES = (1, 8, 32)
 KINDS = ("steps", "products", "saved")  # the sections of content/<language>/compute.yaml

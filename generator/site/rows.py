@@ -88,7 +88,7 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
 
     A model page has hundreds of these rows: a macro call for each made up a third of the build.
     (Writing a repeated layer's other copies from its first copy's rows, with the index replaced,
-    was tried in stop 29: finding which copies match cost more than the rows it saved.)
+    was tried: finding which copies match cost more than the rows it saved.)
     """
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     return Markup("".join(_tensor_row(entry, words, cells) for entry in entries))

@@ -1,4 +1,4 @@
-"""The rules of thumb a model page sets beside its exact training step (issue 13, item 5).
+"""The rules of thumb a model page sets beside its exact training step.
 
 2N FLOPs per token for the forward and 6N for a training step, against the exact forward, the
 difference split by its monomials in b and s (the weights a token meets, the products in s², the
