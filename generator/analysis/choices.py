@@ -19,6 +19,7 @@ from typing import Any
 
 from generator.cards.problems import InputError, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
+from generator.counting.families import FAMILIES
 from generator.counting.texts import CONTENT
 
 FILE = "choices.yaml"
@@ -74,9 +75,24 @@ def _loaded(root: Path) -> Choices:
         errata={k: read.names(("errata", k)) for k in read.mapping(("errata",))},
         exercises=tuple(_exercise(read, ("exercises", i)) for i in range(len(read.list(("exercises",))))),
     )
+    for keys in _family_keys(document):
+        read.family(keys)
     if read.problems or document.problems:
         raise InputError(document.problems + read.problems)
     return choices
+
+
+def _family_keys(document: Document) -> list[KeyPath]:
+    """Where the file names a family: a card a build lacks is left out, but a family must exist."""
+    data = document.data if isinstance(document.data, dict) else {}
+    apart = data.get("apart-families")
+    scopes = data.get("tensorflow-scopes")
+    return [
+        ("reference-family",),
+        ("calculator-family",),
+        *(("apart-families", i) for i in range(len(apart) if isinstance(apart, list) else 0)),
+        *(("tensorflow-scopes", key) for key in (scopes if isinstance(scopes, dict) else {})),
+    ]
 
 
 def _exercise(read: _Reader, keys: KeyPath) -> ExerciseChoice:
@@ -137,6 +153,13 @@ class _Reader:
                 self.fail(keys, f"expected a family name or a card id, found {value!r}")
             return ""
         return value
+
+    def family(self, keys: KeyPath) -> None:
+        """A problem unless the family named at ``keys`` (a value, or a mapping's key) is declared."""
+        value = keys[-1] if keys[0] == "tensorflow-scopes" else self._value(keys)
+        if isinstance(value, str) and value and value not in FAMILIES:
+            known = ", ".join(sorted(FAMILIES))
+            self.fail(keys, f"expected the name of a family ({known}), found {value!r}")
 
     def names(self, keys: KeyPath) -> tuple[str, ...]:
         return tuple(self.name((*keys, i)) for i in range(len(self.list(keys))))
