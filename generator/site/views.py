@@ -347,6 +347,12 @@ class Catalog:
     def groups(self) -> tuple[FamilyGroup, ...]:
         return self.variants + self.apart + self.exercises
 
+    @property
+    def example(self) -> str:
+        """A card's id to show as an example: the first model listed first, else the first of all, else none."""
+        first = self.start or tuple(m for group in self.groups for m in group.models)
+        return first[0].id if first else ""
+
     @staticmethod
     def count(groups: tuple[FamilyGroup, ...]) -> int:
         """How many models one of the sections holds (``catalog.count(catalog.variants)``)."""
