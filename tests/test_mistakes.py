@@ -1,4 +1,4 @@
-"""The errata's published methods as data (generator/analysis/mistakes.py), for the answer checks (issue 12).
+"""The errata's published methods as data (generator/analysis/mistakes.py), for the answer checks.
 
 The wrong figures come from the sources (/work/shared/CLAIMS.md, the seeds): the methods must give
 them on the cards they were published for. The errata page, the exercises' check box and the

@@ -44,7 +44,7 @@ def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
         value = config.get(key)
         if _differs(value, default):
             pairs.append((key, encode(item["kind"], value)))
-    # Every head's keys (a reader may switch heads: ModernBERT's classifier_pooling) and those that bound s.
+    # Every head's keys (a reader may switch heads: a key only one head reads) and those that bound s.
     read = [key for h in (head, *family.heads) for key in reads(family, family.architecture(config, h).blocks)]
     for item in compute_inputs(family, list(dict.fromkeys([*read, *bounds(family)]))):
         value = config.get(item["key"])

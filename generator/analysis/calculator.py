@@ -21,7 +21,7 @@ writes one JSON document that holds everything the count depends on:
   expression, its subtotal expression and the grouped form the closed form uses;
 * ``compute``: a training step's rules (``compute_rules.py``), with ``blocks`` of compute
   declarations that each slot's ``compute`` maps the switches' bits to, as ``variants`` does for
-  ``blocks`` (settings that change no tensor may change what a step computes: DeBERTa's c2p, p2c);
+  ``blocks`` (settings that change no tensor may change what a step computes: an attention term's flag);
   the inputs then also hold the keys only the compute reads (group ``compute``) and b and s
   (group ``training``).
 
@@ -336,7 +336,7 @@ def _texts(block: Block, order: tuple[str, ...]) -> _Texts:
     return _TEXTS.keep(block, (_block_text(_tensors_only(block), order), _compute_text(_compute_only(block))), order)
 
 
-# Settings that change only what a step computes (a dropout, DeBERTa's c2p) declare blocks that differ
+# Settings that change only what a step computes (a dropout, an attention term) declare blocks that differ
 # only there, and others blocks that differ only in their tensors: each half is worked out once per value
 # of what it reads. The halves clear what each side never reads, so anything added later stays in both.
 @cache
@@ -382,7 +382,7 @@ def merge_orders(sequences: Sequence[Sequence[str]]) -> list[str]:
 
 
 def bounds(family: Family) -> list[str]:
-    """The keys that bound a step's s, inputs of their own (ModernBERT's P counts nothing)."""
+    """The keys that bound a step's s, inputs of their own (a P that counts no parameter, with rotary positions)."""
     return sorted(longest(family).reads()) if measured(family) else []
 
 

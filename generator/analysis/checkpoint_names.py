@@ -1,7 +1,9 @@
-"""The original google-research/bert TensorFlow variable behind each PyTorch tensor of a BERT card.
+"""The original TensorFlow variable behind each PyTorch tensor, for a family with Google's checkpoints.
 
-Google's checkpoints (modeling.py, run_pretraining.py, run_classifier.py) name variables by
-scope: ``bert/encoder/layer_3/attention/self/query/kernel``. A dense layer's ``kernel`` is
+Which families were released as Google's TensorFlow checkpoints, and the scope those nest the
+backbone in, are choices (content/choices.yaml: ``tensorflow-scopes``). Google's checkpoints
+(modeling.py, run_pretraining.py, run_classifier.py) name variables by scope:
+``<scope>/encoder/layer_3/attention/self/query/kernel``. A dense layer's ``kernel`` is
 stored [in, out], where PyTorch's ``weight`` is [out, in]; LayerNorm's scale and shift are
 ``gamma`` and ``beta``; the masked-LM output layer has no weight of its own (it multiplies by
 the word embeddings) and only a bias, ``cls/predictions/output_bias`` [V]; the next-sentence
@@ -18,6 +20,7 @@ import enum
 import re
 from dataclasses import dataclass
 
+from generator.analysis.choices import load_choices
 from generator.cards.card import Card
 
 
@@ -31,31 +34,33 @@ class Layout(enum.Enum):
 
 @dataclass(frozen=True)
 class Rule:
-    pattern: str  # a PyTorch name below the optional "bert." prefix; groups are used in ``variable``
-    variable: str  # the TensorFlow variable, with {1}, {2} for the groups
+    pattern: str  # a PyTorch name below the optional "<scope>." prefix; groups are used in ``variable``
+    variable: str  # the TensorFlow variable, with {scope} for the backbone's scope and {1}, {2} for the groups
     layout: Layout
-    where: str = "modeling.py"  # the google-research/bert file that creates the variable
+    where: str = "modeling.py"  # the file of Google's code that creates the variable
 
 
 _LINEAR = r"(attention\.self\.(?:query|key|value)|attention\.output\.dense|intermediate\.dense|output\.dense)"
 RULES = (
-    Rule(r"embeddings\.(word|position|token_type)_embeddings\.weight", "bert/embeddings/{1}_embeddings", Layout.SAME),
-    Rule(r"embeddings\.LayerNorm\.weight", "bert/embeddings/LayerNorm/gamma", Layout.SAME),
-    Rule(r"embeddings\.LayerNorm\.bias", "bert/embeddings/LayerNorm/beta", Layout.SAME),
-    Rule(rf"encoder\.layer\.(\d+)\.{_LINEAR}\.weight", "bert/encoder/layer_{1}/{2}/kernel", Layout.TRANSPOSED),
-    Rule(rf"encoder\.layer\.(\d+)\.{_LINEAR}\.bias", "bert/encoder/layer_{1}/{2}/bias", Layout.SAME),
+    Rule(
+        r"embeddings\.(word|position|token_type)_embeddings\.weight", "{scope}/embeddings/{1}_embeddings", Layout.SAME
+    ),
+    Rule(r"embeddings\.LayerNorm\.weight", "{scope}/embeddings/LayerNorm/gamma", Layout.SAME),
+    Rule(r"embeddings\.LayerNorm\.bias", "{scope}/embeddings/LayerNorm/beta", Layout.SAME),
+    Rule(rf"encoder\.layer\.(\d+)\.{_LINEAR}\.weight", "{scope}/encoder/layer_{1}/{2}/kernel", Layout.TRANSPOSED),
+    Rule(rf"encoder\.layer\.(\d+)\.{_LINEAR}\.bias", "{scope}/encoder/layer_{1}/{2}/bias", Layout.SAME),
     Rule(
         r"encoder\.layer\.(\d+)\.(attention\.output|output)\.LayerNorm\.weight",
-        "bert/encoder/layer_{1}/{2}/LayerNorm/gamma",
+        "{scope}/encoder/layer_{1}/{2}/LayerNorm/gamma",
         Layout.SAME,
     ),
     Rule(
         r"encoder\.layer\.(\d+)\.(attention\.output|output)\.LayerNorm\.bias",
-        "bert/encoder/layer_{1}/{2}/LayerNorm/beta",
+        "{scope}/encoder/layer_{1}/{2}/LayerNorm/beta",
         Layout.SAME,
     ),
-    Rule(r"pooler\.dense\.weight", "bert/pooler/dense/kernel", Layout.TRANSPOSED),
-    Rule(r"pooler\.dense\.bias", "bert/pooler/dense/bias", Layout.SAME),
+    Rule(r"pooler\.dense\.weight", "{scope}/pooler/dense/kernel", Layout.TRANSPOSED),
+    Rule(r"pooler\.dense\.bias", "{scope}/pooler/dense/bias", Layout.SAME),
     Rule(r"cls\.predictions\.bias", "cls/predictions/output_bias", Layout.SAME, "run_pretraining.py"),
     Rule(
         r"cls\.predictions\.transform\.dense\.weight",
@@ -81,7 +86,7 @@ RULES = (
         Layout.SAME,
         "run_pretraining.py",
     ),
-    Rule(r"cls\.predictions\.decoder\.weight", "bert/embeddings/word_embeddings", Layout.NONE, "run_pretraining.py"),
+    Rule(r"cls\.predictions\.decoder\.weight", "{scope}/embeddings/word_embeddings", Layout.NONE, "run_pretraining.py"),
     Rule(r"cls\.predictions\.decoder\.bias", "cls/predictions/output_bias", Layout.NONE, "run_pretraining.py"),
     Rule(r"cls\.seq_relationship\.weight", "cls/seq_relationship/output_weights", Layout.SAME, "run_pretraining.py"),
     Rule(r"cls\.seq_relationship\.bias", "cls/seq_relationship/output_bias", Layout.SAME, "run_pretraining.py"),
@@ -105,8 +110,8 @@ class TfName:
 
 
 def has_tf_names(card: Card) -> bool:
-    """Only BERT cards come from google-research/bert checkpoints."""
-    return card.family.name == "bert"
+    """Whether the card's family was released as Google's TensorFlow checkpoints."""
+    return card.family.name in load_choices().tensorflow_scopes
 
 
 def tf_names_hypothetical(card: Card) -> bool:
@@ -115,18 +120,19 @@ def tf_names_hypothetical(card: Card) -> bool:
 
 
 def tf_name(card: Card, name: str, *, tied: bool = False) -> TfName | None:
-    """The TensorFlow variable behind a PyTorch tensor name, or None (not a BERT card, or no original).
+    """The TensorFlow variable behind a PyTorch tensor name, or None (no such checkpoints, or no original).
 
     A tied slot (the masked-LM decoder) maps to the variable it reuses; the same slot untied
     (``tie_word_embeddings: false``) has no variable in Google's checkpoints.
     """
     if not has_tf_names(card):
         return None
-    local = name.removeprefix("bert.")
+    scope = load_choices().tensorflow_scopes[card.family.name]
+    local = name.removeprefix(f"{scope}.")
     for pattern, rule in _COMPILED:
         match = pattern.fullmatch(local)
         if match and (rule.layout is Layout.NONE) == tied:
-            variable = rule.variable
+            variable = rule.variable.replace("{scope}", scope)
             for index, group in enumerate(match.groups(), start=1):
                 variable = variable.replace(f"{{{index}}}", group.replace(".", "/"))
             return TfName(variable, rule.layout, rule.where)

@@ -1,4 +1,4 @@
-"""Published figures reconciled with the exact count: why is BERT-Base "110M"?
+"""Published figures reconciled with the exact count: why is a base model "110M"?
 
 For each number of a card's claims this module lists the counts the figure could stand for,
 all read from inventories of the same card: the model as counted, without its pooler or its

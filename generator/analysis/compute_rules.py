@@ -43,7 +43,7 @@ DEFAULT_SEQ = 512
 
 def longest(family: Family) -> Value:
     """The longest sequence a config of the family takes: its P positions, less those before the first token
-    (RoBERTa numbers tokens from pad_token_id + 1, so 514 rows hold 512 tokens)."""
+    (``Family.positions_after``: a family that numbers tokens from pad_token_id + 1 fits 512 in 514 rows)."""
     if family.positions_after is None:
         return value(POSITIONS)
     return sub(sub(POSITIONS, family.positions_after), 1)

@@ -9,8 +9,8 @@ of the exact steps listed in ``replaces`` (each repeated as its block is); with 
 
 which ``evaluate`` computes from a derivation here, and the calculator in the browser from the
 same data (``export``) with the steps it has just counted. A mistake applies to a config when
-every symbol of ``theirs`` has a value and every replaced step exists: the 2017 Transformer has
-no segment table, so a method written with T says nothing about it.
+every symbol of ``theirs`` has a value and every replaced step exists: a family without a segment
+table has no T, so a method written with T says nothing about it.
 
 The errata page (``generator/site/pages/errata.py``) builds its rows from these polynomials, so
 the formula a reader's number is traced to is the one the page works through.
@@ -30,8 +30,8 @@ from generator.counting.poly import Poly
 V, P, T, H, I, L, A = (Poly.symbol(s) for s in "VPTHILA")
 ZERO = Poly()
 
-# Steps of BERT's derivation (generator/counting/families/common.py), by block key and step key: the
-# module's stable key, the same in every language.
+# Steps of the common encoder's derivation (generator/counting/families/common.py), by block key and
+# step key: the module's stable key, the same in every language.
 ATTENTION = ("layer", ("query", "key", "value", "attention-output"))
 FEED_FORWARD = ("layer", ("feed-forward-in", "feed-forward-out"))
 FEED_FORWARD_IN = ("layer", ("feed-forward-in",))
@@ -44,8 +44,8 @@ POOLER = ("pooler", ())  # () is the whole block
 PER_HEAD_ATTENTION = 3 * A * H * H + A * H * H  # Q, K, V and W_O as H × H per head (assignment, question 1)
 PER_HEAD_LAYER = PER_HEAD_ATTENTION + 2 * H * I
 TEXTBOOK_LAYER = 3 * H * H + H * H + 2 * H * I + 2 * H  # no bias, one LayerNorm's worth per layer
-LAYER_WITHOUT_INTERMEDIATE_BIAS = 4 * H * H + 2 * H * I + 9 * H  # the bert-large table of issue 656
-ROUND_VOCABULARY = 30_000  # "V = 30,000": the textbook's and the Q&A thread's BERT-Base
+LAYER_WITHOUT_INTERMEDIATE_BIAS = 4 * H * H + 2 * H * I + 9 * H  # the large model's table in the source's issue 656
+ROUND_VOCABULARY = 30_000  # "V = 30,000": the textbook's and the Q&A thread's base model
 
 
 @dataclass(frozen=True)
@@ -64,18 +64,21 @@ class Mistake:
         }
 
 
-MISTAKES = (
-    Mistake("per-head-projections", (V + P + T) * H + L * PER_HEAD_LAYER),
-    Mistake("keras-bert-attention", L * A * (3 * H * H + 3 * H), (ATTENTION,)),  # the question: per head, no W_O
-    Mistake("lha-product", L * H * A),
-    Mistake("textbook-formula", (V + P + T) * H + L * TEXTBOOK_LAYER + H * H),
-    Mistake("layernorm-half", L * 2 * H, (LAYER_NORMS, EMBEDDING_NORM)),
-    Mistake("mean-and-variance", 2 * (2 * L + 1), (LAYER_NORMS, EMBEDDING_NORM)),
-    Mistake("vocabulary-30000", Poly.constant(ROUND_VOCABULARY) * H, (TOKEN_TABLE,)),
-    Mistake("feed-forward-8h2", L * (8 * H * H + 2 * H), (FEED_FORWARD,)),
-    Mistake("intermediate-bias", L * H * I, (FEED_FORWARD_IN,)),  # the weight alone, its bias of I left out
-    Mistake("pooler-and-heads", ZERO, (POOLER,)),  # the encoder without its pooler
-)
+# Each method under the name of its erratum's builder (generator/site/pages/errata.py), as (theirs,
+# replaces); the erratum's id is that name, dashed, as the errata page makes it.
+_METHODS: dict[str, tuple[Poly, tuple[tuple[str, tuple[str, ...]], ...]]] = {
+    "per_head_projections": ((V + P + T) * H + L * PER_HEAD_LAYER, ()),
+    "keras_bert_attention": (L * A * (3 * H * H + 3 * H), (ATTENTION,)),  # the question: per head, no W_O
+    "lha_product": (L * H * A, ()),
+    "textbook_formula": ((V + P + T) * H + L * TEXTBOOK_LAYER + H * H, ()),
+    "layernorm_half": (L * 2 * H, (LAYER_NORMS, EMBEDDING_NORM)),
+    "mean_and_variance": (2 * (2 * L + 1), (LAYER_NORMS, EMBEDDING_NORM)),
+    "vocabulary_30000": (Poly.constant(ROUND_VOCABULARY) * H, (TOKEN_TABLE,)),
+    "feed_forward_8h2": (L * (8 * H * H + 2 * H), (FEED_FORWARD,)),
+    "intermediate_bias": (L * H * I, (FEED_FORWARD_IN,)),  # the weight alone, its bias of I left out
+    "pooler_and_heads": (ZERO, (POOLER,)),  # the encoder without its pooler
+}
+MISTAKES = tuple(Mistake(name.replace("_", "-"), theirs, replaces) for name, (theirs, replaces) in _METHODS.items())
 
 
 def method_of(erratum: str) -> Mistake:

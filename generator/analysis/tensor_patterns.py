@@ -100,7 +100,7 @@ class HeadForm:
     def changes(self) -> tuple[tuple[str, Piece, Piece | None], ...]:
         """What a page says the head does to the base model, block by block: ("without", block, None),
         ("with", block, None), or ("as", the head's form, the base model's) for a block both hold in
-        different forms (XLM-RoBERTa's masked-LM embeddings, whose token table the head's tie moves out)."""
+        different forms (masked-LM embeddings whose token table the head's tie moves out)."""
         mine = {piece.key: piece for piece in self.added}
         theirs = {piece.key: piece for piece in self.removed}
         return (
@@ -138,7 +138,7 @@ class _Seen:
     """What the enumeration has seen of one name so far (filled in as the declarations are read)."""
 
     heads: list[Head]
-    keys: dict[Head, str]  # the block each head declares it in (ModernBERT's two heads share head.dense)
+    keys: dict[Head, str]  # the block each head declares it in (two heads may share one, e.g. head.dense)
     contexts: dict[tuple[Head, tuple[tuple[str, bool], ...]], tuple[object, ...]]  # context -> form key
     forms: dict[tuple[object, ...], tuple[Param | Tie, Module]]
 
@@ -150,8 +150,8 @@ _PATTERNS: dict[tuple[object, ...], tuple[BlockPatterns, ...]] = {}
 def family_patterns(family: Family) -> tuple[BlockPatterns, ...]:
     """Every distinct tensor name of the family, grouped by block, in an order every head follows.
 
-    Worked out once per process: every switch setting of every head is declared (DeBERTa-v2 has
-    hundreds), and a build asks for it while its workers write the model pages (``prepare``)."""
+    Worked out once per process: every switch setting of every head is declared (a family with many
+    switches has hundreds), and a build asks for it while its workers write the model pages (``prepare``)."""
     key = (family.declare, family.heads, family.switches, family.symbols)
     if key not in _PATTERNS:
         _PATTERNS[key] = _family_patterns(family)
@@ -256,8 +256,8 @@ _FORMS: dict[tuple[object, ...], tuple[HeadForm, ...]] = {}
 def head_forms(family: Family) -> tuple[HeadForm, ...]:
     """Each head's closed form with the defaults' switches, and the blocks it adds to or drops from the base model.
 
-    A block the head declares under the base model's key but with another count (XLM-RoBERTa's
-    masked-LM model moves the token table out of its embeddings) is both: the base model's form
+    A block the head declares under the base model's key but with another count (a masked-LM model
+    whose tie moves the token table out of its embeddings) is both: the base model's form
     left out, the head's added, so the base model's total minus the one plus the other is the head's.
     Worked out once per process, like ``family_patterns``: the family index and the family's own page
     both show them.

@@ -197,7 +197,7 @@ def _check_types(
 ) -> None:
     found = _Report(report.doc, report.base, [])  # the cross-field rules run only when none is found
     # Sizes and flags are checked below, more strictly than their types, and keys whose type a family rule
-    # tests in words of its own (DeBERTa's type_vocab_size); every other value as the class checks it.
+    # tests in words of its own (a vocabulary size that may be 0); every other value as the class checks it.
     stricter = {s.key for s in family.symbols if s.value is None and s.size} | {*family.flag_keys, *family.kind_keys}
     for key, value in given.items():
         kind = schema.types.get(key)

@@ -1,12 +1,12 @@
-"""Rules of thumb for training compute and memory, worked beside the exact step (issue 13, item 8).
+"""Rules of thumb for training compute and memory, worked beside the exact step.
 
 Three published rules: 16 bytes per parameter for training with Adam, 6N FLOPs per training token,
-and Korthikanti et al.'s activation bytes per layer. Each is evaluated on BERT-Base and BERT-Large
-at b = 32, s = 512 and set beside the figures of ``counting.compute`` (checked against torch in
-tests/test_compute.py), and every difference is taken apart from the declarations themselves: the
-products a module or an op declares, the tensors it keeps and their element types. Words are
-content (``content/<language>/errata.yaml``, section ``compute``); the errata page lists these after
-the parameter errata (``generator/site/pages/errata.py``).
+and Korthikanti et al.'s activation bytes per layer. Each is evaluated on the cards content/choices.yaml
+names (``compute-errata``) at b = 32, s = 512, and set beside the figures of ``counting.compute``
+(checked against torch in tests/test_compute.py), and every difference is taken apart from the
+declarations themselves: the products a module or an op declares, the tensors it keeps and their
+element types. Words are content (``content/<language>/errata.yaml``, section ``compute``); the
+errata page lists these after the parameter errata (``generator/site/pages/errata.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from generator.analysis.choices import load_choices
 from generator.counting.architecture import Dtype
 from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute
 from generator.counting.expr import Add, Expr, Mul, Num, Pow, Var
@@ -22,25 +23,20 @@ from generator.counting.figures import Figures
 from generator.counting.poly import Poly, product, total
 from generator.site import content
 from generator.site.content import Text
-from generator.site.erratum import Source
+from generator.site.erratum import Source, source_of
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE
 from generator.site.step_figures import BATCH, SEQ, compute_of
 from generator.site.views import Summary
 
-MODELS = ("bert-base-uncased", "bert-large-uncased")
-SOURCE_URLS = {
-    "zero": "https://arxiv.org/abs/1910.02054",
-    "kaplan": "https://arxiv.org/abs/2001.08361",
-    "korthikanti": "https://arxiv.org/abs/2205.05198",
-}
+MODELS = load_choices().compute_errata
 N, s, b, H, A = (Var(n) for n in ("N", "s", "b", "H", "A"))
 # The published formulas, as their sources write them.
 SIXTEEN_N = Mul((Num(16), N), "·")
 SIX_N = Mul((Num(6), N), "·")
 TWO_N = Mul((Num(2), N), "·")
-# Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models", section 4.1,
-# equation 1: activation bytes per transformer layer, with h the hidden size and a the heads.
+# Korthikanti et al. 2022 (arXiv 2205.05198), section 4.1, equation 1: activation bytes per encoder
+# layer, with h the hidden size and a the heads.
 KORTHIKANTI_LINEAR = Mul((Num(34), s, b, H), "·")
 KORTHIKANTI_SQUARE = Mul((Num(5), A, Pow(s, 2), b), "·")
 
@@ -106,7 +102,7 @@ def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> Compu
 
 def _sources(t: Text, keys: tuple[str, ...]) -> tuple[Source, ...]:
     source = t.root.section("sources")
-    return tuple(Source(source.section(k)("kind"), source.section(k)("title"), SOURCE_URLS.get(k)) for k in keys)
+    return tuple(source_of(source.section(k)) for k in keys)
 
 
 def _erratum(
@@ -249,7 +245,7 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
 
 
 def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
-    """34·s·b·h + 5·a·s²·b bytes per layer, against what one BERT layer keeps in bf16."""
+    """34·s·b·h + 5·a·s²·b bytes per layer, against what one encoder layer of the model keeps in bf16."""
     rows: dict[str, list[int]] = {}
     for compute in computes:
         point = _point(compute)

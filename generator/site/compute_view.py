@@ -1,4 +1,4 @@
-"""What a model page shows of a training step's compute and memory (issue 13), read off the engine.
+"""What a model page shows of a training step's compute and memory, read off the engine.
 
 Every number comes from ``counting.compute`` (the declarations) and ``compute_derivation``: the
 worked steps at b = 1, s = min(P, 512), a small grid of (b, s), and the rules of thumb (2N and 6N
@@ -31,7 +31,7 @@ from generator.counting.poly import Poly
 from generator.site.content import Text
 from generator.site.thumb_rules import Rules, apart, in_s2, rules
 
-SEQ = 512  # the page's sequence length, or P when the position table is shorter (issue 13)
+SEQ = 512  # the page's sequence length, or P when the position table is shorter
 GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
 GRID_BATCHES = (1, 8, 32)
 KINDS = ("steps", "products", "saved")  # the sections of content/<language>/compute.yaml
@@ -118,7 +118,7 @@ class ShownComponent:
 
     anchor: str
     title: str
-    repeat: tuple[str, ...]  # the symbols its runs are counted in (L; ALBERT's shared layer: L and K), or none
+    repeat: tuple[str, ...]  # the symbols its runs are counted in (L; a layer shared across depth: L and K), or none
     copies: int
     steps: tuple[ShownStep, ...]
     forward: int  # all copies
@@ -181,7 +181,7 @@ class ComputeView:
 
 def longest(card: Counted) -> int | None:
     """The longest sequence the model takes: ``max_position_embeddings``, a table's rows (less those before the
-    first token: RoBERTa's 514 hold 512) or, with rotary positions (ModernBERT), the length the config declares."""
+    first token: 514 rows may hold 512) or, with rotary positions, the length the config declares."""
     found = longest_of(card.family, card.config)
     return found if found is not None and found > 0 else None
 
@@ -246,7 +246,7 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
 
 def _applied(block: Block) -> tuple[str, ...]:
     """The symbols a component's runs are counted in: its repeat, or, for a layer shared across depth
-    (ALBERT), the times it is applied and the inner repeat (``compute.applied_copies``)."""
+    the times it is applied and the inner repeat (``compute.applied_copies``)."""
     return block.repeat if block.applied is None else (block.applied, *block.repeat[1:])
 
 

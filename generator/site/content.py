@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from generator.cards.problems import InputError, Location, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
 from generator.counting.families import families
@@ -80,6 +82,18 @@ class Text:
             message = f"expected text with placeholders such as {{name}} (write a brace as {{{{ or }}}}): {exc}"
         keys = (*self.keys, key)
         raise InputError([Problem(self.document.where(keys), _dotted(keys), message)])
+
+    def optional(self, key: str) -> str | None:
+        """The text under ``key`` as written, or None where the section has none (a source with no address)."""
+        mapping = self.document.data
+        for k in self.keys:
+            mapping = mapping[k]
+        return self.template(key) if key in mapping else None
+
+    def html(self, key: str, **values: object) -> Markup:
+        """The text under ``key``, written in HTML, as markup: ``values`` are escaped as they are filled in."""
+        self(key, **values)  # a placeholder the page does not fill is reported here, located
+        return Markup(self.template(key)).format(**values)
 
 
 def languages(root: Path | None = None) -> list[str]:

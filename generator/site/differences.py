@@ -1,8 +1,9 @@
 """Two models side by side: configs, parameters by part, and the tensors one has and the other lacks.
 
-The pairs the site compares are declared once, in ``PAIRS``. Everything else is read off the
-two inventories: part subtotals (``parts.py``), part formulas from the declarations, and the
-tensors matched first by name, then, for those left over, by component and role.
+The pairs the site compares are chosen once, in content/choices.yaml, read into ``PAIRS``.
+Everything else is read off the two inventories: part subtotals (``parts.py``), part formulas
+from the declarations, and the tensors matched first by name, then, for those left over, by
+component and role.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from generator.analysis.choices import load_choices
 from generator.counting.architecture import Kind, Part
 from generator.counting.derivation import part_form
 from generator.counting.expr import Expr
@@ -32,27 +34,8 @@ class Pair:
         return f"{self.a}--{self.b}"
 
 
-# Every comparison page on the site; a pair whose cards are not in the build is left out.
-PAIRS = (
-    Pair("bert-base-uncased", "bert-large-uncased"),
-    Pair("bert-base-cased", "bert-base-uncased"),
-    Pair("bert-base-cased", "bert-base-multilingual-cased"),
-    Pair("bert-base-uncased", "bert-base-uncased-pretraining"),
-    Pair("bert-base-uncased", "roberta-base"),
-    Pair("roberta-base", "xlm-roberta-base"),
-    Pair("bert-base-uncased", "distilbert-base-uncased"),
-    Pair("bert-base-uncased", "albert-base-v2"),
-    Pair("albert-base-v2", "albert-xxlarge-v2"),
-    Pair("bert-base-uncased", "electra-base-discriminator"),
-    Pair("electra-base-discriminator", "electra-base-generator"),
-    Pair("bert-base-uncased", "tinybert-general-4l-312d"),
-    Pair("bert-base-uncased", "all-minilm-l6-v2"),
-    Pair("bert-large-uncased", "mobilebert-uncased"),
-    Pair("bert-base-uncased", "deberta-v3-base"),
-    Pair("bert-base-uncased", "modernbert-base"),
-    Pair("bert-base-uncased", "bert-uncased-l12-h768-a12"),
-    Pair("transformer-base", "transformer-big"),
-)
+# Every comparison page on the site (content/choices.yaml); a pair whose cards are not in the build is left out.
+PAIRS = tuple(Pair(a, b) for a, b in load_choices().pairs)
 
 
 @dataclass(frozen=True)
@@ -125,7 +108,7 @@ class NameExample:
 
 @dataclass(frozen=True)
 class Sharing:
-    """A model that stores fewer layers than it applies (ALBERT)."""
+    """A model that stores fewer layers than it applies: one whose layers are shared across depth."""
 
     model: str
     stored: int

@@ -256,20 +256,10 @@ def all_layers(t: Text, model: Model, their_layer: Poly, printed: tuple[str, int
 
 # Sources, links and texts --------------------------------------------------------------------------
 
-# The address of each public source; its kind and title are content.
-SOURCE_URLS = {
-    "issue-656": "https://github.com/google-research/bert/issues/656",
-    "zhihu": "https://zhuanlan.zhihu.com/p/51413773",  # as the issue's comment links it
-    "devlin": "https://arxiv.org/abs/1810.04805",
-    "qa-thread": "https://stats.stackexchange.com/questions/435318/how-to-account-for-the-noof-parameters-in-the-multihead-self-attention-layer-of",
-    "hf-pr": "https://github.com/huggingface/transformers/pull/7575",
-}
-LINK_PATHS = {
-    # The exception to "heads never multiply the count": a head size set apart from H / A.
-    "transformer-heads": "models/transformer-base/index.html#differences",
-    "keras-bert-layers": "exercises/index.html#keras-bert",
-    "keras-bert-question": "errata/index.html#keras-bert-attention",
-}
+
+def source_of(t: Text) -> Source:
+    """A source as its content describes it: its kind, its title and, if it is public, its address."""
+    return Source(t("kind"), t("title"), t.optional("url"))
 
 
 def erratum(
@@ -293,7 +283,7 @@ def erratum(
         t("title", **values),
         t("claim", **values),
         t("diverges", **values),
-        tuple(Source(source.section(k)("kind"), source.section(k)("title"), SOURCE_URLS.get(k)) for k in sources),
+        tuple(source_of(source.section(k)) for k in sources),
         model,
         symbols,
         tuple(rows),
@@ -301,7 +291,7 @@ def erratum(
         method or t.root.section("page")("method"),
         printed,
         variants,
-        tuple(Link(t.root.section("links")(key), LINK_PATHS[key]) for key in see_also),
+        tuple(Link(link("title"), link("path")) for link in (t.root.section("links").section(key) for key in see_also)),
     )
 
 
@@ -327,8 +317,8 @@ def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
 Builders = Sequence[tuple[Callable[..., Erratum], tuple[str, ...]]]
 
 
-def erratum_id(build: Callable[..., Erratum]) -> str:
-    """An erratum's id, and the key of its texts: its builder's name, dashed."""
+def erratum_id(build: Callable[..., object]) -> str:
+    """An erratum's id, and the key of its texts: its builder's name, dashed (an exercise's, too)."""
     return build.__name__.replace("_", "-")
 
 

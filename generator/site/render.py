@@ -18,10 +18,12 @@ import markdown
 import nh3
 from markupsafe import Markup, escape
 
+from generator.analysis.choices import load_choices
 from generator.cards.card import Card
 from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
 from generator.counting.expr import to_text
+from generator.counting.families import family_in
 from generator.counting.kept import KeptFor
 from generator.site import content, exports, formats, step_figures
 from generator.site.compute_view import ComputeView, Words, compute_view
@@ -98,9 +100,10 @@ def _included_once() -> Callable[..., Markup]:
     return shaped
 
 
-def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
+def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAGE) -> jinja2.Environment:
     """The one template environment: autoescape on, undefined names are errors; ``text`` is site.yaml's."""
     words = RowWords.of(text.section("rendering"))
+    everywhere, tf = text.section("everywhere"), text.section("everywhere").section("checkpoint-names")
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates),
         bytecode_cache=_CompiledTemplates(templates),
@@ -133,6 +136,13 @@ def environment(text: Text, templates: Path = TEMPLATES) -> jinja2.Environment:
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink), shaped=_included_once())
+    # The family the others are described against ("How ... differs from ..."), in the build's language.
+    env.globals.update(reference_family=family_in(load_choices().reference_family, language))
+    # HTML of every page: its caption keeps {class_name} for the template to fill in, escaped.
+    tf_words = {key: tf.html(key) for key in ("hypothetical", "lede", "aside")}
+    tf_words["caption"] = Markup(tf.template("caption"))
+    six_n = Markup(everywhere.template("six-n"))  # its numbers are the model's, filled in by the template
+    env.globals.update(words={"footer": everywhere.html("footer"), "six_n": six_n, "tf": tf_words})
     env.globals.update(compare_rows=compare_rows, memory_rows=memory_rows, index_rows=index_rows)
     return env
 
@@ -208,17 +218,43 @@ def model_page(model: Model, text: Text, related: Related | None = None, compute
     )
 
 
+def catalog_words(text: Text, root: str) -> dict[str, object]:
+    """The words of the catalog's sections, in HTML: the variants', and those of each family set apart."""
+    words = text.section("catalog")
+    own: dict[str, object] = {key: words.html(key) for key in ("variants-heading", "variant", "variants", "start")}
+    own |= {key: words.html(key) for key in ("built-by-transformers", "built-by-each")}
+    own["exercises"] = words.html("exercises", root=root)
+    apart = words.section("apart")
+    keys = ("heading", "one", "many", "built-by", "lede")
+    own["apart"] = {
+        name: {key: apart.section(name).html(key) for key in keys} for name in load_choices().apart_families
+    }
+    return own
+
+
 def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     """Every page about many models (every page but the models' own)."""
     text = content.load("site", language)
     compare, search = text.section("compare"), text.section("search")
+    compare_words = {
+        "see-also": compare.html("see-also", root="../"),
+        "step": compare.html("step", root="../", batch=step_figures.BATCH, seq=step_figures.SEQ),
+        "memory": compare.html("memory"),
+    }
     result = [
         Page(
             "compare/index.html",
             "compare.html",
             compare("title", site=SITE_TITLE),
             compare("description"),
-            {"models": models, "catalog": catalog(models), "batch": step_figures.BATCH, "seq": step_figures.SEQ},
+            {
+                "models": models,
+                "catalog": catalog(models),
+                "batch": step_figures.BATCH,
+                "seq": step_figures.SEQ,
+                "catalog_words": catalog_words(text, "../"),
+                "compare_words": compare_words,
+            },
             cost=COMPARE_COST,
         ),
         Page(
@@ -236,7 +272,12 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         "index.html",
         SITE_TITLE,
         text.section("home")("description"),
-        {"models": models, "catalog": catalog(models), "guides": [page for page in result if page.guide]},
+        {
+            "models": models,
+            "catalog": catalog(models),
+            "guides": [page for page in result if page.guide],
+            "catalog_words": catalog_words(text, ""),
+        },
     )
     return [home, *result]
 
@@ -251,7 +292,7 @@ class Renderer:
         self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.compute_words = Words.of(content.load("compute", options.language))
         self._views: KeptFor[Compute, ComputeView] = KeptFor(SHAPES_KEPT)  # see compute_of
-        self.env = environment(self.text, templates)
+        self.env = environment(self.text, templates, options.language)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (
             "model.html",
@@ -341,7 +382,13 @@ class Renderer:
         root = self.options.base_url or "/"
         return (
             self.env.get_template("404.html")
-            .render(page=page, root=root, options=self.options, catalog=catalog(models))
+            .render(
+                page=page,
+                root=root,
+                options=self.options,
+                catalog=catalog(models),
+                catalog_words=catalog_words(self.text, root),
+            )
             .encode("utf-8")
         )
 

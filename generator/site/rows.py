@@ -45,7 +45,7 @@ class RowWords:
     conjunction: str
     keeps: str  # a worked step's storage: {name}
     once: str  # after a storage the whole model keeps once
-    no_variable: str  # a tensor no google-research/bert checkpoint holds
+    no_variable: str  # a tensor no TensorFlow checkpoint of Google's holds
     tf_reuses: str  # a tensor whose checkpoint variable is another's: {variable}
 
     @staticmethod
@@ -88,7 +88,7 @@ def tensor_rows(entries: Iterable[Tensor | TiedTensor], words: RowWords) -> Mark
 
     A model page has hundreds of these rows: a macro call for each made up a third of the build.
     (Writing a repeated layer's other copies from its first copy's rows, with the index replaced,
-    was tried in stop 29: finding which copies match cost more than the rows it saved.)
+    was tried: finding which copies match cost more than the rows it saved.)
     """
     cells: dict[tuple[tuple[int, ...], int, str], str] = {}  # every copy of a layer repeats them
     return Markup("".join(_tensor_row(entry, words, cells) for entry in entries))
@@ -201,9 +201,9 @@ def sentence(text: str) -> str:
 
 
 def tf_name_rows(model: Model, words: RowWords) -> Markup:
-    """The rows of the checkpoint-names table: each shown tensor beside its google-research/bert variable.
+    """The rows of the checkpoint-names table: each shown tensor beside its TensorFlow variable.
 
-    Written in Python for the reason ``tensor_rows`` is: a BERT page names some thirty variables.
+    Written in Python for the reason ``tensor_rows`` is: such a page names some thirty variables.
     """
     rows = []
     for group in model.groups:

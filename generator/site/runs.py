@@ -1,5 +1,5 @@
 """A derivation block's steps in runs: the steps of one attention module, of the feed-forward, each run of
-several with an anchor a lecture's notes can link to (issue 12) and a heading."""
+several with an anchor a lecture's notes can link to, and a heading."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class StepRun:
     module (the 2017 decoder's self-attention, then its encoder-decoder attention).
 
     A run of two or more attention or feed-forward steps gets its own anchor, ``d-<block>-<part>``
-    (``d-layer-feed-forward`` covers feed-forward in and out; issue 12), a later run of the same
+    (``d-layer-feed-forward`` covers feed-forward in and out), a later run of the same
     part in the block ``-2``, ``-3``, ... and a title from content/ (``title``: the attention's, or the part's).
     """
 
@@ -61,9 +61,9 @@ def step_runs(model: Model, block: BlockDerivation) -> tuple[StepRun, ...]:
 
 
 def _take_in(keys: list[RunKey], holders: list[str]) -> None:
-    """Give an attention's run the steps its module registers between two of its attention steps (the 2017
-    Transformer's LayerNorm, registered before the output projection), so the run stays whole; a norm after
-    the last attention step (BERT's) stays outside it."""
+    """Give an attention's run the steps its module registers between two of its attention steps (a LayerNorm
+    registered before the output projection), so the run stays whole; a norm registered after the last
+    attention step stays outside it."""
     for key in dict.fromkeys(k for k in keys if k[0] is Part.ATTENTION):
         first = keys.index(key)
         last = len(keys) - 1 - keys[::-1].index(key)

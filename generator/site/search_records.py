@@ -37,16 +37,16 @@ class SearchRecord:
 KINDS = {"models": "model", "families": "family", "diffs": "diff"}
 WHOLE = {"errata": "erratum", "exercises": "exercise"}
 # Pages a name search should not put above a model or family page: each word on them counts this much.
-# At 0.5, "bert" (on nearly every page, so Pagefind weighs its rarer extensions such as "bert's")
-# ranked the exercises page above the BERT family page (issue 12); at 0.3 the family page leads.
+# At 0.5, a family's name that is on nearly every page (so Pagefind weighs its rarer extensions, its
+# possessive) ranked the exercises page above that family's page; at 0.3 the family page leads.
 LIGHTER = {"diff": 0.3, "erratum": 0.3, "exercise": 0.3, "page": 0.3}
 # A model page's title, weighted above any heading of a page indexed from its HTML (Pagefind's h1 is 7),
 # and the rest of its record below plain text: a name search then ranks the page whose title it is
-# first, not a longer title that repeats its words (ALBERT-Base v2 before "ALBERT-Base v2, with ...").
+# first, not a longer title that repeats its words ("X-Base v2" before "X-Base v2, with ...").
 TITLE_WEIGHT = 10
 RECORD_WEIGHT = 0.5
 # A model's published figures and the opening of its notes name other models ("the same
-# albert-base-v2 configuration"): they find the page, but count a tenth of plain text.
+# configuration as <another card's id>"): they find the page, but count a tenth of plain text.
 ASIDE_WEIGHT = 0.1
 # Kinds whose tables hold little a reader searches for by name but repeat model names hundreds of
 # times (a comparison's tensor lists): left out of the index, which keeps the page's prose.

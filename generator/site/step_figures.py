@@ -1,8 +1,8 @@
-"""A training step's figures as the comparison, the charts and the errata show them (issue 13, item 7).
+"""A training step's figures as the comparison, the charts and the errata show them.
 
 Every number comes from ``counting.compute`` (``Compute.at``), whose polynomials
 tests/test_compute.py checks against torch at every committed (b, s) point. A family that
-transformers does not implement (the 2017 Transformer) has no class to measure, so it gets no
+transformers does not implement (one with its own config) has no class to measure, so it gets no
 figure here: the pages say "not measured" instead.
 """
 
@@ -17,7 +17,7 @@ from generator.counting.compute import Compute, StepCannotRunError, UndeclaredAc
 from generator.counting.inventory import Counted
 
 # The comparison's step: a batch of 32 sequences of one length, for FLOPs per token and for the memory (per token,
-# the FLOPs depend on the batch only where a model computes something once per batch: DeBERTa's positions).
+# the FLOPs depend on the batch only where a model computes something once per batch: relative positions).
 BATCH = 32
 SEQ = 512
 

@@ -6,7 +6,7 @@ them); series differ by pattern as well as by color, and the page puts the numbe
 table beside it. Colors come from ``static/charts.css``, which has a light, a dark and a print
 palette; the SVG itself names only classes.
 
-Each chart is written in two layouts (issue 12): a wide one (labels beside the bars, 900 units
+Each chart is written in two layouts, so that it fits a phone: a wide one (labels beside the bars, 900 units
 across) and a narrow one (labels above the bars, NARROW units across, fewer point labels) whose
 natural width fits a 390 px phone, so that no label is drawn under 11 CSS px. ``static/charts.css``
 shows one of them by the width of the screen: a viewBox cannot change with the screen, and a
@@ -372,7 +372,7 @@ def _log_scatter(
     return "\n".join(out)
 
 
-# Line charts (issue 13: training memory against the sequence length) --------------------------------
+# Line charts (training memory against the sequence length) ------------------------------------------
 
 # Each line's dash pattern, so that lines differ without their color too (CSS: .line-<n> colors them).
 DASHES = ("", "9 4", "2 3", "12 3 3 3", "5 5")

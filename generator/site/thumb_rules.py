@@ -1,4 +1,4 @@
-"""The rules of thumb a model page sets beside its exact training step (issue 13, item 5).
+"""The rules of thumb a model page sets beside its exact training step.
 
 2N FLOPs per token for the forward and 6N for a training step, against the exact forward, the
 difference split by its monomials in b and s (the weights a token meets, the products in s², the
@@ -42,7 +42,7 @@ class Rules:
     training_rule: int  # 6·N·b·s
     weights_gap: Line  # 2·(M − N)·b·s
     squared: Line  # the products in s² (attention scores and weighted values)
-    per_sequence: Line  # every other product: once per sequence (a pooler) or per batch (DeBERTa's positions)
+    per_sequence: Line  # every other product: once per sequence (a pooler) or per batch (relative positions)
     skipped: int  # FLOPs the backward does not spend (twice the forward less the backward)
     korthikanti: Korthikanti | None
 
@@ -57,8 +57,8 @@ class Korthikanti:
     masks: Line  # what 2-byte masks add over 1-byte ones
     statistics: Line  # the fp32 storages (LayerNorm statistics, softmax in fp32)
     rest: Line  # whatever else this implementation keeps that the rule does not, or the reverse
-    # What the layer keeps at b = 1 alone, beside ``exact`` (for any b): ModernBERT keeps the rest of its
-    # fused QKV output whole then. The rows are worked at b = 1, so the layer holds exact + this there.
+    # What the layer keeps at b = 1 alone, beside ``exact`` (for any b): a family with a fused QKV output
+    # may keep the rest of it whole then. The rows are worked at b = 1, so the layer holds exact + this there.
     batch_one: Line | None = None
 
     @property

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from generator.analysis import address
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
+from generator.analysis.choices import load_choices
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
@@ -138,8 +139,8 @@ class Summary:
 
     @property
     def training_step(self) -> StepLink | None:
-        """The calculator at a fine-tuning step of 32 sequences (issue 13's engineer: "how much memory does
-        fine-tuning BERT-Large take at batch 32 and 512 tokens?"); None where torch never measured the compute,
+        """The calculator at a fine-tuning step of 32 sequences (a reader's question: "how much memory does
+        fine-tuning this model take at batch 32 and 512 tokens?"); None where torch never measured the compute,
         or where transformers cannot run a step of this config (its page says why, in the compute section)."""
         if not measured(self.card.family) or step_refusal(self.card) is not None:
             return None
@@ -186,12 +187,12 @@ class Model(Summary):
 
     @property
     def tf_names(self) -> bool:
-        """Whether the tensor tables can show google-research/bert checkpoint names (BERT cards)."""
+        """Whether the tensor tables can show Google's TensorFlow checkpoint names (choices.yaml: tensorflow-scopes)."""
         return has_tf_names(self.card)
 
     @property
     def step_symbols(self) -> tuple[Symbol, ...]:
-        """The symbols only the training step's formulas use (ModernBERT's head size d), for the page's table;
+        """The symbols only the training step's formulas use (a rotary head size d), for the page's table;
         their values are in ``values``."""
         used = self.compute.steps.symbols if self.compute is not None else frozenset()
         return tuple(s for s in self.card.family.compute_symbols if s.name in used)
@@ -207,7 +208,7 @@ class Model(Summary):
         return {t.name: t.part for t in self.inventory.tensors}
 
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
-        """The google-research/bert checkpoint variable of a tensor, for BERT cards (checkpoint_names.py)."""
+        """The TensorFlow checkpoint variable of a tensor, where the family has one (checkpoint_names.py)."""
         return tf_name(self.card, entry.name, tied=isinstance(entry, TiedTensor))
 
 
@@ -234,7 +235,7 @@ class Details(Mapping[str, Model]):
 
 
 # The cards the pages about a few named models count again (each comparison's two, the errata's, the
-# exercises'), kept by card object: BERT-Base is in twelve comparisons. Counted before the workers fork
+# exercises'), kept by card object: one card may be in a dozen comparisons. Counted before the workers fork
 # (the related pages ask for them first), a card is counted once per build, not once per page.
 NAMED_KEPT = 128
 _named: KeptFor[Card, Model] = KeptFor(NAMED_KEPT)
@@ -254,7 +255,7 @@ def kept_or_counted(card: Card) -> Model:
 
 
 # Cards of one shape: the same family, head and config, all that counting reads of a card. Hub-style
-# catalogs repeat shapes (copies of BERT-Base fine-tuned with one head and one set of labels are one),
+# catalogs repeat shapes (copies of one base model fine-tuned with one head and one set of labels are one),
 # and so do the benchmark's cards: such a card is counted once per process, and its pages' rows are
 # written once (the row filters and the compute section keep what they made from the very same objects,
 # see render.py). Bounded: the cards come in id order, so the few shapes a family's cards cycle through
@@ -305,8 +306,8 @@ def _counted(card: Card) -> Model:
 
 def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -> tuple[Symbol, ...]:
     """The family's symbols that the page's formulas use: the parameters' derivation, and the training
-    step's (ModernBERT's heads enter no parameter count, a fused projection holding them all, but its
-    attention scores are b·A·s² numbers)."""
+    step's (a family with a fused projection counts no heads in its parameters, but its attention scores
+    are b·A·s² numbers)."""
     used = derivation.formula.symbols()
     used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
@@ -335,16 +336,22 @@ class FamilyGroup:
 
 @dataclass(frozen=True)
 class Catalog:
-    """Every model in the sections the index shows: BERT's variants by family, the 2017 Transformer, the exercises."""
+    """Every model in the sections the index shows: the variants by family, the families apart, the exercises."""
 
-    variants: tuple[FamilyGroup, ...]  # BERT first, then the other families by title
-    transformer: tuple[FamilyGroup, ...]
+    variants: tuple[FamilyGroup, ...]  # the reference family first, then the others by title
+    apart: tuple[FamilyGroup, ...]  # the families shown in sections of their own (content/choices.yaml)
     exercises: tuple[FamilyGroup, ...]
     start: tuple[Summary, ...] = ()  # the models most readers come for (START_HERE), listed above the table
 
     @property
     def groups(self) -> tuple[FamilyGroup, ...]:
-        return self.variants + self.transformer + self.exercises
+        return self.variants + self.apart + self.exercises
+
+    @property
+    def example(self) -> str:
+        """A card's id to show as an example: the first model listed first, else the first of all, else none."""
+        first = self.start or tuple(m for group in self.groups for m in group.models)
+        return first[0].id if first else ""
 
     @staticmethod
     def count(groups: tuple[FamilyGroup, ...]) -> int:
@@ -352,44 +359,31 @@ class Catalog:
         return sum(len(group.models) for group in groups)
 
 
-# The one family that predates BERT and the prefix of the textbook questions' cards (models/exercise-*.yaml).
-TRANSFORMER = "transformer"
+# The prefix of the textbook questions' cards (models/exercise-*.yaml).
 EXERCISE_PREFIX = "exercise-"
-# The models the index lists first, in this order: BERT's two sizes (Devlin et al. 2018, section 3),
-# then the base model of each family that changed BERT. Grouped by family and smallest first, the
-# table puts BERT-Base behind the 24 compact BERTs (Turc et al. 2019): on a phone, screens down
-# (issue 12). Cards that a build does not have are left out.
-START_HERE = (
-    "bert-base-uncased",
-    "bert-large-uncased",
-    "distilbert-base-uncased",
-    "roberta-base",
-    "xlm-roberta-base",
-    "albert-base-v2",
-    "electra-base-discriminator",
-    "mobilebert-uncased",
-    "deberta-v3-base",
-    "modernbert-base",
-)
+# The models the index lists first, in this order (content/choices.yaml). Cards a build lacks are left out.
+START_HERE = load_choices().start_here
 
 
 def catalog(models: Iterable[Summary]) -> Catalog:
-    """The models grouped by family and ordered by total, exercises and the 2017 Transformer apart."""
+    """The models grouped by family and ordered by total, the exercises and the families set apart on their own."""
     every = list(models)
+    apart_families = load_choices().apart_families
     exercises = [m for m in every if m.id.startswith(EXERCISE_PREFIX)]
     others = [m for m in every if not m.id.startswith(EXERCISE_PREFIX)]
-    transformer = [m for m in others if m.card.family.name == TRANSFORMER]
-    variants = [m for m in others if m.card.family.name != TRANSFORMER]
+    apart = [m for m in others if m.card.family.name in apart_families]
+    variants = [m for m in others if m.card.family.name not in apart_families]
     by_id = {m.id: m for m in variants}
     start = tuple(by_id[i] for i in START_HERE if i in by_id)
-    return Catalog(_by_family(variants), _by_family(transformer), _by_family(exercises), start)
+    return Catalog(_by_family(variants), _by_family(apart), _by_family(exercises), start)
 
 
 def _by_family(models: Iterable[Summary]) -> tuple[FamilyGroup, ...]:
     families: dict[str, list[Summary]] = {}
     for model in models:
         families.setdefault(model.card.family.name, []).append(model)
-    order = sorted(families, key=lambda name: (name != "bert", families[name][0].card.family.title.lower()))
+    first = load_choices().reference_family
+    order = sorted(families, key=lambda name: (name != first, families[name][0].card.family.title.lower()))
     return tuple(
         FamilyGroup(
             families[name][0].card.family,

@@ -481,8 +481,8 @@
     return parsed.error ? text.trim() : encode(input.kind, parsed.value);
   }
 
-  // The address's keys that are no input: one the config class takes under another name (DistilBERT's
-  // hidden_size for dim) is read under its own, with a note, as count reads it; one that disagrees with
+  // The address's keys that are no input: one the config class takes under another name (hidden_size
+  // for dim, an alias) is read under its own, with a note, as count reads it; one that disagrees with
   // its key, given too, stays (extraProblems refuses it). The others stay as written.
   function readAliases(extra) {
     var aliases = state.data.config.aliases, kept = keyed({});
@@ -718,7 +718,7 @@
   // --- a training step: FLOPs, saved activations, training memory (generator/counting/compute.py) --
 
   // The sequence length asked for, or, when the field is left empty, 512 or the longest the model takes
-  // where that is shorter (P, less the positions before the first token: RoBERTa's 514 rows hold 512).
+  // where that is shorter (P, less the positions before the first token: 514 rows may hold 512).
   function sequenceLength(config) {
     var c = state.data.compute, longest = value(c.longest, config);
     if (isInt(config.seq)) { return config.seq; }
@@ -1017,9 +1017,10 @@
 
   function code(text) { return "<code>" + escapeHtml(text) + "</code>"; }
 
-  // Of one key's good changes, those to show: only those whose step runs where some does (ModernBERT's
-  // hidden_size 780, heads of 65, is counted but cannot train; 792 can; an activation without declared
-  // saved tensors has no step); for a whole number the nearest below and above ``current``.
+  // Of one key's good changes, those to show: only those whose step runs where some does (with rotary
+  // positions, a hidden_size that makes the heads' size odd is counted but cannot train, where the next
+  // even one can; an activation without declared saved tensors has no step); for a whole number the
+  // nearest below and above ``current``.
   function pick(input, current, good) {
     if (good.some(function (g) { return g.runs; })) { good = good.filter(function (g) { return g.runs; }); }
     if ((input.kind === "size" || input.kind === "int") && isInt(current)) {
@@ -1060,7 +1061,7 @@
     Object.keys(changes).forEach(function (key) { state.raw[key] = changes[key]; state.given[key] = true; });
   }
 
-  // The keys of H and I when the family has both as plain sizes (BERT's hidden_size and intermediate_size).
+  // The keys of H and I when the family has both as plain sizes (such as hidden_size and intermediate_size).
   function ratioKeys() {
     var bySymbol = {};
     state.data.inputs.forEach(function (i) { if (i.symbol && i.kind === "size") { bySymbol[i.symbol] = i.key; } });

@@ -37,8 +37,9 @@ window.addEventListener("DOMContentLoaded", function () {
   // The models' shards of the index, merged into the site's, by absolute path (Pagefind finds a
   // bundle's site root from its path). Each shard ranks by its own word counts: a family's name is
   // rare among a shard's models and common among the site's pages, so at full weight its models
-  // outrank its family page ("albert"). At 0.75 the catalog ranks as one index did: the family page
-  // first for a family's name, the model first for a model's full name (tests/browser, from 0.58 to 0.88).
+  // outrank its family page in a search for that name. At 0.75 the catalog ranks as one index did:
+  // the family page first for a family's name, the model first for a model's full name (tests/browser,
+  // from 0.58 to 0.88).
   var box = document.getElementById("search");
   var bundles = (box.getAttribute("data-bundles") || "").split(" ").filter(Boolean).map(function (name) {
     var path = new URL("../pagefind/" + name + "/", window.location.href).pathname;

@@ -2,8 +2,8 @@
 
 Each catalog card is opened by address alone at b = 1 and b = 32, s = min(P, 512) (one browser
 session); the page's data-value integers must be those of ``Compute.at(b, s)`` (which
-tests/test_compute.py holds to torch's). Also: the link on BERT-Large's page answers issue 13's
-engineer, a sequence longer than the position table is refused with a fix, and the 2017
+tests/test_compute.py holds to torch's). Also: the link on BERT-Large's page answers a reader's
+question about its memory at batch 32, a sequence longer than the position table is refused with a fix, and the 2017
 Transformer shows no figure it never measured.
 """
 

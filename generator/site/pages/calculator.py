@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from generator.analysis.address import step_query
 from generator.analysis.calculator import export_text
 from generator.analysis.calculator import inputs as calculator_inputs
+from generator.analysis.choices import load_choices
 from generator.cards.config import load_schema
 from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
@@ -29,8 +30,8 @@ from generator.site.page import LANGUAGE, Page, Piece, guide_page
 from generator.site.pages import errata, exercises
 from generator.site.views import Summary
 
-# The family the calculator opens with when its address names none.
-FIRST_FAMILY = "bert"
+# The family the calculator opens with when its address names none (content/choices.yaml).
+FIRST_FAMILY = load_choices().calculator_family
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class FamilyEntry:
     title: str
     heads: tuple[str, ...]
     models: tuple[Summary, ...]
-    # Values for inputs whose default is missing (the 2017 Transformer has no default vocabulary):
+    # Values for inputs whose default is missing (a family of the site's own may declare no vocabulary):
     # those of the family's first catalog model, as JSON text for the script to read.
     preset: str
     origin: str = ""  # where the starting values come from, in words
@@ -50,7 +51,7 @@ class FamilyEntry:
 
 
 def _base_model(own: Sequence[Summary], defaults: Sequence[Summary]) -> Summary | None:
-    """The family's base catalog model: its "base" size by name (bert-base-uncased, albert-base-v2), else its first."""
+    """The family's base catalog model: its "base" size by name (an id with "-base" in it), else its first."""
     named = [m for m in own if "-base" in m.id]
     return next((m for m in defaults if m in named), named[0] if named else own[0] if own else None)
 
@@ -170,6 +171,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         "strings": _strings(language),
         "errata_titles": titles,
         "printed": printed,
+        "address": page.html("address"),
     }
     return [guide_page("calculator/index.html", "calculator.html", page, context)]
 

@@ -14,6 +14,7 @@ from fractions import Fraction
 
 from markupsafe import Markup, escape
 
+from generator.analysis.choices import load_choices
 from generator.counting.architecture import Kind, Part
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.counting.parts import Share, shares
@@ -47,15 +48,9 @@ RULE = 12  # the rule of thumb: an encoder layer holds about 12·H² parameters 
 CLOSE = Fraction(1, 10)  # within 10% of the rule counts as on it
 # Its work against the home page's (Page.cost): 0.20 against 0.05 s at 1,000 cards, in a rebuild.
 CHARTS_COST = 4
-LABELLED = ("bert-base-uncased", "bert-large-uncased")  # landmarks labelled in the scatter plot, besides outliers
-# The memory chart: a few models of different shapes, training memory at b = BATCH against s (issue 13).
-MEMORY_MODELS = (
-    "distilbert-base-uncased",
-    "albert-base-v2",
-    "bert-base-uncased",
-    "modernbert-base",
-    "bert-large-uncased",
-)
+LABELLED = load_choices().labelled  # landmarks labelled in the scatter plot, besides outliers
+# The memory chart: a few models of different shapes, training memory at b = BATCH against s.
+MEMORY_MODELS = load_choices().memory_models
 MEMORY_SEQS = tuple(range(64, 513, 64))
 H, I, L = Var("H"), Var("I"), Var("L")
 H2 = Pow(H, 2)
@@ -91,9 +86,9 @@ class RuleRow:
     embeddings: int
     attention: int
     feed_forward: int
-    stored_layers: int  # fewer than L when layers are shared (ALBERT)
+    stored_layers: int  # fewer than L when layers are shared across depth
     shared_symbols: tuple[str, ...]
-    layer_instances: int = 0  # every repeated layer stored, more than L with a decoder (the 2017 Transformer)
+    layer_instances: int = 0  # every repeated layer stored, more than L with a decoder beside the encoder
 
     @property
     def lh2(self) -> int:
@@ -361,6 +356,18 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     ]
 
 
+def _prose(text: Text) -> dict[str, object]:
+    """The page's paragraphs in HTML; the template fills the rule's formulas (``MATH``, by name) in."""
+    parts = text.section("parts")
+    keys = ("embeddings", "attention", "feed-forward", "norms", "pooler", "heads")
+    prose: dict[str, object] = {"parts": {key: parts.html(key) for key in keys}}
+    for key in ("rule-origin", "rule-omits"):
+        text.html(key, **dict.fromkeys(MATH, ""))  # a placeholder that is no formula's name is reported here
+        prose[key] = Markup(text.template(key))
+    prose |= {key: text.html(key) for key in ("shares", "rule-caption", "outliers")}
+    return prose
+
+
 def _context(models: Sequence[Summary], text: Text, language: str) -> dict[str, object]:
     texts, labels = text.section("shares"), text.section("rule")
     bars, parts = share_rows(models), series(language)
@@ -373,6 +380,7 @@ def _context(models: Sequence[Summary], text: Text, language: str) -> dict[str, 
         [BarRow(row.model.id, tuple(s.count for s in row.shares)) for row in bars],
     )
     context: dict[str, object] = {"share_chart": Markup(share_svg), "parts": parts, "f": MATH}
+    context["prose"] = _prose(text.section("prose"))
     context["share_table"] = functools.partial(share_table, bars)
     rule = rule_rows(models)
     if rule:

@@ -1,7 +1,7 @@
 """The errata page: derivations people publish, worked beside the exact count, step by step.
 
 Each erratum evaluates the published method as a formula in the config's symbols on a card's
-own numbers (the 40,000-token, 8-layer, 8-head BERT of an assignment; BERT-Base; ...) and puts
+own numbers (an assignment's 40,000-token, 8-layer, 8-head model; a released base model; ...) and puts
 every step beside the exact step of the same card's derivation (``generator/site/erratum.py``).
 Its sentences (the claim, where it diverges, the row labels) are content, in
 ``content/<language>/errata.yaml`` under the builder's name, dashed; the numbers are filled in here.
@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from generator.analysis import mistakes
+from generator.analysis.choices import load_choices
 from generator.counting.architecture import Head
 from generator.counting.expr import Add, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
@@ -66,9 +67,10 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return []
 
     def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
-        return {"errata": worked(models, language), "compute": compute_errata(models, language)}
+        return {"errata": worked(models, language), "compute": compute_errata(models, language), "lede": lede}
 
     text = content.load("errata", language)
+    lede = text.section("page").html("lede")
     return [guide_page(PATH, "errata.html", text.section("page"), context, shows=shown())]
 
 
@@ -132,7 +134,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
     )
     total, printed = their_total.evaluate(model.inventory.values), printed_by(model, PRINTED_BY[t.key])
     # The Q&A thread's question slips the same way for Q, K and V only (with their biases): linked, not a source.
-    sources, see_also = ("assignment",), ("transformer-heads", "keras-bert-question")
+    sources, see_also = ("assignment",), ("fixed-head-size", "keras-question")
     return erratum(t, model, used_symbols(model, rows), rows, total, printed, sources=sources, see_also=see_also)
 
 
@@ -291,7 +293,8 @@ def attention_over_heads(t: Text, model: Model) -> Erratum:
 
 
 def keras_bert_attention(t: Text, model: Model) -> Erratum:
-    """The keras-bert Q&A thread: per-head Q/K/V in the question, W_O per head and LayerNorm in an answer."""
+    """The Q&A thread on a Keras implementation: per-head Q/K/V in the question, W_O per head and LayerNorm
+    in an answer."""
     label = t.section("rows")
     qkv = steps_of(model, "layer", "query", "key", "value")
     output = steps_of(model, "layer", "attention-output")
@@ -306,7 +309,7 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
             model,
             label("norm"),
             2 * H,
-            (ZERO, 0),  # keras-bert's Encoder-1-MultiHeadSelfAttention-Norm is a layer of its own
+            (ZERO, 0),  # the Keras implementation's Encoder-1-MultiHeadSelfAttention-Norm is a layer of its own
             "d-layer-attention-layernorm",
         ),
         subtotal_row(
@@ -318,7 +321,7 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
         ),
     )
     symbols = used_symbols(model, rows)
-    return erratum(t, model, symbols, rows, None, sources=("qa-thread",), see_also=("keras-bert-layers",))
+    return erratum(t, model, symbols, rows, None, sources=("qa-thread",), see_also=("keras-layers",))
 
 
 def feed_forward_8h2(t: Text, model: Model) -> Erratum:
@@ -337,13 +340,13 @@ def feed_forward_8h2(t: Text, model: Model) -> Erratum:
 
 
 def intermediate_bias(t: Text, model: Model) -> Erratum:
-    """The bert-large table of issue 656: a per-layer sum without the intermediate bias."""
+    """The large model's table in the source's issue 656: a per-layer sum without the intermediate bias."""
     label, common = t.section("rows"), t.root.section("rows")
     embeddings = block_of(model, "embeddings")
     pooler = block_of(model, "pooler")
     their_layer = mistakes.LAYER_WITHOUT_INTERMEDIATE_BIAS
     their_total = embeddings.formula + L * their_layer + pooler.formula
-    # The table prints "12,592,128 * 24 = 302,211,072" in its Transformer * 24 row.
+    # The table prints "12,592,128 * 24 = 302,211,072" in its row for the 24 layers.
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("12,592,128", 0))
     layers = all_layers(t, model, their_layer, ("302,211,072", model.inventory.values["L"] * layer.off))
     bias = model.inventory.tensor("encoder.layer.0.intermediate.dense.bias").count
@@ -370,7 +373,7 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
 
 
 def tied_twice(t: Text, model: Model) -> Erratum:
-    """The one-layer Transformer listing: one shared table printed under three names."""
+    """A one-layer encoder-decoder's listing: one shared table printed under three names."""
     label = t.section("rows")
     inventory = model.inventory
     rows = []
@@ -426,17 +429,21 @@ def pooler_and_heads(t: Text, model: Model) -> Erratum:
     return erratum(t, model, symbols_of(model, "VH"), (), None, sources=sources, variants=tuple(variants))
 
 
-BUILDERS: Sequence[tuple[Callable[..., Erratum], tuple[str, ...]]] = (
-    (per_head_projections, ("exercise-bert-40k-8l-8h",)),
-    (keras_bert_attention, ("exercise-keras-bert-pretraining",)),
-    (lha_product, ("bert-base-uncased",)),
-    (textbook_formula, ("exercise-bert-base-v30000",)),
-    (layernorm_half, ("bert-base-uncased",)),
-    (mean_and_variance, ("bert-base-uncased",)),
-    (vocabulary_30000, ("bert-base-uncased", "exercise-bert-base-v30000")),
-    (attention_over_heads, ("bert-base-uncased",)),
-    (feed_forward_8h2, ("bert-base-uncased",)),
-    (intermediate_bias, ("bert-large-uncased",)),
-    (tied_twice, ("transformer-seed-one-layer",)),
-    (pooler_and_heads, ("bert-base-uncased",)),
+# The errata in the page's order; the cards each is worked on are choices (content/choices.yaml), by its id.
+ERRATA = (
+    per_head_projections,
+    keras_bert_attention,
+    lha_product,
+    textbook_formula,
+    layernorm_half,
+    mean_and_variance,
+    vocabulary_30000,
+    attention_over_heads,
+    feed_forward_8h2,
+    intermediate_bias,
+    tied_twice,
+    pooler_and_heads,
+)
+BUILDERS: Sequence[tuple[Callable[..., Erratum], tuple[str, ...]]] = tuple(
+    (build, load_choices().errata[erratum_id(build)]) for build in ERRATA
 )

@@ -1,10 +1,11 @@
-"""The exercises page: textbook questions on BERT's size, each answered by a model page.
+"""The exercises page: textbook questions on a model's size, each answered by a model page.
 
 Each exercise is a card in models/ (``exercise-*``); its model page holds the full worked answer
 (derivation, subtotals, every tensor). This page asks the question in its own words, states the
 answer read from that card's inventory, and adds the few steps a page of one model cannot show:
 the comparison with the released vocabulary, the head count that does not matter, the classifier
-alone, and keras-bert's layers mapped onto transformers' tensors.
+alone, and a Keras implementation's layers mapped onto transformers' tensors. Which card each
+exercise works, and which released card it is set beside, are choices (content/choices.yaml).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import dataclasses
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from generator.analysis.choices import load_choices
 from generator.analysis.mistakes import Candidate, candidates
 from generator.cards.problems import InputError, Location, Problem
 from generator.counting.architecture import Kind
@@ -24,7 +26,7 @@ from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
 from generator.site import content
 from generator.site.content import Text
-from generator.site.erratum import printed_figures, titles
+from generator.site.erratum import erratum_id, printed_figures, titles
 from generator.site.page import LANGUAGE, Page, guide_page
 from generator.site.pages import errata
 from generator.site.views import Details, Model, Summary
@@ -44,7 +46,7 @@ class Step:
 
 @dataclass(frozen=True)
 class KerasLayer:
-    """A keras-bert layer of model.summary(), the transformers tensors it holds, and their count."""
+    """A layer of the Keras implementation's model.summary(), the transformers tensors it holds, and their count."""
 
     layer: str
     tensors: tuple[str, ...]
@@ -64,6 +66,8 @@ class Exercise:
     keras: tuple[KerasLayer, ...] = ()
     keras_repeat: int = 0
     compare: tuple[Step, ...] = ()  # beside another card (the released vocabulary)
+    compare_caption: str = ""
+    keras_words: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the layers table's words
     part: tuple[str, int] | None = None  # a figure the question asks for on the way, and what it is
     check: str = "{}"  # what the "check your answer" box compares a number with, as JSON (static/check.js)
 
@@ -86,6 +90,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             ),
             "check": check_texts(text.section("check")),
             "check_hint": text.section("check")("close"),
+            "heading": text.section("page").html("heading"),
+            "lede": text.section("page").html("lede"),
         }
 
     return [guide_page(PATH, "exercises.html", text.section("page"), context, shows=shown())]
@@ -180,11 +186,12 @@ def _block(model: Model, block: str) -> Step:
     return Step(derivation.block.title, derivation.expression, derivation.subtotal, f"d-{block}")
 
 
-def vocabulary(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
+def vocabulary_30000(text: Text, model: Model, by_id: Mapping[str, Model], base: str) -> Exercise:
+    """A textbook's round vocabulary, set beside the released one of ``base`` (a card id)."""
     values = model.inventory.values
-    t = text.section("exercises").section("vocabulary-30000")
+    t = text.section("exercises").section(erratum_id(vocabulary_30000))
     compare: tuple[Step, ...] = ()
-    released = by_id.get("bert-base-uncased")
+    released = by_id.get(base)
     if released is not None:
         v = released.inventory.values["V"]
         label = t.section("compare")
@@ -204,12 +211,13 @@ def vocabulary(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
         _block(model, "layer"),
         _block(model, "pooler"),
     )
-    return _exercise(text, t, model, model.total, steps, values, compare=compare)
+    caption = t.section("compare")("caption")
+    return _exercise(text, t, model, model.total, steps, values, compare=compare, compare_caption=caption)
 
 
-def forty_k(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
+def forty_k_eight_layers(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
-    t = text.section("exercises").section("forty-k-eight-layers")
+    t = text.section("exercises").section(erratum_id(forty_k_eight_layers))
     heads, width = values["A"], values["H"]
     head_size = width // heads
     split = Step(
@@ -250,31 +258,33 @@ def classifier(text: Text, model: Model, by_id: Mapping[str, Model], base: str) 
     return _exercise(text, shared, model, head, steps, words, exercise_id=own.key, answer_label=shared("answer"))
 
 
+# A pre-training head's backbone tensors sit under the base model's prefix (transformers' base_model_prefix).
+BACKBONE = r"[a-z_]+\."
 KERAS_LAYERS = (
-    ("Embedding-Token", (r"bert\.embeddings\.word_embeddings\.weight",)),
-    ("Embedding-Segment", (r"bert\.embeddings\.token_type_embeddings\.weight",)),
-    ("Embedding-Position", (r"bert\.embeddings\.position_embeddings\.weight",)),
-    ("Embedding-Norm", (r"bert\.embeddings\.LayerNorm\.(weight|bias)",)),
+    ("Embedding-Token", (rf"{BACKBONE}embeddings\.word_embeddings\.weight",)),
+    ("Embedding-Segment", (rf"{BACKBONE}embeddings\.token_type_embeddings\.weight",)),
+    ("Embedding-Position", (rf"{BACKBONE}embeddings\.position_embeddings\.weight",)),
+    ("Embedding-Norm", (rf"{BACKBONE}embeddings\.LayerNorm\.(weight|bias)",)),
     (
         "Encoder-1-MultiHeadSelfAttention",
-        (r"bert\.encoder\.layer\.0\.attention\.(self\.(query|key|value)|output\.dense)\.(weight|bias)",),
+        (rf"{BACKBONE}encoder\.layer\.0\.attention\.(self\.(query|key|value)|output\.dense)\.(weight|bias)",),
     ),
     (
         "Encoder-1-MultiHeadSelfAttention-Norm",
-        (r"bert\.encoder\.layer\.0\.attention\.output\.LayerNorm\.(weight|bias)",),
+        (rf"{BACKBONE}encoder\.layer\.0\.attention\.output\.LayerNorm\.(weight|bias)",),
     ),
-    ("Encoder-1-FeedForward", (r"bert\.encoder\.layer\.0\.(intermediate|output)\.dense\.(weight|bias)",)),
-    ("Encoder-1-FeedForward-Norm", (r"bert\.encoder\.layer\.0\.output\.LayerNorm\.(weight|bias)",)),
+    ("Encoder-1-FeedForward", (rf"{BACKBONE}encoder\.layer\.0\.(intermediate|output)\.dense\.(weight|bias)",)),
+    ("Encoder-1-FeedForward-Norm", (rf"{BACKBONE}encoder\.layer\.0\.output\.LayerNorm\.(weight|bias)",)),
     ("MLM-Dense", (r"cls\.predictions\.transform\.dense\.(weight|bias)",)),
     ("MLM-Norm", (r"cls\.predictions\.transform\.LayerNorm\.(weight|bias)",)),
     ("MLM-Sim", (r"cls\.predictions\.bias",)),
-    ("NSP-Dense", (r"bert\.pooler\.dense\.(weight|bias)",)),
+    ("NSP-Dense", (rf"{BACKBONE}pooler\.dense\.(weight|bias)",)),
     ("NSP", (r"cls\.seq_relationship\.(weight|bias)",)),
 )
 
 
 def keras_layers(model: Model) -> tuple[tuple[KerasLayer, ...], int]:
-    """keras-bert's layers (encoder layer 1 standing for all) with the transformers tensors each holds.
+    """The Keras implementation's layers (encoder layer 1 standing for all) with the transformers tensors each holds.
 
     Every counted tensor of the model must belong to exactly one keras layer once the encoder
     layer is repeated: if the mapping missed one or took one twice, the build stops.
@@ -294,13 +304,13 @@ def keras_layers(model: Model) -> tuple[tuple[KerasLayer, ...], int]:
         or len(set(claimed)) != len(claimed)
         or len(claimed) != len(model.inventory.tensors) - (repeat - 1) * first_layer
     ):
-        raise ValueError(f"the keras-bert mapping does not cover {model.id}'s tensors exactly once")
+        raise ValueError(f"the Keras layers' mapping does not cover {model.id}'s tensors exactly once")
     return tuple(layers), repeat
 
 
 def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
     values = model.inventory.values
-    t = text.section("exercises").section("keras-bert")
+    t = text.section("exercises").section(erratum_id(keras_bert))
     label = t.section("steps")
     layers, repeat = keras_layers(model)
     attention = next(k for k in layers if k.layer == "Encoder-1-MultiHeadSelfAttention")
@@ -318,17 +328,34 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
         ),
     )
     part = (t("part"), attention.count)  # the question's first half: the attention layer's figure
-    return _exercise(text, t, model, model.total, steps, values, keras=layers, keras_repeat=repeat, part=part)
+    table = t.section("table")
+    words = {
+        "label": table("label"),
+        "caption": table.html("caption", class_name=model.inventory.class_name, repeat=repeat),
+        "layer": table("layer"),
+    }
+    more = {"keras": layers, "keras_repeat": repeat, "keras_words": words, "part": part}
+    return _exercise(text, t, model, model.total, steps, values, None, None, **more)
 
 
-# The released models the exercises set their cards beside (``vocabulary``'s and ``classifier``'s).
-COMPARED = ("bert-base-uncased", "bert-base-multilingual-cased")
+# Each exercise's builder by its name, dashed: the key content/choices.yaml and exercises.yaml know it by.
+BUILDS: dict[str, Callable[..., Exercise]] = {
+    erratum_id(build): build for build in (vocabulary_30000, forty_k_eight_layers, classifier, keras_bert)
+}
 
-BUILDERS = (
-    (vocabulary, "exercise-bert-base-v30000"),
-    (forty_k, "exercise-bert-40k-8l-8h"),
-    (functools.partial(classifier, base="bert-base-uncased"), "exercise-topic-classifier-5"),
-    # Hindi needs a vocabulary that covers Devanagari and a cased tokenizer that keeps its marks (issue 10).
-    (functools.partial(classifier, base="bert-base-multilingual-cased"), "exercise-language-id-2"),
-    (keras_bert, "exercise-keras-bert-pretraining"),
-)
+
+def _builders() -> tuple[tuple[Callable[..., Exercise], str], ...]:
+    """(builder, card) for each exercise the choices list, its released card bound as ``base``."""
+    found: list[tuple[Callable[..., Exercise], str]] = []
+    for choice in load_choices().exercises:
+        if choice.builder not in BUILDS:
+            known, name = ", ".join(BUILDS), choice.builder
+            raise ValueError(f"content/choices.yaml: exercises: expected a builder of {known}, found {name!r}")
+        build: Callable[..., Exercise] = BUILDS[choice.builder]
+        found.append((functools.partial(build, base=choice.base) if choice.base else build, choice.card))
+    return tuple(found)
+
+
+BUILDERS = _builders()
+# The released models the exercises set their cards beside.
+COMPARED = tuple(dict.fromkeys(c.base for c in load_choices().exercises if c.base))

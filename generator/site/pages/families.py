@@ -1,6 +1,6 @@
 """Family pages: ``families/`` lists every declared family, ``families/<family>/`` shows one.
 
-A family page says how the family differs from BERT, lists its heads with their closed forms
+A family page says how the family differs from the reference family, lists its heads with their closed forms
 and its switches, every tensor name its classes can register as a pattern (one row per name,
 shape and count in symbols), and its catalog models with their totals. Everything is read off
 the family's declaration (``analysis.tensor_patterns``) and the models' summaries: nothing is
@@ -13,6 +13,9 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from markupsafe import Markup
+
+from generator.analysis.choices import load_choices
 from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
 from generator.cards.config import load_schema
 from generator.counting.architecture import Family, Symbol
@@ -23,7 +26,7 @@ from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
 INDEX = "families/index.html"
-REFERENCE = "bert"  # the family the others are described against
+REFERENCE = load_choices().reference_family  # the family the others are described against
 
 
 def family_path(name: str) -> str:
@@ -31,7 +34,7 @@ def family_path(name: str) -> str:
 
 
 def differences(family: Family) -> tuple[str, ...]:
-    """The family's Markdown paragraphs on what differs from BERT: the one place this page reads them."""
+    """The family's Markdown paragraphs on what differs from the reference: the one place this page reads them."""
     return family.differences
 
 
@@ -86,7 +89,7 @@ def family_view(family: Family, models: Sequence[Summary]) -> FamilyView:
 
 
 def ordered_families(language: str = LANGUAGE) -> list[Family]:
-    """Every family in ``language``: BERT first, then the others by title."""
+    """Every family in ``language``: the reference first, then the others by title."""
     return sorted(families(language).values(), key=lambda f: (f.name != REFERENCE, f.title.lower()))
 
 
@@ -112,7 +115,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "families.html",
             index("title", site=SITE_TITLE),
             index("description", families=len(ordered)),
-            functools.partial(_index_context, ordered, own, language),
+            functools.partial(_index_context, ordered, own, language, index.html("lede", root="../")),
             guide=index("guide"),
             shows=(),
             about=" ".join(f"{name}={len(found)}" for name, found in own.items()),
@@ -127,17 +130,20 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
                 "family.html",
                 one("title", **words),
                 one("description", **words),
-                functools.partial(_family_context, family, found),
+                functools.partial(_family_context, family, found, one.html("reference")),
                 shows=tuple(m.id for m in found),
             )
         )
     return result
 
 
-def _index_context(ordered: list[Family], own: Mapping[str, Sequence[Summary]], language: str) -> dict[str, object]:
+def _index_context(
+    ordered: list[Family], own: Mapping[str, Sequence[Summary]], language: str, lede: Markup
+) -> dict[str, object]:
     views = [family_view(family, own[family.name]) for family in ordered]
-    return {"families": views, "shared_symbols": shared_symbols(language)}
+    return {"families": views, "shared_symbols": shared_symbols(language), "lede": lede}
 
 
-def _family_context(family: Family, models: Sequence[Summary]) -> dict[str, object]:
-    return {"view": family_view(family, models), "reference": REFERENCE}
+def _family_context(family: Family, models: Sequence[Summary], reference: Markup) -> dict[str, object]:
+    """A family's page; ``reference`` is what the reference family's page says in place of differences."""
+    return {"view": family_view(family, models), "reference": REFERENCE, "reference_words": reference}
