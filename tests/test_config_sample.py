@@ -25,7 +25,8 @@ from generator.cards.importer import import_config
 from generator.cards.problems import InputError
 from generator.counting.compute import declared_compute, step_refusal
 from generator.counting.conditions import HEAD
-from generator.counting.families.step_checks import no_token_type_row, roberta_no_token_position
+from generator.counting.families.roberta import no_token_position
+from generator.counting.families.step_checks import no_token_type_row
 from generator.counting.inventory import count_parameters
 
 SAMPLE = json.loads((REFERENCE / "sample" / "configs.json").read_text(encoding="utf-8"))
@@ -154,7 +155,7 @@ def test_the_compute_of_every_sampled_config_that_runs_matches_torch(row: dict[s
 # there and raises on a CPU (test-bert-no-token-types, whose reference also runs on CPU: tests/test_compute.py).
 # The same for RoBERTa's table of no more rows than pad_token_id + 1: the sample's input_ids are all the
 # padding id, whose positions all stay below it.
-META_BLIND = (no_token_type_row.name, roberta_no_token_position.name)
+META_BLIND = (no_token_type_row.name, no_token_position.name)
 
 
 def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(tmp_path: Path) -> None:
