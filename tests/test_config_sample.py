@@ -238,18 +238,7 @@ def test_the_compute_sample_runs_configs_of_every_family() -> None:
 
 
 def test_the_sample_holds_sentinels_and_refusals_of_every_family() -> None:
-    families = {e["family"] for e in ENTRIES}
-    assert families == {
-        "bert",
-        "roberta",
-        "xlm-roberta",
-        "albert",
-        "electra",
-        "distilbert",
-        "mobilebert",
-        "deberta-v2",
-        "modernbert",
-    }
+    families = {e["family"] for e in ENTRIES}  # every family transformers implements: test_family_coverage.py
     assert all(any(e["accepted"] for e in ENTRIES if e["family"] == f) for f in families)
     assert sum(not e["accepted"] for e in ENTRIES) >= 50
     deberta = [e["config"] for e in ENTRIES if e["family"] == "deberta-v2" and e["accepted"]]
