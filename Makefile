@@ -62,7 +62,7 @@ reference:
 	test -x $(REFERENCE_VENV)/bin/python || $(PYTHON) -m venv $(REFERENCE_VENV)
 	$(REFERENCE_VENV)/bin/python -m pip install --quiet '.[reference]'
 	$(REFERENCE_VENV)/bin/python tools/reference.py
-	$(REFERENCE_VENV)/bin/python tools/transformer_reference.py
+	$(REFERENCE_VENV)/bin/python tools/own_reference.py
 	$(REFERENCE_VENV)/bin/python tools/config_sample.py
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --check-cpu
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --sample

@@ -26,7 +26,7 @@ def test_memory_of_bert_base() -> None:
 
 @pytest.mark.parametrize("card_id", ["transformer-base", "transformer-big", "transformer-seed-one-layer"])
 def test_trainable_parameters_leave_out_the_frozen_sinusoids(card_id: str) -> None:
-    reference = reference_for(card_id)  # tools/transformer_reference.py: requires_grad, as Models.py sets it
+    reference = reference_for(card_id)  # tools/own_reference.py: requires_grad, as Models.py sets it
     inventory = count_card(MODELS / f"{card_id}.yaml")
     assert inventory.trainable == reference["trainable"]
     frozen = [t for t in inventory.tensors if not t.trainable]

@@ -2,15 +2,15 @@
 
 Run with the ``reference`` extra installed (torch and transformers), normally through
 `make reference`. For every card that ``tools/reference.py`` covers (the catalog and the test
-cards; the 2017 Transformer has no transformers class and no forward here, so it is left out),
-this builds the card's class from its config as that script does, with eager attention, and runs
-one training step at several batch sizes b and sequence lengths s, as issue 13 defines it:
+cards; a family transformers does not implement has no forward here, so it is left out), this
+builds the card's class from its config as that script does, with eager attention, and runs
+one training step at several batch sizes b and sequence lengths s, as the project defines it:
 
 * inputs: ``input_ids`` of shape (b, s) only; the model in training mode, dropout as configured;
-* labels: ``masked-lm`` (b, s); ``pretraining`` (b, s) and a sentence label (b,) (ALBERT's
-  ``sentence_order_label``, BERT's and MobileBERT's ``next_sentence_label``; ELECTRA's
-  discriminator takes (b, s) alone); ``sequence-classification`` (b,), floats when there is one
-  label; ``base``: none, and the backward starts from ``last_hidden_state.sum()``;
+* labels: ``masked-lm`` (b, s); ``pretraining`` (b, s), and a sentence label (b,) where the
+  family declares one (``GroundTruth.sentence_label``; a discriminator takes (b, s) alone);
+  ``sequence-classification`` (b,), floats when there is one label; ``base``: none, and the
+  backward starts from ``last_hidden_state.sum()``;
 * FLOPs: what ``torch.utils.flop_counter.FlopCounterMode`` counts, for the forward (loss
   included) and for the backward, separately;
 * activation bytes: the distinct storages that autograd saves during the forward
@@ -19,26 +19,25 @@ one training step at several batch sizes b and sequence lengths s, as issue 13 d
   exist whether or not anything runs); with the model in fp32, and cast to bf16.
 
 Everything runs on the meta device, which has every shape and no data, so full-size configs
-(ModernBERT at s = 8192) cost no memory; ``--check-cpu`` runs the smallest point of each small
-model on real CPU tensors as well and fails if any figure differs from the meta run.
+(s = 8192) cost no memory; ``--check-cpu`` runs the smallest point of each small model on
+real CPU tensors as well and fails if any figure differs from the meta run.
 
 Each figure is a polynomial in b and s: degree 1 in b (every op is batched, and nothing but
 the inputs, the labels and the batch-free tensors is kept once per step) and at most 2 in s
 (the attention scores are s × s). The points are every (b, s) with b in {1, 2} and s in
 {1, 2, 3, P}, and (3, 3): the six with s ≤ 3 determine such a polynomial, and (1, P), (2, P)
-and (3, 3) check it, two of them at s = P. DeBERTa's relative attention span is a constant of the config in
-transformers 5.23 (``pos_ebd_size``: ``position_buckets``, or ``max_relative_positions``), not
-min(s, span), so its figures are one polynomial too; its points add s = span and span + 1 where
-they fit, one each side of where the span would clamp, to show that nothing changes there.
+and (3, 3) check it, two of them at s = P. A family adds the lengths where a formula could
+bend (``GroundTruth.lengths``: a relative span's edge, and one past it), to show that nothing
+changes there. What the tool reads from the generator is only such inputs, never a count.
 
-DeBERTa-v2's classifier picks its labelled rows with ``(labels >= 0).nonzero()``, whose shape
+A classifier that picks its labelled rows with ``(labels >= 0).nonzero()`` has a shape that
 depends on the data, which the meta device refuses unless told to assume that every element is
 nonzero. The step's labels are zeros, each of them >= 0, so that assumption is what a real run
 does, and it is turned on: every card runs on the meta device, under one set of kernels. (They
 matter in bf16: the meta kernel of ``native_layer_norm``, like CUDA's, returns its mean and
 reciprocal deviation in fp32, and the CPU kernel of torch 2.13 in bf16.) A class that
-cannot run such a step (a segment table with no rows; ALBERT's pre-training head
-with other than 2 sentence-order labels, which has no loss then) gets a file with the error
+cannot run such a step (a segment table with no rows; a sentence head given another number of
+labels than it reads its logits in, which has no loss then) gets a file with the error
 instead of points. transformers' check for padding without an attention mask calls ``.item()``,
 which meta tensors refuse; it only warns, so it is turned off.
 
@@ -67,25 +66,22 @@ import transformers
 import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
-from reference import build_config, model_of, write_json
+from reference import build_config, ground_truth, implemented, model_of, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 # Only a warning, and it reads a value (.item()), which the meta device cannot (modeling_utils.py).
 transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self, *args: None
 # The labels of a step are zeros: nonzero() on ``labels >= 0`` keeps every row, as the meta device is told.
 torch.fx.experimental._config.meta_nonzero_assume_all_nonzero = True
-# The sentence-level label each pre-training class takes besides the masked-LM labels.
-SENTENCE_LABEL = {"bert": "next_sentence_label", "mobilebert": "next_sentence_label", "albert": "sentence_order_label"}
 
 
 def points(family: str, config: Any) -> list[tuple[int, int]]:
     """The (b, s) points measured for a card, as the module docstring explains."""
     length = config.max_position_embeddings
     seqs = {1, 2, 3, length}
-    if family == "deberta-v2":
-        span = config.position_buckets if getattr(config, "position_buckets", -1) > 0 else None
-        span = span or (config.max_relative_positions if config.max_relative_positions >= 1 else length)
-        seqs |= {span, span + 1}
+    lengths = ground_truth(family).lengths
+    if lengths is not None:
+        seqs |= set(lengths(config.to_dict()))
     seqs = {s for s in seqs if 1 <= s <= length}
     return sorted({(b, s) for b in (1, 2) for s in seqs} | {(3, min(3, length))})
 
@@ -101,8 +97,9 @@ def batch_inputs(family: str, head: str, config: Any, b: int, s: int, device: st
     inputs = {"input_ids": torch.ones((b, s), dtype=torch.long, device=device)}
     if head in ("masked-lm", "pretraining"):
         inputs["labels"] = torch.ones((b, s), dtype=torch.long, device=device)
-    if head == "pretraining" and family in SENTENCE_LABEL and not sentence_label_refused(family, num_labels):
-        inputs[SENTENCE_LABEL[family]] = torch.zeros((b,), dtype=torch.long, device=device)
+    label = ground_truth(family).sentence_label
+    if head == "pretraining" and label is not None and not sentence_label_refused(family, num_labels):
+        inputs[label] = torch.zeros((b,), dtype=torch.long, device=device)
     if head == "sequence-classification":
         problem = getattr(config, "problem_type", None)
         if problem == "multi_label_classification" or (problem == "regression" and num_labels != 1):
@@ -114,10 +111,11 @@ def batch_inputs(family: str, head: str, config: Any, b: int, s: int, device: st
 
 
 def sentence_label_refused(family: str, num_labels: int) -> bool:
-    """AlbertForPreTraining reshapes its sentence-order logits to (-1, 2) whatever ``num_labels`` is,
-    so with another number of labels no sentence label can be given: its step takes the masked-LM
-    labels alone (modeling_albert.py, AlbertForPreTraining.forward)."""
-    return family == "albert" and num_labels != 2
+    """A sentence head that reshapes its logits to (-1, n) whatever ``num_labels`` is takes no sentence
+    label with another number of labels (``GroundTruth.sentence_label_pairs``): its step takes the
+    masked-LM labels alone."""
+    pairs = ground_truth(family).sentence_label_pairs
+    return pairs is not None and num_labels != pairs
 
 
 def storage_key(tensor: torch.Tensor) -> int:
@@ -302,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = args.cards or sorted(path for folder in args.models for path in folder.glob("*.yaml"))
     for path in paths:
         card = load(path)
-        if card["family"] == "transformer":
+        if not implemented(card["family"]):  # tools/own_reference.py writes its files
             continue
         if args.explain:
             explain(card, *args.explain, torch.bfloat16 if args.bf16 else torch.float32)

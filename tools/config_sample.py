@@ -12,7 +12,9 @@ class checks, set to a value of every JSON kind in turn, with transformers' verd
 each probability key of every family and head set below 0, above 1 and to NaN, with and without layers,
 with transformers' verdict and, for a model it built, whether a training step ran.
 
-Like ``tools/reference.py``, this never imports the generator.
+What to draw for each family (its own keys, their sentinels, its pinned configs, the order of
+the draws) is the family's ``GroundTruth``, read from the registry as ``tools/reference.py``
+does; the verdicts and counts are transformers' own.
 """
 
 from __future__ import annotations
@@ -29,31 +31,26 @@ import transformers
 from compute_reference import measure
 from transformers import AutoConfig
 
-from reference import LAYER_KEYS, build_config, config_types, inventory, model_of
+from reference import (
+    ABSENT,
+    build_config,
+    config_types,
+    ground_truth,
+    heads_of,
+    inventory,
+    model_of,
+    transformers_families,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = 10  # issue 10
+SEED = 10
 PER_HEAD = 16  # configs drawn for each family and head: about 540 in all, under 1 MB
-MORE = {"deberta-v2": 30}  # DeBERTa's sentinels combine in many ways: draw more of them
-
-ABSENT = object()  # the key is left out of the config
-
-# The heads the site counts for each family (generator/counting/families/*.py).
-HEADS = {
-    "bert": ("base", "pretraining", "masked-lm", "sequence-classification"),
-    "roberta": ("base", "masked-lm", "sequence-classification"),
-    "xlm-roberta": ("base", "masked-lm", "sequence-classification"),
-    "albert": ("base", "pretraining", "masked-lm", "sequence-classification"),
-    "electra": ("base", "pretraining", "masked-lm", "sequence-classification"),
-    "distilbert": ("base", "masked-lm", "sequence-classification"),
-    "mobilebert": ("base", "pretraining", "masked-lm", "sequence-classification"),
-    "deberta-v2": ("base", "masked-lm", "sequence-classification"),
-    "modernbert": ("base", "masked-lm", "sequence-classification"),
-}
+FAMILY_ORDER = transformers_families()  # drawn from one seeded stream, in their GroundTruth.rank order
 
 # Small sizes, so that the file stays small; the head counts include some that do not divide.
 # key -> (ordinary values, sentinels); ABSENT leaves the key to the config class. A size's
-# sentinels are an empty dimension (0) and, for a count, -1 (range(-1) is empty).
+# sentinels are an empty dimension (0) and, for a count, -1 (range(-1) is empty). A family
+# draws them under its own names (GroundTruth.size_keys), beside its own keys (GroundTruth.draws).
 SIZES: dict[str, tuple[list[Any], list[Any]]] = {
     "vocab_size": ([30, 50], [0]),
     "hidden_size": ([8, 12, 16], [0]),
@@ -64,122 +61,21 @@ SIZES: dict[str, tuple[list[Any], list[Any]]] = {
 }
 SENTINEL_SHARE = 0.3  # how often a key takes one of its sentinels
 # Counts whose 0 and -1 transformers builds but the site refuses (tests/test_config_sample.py):
-# drawn less often, so that most configs are still compared tensor for tensor.
-RARE = dict.fromkeys(
-    (
-        "num_hidden_layers",
-        "n_layers",
-        "num_attention_heads",
-        "n_heads",
-        "num_hidden_groups",
-        "inner_group_num",
-        "num_feedforward_networks",
-    ),
-    0.1,
-)
+# drawn less often, so that most configs are still compared tensor for tensor. A family adds its
+# own (GroundTruth.rare).
+RARE_SHARE = 0.1
+RARE_SIZES = ("num_hidden_layers", "num_attention_heads")
 
 # key -> (ordinary values, sentinels); ABSENT leaves the key to the config class.
 LABELS: dict[str, tuple[list[Any], list[Any]]] = {
     "num_labels": ([1, 3], [ABSENT, ABSENT, 0, -1]),
 }
-BERT_LIKE: dict[str, tuple[list[Any], list[Any]]] = {
-    "type_vocab_size": ([1, 2], [0]),
-    "tie_word_embeddings": ([True, False], [ABSENT]),
-    "is_decoder": ([False], [True, ABSENT]),
-    "add_cross_attention": ([False], [True, ABSENT]),
-    "pad_token_id": ([0, 3], [None, -1, 40]),
-}
-SPACES: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {
-    "bert": BERT_LIKE,
-    "roberta": BERT_LIKE,
-    "xlm-roberta": BERT_LIKE,
-    "electra": {**BERT_LIKE, "embedding_size": ([6, 8], [ABSENT, 0])},
-    "albert": {
-        "type_vocab_size": ([1, 2], [0]),
-        "tie_word_embeddings": ([True, False], [ABSENT]),
-        "pad_token_id": ([0, 3], [None, 40]),
-        "embedding_size": ([4, 8], [ABSENT, 0]),
-        "num_hidden_groups": ([1, 2], [ABSENT, 0, -1]),
-        "inner_group_num": ([1, 2], [ABSENT, 0, -1]),
-    },
-    "distilbert": {
-        "sinusoidal_pos_embds": ([False, True], [ABSENT]),
-        "tie_word_embeddings": ([True, False], [ABSENT]),
-        "pad_token_id": ([0, 3], [None, 40]),
-    },
-    "mobilebert": {
-        "type_vocab_size": ([1, 2], [0]),
-        "embedding_size": ([8, 16], [ABSENT, 0]),
-        "intra_bottleneck_size": ([8, 4], [ABSENT]),
-        "num_feedforward_networks": ([1, 2], [ABSENT, 0, -1]),
-        "use_bottleneck": ([True, False], [ABSENT]),
-        "use_bottleneck_attention": ([True, False], [ABSENT]),
-        "key_query_shared_bottleneck": ([True, False], [ABSENT]),
-        "normalization_type": (["no_norm", "layer_norm"], [ABSENT]),
-        "trigram_input": ([True, False], [ABSENT]),
-        "classifier_activation": ([True, False], [ABSENT]),
-        "tie_word_embeddings": ([True, False], [ABSENT]),
-        "true_hidden_size": ([8], [ABSENT, None]),
-    },
-    "deberta-v2": {
-        "type_vocab_size": ([1, 2], [0, -1]),
-        "relative_attention": ([True, False], [ABSENT]),
-        "position_biased_input": ([True, False], [ABSENT]),
-        "pos_att_type": ([["c2p"], ["p2c", "c2p"]], ["p2c|c2p", "c2p", "none", [], None, ABSENT]),
-        "position_buckets": ([4], [-1, 0, None, ABSENT]),
-        "max_relative_positions": ([3], [-1, 0, ABSENT]),
-        "share_att_key": ([True, False], [ABSENT]),
-        "norm_rel_ebd": (["none", "layer_norm"], ["layer_norm|none", ABSENT]),
-        "conv_kernel_size": ([3], [0, -1, None, ABSENT]),
-        "conv_groups": ([1, 2], [ABSENT]),
-        "embedding_size": ([6], [ABSENT, 0, None]),
-        "attention_head_size": ([4], [ABSENT, 0]),
-        "pooler_hidden_size": ([10], [ABSENT, 0, -1]),
-        "legacy": ([True, False], [ABSENT]),
-        "tie_word_embeddings": ([True, False], [ABSENT]),
-        "pad_token_id": ([0, 3], [None, 40]),
-    },
-    "modernbert": {
-        "attention_bias": ([True, False], [ABSENT]),
-        "mlp_bias": ([True, False], [ABSENT]),
-        "norm_bias": ([True, False], [ABSENT]),
-        "classifier_bias": ([True, False], [ABSENT]),
-        "decoder_bias": ([True, False], [ABSENT]),
-        "tie_word_embeddings": ([True, False], [ABSENT]),
-        "pad_token_id": ([0, 3], [None, 40]),
-    },
-}
-# DistilBertConfig's own names for the sizes.
-RENAMED = {
-    "distilbert": {
-        "hidden_size": "dim",
-        "num_attention_heads": "n_heads",
-        "num_hidden_layers": "n_layers",
-        "intermediate_size": "hidden_dim",
-    }
-}
 
 
-# The configs issue 10 names, drawn every time whatever the seed gives.
-PINNED: list[tuple[str, str, dict[str, Any]]] = [
-    ("deberta-v2", "base", {"hidden_size": 8, "num_attention_heads": 2, "conv_kernel_size": 0}),
-    (
-        "deberta-v2",
-        "masked-lm",
-        {
-            "hidden_size": 8,
-            "num_attention_heads": 2,
-            "relative_attention": True,
-            "position_buckets": -1,
-            "max_relative_positions": -1,
-            "pos_att_type": "p2c|c2p",
-            "max_position_embeddings": 12,
-        },
-    ),
-    ("deberta-v2", "base", {"hidden_size": 8, "num_attention_heads": 2, "conv_kernel_size": None}),
-    ("bert", "base", {"hidden_size": 8, "num_attention_heads": 2, "type_vocab_size": 0, "vocab_size": 40}),
-    ("roberta", "sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),
-]
+def pinned() -> list[tuple[str, str, dict[str, Any]]]:
+    """Every family's pinned configs (GroundTruth.pinned), in their places: drawn whatever the seed gives."""
+    found = [(p.place, name, p.head, dict(p.config)) for name in FAMILY_ORDER for p in ground_truth(name).pinned]
+    return [(name, head, config) for _, name, head, config in sorted(found, key=lambda entry: entry[0])]
 
 
 # PretrainedConfig refuses a single-label classification with one label; the other problem types take
@@ -195,18 +91,19 @@ PROBLEM_TYPES = (
 
 
 def small_config(family: str) -> dict[str, Any]:
-    """A small model of the family, under its own names for the sizes (DistilBERT's dim)."""
-    names = RENAMED.get(family, {})
-    small = {names.get(k, k): v for k, v in {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}.items()}
-    if family == "modernbert":
-        small.update(pad_token_id=0, bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+    """A small model of the family, under its own names for the sizes, with the token ids it declares."""
+    truth = ground_truth(family)
+    small = {
+        truth.size_keys.get(k, k): v for k, v in {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}.items()
+    }
+    small.update(truth.token_ids)
     return small
 
 
 def problem_type_configs() -> list[tuple[str, str, dict[str, Any]]]:
     """A small classifier of every family with each problem type and number of labels of PROBLEM_TYPES."""
     configs = []
-    for family in HEADS:
+    for family in FAMILY_ORDER:
         small = small_config(family)
         for problem, labels in PROBLEM_TYPES:
             config = {**small, "problem_type": problem, "num_labels": labels}
@@ -216,18 +113,20 @@ def problem_type_configs() -> list[tuple[str, str, dict[str, Any]]]:
 
 def draw(rng: random.Random, family: str, head: str) -> dict[str, Any]:
     """One small config; a key takes one of its sentinels about a third of the time."""
-    space = {RENAMED.get(family, {}).get(key, key): choices for key, choices in SIZES.items()}
-    space.update(SPACES[family])
+    truth = ground_truth(family)
+    space: dict[str, tuple[Any, Any]] = {truth.size_keys.get(key, key): choices for key, choices in SIZES.items()}
+    space.update(truth.draws)
     if head == "sequence-classification":
         space.update(LABELS)
+    rare = {truth.size_keys.get(key, key) for key in RARE_SIZES} | set(truth.rare)
     config: dict[str, Any] = {}
     for key, (ordinary, sentinels) in space.items():
-        pick = rng.choice(sentinels) if rng.random() < RARE.get(key, SENTINEL_SHARE) else rng.choice(ordinary)
+        share = RARE_SHARE if key in rare else SENTINEL_SHARE
+        pick = rng.choice(sentinels) if rng.random() < share else rng.choice(ordinary)
         if pick is not ABSENT:
             config[key] = pick
-    if family == "modernbert":
-        # ModernBertConfig's other special tokens default to ids of its 50,368-row vocabulary.
-        config.update(bos_token_id=1, eos_token_id=2, cls_token_id=1, sep_token_id=2)
+    # Token ids the family declares and the space does not draw: the class's defaults exceed a small vocabulary.
+    config.update({key: value for key, value in truth.token_ids.items() if key not in space})
     return config
 
 
@@ -260,7 +159,7 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
     """A small classifier of every family with one typed key set to each of WRONG_TYPES: what the
     class's strict dataclass takes (1 where a float is declared, null, a list), and what it refuses."""
     configs = []
-    for family in HEADS:
+    for family in FAMILY_ORDER:
         small = small_config(family)
         for key in sorted(config_types(type(AutoConfig.for_model(family)))):
             configs += [(family, TYPES_HEAD, key, {**small, key: value}) for value in WRONG_TYPES]
@@ -271,25 +170,27 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
 # in a model with layers and in one without (the attention's dropout is made in the layers); and NaN,
 # which is neither below 0 nor above 1: nn.Dropout takes it, nn.functional.dropout raises on it when it runs.
 OUT_OF_RANGE = (-0.1, 1.5, float("nan"))
-# Probabilities a class reads with getattr, so that its config declares no type for them: anything
-# nn.Dropout can compare with 0 and 1 builds (true is 1), text does not.
-UNDECLARED = {"deberta-v2": ("cls_dropout",)}
+# Probabilities a class reads with getattr, so that its config declares no type for them
+# (GroundTruth.undeclared_probabilities): anything nn.Dropout can compare with 0 and 1 builds (true is 1),
+# text does not.
 UNDECLARED_VALUES = (*OUT_OF_RANGE, "text", True, 0.5)
 
 
 def range_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
     """Every family and head, a small config with each probability key out of range, with 2 layers and 0."""
     configs = []
-    for family, heads in HEADS.items():
+    for family in FAMILY_ORDER:
+        truth = ground_truth(family)
         small = small_config(family)
         kinds = config_types(type(AutoConfig.for_model(family)))
         keys = [k for k, kind in sorted(kinds.items()) if isinstance(kind, dict) and "float" in kind.get("union", ())]
-        for head in heads:
-            for key in (*keys, *UNDECLARED.get(family, ())):
-                values = UNDECLARED_VALUES if key in UNDECLARED.get(family, ()) else OUT_OF_RANGE
+        undeclared = truth.undeclared_probabilities
+        for head in heads_of(family):
+            for key in (*keys, *undeclared):
+                values = UNDECLARED_VALUES if key in undeclared else OUT_OF_RANGE
                 for layers in (2, 0):
                     for probability in values:
-                        config = {**small, LAYER_KEYS.get(family, "num_hidden_layers"): layers, key: probability}
+                        config = {**small, truth.layers_key: layers, key: probability}
                         configs.append((family, head, key, config))
     return configs
 
@@ -320,10 +221,10 @@ def range_sample() -> list[dict[str, Any]]:
 def sample(seed: int = SEED, per_head: int = PER_HEAD) -> list[dict[str, Any]]:
     """Every drawn config with transformers' verdict, in a fixed order."""
     rng = random.Random(seed)
-    entries = [built(family, head, config) for family, head, config in PINNED]
-    for family, heads in HEADS.items():
-        for head in heads:
-            for _ in range(MORE.get(family, per_head)):
+    entries = [built(family, head, config) for family, head, config in pinned()]
+    for family in FAMILY_ORDER:
+        for head in heads_of(family):
+            for _ in range(ground_truth(family).per_head or per_head):
                 entries.append(built(family, head, draw(rng, family, head)))
     entries += [built(family, head, config) for family, head, config in problem_type_configs()]
     return entries
@@ -333,12 +234,12 @@ def name_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
     """Every family and head, each text key naming no function, with 2 layers and with none: an
     activation is looked up when its module is built, in a layer or in a head."""
     configs = []
-    for family, heads in HEADS.items():
+    for family in FAMILY_ORDER:
         kinds = config_types(type(AutoConfig.for_model(family)))
-        for head in heads:
+        for head in heads_of(family):
             for key in sorted(k for k, kind in kinds.items() if kind == "str"):
                 for layers in (2, 0):
-                    config = {**small_config(family), LAYER_KEYS.get(family, "num_hidden_layers"): layers, key: "text"}
+                    config = {**small_config(family), ground_truth(family).layers_key: layers, key: "text"}
                     configs.append((family, head, key, config))
     return configs
 

@@ -1,4 +1,4 @@
-"""Fail when a module of the generator is over the size one person reads at a sitting (issue 11).
+"""Fail when a module of the generator is over the size one person reads at a sitting.
 
 `make check` runs this beside the import contract: a module that grows past LIMIT lines is a
 concept that wants splitting, and the check says which one, before review has to.

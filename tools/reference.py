@@ -19,8 +19,9 @@ Run with the `reference` extra installed (torch and transformers), normally thro
   transformers config class accepts and their defaults, so that a card can leave keys out
   and the generator can tell an unknown key from an ignored one without importing torch.
 
-This script deliberately reads the cards with plain ``yaml.safe_load`` and never imports
-the generator: it is an independent check of the generator's counting, not a copy of it.
+This script reads the cards with plain ``yaml.safe_load``. From the generator it reads only
+what a family declares about its inputs (``Family.ground_truth``, ``own_config``), never a
+count: it is an independent check of the generator's counting, not a copy of it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ from transformers import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
+# This clone's generator, ahead of the copy that pip installed into the reference venv.
+sys.path.insert(0, str(ROOT))
+from generator.counting.families import FAMILIES, declaration  # noqa: E402
+from generator.counting.ground_truth import ABSENT as ABSENT  # noqa: E402  (for the other tools)
+from generator.counting.ground_truth import GroundTruth  # noqa: E402
+
 AUTO_CLASSES = {
     "base": AutoModel,
     "pretraining": AutoModelForPreTraining,
@@ -124,8 +131,8 @@ def config_schema(family: str) -> dict[str, Any]:
     bookkeeping |= {"num_labels", "torch_dtype", "name_or_path", "_commit_hash", "attn_implementation"}
     bookkeeping |= set(GenerationConfig._get_default_generation_params())
     resolved = config_class().to_dict()
-    # Attributes the class derives in __post_init__ and writes into config.json (MobileBERT's
-    # true_hidden_size): a value given for one is kept by PretrainedConfig and wins, so a card may
+    # Attributes the class derives in __post_init__ and writes into config.json (a derived width such
+    # as true_hidden_size): a value given for one is kept by PretrainedConfig and wins, so a card may
     # give it; null means "derived", and the family decides what a given value does.
     derived = {k: None for k in resolved if k not in defaults and k not in bookkeeping}
     return {
@@ -134,7 +141,7 @@ def config_schema(family: str) -> dict[str, Any]:
         "transformers_version": transformers.__version__,
         "defaults": {k: _jsonable(resolved.get(k, v)) for k, v in sorted(defaults.items())} | derived,
         "default_num_labels": config_class().num_labels,
-        # Other names the class accepts for a key (DistilBERT's hidden_size for dim).
+        # Other names the class accepts for a key (hidden_size for a config whose own name is dim).
         "aliases": dict(sorted(getattr(config_class, "attribute_map", {}).items())),
         "bookkeeping": sorted(bookkeeping - set(defaults)),
         # What the class's strict dataclass checks of each value it is given (huggingface_hub's
@@ -155,7 +162,28 @@ def _builds(family: str, head: str, config: dict[str, Any]) -> bool:
     return True
 
 
-LAYER_KEYS = {"distilbert": "n_layers"}  # the number of layers, where a family names it otherwise
+def implemented(family: str) -> bool:
+    """Whether transformers implements the family; one that does not declares its own config keys."""
+    return declaration(family).own_config is None
+
+
+def transformers_families() -> list[str]:
+    """The families transformers implements, in the order the config sample draws them."""
+    found = [(f.ground_truth.rank, name) for name, f in FAMILIES.items() if f.ground_truth is not None]
+    return [name for _, name in sorted(found)]
+
+
+def heads_of(family: str) -> tuple[str, ...]:
+    """The heads the site counts for the family, as its module declares them."""
+    return tuple(head.value for head in declaration(family).heads)
+
+
+def ground_truth(family: str) -> GroundTruth:
+    """What the family declares the reference tools build and run (``Family.ground_truth``)."""
+    truth = declaration(family).ground_truth
+    if truth is None:
+        raise SystemExit(f"{family}: its module declares no ground_truth (see docs/adding-a-family.md)")
+    return truth
 
 
 def activation_keys(family: str, config_class: type) -> dict[str, Any]:
@@ -164,12 +192,12 @@ def activation_keys(family: str, config_class: type) -> dict[str, Any]:
     (``keys_without_layers``: a head or a shared group that looks the key up itself). Found by
     building each head, on the meta device, with each text key naming no function (the lookup
     raises KeyError) and naming gelu (it builds: the key is not a norm's name). A key read only in
-    the forward (DeBERTa's pooler_hidden_act) is not among them: the model builds."""
+    the forward (a pooler's pooler_hidden_act) is not among them: the model builds."""
     from transformers.activations import ACT2FN
 
     text_keys = [key for key, kind in config_types(config_class).items() if kind == "str"]
     found: dict[str, dict[str, list[str]]] = {"keys": {}, "keys_without_layers": {}}
-    for field, layers in (("keys", {}), ("keys_without_layers", {LAYER_KEYS.get(family, "num_hidden_layers"): 0})):
+    for field, layers in (("keys", {}), ("keys_without_layers", {ground_truth(family).layers_key: 0})):
         for head in AUTO_CLASSES:
             found[field][head] = [key for key in text_keys if _looks_up(family, head, {**layers, key: PROBE})]
     return {"names": sorted(ACT2FN), **found}
@@ -233,7 +261,7 @@ def class_counts(card: dict[str, Any]) -> dict[str, Any]:
     for head in AUTO_CLASSES:
         try:
             model = model_of(head, build_config(family, config))
-        except ValueError:  # the family has no class for this head (ModernBERT's pre-training)
+        except ValueError:  # the family has no class for this head (no pre-training class)
             continue
         classes.append({"head": head, **_class_total(model)})
     others = []
@@ -256,7 +284,7 @@ def write_class_counts(paths: list[Path], out: Path) -> None:
     for path in paths:
         card = yaml.safe_load(path.read_text(encoding="utf-8"))
         card.setdefault("id", path.stem)
-        if not card.get("claims") or card["family"] == "transformer":  # the 2017 Transformer: transformer_reference.py
+        if not card.get("claims") or not implemented(card["family"]):  # own_reference.py writes those
             continue
         data = class_counts(card)
         write_json(out / "classes" / f"{card['id']}.json", data)
@@ -305,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
         card = yaml.safe_load(path.read_text(encoding="utf-8"))
         card_id = card.get("id", path.stem)
         family, head = card["family"], card["head"]
-        if family == "transformer":  # the 2017 Transformer, which transformers lacks: transformer_reference.py
+        if not implemented(family):  # a family transformers lacks: tools/own_reference.py
             continue
         families.add(family)
         cfg = build_config(family, card.get("config") or {})

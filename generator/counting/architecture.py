@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.counting.conditions import Condition, Value, flags, kinds
+from generator.counting.ground_truth import GroundTruth
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch, Switches, decide
 
@@ -84,7 +85,7 @@ class Param:
     role: str  # what it is: a key of families.yaml's roles ("weight", "output-bias"), its words once worded
     part: Part | None = None  # only when it differs from its module's (a norm inside a stacked FFN)
     # A parameter nothing trains (requires_grad False): stored and counted, but it has no gradient
-    # and no optimizer state (the 2017 Transformer's sinusoid tables).
+    # and no optimizer state (frozen sinusoid tables).
     frozen: bool = False
 
 
@@ -105,7 +106,7 @@ class Dtype(enum.Enum):
     INT64 = "int64"  # token ids, labels, index tensors
     BOOL = "bool"  # masks
     # A copy cast to the model's type: the same storage as its fp32 source in an fp32 model, a second
-    # one in bf16 (ModernBERT's attention probabilities, computed in fp32 and cast back).
+    # one in bf16 (attention probabilities computed in fp32 and cast back).
     CAST = "cast"
 
     __hash__ = object.__hash__  # see Head
@@ -164,7 +165,7 @@ class Saved:
     # batch has one sequence, and copies otherwise (the figures are then piecewise in b).
     batch_one: bool = False
     # Kept only when s > 1: a .contiguous() copy of a transposed (b, s, ·) tensor, which at s = 1 is
-    # contiguous already and so is its input's own storage (DeBERTa's convolution input).
+    # contiguous already and so is its input's own storage (a convolution's input).
     seq_above_one: bool = False
 
 
@@ -182,8 +183,8 @@ class Op:
     products: tuple[Product, ...] = ()
     saved: tuple[Saved, ...] = ()
     activation: str | None = None
-    function: str | None = None  # an activation the class fixes whatever the config says (RoBERTa's lm_head gelu)
-    repeat: Poly | None = None  # how many times one block instance runs it (MobileBERT's stacked FFNs)
+    function: str | None = None  # an activation the class fixes whatever the config says (a head's own gelu)
+    repeat: Poly | None = None  # how many times one block instance runs it (stacked feed-forward networks)
 
 
 @dataclass(frozen=True)
@@ -211,9 +212,9 @@ class Block:
     prefix: str  # contains "{0}" (and "{1}", ...) for each symbol in ``repeat``
     modules: tuple[Module, ...]
     repeat: tuple[str, ...] = ()  # symbols of the nested repeat counts, e.g. ("L",) or ("G", "K")
-    applied: str | None = None  # ALBERT: the stored instances are applied this many times (shared)
+    applied: str | None = None  # shared layers: the stored instances are applied this many times
     # The first index of the outermost repeat, when earlier instances differ and are declared
-    # apart (ModernBERT's layer 0 has no attention norm, so its other layers start at 1).
+    # apart (a first layer with no attention norm: the other layers then start at 1).
     start: int = 0
     title: str = ""  # what a reader calls it ("encoder layer"): from content/ by key (texts.py)
     # The steps between its modules that hold no parameter (attention scores, dropout, losses).
@@ -265,8 +266,8 @@ class Symbol:
 
     name: str
     key: str  # the config key; for a derived symbol, how it is computed ("hidden_size / conv_groups")
-    optional: bool = False  # the config may leave it null (e.g. DeBERTa's embedding_size means H then)
-    size: bool = True  # a size (minimum to 2³¹ − 1); False for a count whose sign means something (DeBERTa's R)
+    optional: bool = False  # the config may leave it null (an embedding_size that means H then)
+    size: bool = True  # a size (minimum to 2³¹ − 1); False for a count whose sign means something (a relative span)
     minimum: int = 1  # 0 where transformers builds an empty table (type_vocab_size: no token types)
     value: Value | None = None  # a derived symbol: computed from config values, not read from ``key``
     meaning: str = ""  # what it is, in words: from content/ (texts.py), by the family's name and the symbol's
@@ -283,6 +284,8 @@ class OwnConfig:
     config_class: str
     source: str
     defaults: Mapping[str, Any]
+    # The card of a model a published listing prints: the reference tool reproduces that listing first.
+    listed_card: str | None = None
 
 
 @dataclass(frozen=True)
@@ -294,10 +297,10 @@ class Family:
     # Declares the tensors of a head from the family's switches alone (``on["tied"]``), never
     # from the config: what a builder may branch on is declared, as data, in ``switches``.
     declare: Callable[[Mapping[str, bool], Head], Architecture]
-    heads: tuple[Head, ...] = tuple(Head)  # BERT's four; a family with fewer lists them
-    # The name a reader sees ("DeBERTa-v2/v3"): content, filled in with the differences (texts.py).
+    heads: tuple[Head, ...] = tuple(Head)  # all four; a family with fewer lists them
+    # The name a reader sees: content, filled in with the differences (texts.py).
     title: str = ""
-    # Markdown paragraphs: what differs from BERT and what it does to the count (none for BERT).
+    # Markdown paragraphs: what differs from the baseline family and what it does to the count.
     # Written in content/, not here: the registry fills them in (texts.py), keyed by family.
     differences: tuple[str, ...] = ()
     # The content/ folder its words come from; "" in the declaration, which has keys only.
@@ -305,7 +308,7 @@ class Family:
     # A family that transformers does not implement declares its own config keys and defaults.
     own_config: OwnConfig | None = None
     # Keys the transformers modeling code reads with getattr(config, key, default) although the
-    # config class does not declare them (DeBERTa's position_buckets, ...), with those defaults.
+    # config class does not declare them (a relative attention's position_buckets), with those defaults.
     extra_config: Mapping[str, Any] = field(default_factory=dict)
     # Keys whose default is null (left out: derived, or the hidden size) but that transformers reads
     # as given: a card that writes null for one gets a model transformers cannot build.
@@ -314,14 +317,17 @@ class Family:
     checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
-    # Derived symbols only compute formulas use (ModernBERT's head size, for its rotary tables).
+    # Derived symbols only compute formulas use (a head size, for rotary tables).
     compute_symbols: tuple[Symbol, ...] = ()
-    # The config key whose value, plus 1, is the first token's position (RoBERTa numbers positions from
+    # The config key whose value, plus 1, is the first token's position (positions numbered from
     # pad_token_id + 1): a table of P rows then holds P less that many tokens. None: from 0.
     positions_after: str | None = None
     # Configs transformers builds, and whose parameters are counted, but whose training step raises:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
     step_checks: tuple[Rule, ...] = ()
+    # What the reference tools build and run to ask transformers for its counts; None for a family
+    # transformers does not implement (its ``own_config`` names the code its counts come from).
+    ground_truth: GroundTruth | None = None
 
     @functools.cached_property
     def _check_conditions(self) -> tuple[Condition, ...]:
@@ -393,8 +399,8 @@ def part_of(block: Block, module: Module, param: Param | Tie) -> Part | None:
 
 
 def holder(module: Module) -> str:
-    """The child of its block that registers the module, as its path names it: ``attention`` for BERT's
-    ``attention.self.query``, ``enc_attn`` for the 2017 decoder's ``enc_attn.w_qs``. A layer's two
+    """The child of its block that registers the module, as its path names it: ``attention`` for
+    ``attention.self.query``, ``enc_attn`` for a decoder's ``enc_attn.w_qs``. A layer's two
     attentions (self-attention, then cross-attention) are two holders; a derivation's runs cut between them.
     """
     return module.path.partition(".")[0]

@@ -1,6 +1,6 @@
 """Compute and memory of one training step, read off the same declarations as the parameters.
 
-For a card, a batch size b and a sequence length s (issue 13's definitions): the FLOPs of the
+For a card, a batch size b and a sequence length s (the project's training step): the FLOPs of the
 forward (loss included) and of the backward, as torch's FlopCounterMode counts them (matrix
 products only, 2·m·n·k each); the bytes of the distinct storages autograd keeps for the backward,
 with the model in fp32 and in bf16; and the training memory with Adam. Every figure is first a
@@ -329,7 +329,7 @@ def rule_keys(blocks: Iterable[Block]) -> set[str]:
 
 def measured(family: Family) -> bool:
     """Whether torch checks the family's figures: not for one transformers does not implement
-    (the 2017 Transformer, with a config of its own), whose declarations nothing has verified."""
+    (one with a config of its own), whose declarations nothing has verified."""
     return family.own_config is None
 
 
@@ -369,7 +369,7 @@ def differentiated(head: Head, kind: Kind) -> bool:
 
 
 def applied_copies(block: Block) -> Poly:
-    """How many times a block runs: its copies, or, for ALBERT's shared layers, L steps of a group's K layers."""
+    """How many times a block runs: its copies, or, for shared layers, L steps of a group's K layers."""
     if block.applied is None:
         return block.copies()
     return product((Poly.symbol(block.applied), *block.counts()[1:]))

@@ -39,7 +39,7 @@ class HeadSplit:
     heads: int
     head_size: int
     inputs: int
-    width: str = "H"  # the symbol of the projection's width (MobileBERT's bottleneck B)
+    width: str = "H"  # the symbol of the projection's width (a bottleneck's B)
 
 
 @dataclass(frozen=True)

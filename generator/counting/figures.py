@@ -43,7 +43,7 @@ class Figures:
         return {"fp32": fp32, "bf16_mixed": mixed}
 
     def to_json(self, card: Counted, class_name: str) -> dict[str, Any]:
-        """The ``--json`` record of issue 13: integers only."""
+        """The ``--json`` record of a training step: integers only."""
         return {
             **card_record(card, class_name, self.parameters),
             "batch": self.batch,

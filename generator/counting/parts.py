@@ -37,7 +37,7 @@ def shares(subtotals: dict[Part, int]) -> tuple[Share, ...]:
     """Each part's exact share of the total.
 
     Shares are not adjusted to add up to 100%: a table that did so would contradict the chart's
-    own labels (issue 10); each is rounded on its own where it is written.
+    own labels; each is rounded on its own where it is written.
     """
     total = sum(subtotals.values())
     return tuple(Share(part, count, Fraction(count, total)) for part, count in subtotals.items())

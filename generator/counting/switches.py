@@ -81,7 +81,7 @@ def per_setting_read(build: Callable[..., T]) -> Callable[..., T]:
     """A block builder ``build(on, *args)`` that is run once per setting of the switches it reads.
 
     The calculator's export and the family pages declare every setting of a family's switches,
-    and a builder that reads 5 of DeBERTa's 16 would otherwise run for each of them. A builder
+    and a builder that reads 5 of a family's 16 would otherwise run for each of them. A builder
     depends only on its arguments: given the same ``args`` and the same values of the switches it
     read, it reads the same ones, in the same order, and returns an equal block, which is returned
     again (blocks are frozen). Keyed by value: ``args`` and the switches' values.

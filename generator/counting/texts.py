@@ -3,8 +3,8 @@
 A family declares keys only: its name, a symbol's letter, a switch's name, a block's key, a
 module's key, a tensor's role, a part. The words a reader sees (its title, what a symbol means
 and a switch decides, the blocks' titles, the modules' labels that name the derivation's steps,
-what each tensor is, the parts' titles, the paragraphs on what differs from BERT) are content,
-beside the site's other prose, so that a second language is a sibling file. A module's key is the
+what each tensor is, the parts' titles, the paragraphs on what differs from the baseline family)
+are content, beside the site's other prose, so that a second language is a sibling file. A module's key is the
 slug of its English label ("feed-forward-in"), which the step's anchor is made of; it stays when
 the words change.
 
@@ -53,7 +53,7 @@ class MissingTextError(LookupError):
 
 @dataclass(frozen=True)
 class FamilyTexts:
-    """The words of one family: its title, its symbols' meanings, its switches', and what differs from BERT."""
+    """The words of one family: its title, its symbols' meanings, its switches', and its differences."""
 
     title: str
     symbols: Mapping[str, str]
@@ -195,7 +195,7 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
     )
 
 
-# Worded blocks kept per declaration: more than any family's builders return (DeBERTa-v2's are a few hundred).
+# Worded blocks kept per declaration: more than any family's builders return (the largest has a few hundred).
 WORDED_KEPT = 4096
 
 

@@ -14,11 +14,14 @@ from collections.abc import Mapping
 
 from generator.counting import architecture as arch
 from generator.counting import ops
+from generator.counting.conditions import head_is, ne
 from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
+from generator.counting.switches import Rule
 
 E, H, C, A = (Poly.symbol(name) for name in "EHCA")
 # ALBERT's heads drop out with classifier_dropout_prob, not BERT's classifier_dropout.
@@ -105,6 +108,31 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     return common.assemble("Albert", "albert.", head, _backbone, on_top)
 
 
+# ALBERT builds its shared group whatever the number of layers, but runs it only with layers; its
+# sentence-order head and its classifier each have a dropout of their own.
+_OWN_HEADS = head_is(arch.Head.SEQUENCE_CLASSIFICATION.value, arch.Head.PRETRAINING.value)
+DROPOUT_RANGES = (
+    dropouts.dropout_range("hidden_dropout_prob"),
+    dropouts.dropout_range("attention_probs_dropout_prob"),
+    dropouts.dropout_range("classifier_dropout_prob", _OWN_HEADS),
+)
+DROPOUT_STEPS = dropouts.in_step(
+    (
+        ("hidden_dropout_prob", None),
+        ("attention_probs_dropout_prob", dropouts.with_layers()),
+        ("classifier_dropout_prob", _OWN_HEADS),
+    )
+)
+
+# AlbertForPreTraining reads its sentence-order logits in pairs (sop_scores.view(-1, 2)) against one
+# label a sequence: with any other number of labels the two no longer match.
+SENTENCE_PAIRS = 2
+sentence_order_pairs = Rule(
+    "sentence-order-pairs",
+    head_is(arch.Head.PRETRAINING.value) & ne("num_labels", SENTENCE_PAIRS),
+    ("num_labels",),
+)
+
 FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
@@ -113,9 +141,23 @@ FAMILY = arch.Family(
         common.heads_divide_hidden_unchecked,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.ALBERT,
+        *DROPOUT_RANGES,
         *activations.rules("albert"),
     ),
-    step_checks=(*step_checks.ALBERT, *dropouts.ALBERT_STEP),
+    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, sentence_order_pairs, *DROPOUT_STEPS),
     switches=(common.tied("mlm-head"),),
+    ground_truth=GroundTruth(
+        rank=3,
+        draws={
+            "type_vocab_size": ((1, 2), (0,)),
+            "tie_word_embeddings": ((True, False), (ABSENT,)),
+            "pad_token_id": ((0, 3), (None, 40)),
+            "embedding_size": ((4, 8), (ABSENT, 0)),
+            "num_hidden_groups": ((1, 2), (ABSENT, 0, -1)),
+            "inner_group_num": ((1, 2), (ABSENT, 0, -1)),
+        },
+        rare=("num_hidden_groups", "inner_group_num"),
+        sentence_label="sentence_order_label",
+        sentence_label_pairs=SENTENCE_PAIRS,
+    ),
 )

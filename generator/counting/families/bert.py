@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 
 SYMBOLS = symbols("VPTHILAC")
 
@@ -29,11 +30,29 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     return common.assemble("Bert", "bert.", head, functools.partial(_backbone, on), on_top)
 
 
+# What the config sampler draws for BertConfig's own keys; RoBERTa's and ELECTRA's configs share them.
+DRAWS = {
+    "type_vocab_size": ((1, 2), (0,)),
+    "tie_word_embeddings": ((True, False), (ABSENT,)),
+    "is_decoder": ((False,), (True, ABSENT)),
+    "add_cross_attention": ((False,), (True, ABSENT)),
+    "pad_token_id": ((0, 3), (None, -1, 40)),
+}
+
 FAMILY = arch.Family(
     name="bert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.BERT_RULES, *activations.rules("bert")),
-    step_checks=(*step_checks.BERT, *dropouts.BERT_STEP),
+    checks=(*common.LAYER_RULES, *common.EMBEDDING_AND_CONFIG_RULES, *activations.rules("bert")),
+    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
+    ground_truth=GroundTruth(
+        rank=0,
+        draws=DRAWS,
+        # A segment table of no rows with a vocabulary the padding id fits.
+        pinned=(
+            Pinned(3, "base", {"hidden_size": 8, "num_attention_heads": 2, "type_vocab_size": 0, "vocab_size": 40}),
+        ),
+        sentence_label="next_sentence_label",
+    ),
 )

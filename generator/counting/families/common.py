@@ -270,14 +270,8 @@ known_problem_type = Rule(
 # Every family's config class checks the problem type the same way.
 PROBLEM_TYPE_RULES = (single_label_needs_labels, known_problem_type)
 
-# BERT's rules, and those of ELECTRA's copy of its layer and embeddings, whose head check never fires.
-_EMBEDDING_AND_CONFIG_RULES = (padding_in_vocabulary, *PROBLEM_TYPE_RULES, *dropouts.BERT)
-BERT_RULES = (*LAYER_RULES, *_EMBEDDING_AND_CONFIG_RULES)
-ELECTRA_RULES = (
-    in_every_layer(heads_divide_hidden_unchecked),
-    in_every_layer(cross_attention_needs_decoder),
-    *_EMBEDDING_AND_CONFIG_RULES,
-)
+# The rules of a class with a token table, a problem type and the encoder's dropouts (dropouts.ENCODER).
+EMBEDDING_AND_CONFIG_RULES = (padding_in_vocabulary, *PROBLEM_TYPE_RULES, *dropouts.ranges(dropouts.ENCODER))
 
 # The heads of the families that have no pre-training class in transformers.
 WITHOUT_PRETRAINING = (arch.Head.BASE, arch.Head.MASKED_LM, arch.Head.SEQUENCE_CLASSIFICATION)

@@ -18,6 +18,7 @@ from generator.counting import ops
 from generator.counting.conditions import mod, ne
 from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
@@ -108,6 +109,12 @@ _heads_divide_dim = Rule(
 _padding_fits_vocabulary = common.padding_fits("vocab_size")
 
 
+DROPOUTS: dropouts.Dropouts = (
+    ("dropout", None),
+    ("attention_dropout", dropouts.with_layers("n_layers")),
+    ("seq_classif_dropout", dropouts.CLASSIFIER),
+)
+
 FAMILY = arch.Family(
     name="distilbert",
     symbols=SYMBOLS,
@@ -117,9 +124,24 @@ FAMILY = arch.Family(
         common.in_every_layer(_heads_divide_dim, "n_layers"),
         _padding_fits_vocabulary,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.DISTILBERT,
+        *dropouts.ranges(DROPOUTS),
         *activations.rules("distilbert", layers="n_layers"),
     ),
-    step_checks=(*step_checks.DISTILBERT, *dropouts.DISTILBERT_STEP),
+    step_checks=(*step_checks.COMMON, *dropouts.in_step(DROPOUTS)),  # no segment table
     switches=(common.tied("mlm-head"),),
+    ground_truth=GroundTruth(
+        rank=5,
+        draws={
+            "sinusoidal_pos_embds": ((False, True), (ABSENT,)),
+            "tie_word_embeddings": ((True, False), (ABSENT,)),
+            "pad_token_id": ((0, 3), (None, 40)),
+        },
+        # DistilBertConfig's own names for the sizes.
+        size_keys={
+            "hidden_size": "dim",
+            "num_attention_heads": "n_heads",
+            "num_hidden_layers": "n_layers",
+            "intermediate_size": "hidden_dim",
+        },
+    ),
 )

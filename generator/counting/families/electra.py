@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import ne
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, bert, common, dropouts, heads, step_checks
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Switch
@@ -87,12 +88,25 @@ FAMILY = arch.Family(
     name="electra",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.ELECTRA_RULES, *activations.rules("electra")),
+    # BERT's layer and embeddings, copied: their head check never fires.
+    checks=(
+        common.in_every_layer(common.heads_divide_hidden_unchecked),
+        common.in_every_layer(common.cross_attention_needs_decoder),
+        *common.EMBEDDING_AND_CONFIG_RULES,
+        *activations.rules("electra"),
+    ),
     # The discriminator's pre-training loss reads one logit per token, never the vocabulary.
-    step_checks=(*step_checks.ELECTRA, *dropouts.BERT_STEP),
+    step_checks=(
+        step_checks.no_position,
+        step_checks.empty_vocabulary(arch.Head.MASKED_LM),
+        step_checks.no_label,
+        step_checks.no_token_type_row,
+        *dropouts.in_step(dropouts.ENCODER),
+    ),
     switches=(
         common.tied("generator-head"),
         common.CROSS_ATTENTION,
         Switch("projected", ne("embedding_size", "hidden_size"), ("embedding-projection",)),
     ),
+    ground_truth=GroundTruth(rank=4, draws={**bert.DRAWS, "embedding_size": ((6, 8), (ABSENT, 0))}),
 )

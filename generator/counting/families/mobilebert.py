@@ -24,6 +24,7 @@ from generator.counting.conditions import Key, const, eq, given, gt, head_is, mo
 from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch, per_setting_read
@@ -300,8 +301,27 @@ FAMILY = arch.Family(
         _embedding_fits_hidden,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.BERT,
+        *dropouts.ranges(dropouts.ENCODER),
         *activations.rules("mobilebert"),
     ),
-    step_checks=(*step_checks.MOBILEBERT, *dropouts.BERT_STEP),
+    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
+    ground_truth=GroundTruth(
+        rank=6,
+        draws={
+            "type_vocab_size": ((1, 2), (0,)),
+            "embedding_size": ((8, 16), (ABSENT, 0)),
+            "intra_bottleneck_size": ((8, 4), (ABSENT,)),
+            "num_feedforward_networks": ((1, 2), (ABSENT, 0, -1)),
+            "use_bottleneck": ((True, False), (ABSENT,)),
+            "use_bottleneck_attention": ((True, False), (ABSENT,)),
+            "key_query_shared_bottleneck": ((True, False), (ABSENT,)),
+            "normalization_type": (("no_norm", "layer_norm"), (ABSENT,)),
+            "trigram_input": ((True, False), (ABSENT,)),
+            "classifier_activation": ((True, False), (ABSENT,)),
+            "tie_word_embeddings": ((True, False), (ABSENT,)),
+            "true_hidden_size": ((8,), (ABSENT, None)),
+        },
+        rare=("num_feedforward_networks",),
+        sentence_label="next_sentence_label",
+    ),
 )

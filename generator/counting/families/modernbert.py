@@ -19,13 +19,14 @@ from typing import Any
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, div, eq, gt, ne, truthy
+from generator.counting.conditions import const, div, eq, gt, mod, ne, truthy
 from generator.counting.families import activations, common, dropouts, heads, step_checks
 from generator.counting.families.blocks import gated, prenorm, rotary
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import Switch, per_setting_read
+from generator.counting.switches import Rule, Switch, per_setting_read
 
 V, H, I, C, A = (Poly.symbol(name) for name in "VHICA")
 
@@ -179,6 +180,32 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     return common.assemble("ModernBert", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 
+# ModernBertAttention makes its output's nn.Dropout only for a probability above 0 (else nn.Identity),
+# so a negative one builds, and raises in the step, where the attention's nn.functional.dropout reads it.
+DROPOUTS: dropouts.Dropouts = (
+    ("embedding_dropout", None),
+    ("mlp_dropout", dropouts.with_layers()),
+    ("attention_dropout", dropouts.with_layers()),
+    ("classifier_dropout", dropouts.CLASSIFIER),
+)
+DROPOUT_RANGES = tuple(
+    dropouts.dropout_range(key, when, refused=gt(key, 1) if key == "attention_dropout" else None)
+    for key, when in DROPOUTS
+)
+STEP_CHECKS = (
+    *step_checks.COMMON,
+    step_checks.zero_width_heads("hidden_size"),
+    # The rotary tables are built for an even head size (an odd one is rounded up): the rotation
+    # cannot broadcast over an odd-sized head.
+    Rule(
+        "odd-head-size",
+        gt("num_hidden_layers", 0) & eq(mod(div("hidden_size", "num_attention_heads"), 2), 1),
+        ("hidden_size", "num_attention_heads"),
+    ),
+    dropouts.dropout_range("attention_dropout", dropouts.with_layers()),
+    *dropouts.in_step(DROPOUTS),
+)
+
 FAMILY = arch.Family(
     name="modernbert",
     symbols=SYMBOLS,
@@ -192,10 +219,10 @@ FAMILY = arch.Family(
         common.heads_divide_hidden,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.MODERNBERT,
+        *DROPOUT_RANGES,
         *activations.rules("modernbert"),
     ),
-    step_checks=(*step_checks.MODERNBERT, *dropouts.MODERNBERT_STEP),
+    step_checks=STEP_CHECKS,
     switches=(
         *(
             Switch(key, truthy(key), blocks)
@@ -209,5 +236,19 @@ FAMILY = arch.Family(
         ),
         common.tied("mlm-head"),
         Switch("later_layers", gt("num_hidden_layers", 1), ("layer",)),
+    ),
+    ground_truth=GroundTruth(
+        rank=8,
+        draws={
+            "attention_bias": ((True, False), (ABSENT,)),
+            "mlp_bias": ((True, False), (ABSENT,)),
+            "norm_bias": ((True, False), (ABSENT,)),
+            "classifier_bias": ((True, False), (ABSENT,)),
+            "decoder_bias": ((True, False), (ABSENT,)),
+            "tie_word_embeddings": ((True, False), (ABSENT,)),
+            "pad_token_id": ((0, 3), (None, 40)),
+        },
+        # ModernBertConfig's special tokens default to ids of its 50,368-row vocabulary.
+        token_ids={"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2},
     ),
 )

@@ -17,11 +17,13 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.conditions import is_null, le, sub
+from generator.counting.families import activations, bert, common, dropouts, heads, step_checks
 from generator.counting.families.symbols import symbols
+from generator.counting.ground_truth import GroundTruth, Pinned
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
 from generator.counting.poly import Poly
-from generator.counting.switches import FirstOf
+from generator.counting.switches import FirstOf, Rule
 
 V, H = (Poly.symbol(s) for s in "VH")
 
@@ -103,6 +105,28 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 # Both tables are nn.Embedding(..., padding_idx=pad_token_id), which asserts that the index is a row.
 padding_fits_tables = FirstOf((common.padding_fits("vocab_size"), common.padding_fits("max_position_embeddings")))
 
+# RobertaEmbeddings numbers the positions from the padding index (input_ids.ne(padding_idx)), which
+# raises on a null: the model is built (nn.Embedding takes padding_idx=None), but no step runs.
+# Its first token takes position pad_token_id + 1, so a table of no more rows than that holds no token: a
+# step of real tokens indexes past it. (The reference's input_ids are all the padding id, whose positions
+# are all pad_token_id: such a step ran there, as a step with no token type row runs on the meta device.)
+no_token_position = Rule(
+    "roberta-no-token-position",
+    le(sub("max_position_embeddings", "pad_token_id"), 1),
+    ("max_position_embeddings", "pad_token_id"),
+)
+STEP_CHECKS = (
+    *step_checks.COMMON,
+    step_checks.no_token_type_row,
+    Rule(
+        "roberta-null-padding",
+        is_null("pad_token_id"),
+        ("pad_token_id",),
+    ),
+    no_token_position,
+    *dropouts.in_step(dropouts.ENCODER),
+)
+
 FAMILY = arch.Family(
     name="roberta",
     symbols=SYMBOLS,
@@ -112,10 +136,16 @@ FAMILY = arch.Family(
         *common.LAYER_RULES,
         padding_fits_tables,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.BERT,
+        *dropouts.ranges(dropouts.ENCODER),
         *activations.rules("roberta"),
     ),
-    step_checks=(*step_checks.ROBERTA, *dropouts.BERT_STEP),
+    step_checks=STEP_CHECKS,
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
+    ground_truth=GroundTruth(
+        rank=1,
+        draws=bert.DRAWS,
+        # A classifier on the first token, with a vocabulary the padding id fits.
+        pinned=(Pinned(4, "sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),),
+    ),
 )

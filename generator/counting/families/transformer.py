@@ -52,6 +52,7 @@ OWN_CONFIG = arch.OwnConfig(
         "tgt_emb_prj_weight_sharing": True,
         "emb_src_tgt_weight_sharing": True,
     },
+    listed_card="transformer-seed-one-layer",  # the one-layer listing of the project's seed documents
 )
 
 

@@ -13,7 +13,8 @@ import dataclasses
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import roberta
+from generator.counting.families import bert, roberta
+from generator.counting.ground_truth import GroundTruth
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
@@ -21,5 +22,10 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     return roberta.roberta_like(on, head, stem="XLMRoberta", heads_first=True)
 
 
-# RoBERTa's family in all but its name, its declaration and its notes.
-FAMILY = dataclasses.replace(roberta.FAMILY, name="xlm-roberta", declare=declare)
+# RoBERTa's family in all but its name, its declaration and its notes, and its place in the config sample.
+FAMILY = dataclasses.replace(
+    roberta.FAMILY,
+    name="xlm-roberta",
+    declare=declare,
+    ground_truth=GroundTruth(rank=2, draws=bert.DRAWS),
+)

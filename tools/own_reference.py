@@ -1,15 +1,17 @@
-"""Reference files for the ``transformer`` family, which transformers does not implement.
+"""Reference files for a family that transformers does not implement: the 2018 encoder-decoder.
 
-The family counts the 2018 encoder-decoder of attention-is-all-you-need-pytorch. Its ground
-truth is the one real listing of that model the project has: the one-layer model printed in
-google-research/bert issue 656 (``shared/seeds/001_*.txt``). This script
+Such a family declares its own config keys (``Family.own_config``). The one the catalog has
+counts the encoder-decoder of attention-is-all-you-need-pytorch (``Models.py``, ``SubLayers.py``).
+Its ground truth is the one real listing of that model the project has: a one-layer model printed
+in a GitHub discussion (``shared/seeds/001_*.txt``). This script
 
 1. parses that listing (47 named rows and the reported total);
-2. rebuilds the model's module tree in PyTorch, module for module as ``transformer/Models.py``
-   and ``SubLayers.py`` register them, and checks that its ``named_parameters`` reproduce the
+2. rebuilds the model's module tree in PyTorch, module for module as ``Models.py`` and
+   ``SubLayers.py`` register them, and checks that its ``named_parameters`` reproduce the
    listing row for row and that its deduplicated total equals the reported total;
-3. only then writes ``tests/reference/<id>.json`` for every card of the family.
+3. only then writes ``tests/reference/<id>.json`` for every card of a family with its own config.
 
+Which families and which card the listing prints come from the registry (``OwnConfig``).
 Run it with the ``reference`` extra installed (``make reference`` does).
 """
 
@@ -25,9 +27,10 @@ import torch
 import yaml
 from torch import nn
 
-from reference import inventory, write_json
+from reference import FAMILIES, inventory, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
+SOURCE = "attention-is-all-you-need-pytorch"  # the one implementation this script rebuilds
 ROW = re.compile(r"weight name:\s*(\S+)\s*\|\s*size:\s*\|\s*\[([\d, ]+)\]\s*\|\s*count:\s*\|\s*(\d+)")
 TOTAL = re.compile(r"# parameters:\s*(\d+)")
 
@@ -75,7 +78,7 @@ class Stack(nn.Module):
         self.layer_stack = nn.ModuleList([layer(c) for _ in range(c["n_layers"])])
 
 
-class Transformer(nn.Module):
+class EncoderDecoder(nn.Module):
     def __init__(self, c: dict[str, Any]) -> None:
         super().__init__()
         self.encoder = Stack(c, c["n_src_vocab"], "src_word_emb", EncoderLayer)
@@ -104,7 +107,7 @@ def check_against_listing(listing: Path, card: dict[str, Any]) -> None:
     """Fail unless the rebuilt model prints exactly the listing's rows and total."""
     rows, reported = parse_listing(listing.read_text(encoding="utf-8"))
     with torch.device("meta"):
-        model = Transformer(DEFAULTS | card["config"])
+        model = EncoderDecoder(DEFAULTS | card["config"])
     printed = [(n, list(p.shape), p.numel()) for n, p in model.named_parameters(remove_duplicate=False)]
     # The listing prints the shared table under all three names, as remove_duplicate=False does.
     if printed != rows:
@@ -126,18 +129,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     listing = args.listing or next((ROOT.parent / "shared" / "seeds").glob("001_*.txt"))
 
+    own = {name: family.own_config for name, family in FAMILIES.items() if family.own_config is not None}
     cards = []
     for path in sorted((ROOT / "models").glob("*.yaml")) + sorted((ROOT / "tests" / "cards").glob("*.yaml")):
         card = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if card.get("family") == "transformer":
+        if card.get("family") in own:
             cards.append((card.get("id", path.stem), card))
-    seed = dict(cards)["transformer-seed-one-layer"]
-    check_against_listing(listing, seed)
+    for name, config in own.items():
+        if not config.source.startswith(SOURCE):
+            raise SystemExit(f"{name}: {config.source} has no rebuild here, only {SOURCE}")
+        if config.listed_card is not None:
+            check_against_listing(listing, dict(cards)[config.listed_card])
     for card_id, card in cards:
         with torch.device("meta"):
-            model = Transformer(DEFAULTS | card["config"])
-        data = {"id": card_id, "family": "transformer", "head": card["head"], **inventory(model)}
-        data["class"] = "Transformer"
+            model = EncoderDecoder(DEFAULTS | card["config"])
+        config_class = own[card["family"]].config_class
+        data = {"id": card_id, "family": card["family"], "head": card["head"], **inventory(model)}
+        data["class"] = config_class
         # Models.py freezes the sinusoid tables (requires_grad False): what an optimizer would update.
         data["trainable"] = sum(p.numel() for p in model.parameters() if p.requires_grad)
         data["versions"] = {"torch": torch.__version__, "implementation": "attention-is-all-you-need-pytorch (2018)"}

@@ -36,8 +36,9 @@ from generator.counting.conditions import (
     ne,
     truthy,
 )
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, heads
 from generator.counting.families.blocks import factorized, relative
+from generator.counting.families.deberta_v2 import training
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.layouts import TOKENS, b, layer_norm, s
 from generator.counting.poly import Poly
@@ -334,9 +335,10 @@ FAMILY = arch.Family(
         _value_types,
         _convolution_groups,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.DEBERTA_V2,
+        *training.DROPOUT_RANGES,
         *activations.rules("deberta-v2"),
     ),
-    step_checks=(*step_checks.DEBERTA_V2, *dropouts.DEBERTA_V2_STEP),
+    step_checks=training.STEP_CHECKS,
     switches=SWITCHES,
+    ground_truth=training.GROUND_TRUTH,
 )
