@@ -45,7 +45,7 @@ from reference import (
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 10
 PER_HEAD = 16  # configs drawn for each family and head: about 540 in all, under 1 MB
-FAMILY_ORDER = transformers_families()  # drawn from one seeded stream, in their GroundTruth.rank order
+FAMILY_ORDER = transformers_families()  # each drawn from a stream of its own (family_stream)
 
 # Small sizes, so that the file stays small; the head counts include some that do not divide.
 # key -> (ordinary values, sentinels); ABSENT leaves the key to the config class. A size's
@@ -73,9 +73,13 @@ LABELS: dict[str, tuple[list[Any], list[Any]]] = {
 
 
 def pinned() -> list[tuple[str, str, dict[str, Any]]]:
-    """Every family's pinned configs (GroundTruth.pinned), in their places: drawn whatever the seed gives."""
-    found = [(p.place, name, p.head, dict(p.config)) for name in FAMILY_ORDER for p in ground_truth(name).pinned]
-    return [(name, head, config) for _, name, head, config in sorted(found, key=lambda entry: entry[0])]
+    """Every family's pinned configs (GroundTruth.pinned): drawn whatever the seed gives."""
+    return [(name, p.head, dict(p.config)) for name in FAMILY_ORDER for p in ground_truth(name).pinned]
+
+
+def family_stream(seed: int, family: str) -> random.Random:
+    """A family's own seeded stream: adding or changing one family leaves every other family's draws as they were."""
+    return random.Random(f"{seed}:{family}")
 
 
 # PretrainedConfig refuses a single-label classification with one label; the other problem types take
@@ -220,9 +224,9 @@ def range_sample() -> list[dict[str, Any]]:
 
 def sample(seed: int = SEED, per_head: int = PER_HEAD) -> list[dict[str, Any]]:
     """Every drawn config with transformers' verdict, in a fixed order."""
-    rng = random.Random(seed)
     entries = [built(family, head, config) for family, head, config in pinned()]
     for family in FAMILY_ORDER:
+        rng = family_stream(seed, family)
         for head in heads_of(family):
             for _ in range(ground_truth(family).per_head or per_head):
                 entries.append(built(family, head, draw(rng, family, head)))

@@ -29,7 +29,6 @@ Draws = Mapping[str, tuple[tuple[Any, ...], tuple[Any, ...]]]
 class Pinned:
     """A config drawn every time, whatever the seed gives: one that once showed a wrong count."""
 
-    place: int  # its place among every family's pinned configs, which open the sample
     head: str
     config: Mapping[str, Any]
 
@@ -38,9 +37,6 @@ class Pinned:
 class GroundTruth:
     """How the reference tools build and run one family's classes (see the module docstring)."""
 
-    # Its place in the sample's one seeded stream. A new family takes the next number, so that
-    # every earlier family's draws stay as they were.
-    rank: int
     # The family's own keys and what to draw for each, beside the sizes every family draws.
     draws: Draws
     # The config's own names for the shared sizes ("hidden_size": "dim"), where they differ.

@@ -147,7 +147,6 @@ FAMILY = arch.Family(
     step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, sentence_order_pairs, *DROPOUT_STEPS),
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
-        rank=3,
         draws={
             "type_vocab_size": ((1, 2), (0,)),
             "tie_word_embeddings": ((True, False), (ABSENT,)),

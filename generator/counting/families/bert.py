@@ -47,12 +47,9 @@ FAMILY = arch.Family(
     step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
     ground_truth=GroundTruth(
-        rank=0,
         draws=DRAWS,
         # A segment table of no rows with a vocabulary the padding id fits.
-        pinned=(
-            Pinned(3, "base", {"hidden_size": 8, "num_attention_heads": 2, "type_vocab_size": 0, "vocab_size": 40}),
-        ),
+        pinned=(Pinned("base", {"hidden_size": 8, "num_attention_heads": 2, "type_vocab_size": 0, "vocab_size": 40}),),
         sentence_label="next_sentence_label",
     ),
 )

@@ -130,7 +130,6 @@ FAMILY = arch.Family(
     step_checks=(*step_checks.COMMON, *dropouts.in_step(DROPOUTS)),  # no segment table
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
-        rank=5,
         draws={
             "sinusoidal_pos_embds": ((False, True), (ABSENT,)),
             "tie_word_embeddings": ((True, False), (ABSENT,)),

@@ -108,5 +108,5 @@ FAMILY = arch.Family(
         common.CROSS_ATTENTION,
         Switch("projected", ne("embedding_size", "hidden_size"), ("embedding-projection",)),
     ),
-    ground_truth=GroundTruth(rank=4, draws={**bert.DRAWS, "embedding_size": ((6, 8), (ABSENT, 0))}),
+    ground_truth=GroundTruth(draws={**bert.DRAWS, "embedding_size": ((6, 8), (ABSENT, 0))}),
 )

@@ -306,7 +306,6 @@ FAMILY = arch.Family(
     ),
     step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
     ground_truth=GroundTruth(
-        rank=6,
         draws={
             "type_vocab_size": ((1, 2), (0,)),
             "embedding_size": ((8, 16), (ABSENT, 0)),

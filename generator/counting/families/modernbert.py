@@ -238,7 +238,6 @@ FAMILY = arch.Family(
         Switch("later_layers", gt("num_hidden_layers", 1), ("layer",)),
     ),
     ground_truth=GroundTruth(
-        rank=8,
         draws={
             "attention_bias": ((True, False), (ABSENT,)),
             "mlp_bias": ((True, False), (ABSENT,)),

@@ -143,9 +143,8 @@ FAMILY = arch.Family(
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
     ground_truth=GroundTruth(
-        rank=1,
         draws=bert.DRAWS,
         # A classifier on the first token, with a vocabulary the padding id fits.
-        pinned=(Pinned(4, "sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),),
+        pinned=(Pinned("sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),),
     ),
 )

@@ -27,5 +27,5 @@ FAMILY = dataclasses.replace(
     roberta.FAMILY,
     name="xlm-roberta",
     declare=declare,
-    ground_truth=GroundTruth(rank=2, draws=bert.DRAWS),
+    ground_truth=GroundTruth(draws=bert.DRAWS),
 )

@@ -69,7 +69,6 @@ def span_lengths(config: Mapping[str, Any]) -> tuple[int, int]:
 
 
 GROUND_TRUTH = GroundTruth(
-    rank=7,
     draws={
         "type_vocab_size": ((1, 2), (0, -1)),
         "relative_attention": ((True, False), (ABSENT,)),
@@ -92,9 +91,8 @@ GROUND_TRUTH = GroundTruth(
     # Sentinels that once gave a wrong count: no convolution (0, then null), and relative attention
     # with no buckets, no span and the legacy position type.
     pinned=(
-        Pinned(0, "base", {"hidden_size": 8, "num_attention_heads": 2, "conv_kernel_size": 0}),
+        Pinned("base", {"hidden_size": 8, "num_attention_heads": 2, "conv_kernel_size": 0}),
         Pinned(
-            1,
             "masked-lm",
             {
                 "hidden_size": 8,
@@ -106,7 +104,7 @@ GROUND_TRUTH = GroundTruth(
                 "max_position_embeddings": 12,
             },
         ),
-        Pinned(2, "base", {"hidden_size": 8, "num_attention_heads": 2, "conv_kernel_size": None}),
+        Pinned("base", {"hidden_size": 8, "num_attention_heads": 2, "conv_kernel_size": None}),
     ),
     undeclared_probabilities=UNDECLARED,
     lengths=span_lengths,
