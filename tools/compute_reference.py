@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import sys
 import warnings
@@ -244,16 +245,29 @@ def explain(card: dict[str, Any], b: int, s: int, dtype: torch.dtype) -> None:
         print(f"  {module}: {'; '.join(items)}")
 
 
-def sample_reference(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each built config of the sample at its four points (module docstring), or the error of its step."""
+def config_digest(entry: dict[str, Any]) -> str:
+    """A short name for one sampled config: its family, head and keys, whatever its place in the sample."""
+    text = json.dumps([entry["family"], entry["head"], entry["config"]], sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def sample_reference(entries: list[dict[str, Any]], measured: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each built config of the sample at its four points (module docstring), or the error of its step.
+
+    ``measured`` holds rows by ``config_digest``: a config measured before is taken from there, so that
+    adding a family measures only its own configs."""
     found = []
     for index, entry in enumerate(entries):
         if not entry["accepted"]:
             continue
         family, head = entry["family"], entry["head"]
+        digest = config_digest(entry)
+        if digest in measured:
+            found.append({**measured[digest], "index": index})
+            continue
         cfg = build_config(family, {**entry["config"], "attn_implementation": "eager"})
         length = cfg.max_position_embeddings
-        row: dict[str, Any] = {"index": index, "family": family, "head": head}
+        row: dict[str, Any] = {"index": index, "family": family, "head": head, "digest": digest}
         try:
             model = model_of(head, cfg).train()
             half = model_of(head, cfg).train().to(torch.bfloat16)
@@ -284,15 +298,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--explain", nargs=2, type=int, metavar=("B", "S"), help="print one point per module")
     parser.add_argument("--bf16", action="store_true", help="with --explain: the model in bf16")
     parser.add_argument("--sample", action="store_true", help="measure the sampled configs instead of the cards")
+    parser.add_argument("--fresh", action="store_true", help="with --sample: measure every config again")
     parser.add_argument("cards", nargs="*", type=Path, help="only these cards (default: all)")
     args = parser.parse_args(argv)
     if args.sample:
         transformers.logging.set_verbosity_error()
         sample = ROOT / "tests" / "reference" / "sample"
         entries = json.loads((sample / "configs.json").read_text(encoding="utf-8"))["configs"]
+        before = sample / "compute.json"
+        rows_before = [] if args.fresh or not before.is_file() else json.loads(before.read_text("utf-8"))["configs"]
+        measured = {row["digest"]: row for row in rows_before if "digest" in row}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rows = sample_reference(entries)
+            rows = sample_reference(entries, measured)
         versions = {"transformers": transformers.__version__, "torch": torch.__version__}
         write_json(sample / "compute.json", {"versions": versions, "configs": rows})
         print(f"compute.json: {len(rows)} configs, {sum('points' in r for r in rows)} ran", file=sys.stderr)
