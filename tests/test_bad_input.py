@@ -1,4 +1,4 @@
-"""Named bad cards, each with the exact message a contributor reads (issue 6).
+"""Named bad cards, each with the exact message a contributor reads.
 
 Every way a card file can be unreadable, hostile or out of range, and what the build says about it;
 tests/test_cards.py has how a card is read and checked, with its first bad cases.

@@ -268,7 +268,7 @@ def test_blocks_depend_only_on_their_declared_switches(family: Family, head: Hea
 def test_deberta_has_thousands_of_paths_but_few_blocks() -> None:
     data = family_export("deberta-v2")
     paths = sum(1 for _ in every_path(FAMILIES["deberta-v2"], Head.MASKED_LM))
-    # 4,608 before issue 13; the relative block now also reads the switches that decide which
+    # 4,608 when no block read the dropouts; the relative block now also reads the switches that decide which
     # projections run on the relative table and how wide (c2p, p2c, shared_keys, wide_heads).
     assert paths == 7_776
     assert len(data["blocks"]) < 100

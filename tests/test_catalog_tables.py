@@ -1,4 +1,4 @@
-"""The index and the comparison without script (issue 12): every model, grouped by family, smallest first."""
+"""The index and the comparison without script: every model, grouped by family, smallest first."""
 
 from __future__ import annotations
 

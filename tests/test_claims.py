@@ -1,4 +1,4 @@
-"""Published figures reconciled with the exact count (issue 5, "Claims reconciled").
+"""Published figures reconciled with the exact count ("Claims reconciled" on the site).
 
 Every catalog claim either matches a count of its model at the figure's own precision, or carries
 a one-line explanation; the figures and counts below are exact.
@@ -225,7 +225,7 @@ def test_matched_variants_and_differences() -> None:
 
 
 def test_bert_base_110m_is_the_checkpoint_with_its_pretraining_heads() -> None:
-    """Issue 10: 110M is BertForPreTraining to the nearest million; BertModel is 109M, not "110M to the nearest 10M"."""
+    """110M is BertForPreTraining to the nearest million; BertModel is 109M, not "110M to the nearest 10M"."""
     bare, heads = reference_for("bert-base-uncased"), reference_for("bert-base-uncased-pretraining")
     assert (bare["class"], heads["class"]) == ("BertModel", "BertForPreTraining")
     assert round(bare["total"] / 10**6) == 109 and round(heads["total"] / 10**6) == 110
@@ -240,7 +240,7 @@ def test_bert_base_110m_is_the_checkpoint_with_its_pretraining_heads() -> None:
 
 
 def test_bert_base_cased_110m_is_the_uncased_figure_reused() -> None:
-    """Issue 10: 110M is counted with the uncased vocabulary (30,522), not rounded from the cased count."""
+    """110M is counted with the uncased vocabulary (30,522), not rounded from the cased count."""
     cased = reference_for("bert-base-cased")
     own_vocab = cased["tensors"][0]["shape"][0]  # embeddings.word_embeddings.weight is [V, H]
     assert cased["tensors"][0]["name"] == "embeddings.word_embeddings.weight" and own_vocab == 28_996

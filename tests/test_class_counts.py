@@ -1,4 +1,4 @@
-"""A published figure may count another class or config than the card's (issue 10, section 3).
+"""A published figure may count another class or config than the card's.
 
 Each catalog card with published figures shows its weights as every class of its family builds
 them, and as the configs its ``also_counted`` entries name; every one of those totals is checked

@@ -199,8 +199,8 @@ def fetch(url: str, attempts: int = 100) -> str:
     raise AssertionError(f"{url} never answered")
 
 
-def test_count_prints_the_issue_13_record(tmp_path: Path) -> None:
-    """`count --json` on BERT-Large at batch 32 and 512 tokens: the fields issue 13 names, integers only,
+def test_count_json_prints_every_training_step_figure(tmp_path: Path) -> None:
+    """`count --json` on BERT-Large at batch 32 and 512 tokens: the fields the compute section shows, integers only,
     the engine's figures (tests/test_compute.py checks those against torch)."""
     result = run("count", str(MODELS / "bert-large-uncased.yaml"), "--batch", "32", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

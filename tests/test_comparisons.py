@@ -235,7 +235,7 @@ def test_percent_rule(value: int, total: int, expected: str) -> None:
 
 
 def test_albert_large_attention_share_agrees_between_table_and_chart(site: Path) -> None:
-    """Issue 10: the table said 23.8% (nudged to add up) where the chart's label said 23.7% (23.74%)."""
+    """The table once said 23.8% (nudged to add up) where the chart's label said 23.7% (23.74%)."""
     h, total = 1024, reference_for("albert-large-v2")["total"]
     attention = 4 * (h * h + h)  # query, key, value and output, each H × H with an H bias; one stored layer
     names = [t["name"] for t in reference_for("albert-large-v2")["tensors"]]
@@ -321,7 +321,7 @@ def test_stacked_bars_narrow_puts_labels_above_full_width_bars() -> None:
 def test_svgs_are_accessible_images(site: Path) -> None:
     html = (site / "charts" / "index.html").read_text(encoding="utf-8")
     svgs = re.findall(r"<svg .*?</svg>", html, re.S)
-    # Each chart in its wide and its narrow layout (issue 12), which say the same thing.
+    # Each chart in its wide and its narrow layout, which say the same thing.
     assert [ET.fromstring(svg).get("id") for svg in svgs] == [
         "chart-shares",
         "chart-shares-narrow",
@@ -390,7 +390,7 @@ def test_card_without_pairs_still_builds(tmp_path: Path) -> None:
 
 
 def test_charts_sentences_on_order_and_ties_follow_transformers(site: Path) -> None:
-    """Issue 10: RoBERTa's masked-LM class lists the word embeddings first; XLM-RoBERTa's lists the decoder first."""
+    """RoBERTa's masked-LM class lists the word embeddings first; XLM-RoBERTa's lists the decoder first."""
     roberta, xlmr = reference_for("test-roberta-masked-lm"), reference_for("test-xlm-roberta-masked-lm")
     names = [t["name"] for t in roberta["tensors"]]
     assert names[0] == "roberta.embeddings.word_embeddings.weight" and "lm_head.decoder.weight" not in names

@@ -1,4 +1,4 @@
-"""The "Compute and memory" section of the model pages (issue 13, item 5), read off the built pages.
+"""The "Compute and memory" section of the model pages, read off the built pages.
 
 Each catalog page's figures are parsed from the HTML and compared with torch's: the reference file
 (tests/reference/compute/, measured by tools/compute_reference.py) where it has the (b, s) point,

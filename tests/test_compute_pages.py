@@ -1,4 +1,4 @@
-"""Compute on the comparison, the charts and the errata (issue 13, items 7 and 8): the built pages, parsed.
+"""Compute on the comparison, the charts and the errata: the built pages, parsed.
 
 Every figure a page shows is checked against the compute engine, whose polynomials
 tests/test_compute.py proves equal to torch at every committed (b, s) point; for BERT-Base and

@@ -1,4 +1,4 @@
-"""The site's prose against the code that reads it (issue 11): no language can lose a section.
+"""The site's prose against the code that reads it: no language can lose a section.
 
 Every page kind is built in every language of content/ (en now; a zh/ beside it is checked the
 same way, with no change here). Each text the code asks for must be there, each text there must be

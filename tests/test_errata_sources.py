@@ -1,4 +1,4 @@
-"""The errata page against its sources (issue 10).
+"""The errata page against its sources.
 
 Each figure a source printed is read from the source document itself (the project's copies in
 ../shared/seeds, beside the clone; ATLAS_SEEDS names another folder), each slip of arithmetic is
@@ -245,8 +245,8 @@ def test_the_two_numbers_are_the_interview_notes_and_the_halved_norms_the_textbo
 
 
 def test_each_claim_is_given_to_whoever_made_it(seeds: dict[str, str]) -> None:
-    """Who said what, as the sources have it (a review of stop 37 found four places that said otherwise)."""
-    # "12 * 768 * 12 = 110M" is a Zhihu post that a comment of issue 656 quotes, with its address; the
+    """Who said what, as the sources have it (a review once found four places that said otherwise)."""
+    # "12 * 768 * 12 = 110M" is a Zhihu post that a comment of google-research/bert#656 quotes, with its address; the
     # next comment questions it. The issue is where it appears; the post is named and linked too.
     lha = {s.kind: s for s in ERRATA["lha-product"].sources}
     assert list(lha) == ["GitHub issue", "blog post"] and lha["blog post"].url is not None

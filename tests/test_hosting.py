@@ -190,7 +190,7 @@ def test_search_page_works_without_javascript(local: Path) -> None:
     assert "<noscript>" in html
     assert html.count('<li><a href="../models/') == len(list(MODELS.glob("*.yaml")))
     # Content pages load no script, but for enhancements: sorting the index and the comparison, and
-    # copying a model page's permalinks (issue 12). Each works without it.
+    # copying a model page's permalinks. Each works without it.
     scripts = {
         "index.html": ['<script src="static/tables.js" defer></script>'],
         "compare/index.html": ['<script src="../static/tables.js" defer></script>'],

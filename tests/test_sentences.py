@@ -1,4 +1,4 @@
-"""Sentences a careful reader found false for the page they were on (stop 33), each tied to the figure
+"""Sentences a careful reader found false for the page they were on, each tied to the figure
 or structure that makes it true or false, so that it cannot come back on another card."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The errata page, the exercises page and the original checkpoint names (issue 5).
+"""The errata page, the exercises page and the original checkpoint names.
 
 Each published derivation's wrong and right numbers, each exercise's answer and a handful of
 google-research/bert variable names are asserted exactly; the numbers must equal what the
@@ -206,7 +206,7 @@ def test_exercise_steps() -> None:
 
 
 def test_language_identifier_sits_on_multilingual_cased_bert() -> None:
-    """Issue 10: English/Hindi needs multilingual cased BERT: 177,853,440 + 1,538 = 177,854,978."""
+    """English/Hindi needs multilingual cased BERT: 177,853,440 + 1,538 = 177,854,978."""
     multilingual, exercise = reference_for("bert-base-multilingual-cased"), reference_for("exercise-language-id-2")
     assert exercise["class"] == "BertForSequenceClassification"
     assert multilingual["total"] + 768 * 2 + 2 == exercise["total"] == 177_853_440 + 1_538 == 177_854_978

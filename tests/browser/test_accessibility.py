@@ -9,14 +9,14 @@ import pytest
 
 from .conftest import PAGES, WIDE, missing
 
-# Comparisons (issue 5): the charts, the list of pairs and one pair across families.
+# Comparisons: the charts, the list of pairs and one pair across families.
 PAGES = {
     **PAGES,
     "charts": "charts/index.html",
     "diffs": "diffs/index.html",
     "diff": "diffs/bert-base-uncased--albert-base-v2/index.html",
 }
-# Claims, errata, exercises and checkpoint names (issue 5).
+# Claims, errata, exercises and checkpoint names.
 PAGES = {
     **PAGES,
     "errata": "errata/index.html",
@@ -24,7 +24,7 @@ PAGES = {
     "claims": "models/deberta-v3-xsmall/index.html",
     "tf-names": "models/bert-base-uncased-pretraining/index.html",
 }
-# Family pages and the handout (issue 12).
+# Family pages and the handout.
 PAGES = {
     **PAGES,
     "families": "families/index.html",
@@ -32,9 +32,9 @@ PAGES = {
     "family-bert": "families/bert/index.html",
     "handout": "handout/index.html",
 }
-# The calculator (issue 5): its page as loaded; test_calculator.py checks it again once drawn.
+# The calculator: its page as loaded; test_calculator.py checks it again once drawn.
 PAGES = {**PAGES, "calculator": "calculator/index.html?family=mobilebert&head=pretraining"}
-# The frame (issue 12): the page served for a missing address, with the header and every model.
+# The frame: the page served for a missing address, with the header and every model.
 PAGES = {**PAGES, "not-found": "404.html"}
 
 
@@ -55,7 +55,7 @@ def axe_report(violations: list[dict[str, Any]], limit: int = 8) -> str:
 
 def keep_screenshot(page: Any, path: Path) -> None:
     """Save what the page looked like, for a person to look at; it checks nothing. On a loaded machine
-    Chromium once answered "Unable to capture screenshot" (CI, stop 38): it is asked once more, and a
+    Chromium once answered "Unable to capture screenshot" (once, in CI): it is asked once more, and a
     second refusal fails the test as before."""
     from playwright.sync_api import Error as PlaywrightError
 

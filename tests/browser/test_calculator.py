@@ -388,7 +388,7 @@ def test_what_the_address_cannot_use_is_said(site_url: str, open_page: Any) -> N
     assert 'RoBERTa has no head "pretraining"; showing base' in notes
     # A key the config class knows is checked and then left out; an unknown one is refused (test_calculator_keys.py).
     assert "layer_norm_eps does not change the count" in notes
-    # A dropout changes no parameter but what a training step keeps (issue 13): the address may set it.
+    # A dropout changes no parameter but what a training step keeps: the address may set it.
     assert "hidden_dropout_prob" not in notes
     assert page.locator("#calc-hidden_dropout_prob").input_value() == "0.2"
     page.goto(site_url + PAGE + "?family=gpt2")

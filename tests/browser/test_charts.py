@@ -1,4 +1,4 @@
-"""Charts that read on a phone (issue 12): every label at 11 px or more, inside the screen, at every width and in print."""
+"""Charts that read on a phone: every label at 11 px or more, inside the screen, at every width and in print."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The comparison's compute columns (issue 13): sorted by the script, and readable on a phone."""
+"""The comparison's compute columns: sorted by the script, and readable on a phone."""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ def test_the_tail_of_a_tensor_name_finds_family_pages_first(open_page: Any, site
         ("BERT-Base, uncased", "models/bert-base-uncased/"),
         ("BERT-Large, cased", "models/bert-large-cased/"),
         ("ELECTRA-Small, discriminator", "models/electra-small-discriminator/"),
-        ("bert", "families/bert/"),  # not the exercises page, which says "BERT" most often (issue 12)
+        ("bert", "families/bert/"),  # not the exercises page, which says "BERT" most often
         ("albert", "families/albert/"),
         ("deberta", "families/deberta-v2/"),
         ("MobileBERT", "families/mobilebert/"),

@@ -1,4 +1,4 @@
-"""The frame and the tables on a phone and in print (issue 12): header, no sideways page, counts in view, deep links."""
+"""The frame and the tables on a phone and in print: header, no sideways page, counts in view, deep links."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def test_name_and_count_of_the_first_rows_are_on_screen(open_page: Any, site_url
     assert {"symbols stack", "derivation stack", "tensors stack", "memory stack"} <= tables
 
 
-# The other pages whose tables must show each row's name and count on a phone (issue 12, item 4),
+# The other pages whose tables must show each row's name and count on a phone,
 # with the tables each must have: a page that stopped marking its counts would otherwise pass.
 TABLE_PAGES = {
     "index.html": {"start stack", "models wide"},
@@ -287,7 +287,7 @@ def test_no_figure_of_a_table_is_off_a_phone_s_screen(open_page: Any, site_url: 
 
 
 def test_the_index_offers_bert_base_on_the_first_screen_of_a_phone(open_page: Any, site_url: str) -> None:
-    """BERT-Base and BERT-Large open the "Start here" list, above the 24 compact BERTs (issue 12)."""
+    """BERT-Base and BERT-Large open the "Start here" list, above the 24 compact BERTs."""
     page = open_page(PHONE, height=844)
     page.goto(site_url + "index.html")
     rows = page.locator("table.start tbody tr")
@@ -308,7 +308,7 @@ def test_the_index_offers_bert_base_on_the_first_screen_of_a_phone(open_page: An
 
 @pytest.mark.parametrize("family", ["bert", "mobilebert", "deberta-v2", "transformer"])
 def test_the_calculators_symbols_do_not_scroll_on_a_phone(open_page: Any, site_url: str, family: str) -> None:
-    """The symbols table stacks at 390 px: each symbol's value is beside it, nothing scrolls sideways (issue 12)."""
+    """The symbols table stacks at 390 px: each symbol's value is beside it, nothing scrolls sideways."""
     page = open_page(PHONE)
     page.goto(site_url + f"calculator/index.html?family={family}")
     read_result(page)

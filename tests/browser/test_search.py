@@ -19,7 +19,7 @@ def test_search_finds_mobilebert_and_reaches_it(open_page: Any, site_url: str) -
     result = page.locator(".pagefind-ui__result-link").first
     result.wait_for(state="visible")
     result.click()
-    # A family's name ranks its family page first (issue 12); a model's full title, its model page.
+    # A family's name ranks its family page first; a model's full title, its model page.
     page.wait_for_url(re.compile(rf"/{SUBPATH}/(models/mobilebert[^/]*|families/mobilebert)/(index\.html)?(#.*)?$"))
     assert "MobileBERT" in page.locator("h1").inner_text()
 

@@ -1,4 +1,4 @@
-"""Exercises and a calculator without dead ends, in Chromium (issue 12, items 8 and 9).
+"""Exercises and a calculator without dead ends, in Chromium.
 
 The answers stay folded until asked, on the exercises page and off the home page; the "check your
 answer" boxes name the erratum a published wrong figure comes from (the figures are the sources',
@@ -150,8 +150,12 @@ def test_the_check_says_exact_close_and_not(site_url: str, open_page: Any) -> No
 @pytest.mark.parametrize(
     ("card_id", "answer", "erratum"),
     [
-        ("exercise-bert-40k-8l-8h", "218,671,424", "per-head-projections"),  # "I got 218,671,424" (issue 12)
-        ("bert-large-uncased", "335,043,584", "intermediate-bias"),  # issue 656's bert-large table
+        (
+            "exercise-bert-40k-8l-8h",
+            "218,671,424",
+            "per-head-projections",
+        ),  # "I got 218,671,424", a reader's wrong answer
+        ("bert-large-uncased", "335,043,584", "intermediate-bias"),  # google-research/bert#656's bert-large table
         ("bert-base-uncased", "110,592", "lha-product"),  # "12 * 768 * 12 = 110M"
         ("bert-base-uncased", "110,106,428", "pooler-and-heads"),  # BertForPreTraining counted instead
     ],
@@ -328,7 +332,7 @@ def test_the_issues_example_offers_the_issues_fixes(site_url: str, open_page: An
     page.goto(f"{site_url}{CALCULATOR}?family=bert&head=base&hidden_size=1024&num_hidden_layers=24")
     page.wait_for_selector(".calc-fixes a")
     offered = page.locator(".calc-fixes a").all_inner_texts()
-    # "set the heads to 16", "set the hidden size to 1,032" (issue 12), and the nearest on the other side.
+    # "set the heads to 16", "set the hidden size to 1,032", and the nearest on the other side.
     assert offered == [
         "set hidden_size (H) to 1,020",
         "set hidden_size (H) to 1,032",
