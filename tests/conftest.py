@@ -113,26 +113,28 @@ SITE_COMMANDS = {"build", "serve"}  # the command-line commands that build a who
 
 def mark_tier(item: pytest.Item) -> None:
     fixtures = set(getattr(item, "fixturenames", ()))
-    if item.path.is_relative_to(BROWSER_TESTS) or fixtures & BROWSER_FIXTURES:
+    found = tiers_in_code(item)
+    if item.path.is_relative_to(BROWSER_TESTS) or fixtures & BROWSER_FIXTURES or "browser" in found:
         item.add_marker(pytest.mark.browser)
-    if "site" in fixtures or builds_a_site(item):
+    if "site" in fixtures or "site" in found:
         item.add_marker(pytest.mark.site)
 
 
-def builds_a_site(item: pytest.Item) -> bool:
-    """Whether the test, its fixtures or the helpers of tests/ they call build a site of their own."""
+def tiers_in_code(item: pytest.Item) -> frozenset[str]:
+    """The tiers that the test, its fixtures or the helpers of tests/ they call need."""
     starts = [getattr(item, "function", None)]
     fixture_info = getattr(item, "_fixtureinfo", None)
     if fixture_info is not None:
         starts += [d.func for defs in fixture_info.name2fixturedefs.values() for d in defs]
-    return reaches_a_build(tuple(f for f in starts if inspect.isfunction(f)))
+    return tiers_reached(tuple(f for f in starts if inspect.isfunction(f)))
 
 
 @functools.cache  # the cases of one parametrized test share their functions
-def reaches_a_build(starts: tuple[Callable[..., Any], ...]) -> bool:
+def tiers_reached(starts: tuple[Callable[..., Any], ...]) -> frozenset[str]:
     """Read from the code, not run: the names each function refers to, followed through the functions
-    defined under tests/. A build is the pipeline's build() or serve(), or the command line's build or
-    serve command (generator.cli.main, or ``python -m generator`` in a subprocess).
+    defined under tests/. A site is built by the pipeline's build() or serve(), or by the command
+    line's build or serve command (generator.cli.main, or ``python -m generator`` in a subprocess).
+    A browser is Playwright's, launched here or by a fixture of tests/browser/.
     """
     import generator.build.pipeline
     import generator.build.serve
@@ -143,6 +145,7 @@ def reaches_a_build(starts: tuple[Callable[..., Any], ...]) -> bool:
     todo = [(f.__code__, f.__globals__) for f in starts]
     seen: set[Any] = set()
     constants: set[str] = set()
+    tiers: set[str] = set()
     runs_the_command_line = False
     while todo:
         code, names = todo.pop()
@@ -156,18 +159,21 @@ def reaches_a_build(starts: tuple[Callable[..., Any], ...]) -> bool:
                 constants.update(
                     c for c in (constant if isinstance(constant, tuple) else (constant,)) if isinstance(c, str)
                 )
+        if "sync_playwright" in code.co_names:
+            tiers.add("browser")
         for name in code.co_names:
             found = names.get(name)
-            if any(found is f for f in builders):
-                return True
-            if any(found is m for m in builder_modules) and SITE_COMMANDS & set(code.co_names):
-                return True
-            if found is generator.cli.main:
+            calls_a_builder = any(found is m for m in builder_modules) and SITE_COMMANDS & set(code.co_names)
+            if calls_a_builder or any(found is f for f in builders):
+                tiers.add("site")
+            elif found is generator.cli.main:
                 runs_the_command_line = True
             elif inspect.isfunction(found) and Path(found.__code__.co_filename).is_relative_to(TESTS):
                 todo.append((found.__code__, found.__globals__))
     runs_the_command_line |= {"-m", "generator"} <= constants
-    return runs_the_command_line and bool(SITE_COMMANDS & constants)
+    if runs_the_command_line and SITE_COMMANDS & constants:
+        tiers.add("site")
+    return frozenset(tiers)
 
 
 def text_of(html: str) -> str:
