@@ -86,6 +86,8 @@ def points(family: str, config: Any) -> list[tuple[int, int]]:
         span = config.position_buckets if getattr(config, "position_buckets", -1) > 0 else None
         span = span or (config.max_relative_positions if config.max_relative_positions >= 1 else length)
         seqs |= {span, span + 1}
+    if family == "mpnet":  # the buckets turn logarithmic at distance 8 and reach their last at 91
+        seqs |= {8, 9, 91, 92}
     seqs = {s for s in seqs if 1 <= s <= length}
     return sorted({(b, s) for b in (1, 2) for s in seqs} | {(3, min(3, length))})
 

@@ -49,6 +49,7 @@ HEADS = {
     "mobilebert": ("base", "pretraining", "masked-lm", "sequence-classification"),
     "deberta-v2": ("base", "masked-lm", "sequence-classification"),
     "modernbert": ("base", "masked-lm", "sequence-classification"),
+    "mpnet": ("base", "masked-lm", "sequence-classification"),
 }
 
 # Small sizes, so that the file stays small; the head counts include some that do not divide.
@@ -147,6 +148,14 @@ SPACES: dict[str, dict[str, tuple[list[Any], list[Any]]]] = {
         "decoder_bias": ([True, False], [ABSENT]),
         "tie_word_embeddings": ([True, False], [ABSENT]),
         "pad_token_id": ([0, 3], [None, 40]),
+    },
+    "mpnet": {
+        # MPNet's tables fix padding_idx at 1, so 1 row builds neither; 2 position rows hold no token.
+        "vocab_size": ([30, 50], [0, 1]),
+        "max_position_embeddings": ([10, 16], [0, 1, 2]),
+        "relative_attention_num_buckets": ([32, 40], [0, 18, ABSENT]),
+        "tie_word_embeddings": ([True, False], [ABSENT]),
+        "pad_token_id": ([1, 3], [None, 40]),  # read by no module
     },
 }
 # DistilBertConfig's own names for the sizes.

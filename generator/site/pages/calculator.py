@@ -108,6 +108,7 @@ SCRIPT_TEXTS = (
     *(
         "seq-too-long",
         "seq-too-long-numbered",
+        "seq-too-long-fixed",
         "activation-unknown",
         "compute-heading",
         "compute-not-measured",
