@@ -25,6 +25,7 @@ from generator.cards.importer import import_config
 from generator.cards.problems import InputError
 from generator.counting.compute import declared_compute, step_refusal
 from generator.counting.conditions import HEAD
+from generator.counting.families import mpnet
 from generator.counting.families.step_checks import no_token_type_row, roberta_no_token_position
 from generator.counting.inventory import count_parameters
 
@@ -153,8 +154,9 @@ def test_the_compute_of_every_sampled_config_that_runs_matches_torch(row: dict[s
 # The step checks the meta device cannot see: it checks no index, so a lookup in a table of 0 rows runs
 # there and raises on a CPU (test-bert-no-token-types, whose reference also runs on CPU: tests/test_compute.py).
 # The same for RoBERTa's table of no more rows than pad_token_id + 1: the sample's input_ids are all the
-# padding id, whose positions all stay below it.
-META_BLIND = (no_token_type_row.name, roberta_no_token_position.name)
+# padding id, whose positions all stay below it. MPNet's the same, and its bias table of fewer rows than
+# the 32 buckets the encoder computes.
+META_BLIND = (no_token_type_row.name, roberta_no_token_position.name, *(rule.name for rule in mpnet.STEP_CHECKS[1:]))
 
 
 def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(tmp_path: Path) -> None:
@@ -183,7 +185,8 @@ def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(
     # The meta device ran every config that only META_BLIND refuses (what a CPU would not run).
     assert blind and all(verdicts[index] == (False, False) for index in blind)
     assert all(
-        ENTRIES[index]["config"].get("type_vocab_size") == 0 or ENTRIES[index]["family"] in ("roberta", "xlm-roberta")
+        ENTRIES[index]["config"].get("type_vocab_size") == 0
+        or ENTRIES[index]["family"] in ("roberta", "xlm-roberta", "mpnet")
         for index in blind
     )
 
@@ -248,6 +251,7 @@ def test_the_sample_holds_sentinels_and_refusals_of_every_family() -> None:
         "mobilebert",
         "deberta-v2",
         "modernbert",
+        "mpnet",
     }
     assert all(any(e["accepted"] for e in ENTRIES if e["family"] == f) for f in families)
     assert sum(not e["accepted"] for e in ENTRIES) >= 50

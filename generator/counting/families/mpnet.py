@@ -74,7 +74,9 @@ def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
 
 
 def _lm_head(on: Mapping[str, bool]) -> arch.Block:
-    """MPNetLMHead, RoBERTa's: its own ``bias`` first, then dense, layer_norm and the decoder; gelu whatever hidden_act says."""
+    """MPNetLMHead, RoBERTa's: its own ``bias`` first, then dense, layer_norm and the decoder.
+
+    It applies gelu whatever hidden_act says."""
     decoder = heads.mlm_decoder(on["tied"], f"{BACKBONE}embeddings.word_embeddings.weight", "lm_head.bias", H)
     modules = (*heads.mlm_transform("dense", "layer_norm"), decoder)
     return heads.mlm_head("lm_head.", modules, heads.mlm_ops("gelu", key="gelu", fixed=True))
@@ -111,7 +113,11 @@ STEP_CHECKS = (
     # Positions start at padding_idx + 1 = 2, so a table of 2 rows or fewer holds no token.
     Rule("mpnet-no-token-position", le("max_position_embeddings", PADDING_INDEX + 1), ("max_position_embeddings",)),
     # The buckets are computed for 32 whatever the table holds: fewer rows are read past their end.
-    Rule("mpnet-few-buckets", lt("relative_attention_num_buckets", BUCKETS_COMPUTED), ("relative_attention_num_buckets",)),
+    Rule(
+        "mpnet-few-buckets",
+        lt("relative_attention_num_buckets", BUCKETS_COMPUTED),
+        ("relative_attention_num_buckets",),
+    ),
 )
 
 FAMILY = arch.Family(
