@@ -370,6 +370,7 @@ START_HERE = (
     "mobilebert-uncased",
     "deberta-v3-base",
     "modernbert-base",
+    "all-mpnet-base-v2",
 )
 
 
