@@ -134,11 +134,15 @@ def measure(
     own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
     inputs = batch_inputs(family, head, model.config, b, s, device)
     saved: dict[int, int] = {}
+    # Each saved storage is held until the step ends: one the forward frees (MPNet's unused position bias,
+    # without layers) would otherwise leave its address to a later storage, and be counted under that one's key.
+    held: list[Any] = []
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
         key = storage_key(tensor)
         if key not in own:
             saved[key] = tensor.untyped_storage().nbytes()
+            held.append(tensor.untyped_storage())
         return tensor
 
     counters = (FlopCounterMode(display=False), FlopCounterMode(display=False))
