@@ -484,7 +484,7 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
         lines.append(f"| {f.name} | {f.bytes_per_parameter} | {f.bytes:,} | {binary(f.bytes)} |")
     if view is None:
         return [*lines, "", "## Compute and memory of a training step", "", "Not measured."]
-    f = view.figures
+    f = view.totals
     lines += [
         "",
         "## Compute and memory of a training step",

@@ -31,10 +31,10 @@ from generator.counting.architecture import (
 )
 from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
-from generator.counting.figures import Figures
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.kept import KeptFor
 from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
+from generator.counting.step_totals import StepTotals
 
 PRECISIONS = ("fp32", "bf16")
 # Bytes per element of each kind of saved tensor, with the model in fp32 and cast to bf16.
@@ -238,11 +238,11 @@ class Compute:
     def substituted(self, poly: Poly, batch: int, seq: int) -> Expr:
         return substitute(_written(poly, self.order), {**self.values, "b": batch, "s": seq})
 
-    def at(self, batch: int, seq: int) -> Figures:
+    def at(self, batch: int, seq: int) -> StepTotals:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
         values = {**self.values, "b": batch, "s": seq}
         activations = {p: self.kept(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
-        return Figures(
+        return StepTotals(
             batch=batch,
             seq=seq,
             parameters=self.parameters,

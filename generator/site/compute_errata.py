@@ -19,14 +19,14 @@ from generator.analysis.choices import load_choices
 from generator.counting.architecture import Dtype
 from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute
 from generator.counting.expr import Add, Expr, Mul, Num, Pow, Var
-from generator.counting.figures import Figures
 from generator.counting.poly import Poly, product, total
+from generator.counting.step_totals import StepTotals
 from generator.site import content
+from generator.site.comparison_step import BATCH, SEQ, compute_of
 from generator.site.content import Text
 from generator.site.erratum import Source, source_of
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE
-from generator.site.step_figures import BATCH, SEQ, compute_of
 from generator.site.views import Summary
 
 MODELS = load_choices().compute_errata
@@ -138,7 +138,7 @@ def _rows(
     return tuple(_row(t, key, formulas.get(key), values, kinds.get(key, "part")) for key, values in rows.items())
 
 
-def _step(compute: Compute) -> Figures:
+def _step(compute: Compute) -> StepTotals:
     return compute.at(BATCH, SEQ)
 
 

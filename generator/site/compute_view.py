@@ -24,10 +24,10 @@ from generator.counting.compute import (
 )
 from generator.counting.compute_derivation import Line, StepLines, derive_compute, worked_line
 from generator.counting.expr import Expr
-from generator.counting.figures import Figures
 from generator.counting.inventory import Counted
 from generator.counting.ops import is_mask
 from generator.counting.poly import Poly
+from generator.counting.step_totals import StepTotals
 from generator.site.content import Text
 from generator.site.thumb_rules import Rules, apart, in_s2, rules
 
@@ -146,7 +146,7 @@ class ComputeView:
     batch: int
     seq: int
     positions: int | None  # the longest sequence the model takes (max_position_embeddings)
-    figures: Figures
+    totals: StepTotals
     components: tuple[ShownComponent, ...]
     forward: Expr  # closed forms in b and s
     backward: Expr
@@ -155,7 +155,7 @@ class ComputeView:
     seq_one: Mapping[str, Expr | None]  # what s = 1 takes off, where anything
     skipped: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) the backward does not spend
     extra: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) only the backward counts
-    grid: tuple[Figures, ...]
+    grid: tuple[StepTotals, ...]
     squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
     squared_kept: Line  # the bf16 bytes in s², the whole model
     masks: tuple[Mask, ...]
@@ -174,8 +174,8 @@ class ComputeView:
     @property
     def training_state(self) -> dict[str, int]:
         """The training memory without the activations: weights, gradients, Adam's moments (and master copy)."""
-        memory = self.figures.training_memory
-        kept = self.figures.activations
+        memory = self.totals.training_memory
+        kept = self.totals.activations
         return {"fp32": memory["fp32"] - kept["fp32"], "bf16_mixed": memory["bf16_mixed"] - kept["bf16"]}
 
 

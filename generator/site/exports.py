@@ -21,7 +21,7 @@ _csv_texts: KeptFor[tuple[Tensor | TiedTensor, ...], str] = KeptFor(_KEPT)
 
 def to_json(inventory: Inventory, compute: Compute | None) -> str:
     """The inventory as JSON: id, family, head, class, total, tensors and tied slots, and the compute
-    (``step_figures.compute_of``: counted once for a model's page and its JSON; null where there is none)."""
+    (``comparison_step.compute_of``: counted once for a model's page and its JSON; null where there is none)."""
     card = {"id": inventory.card.id, "family": inventory.card.family.name, "head": inventory.card.head.value}
     found = _json_bodies.get(inventory.entries)
     if found is None or found[0] is not compute:
@@ -44,9 +44,9 @@ def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
     off its ``seq_one_*``.
     """
     # Adam's weights, gradients and moments do not depend on b and s: the training memory less
-    # the activations at any point is that constant (Figures.training_memory holds the rule).
-    figures = compute.at(2, 1)
-    states = {name: figures.training_memory[name] - figures.activations[p] for name, p in MEMORY.items()}
+    # the activations at any point is that constant (StepTotals.training_memory holds the rule).
+    totals = compute.at(2, 1)
+    states = {name: totals.training_memory[name] - totals.activations[p] for name, p in MEMORY.items()}
     polys = {
         "forward": compute.forward,
         "backward": compute.backward,

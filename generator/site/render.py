@@ -25,7 +25,7 @@ from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.kept import KeptFor
-from generator.site import content, exports, formats, step_figures
+from generator.site import comparison_step, content, exports, formats
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
@@ -238,7 +238,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     compare, search = text.section("compare"), text.section("search")
     compare_words = {
         "see-also": compare.html("see-also", root="../"),
-        "step": compare.html("step", root="../", batch=step_figures.BATCH, seq=step_figures.SEQ),
+        "step": compare.html("step", root="../", batch=comparison_step.BATCH, seq=comparison_step.SEQ),
         "memory": compare.html("memory"),
     }
     result = [
@@ -250,8 +250,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             {
                 "models": models,
                 "catalog": catalog(models),
-                "batch": step_figures.BATCH,
-                "seq": step_figures.SEQ,
+                "batch": comparison_step.BATCH,
+                "seq": comparison_step.SEQ,
                 "catalog_words": catalog_words(text, "../"),
                 "compare_words": compare_words,
             },
@@ -326,9 +326,9 @@ class Renderer:
         return repr(self.related.get(card_id))
 
     def compute_of(self, model: Model) -> ComputeView | None:
-        """The compute section's figures; none for a card whose step is not measured (see step_figures)."""
+        """The compute section's figures; none for a card whose step is not measured (see comparison_step)."""
         compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
-        if compute is None or step_figures.compare_seq(model.card) < 1:
+        if compute is None or comparison_step.comparison_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
         found = self._views.get(compute)  # a card of a shape already shown: the same compute, the same view
         return (

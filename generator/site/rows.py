@@ -21,8 +21,8 @@ from generator.analysis.checkpoint_names import Layout
 from generator.counting.architecture import Block
 from generator.counting.derivation import Step
 from generator.counting.expr import Expr, to_mathml
-from generator.counting.figures import Figures
 from generator.counting.inventory import Tensor, TiedTensor
+from generator.counting.step_totals import StepTotals
 from generator.site.compute_view import ShownStep
 from generator.site.content import Text
 from generator.site.formats import binary
@@ -179,7 +179,7 @@ def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
     return "".join(rows)
 
 
-def grid_rows(grid: Iterable[Figures]) -> Markup:
+def grid_rows(grid: Iterable[StepTotals]) -> Markup:
     """The compute section's rows of batch sizes and lengths: each (b, s) with its memory and FLOPs."""
     rows = []
     for g in grid:

@@ -24,7 +24,7 @@ from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_pa
 from generator.counting.kept import KeptFor
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
-from generator.site.step_figures import StepFigures, compute_of, step_figures
+from generator.site.comparison_step import ComparisonStep, compute_of, count_comparison_step
 
 # Symbols every family uses in the same sense, in the order the index and comparison show them.
 COMPARED_SYMBOLS = (
@@ -73,7 +73,7 @@ class SummaryNumbers:
     parts: dict[Part, int]
     symbols: tuple[str, ...]
     trainable: int
-    step: StepFigures | None  # worked out beside the model's page, so the pages about many models need not
+    comparison: ComparisonStep | None  # worked out beside the model's page, so the pages about many models need not
     calculator_query: str  # likewise: the pages that link every model to the calculator need it of each
 
 
@@ -94,7 +94,7 @@ class Summary:
     parts: dict[Part, int]
     symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
     trainable: int  # the parameters an optimizer updates (the total less frozen tables)
-    step: StepFigures | None  # FLOPs per token and training memory at the comparison's (b, s); None: not measured
+    comparison: ComparisonStep | None  # FLOPs per token and training memory at b = 32, s; None: not measured
     calculator_query: str  # the calculator's query string that reproduces this card (calculator/?family=...&head=...)
 
     @staticmethod
@@ -111,7 +111,7 @@ class Summary:
             numbers.parts,
             symbols,
             numbers.trainable,
-            numbers.step,
+            numbers.comparison,
             numbers.calculator_query,
         )
 
@@ -159,7 +159,7 @@ class Model(Summary):
     inventory: Inventory
     derivation: Derivation
     groups: tuple[TableGroup, ...]
-    compute: Compute | None  # a training step's polynomials in b and s (step_figures.compute_of)
+    compute: Compute | None  # a training step's polynomials in b and s (comparison_step.compute_of)
 
     def model(self) -> Model:
         return self
@@ -167,7 +167,7 @@ class Model(Summary):
     def numbers(self) -> SummaryNumbers:
         used = tuple(s.name for s in self.symbols)
         return SummaryNumbers(
-            self.total, self.subtotals, self.parts, used, self.trainable, self.step, self.calculator_query
+            self.total, self.subtotals, self.parts, used, self.trainable, self.comparison, self.calculator_query
         )
 
     @cached_property
@@ -295,7 +295,7 @@ def _counted(card: Card) -> Model:
         part_subtotals(inventory),
         _used_symbols(card, derivation, compute),
         inventory.trainable,
-        step_figures(card, compute),
+        count_comparison_step(card, compute),
         address.query(card.family, card.head, card.config),
         inventory,
         derivation,

@@ -22,7 +22,7 @@ from generator.cards.config import load_schema
 from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
-from generator.counting.figures import Figures
+from generator.counting.step_totals import StepTotals
 from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
@@ -144,7 +144,7 @@ class StartingStep:
     """What a reader without JavaScript sees: the training step the calculator starts with, for its first model."""
 
     title: str
-    figures: Figures
+    totals: StepTotals
     loss: bool  # whether its forward ends in a loss (a head with labels), as the model pages say
 
 
@@ -154,8 +154,8 @@ def _starting_step(entry: FamilyEntry) -> StartingStep | None:
         return None
     seq, _ = step_query(entry.same.card.family, entry.same.card.head, entry.same.card.config, 1)
     try:
-        figures = count_compute(entry.same.card).at(1, seq)
-        return StartingStep(entry.same.card.title, figures, entry.same.card.head is not Head.BASE)
+        totals = count_compute(entry.same.card).at(1, seq)
+        return StartingStep(entry.same.card.title, totals, entry.same.card.head is not Head.BASE)
     except (UndeclaredActivationError, StepCannotRunError):  # an activation nobody declared, or no step runs
         return None
 

@@ -20,10 +20,10 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.counting.parts import Share, shares
 from generator.counting.texts import part_titles
 from generator.site import content
+from generator.site.comparison_step import BATCH, compute_of
 from generator.site.content import Text
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE, Page, guide_page
-from generator.site.step_figures import BATCH, compute_of
 from generator.site.svg import BarRow, Line, Point, Series, line_chart, log_scatter, stacked_bars
 from generator.site.views import Summary
 
