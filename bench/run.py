@@ -515,7 +515,7 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
                 worked = (to_text(line.symbolic), to_text(line.substituted))
                 backward = f"{x.backward_flops:,} (× {x.backward})"
                 lines.append(_row(f"{_cell(step.label)}: {_cell(x.name)}", *worked, forward, backward, ""))
-            for k in step.kept:
+            for k in step.saved:
                 worked = (to_text(k.elements.symbolic), to_text(k.elements.substituted))
                 stored = f"{k.bytes['fp32']:,} / {k.bytes['bf16']:,}"
                 what = f"{_cell(step.label)}: keeps {_cell(k.name)}"
@@ -526,7 +526,7 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
     lines += [f"- {_cell(step.label)}: {name}, {value:,} {unit}" for step, name, value, unit in view.squared]
     lines += ["", "### What dropout masks cost", ""]
     masks = view.masks
-    lines += [f"- {_cell(x.step.label)} ({x.component.title}, × {x.copies}): {x.kept.elements.value:,}" for x in masks]
+    lines += [f"- {_cell(x.step.label)} ({x.component.title}, × {x.copies}): {x.saved.elements.value:,}" for x in masks]
     lines += ["", "### Batch sizes and lengths", ""]
     lines += ["| Batch, length | Training, bf16 mixed | Training, fp32 | Activations, bf16 | FLOPs |"]
     lines += ["|---|--:|--:|--:|--:|"]

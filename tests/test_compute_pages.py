@@ -220,7 +220,7 @@ def test_korthikanti_per_layer(site: Path) -> None:
         assert values["published-square"] == 5 * a * s**2 * b
         # The layers' bytes of torch's activations: everything but the embeddings' and the encoder output's.
         layer = next(blk for blk in count_compute(card_by_id(card_id)).blocks if blk.block.key == "layer")
-        assert values["exact"] * config["L"] == layer.kept("bf16").every.evaluate({**config, "b": b, "s": s})
+        assert values["exact"] * config["L"] == layer.saved_bytes("bf16").every.evaluate({**config, "b": b, "s": s})
         # Three masks of 2 bytes on CPU: the attention probabilities' (b·A·s²) and two of b·s·H.
         assert values["masks"] == a * s**2 * b + 2 * s * b * h and values["masks-square"] == a * s**2 * b
         assert values["exact-square"] == 6 * a * s**2 * b

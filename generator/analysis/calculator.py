@@ -56,7 +56,7 @@ from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import family_in
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule
 from generator.counting.texts import LANGUAGE, check_message
@@ -323,7 +323,7 @@ def _block(architecture: Architecture, key: str) -> Block | None:
 
 
 _Texts = tuple[tuple[str, JSON], tuple[str, JSON]]
-_TEXTS: KeptFor[Block, _Texts] = KeptFor(4096)
+_TEXTS: IdentityMemo[Block, _Texts] = IdentityMemo(4096)
 
 
 def _texts(block: Block, order: tuple[str, ...]) -> _Texts:

@@ -95,7 +95,7 @@ class Reuse:
             return None
         return entry
 
-    def keep_model(self, entry: ModelEntry) -> None:
+    def store_model(self, entry: ModelEntry) -> None:
         """Keep a model's entry, unless its card changed while the build read it."""
         path = entry.card.path
         if self.cache is not None and path in self.keys and self._card_key(path) == self.keys[path]:
@@ -156,7 +156,7 @@ class Reuse:
         files = self.cache.load(key) if self.cache is not None and key else None
         return files if isinstance(files, dict) and self._place(files, root) else None
 
-    def keep_all(self, key: str, files: dict[str, Blob]) -> None:
+    def store_all(self, key: str, files: dict[str, Blob]) -> None:
         if self.cache is not None and key:
             self.cache.store(key, files)
 

@@ -32,7 +32,7 @@ from generator.counting.architecture import (
 from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
 from generator.counting.step_totals import StepTotals
 
@@ -48,7 +48,7 @@ ELEMENT_BYTES: Mapping[Dtype, Mapping[str, int]] = {
 
 
 @dataclass(frozen=True)
-class Keeps:
+class Saves:
     """What an activation function keeps for its backward (torch's derivative formulas)."""
 
     input: bool
@@ -60,15 +60,15 @@ class Keeps:
 # tools/compute_reference.py --explain: gelu and silu keep their input, relu and tanh their output;
 # NewGELUActivation (gelu_new), 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))), keeps x, the tanh's output,
 # 0.5·x and 1 + tanh; QuickGELU, x·sigmoid(1.702x), keeps x and the sigmoid's output.
-ACTIVATIONS: Mapping[str, Keeps] = {
-    "gelu": Keeps(input=True, output=False),
-    "gelu_pytorch_tanh": Keeps(input=True, output=False),
-    "silu": Keeps(input=True, output=False),
-    "swish": Keeps(input=True, output=False),
-    "relu": Keeps(input=False, output=True),
-    "tanh": Keeps(input=False, output=True),
-    "gelu_new": Keeps(input=True, output=False, intermediates=3),
-    "quick_gelu": Keeps(input=True, output=False, intermediates=1),
+ACTIVATIONS: Mapping[str, Saves] = {
+    "gelu": Saves(input=True, output=False),
+    "gelu_pytorch_tanh": Saves(input=True, output=False),
+    "silu": Saves(input=True, output=False),
+    "swish": Saves(input=True, output=False),
+    "relu": Saves(input=False, output=True),
+    "tanh": Saves(input=False, output=True),
+    "gelu_new": Saves(input=True, output=False, intermediates=3),
+    "quick_gelu": Saves(input=True, output=False, intermediates=1),
 }
 
 
@@ -77,7 +77,7 @@ class UndeclaredActivationError(ValueError):
 
 
 @dataclass(frozen=True)
-class KeptBytes:
+class SavedBytes:
     """The bytes autograd keeps, in symbols: ``every`` for every b but 1 and every s but 1;
     ``batch_one`` is what b = 1 adds (views torch folds without a copy) and ``seq_one`` what s = 1
     takes off (copies that are their input's storage then). Both are zero for most families."""
@@ -92,9 +92,9 @@ class KeptBytes:
         return kept + self.seq_one * -1 if seq == 1 else kept
 
     @staticmethod
-    def sum(parts: Iterable[KeptBytes]) -> KeptBytes:
+    def sum(parts: Iterable[SavedBytes]) -> SavedBytes:
         listed = tuple(parts)
-        return KeptBytes(
+        return SavedBytes(
             total(k.every for k in listed), total(k.batch_one for k in listed), total(k.seq_one for k in listed)
         )
 
@@ -115,7 +115,7 @@ class StepCompute:
 
     def saved_bytes(self, precision: str) -> Poly:
         """Bytes of its own storages (per instance) kept at every b and s: neither the model-wide
-        shared ones nor those kept only when b = 1 (``BlockCompute.kept`` sums every kind)."""
+        shared ones nor those kept only when b = 1 (``BlockCompute.saved_bytes`` sums every kind)."""
         kept = (t for t in self.saved if not t.shared and not t.batch_one)
         return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
 
@@ -138,13 +138,13 @@ class BlockCompute:
     def backward(self) -> Poly:
         return total(step.backward for step in self.steps)
 
-    def kept(self, precision: str) -> KeptBytes:
+    def saved_bytes(self, precision: str) -> SavedBytes:
         """Every copy's own storages and the shared ones once (a rotary table all layers read), with
         what every copy keeps in addition at b = 1 and for s > 1 only."""
-        return self._kept[precision]
+        return self._saved_bytes[precision]
 
     @functools.cached_property
-    def _kept(self) -> dict[str, KeptBytes]:
+    def _saved_bytes(self) -> dict[str, SavedBytes]:
         """The sums by precision, once: the totals, the derivation and a page each ask for them.
 
         One pass over the storages, each added to what it counts for: a copy's own (or the model's
@@ -164,7 +164,7 @@ class BlockCompute:
         found = {}
         for p, (own, shared, single, short) in sums.items():
             every = Poly.of_terms(own) * self.copies + Poly.of_terms(shared)
-            found[p] = KeptBytes(every, Poly.of_terms(single) * self.copies, Poly.of_terms(short) * self.copies)
+            found[p] = SavedBytes(every, Poly.of_terms(single) * self.copies, Poly.of_terms(short) * self.copies)
         return found
 
 
@@ -193,9 +193,9 @@ class StepBlocks:
         return frozenset(found)
 
     @functools.cached_property
-    def kept(self) -> dict[str, KeptBytes]:
+    def saved_bytes(self) -> dict[str, SavedBytes]:
         """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
-        return {p: KeptBytes.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
+        return {p: SavedBytes.sum(block.saved_bytes(p) for block in self.blocks) for p in PRECISIONS}
 
 
 @dataclass(frozen=True)
@@ -220,13 +220,13 @@ class Compute:
     def backward(self) -> Poly:
         return self.steps.backward
 
-    def kept(self, precision: str) -> KeptBytes:
+    def saved_bytes(self, precision: str) -> SavedBytes:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
-        return self.steps.kept[precision]
+        return self.steps.saved_bytes[precision]
 
     def activations(self, precision: str) -> Poly:
-        """The bytes kept for every b but 1 and every s but 1 (``KeptBytes.every``)."""
-        return self.steps.kept[precision].every
+        """The bytes kept for every b but 1 and every s but 1 (``SavedBytes.every``)."""
+        return self.steps.saved_bytes[precision].every
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -241,7 +241,7 @@ class Compute:
     def at(self, batch: int, seq: int) -> StepTotals:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
         values = {**self.values, "b": batch, "s": seq}
-        activations = {p: self.kept(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
+        activations = {p: self.saved_bytes(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
         return StepTotals(
             batch=batch,
             seq=seq,
@@ -295,8 +295,8 @@ def declared_compute(card: Counted) -> Compute:
 # Kept step blocks, by declaration (an Architecture is built once per setting of the switches and head,
 # see Family.architecture), head, and the value of each key the rules read. Bounded: cards with
 # thousands of dropout settings keep the latest only.
-STEPS_KEPT = 256
-_steps: KeptFor[Architecture, StepBlocks] = KeptFor(STEPS_KEPT)
+STEPS_MEMO = 256
+_steps: IdentityMemo[Architecture, StepBlocks] = IdentityMemo(STEPS_MEMO)
 
 
 def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, Any]) -> StepBlocks:
@@ -384,15 +384,15 @@ def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]
     if not isinstance(item, Op) or (item.activation is None and item.function is None):
         return item.saved
     name = item.function or config.get(item.activation or "")
-    keeps = ACTIVATIONS.get(name) if isinstance(name, str) else None
-    if keeps is None:
+    saves = ACTIVATIONS.get(name) if isinstance(name, str) else None
+    if saves is None:
         raise UndeclaredActivationError(
             f"{item.activation}: {name!r} is not an activation function whose saved tensors are declared "
             f"(declared: {', '.join(sorted(ACTIVATIONS))})"
         )
     before, after = item.saved
-    kept = ((before,) if keeps.input else ()) + ((after,) if keeps.output else ())
-    extra = tuple(Saved(f"{item.path} intermediate {n}", before.shape) for n in range(keeps.intermediates))
+    kept = ((before,) if saves.input else ()) + ((after,) if saves.output else ())
+    extra = tuple(Saved(f"{item.path} intermediate {n}", before.shape) for n in range(saves.intermediates))
     return kept + extra
 
 

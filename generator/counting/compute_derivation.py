@@ -130,7 +130,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
 def _component(
     block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], batch: int, seq: int
 ) -> ComponentLines:
-    kept = {p: block.kept(p).at(batch, seq) for p in PRECISIONS}
+    kept = {p: block.saved_bytes(p).at(batch, seq) for p in PRECISIONS}
     return ComponentLines(
         block.block,
         steps,

@@ -27,7 +27,7 @@ from generator.counting.expr import (
     substitute,
 )
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly, product, total
 
 
@@ -83,7 +83,7 @@ def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
 
 # Each block's form, kept by the block's identity (an Architecture and its blocks are built once per
 # setting and head): keyed by value, every card's derivation hashed each of its blocks' trees again.
-_FORMS: KeptFor[Block, BlockForm] = KeptFor(1024)
+_FORMS: IdentityMemo[Block, BlockForm] = IdentityMemo(1024)
 
 
 def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:

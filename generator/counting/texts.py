@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import yaml
 
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Part, Tie
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.switches import FirstOf, Rule
 
 T = TypeVar("T")
@@ -196,7 +196,7 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
 
 
 # Worded blocks kept per declaration: more than any family's builders return (the largest has a few hundred).
-WORDED_KEPT = 4096
+WORDED_MEMO = 4096
 
 
 @dataclass(frozen=True)
@@ -218,7 +218,7 @@ class Worded:
         # beside it). The builders return the very same block for the same switches (``per_setting_read``),
         # so declaring every setting of a family words each block once, and equal settings give identical
         # blocks, which later caches can find by identity instead of hashing a deep tree.
-        object.__setattr__(self, "_kept", KeptFor(WORDED_KEPT))
+        object.__setattr__(self, "_memo", IdentityMemo(WORDED_MEMO))
         # Looked up once per block, module and tensor: as mappings, made once.
         words = {"blocks": dict(self.titles), "modules": dict(self.labels), "roles": dict(self.roles)}
         object.__setattr__(self, "_words", words)
@@ -235,8 +235,8 @@ class Worded:
         return replace(declared, blocks=tuple(map(self._block, declared.blocks)))
 
     def _block(self, block: Block) -> Block:
-        kept: KeptFor[Block, Block] = self._kept  # type: ignore[attr-defined]
-        found = kept.get(block)
+        memo: IdentityMemo[Block, Block] = self._memo  # type: ignore[attr-defined]
+        found = memo.get(block)
         if found is not None:
             return found
         modules = tuple(
@@ -247,7 +247,7 @@ class Worded:
             )
             for m in block.modules
         )
-        return kept.keep(block, _worded(block, title=self._word("blocks", block.key), modules=modules))
+        return memo.keep(block, _worded(block, title=self._word("blocks", block.key), modules=modules))
 
     def _word(self, kind: str, key: str) -> str:
         """The words for a key the declaration gives (``kind``: blocks, modules or roles)."""

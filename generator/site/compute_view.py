@@ -93,7 +93,7 @@ class Shown:
 
 
 @dataclass(frozen=True)
-class Kept:
+class SavedStorage:
     """One storage autograd keeps: its elements worked out, and its bytes in fp32 and in bf16."""
 
     name: str
@@ -109,7 +109,7 @@ class ShownStep:
     label: str
     products: tuple[Shown, ...]
     backward: Line | None
-    kept: tuple[Kept, ...]
+    saved: tuple[SavedStorage, ...]
 
 
 @dataclass(frozen=True)
@@ -132,11 +132,11 @@ class Mask:
 
     component: ShownComponent
     step: ShownStep
-    kept: Kept
+    saved: SavedStorage
 
     @property
     def copies(self) -> int:
-        return 1 if self.kept.once else self.component.copies
+        return 1 if self.saved.once else self.component.copies
 
 
 @dataclass(frozen=True)
@@ -157,19 +157,19 @@ class ComputeView:
     extra: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) only the backward counts
     grid: tuple[StepTotals, ...]
     squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
-    squared_kept: Line  # the bf16 bytes in s², the whole model
+    squared_saved: Line  # the bf16 bytes in s², the whole model
     masks: tuple[Mask, ...]
     rules: Rules
 
     @property
     def mask_bytes(self) -> dict[str, int]:
         """The masks' bytes, every copy, by precision."""
-        return {p: sum(x.kept.bytes[p] * x.copies for x in self.masks) for p in PRECISIONS}
+        return {p: sum(x.saved.bytes[p] * x.copies for x in self.masks) for p in PRECISIONS}
 
     @property
     def mask_elements(self) -> int:
         """The masks' elements, every copy: their bytes were they kept at 1 byte each, as CUDA does."""
-        return sum(x.kept.elements.value * x.copies for x in self.masks)
+        return sum(x.saved.elements.value * x.copies for x in self.masks)
 
     @property
     def training_state(self) -> dict[str, int]:
@@ -218,7 +218,7 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
                 lines.activations,
             )
         )
-    masks = tuple(Mask(c, step, k) for c in components for step in c.steps for k in step.kept if k.mask)
+    masks = tuple(Mask(c, step, k) for c in components for step in c.steps for k in step.saved if k.mask)
     names = {(c.title, x.line.what): x.name for c in components for step in c.steps for x in step.products}
     named = [(x.component, names.get((x.component, x.what), x.what), x.flops) for x in derivation.skipped]
     skipped = tuple(x for x in named if x[2] > 0)
@@ -232,8 +232,8 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         derivation.forward,
         derivation.backward,
         derivation.activations,
-        {p: _written(compute, compute.kept(p).batch_one) for p in PRECISIONS},
-        {p: _written(compute, compute.kept(p).seq_one) for p in PRECISIONS},
+        {p: _written(compute, compute.saved_bytes(p).batch_one) for p in PRECISIONS},
+        {p: _written(compute, compute.saved_bytes(p).seq_one) for p in PRECISIONS},
         skipped,
         extra,
         tuple(compute.at(batch, x) for batch, x in grid_points(positions)),
@@ -272,8 +272,8 @@ def _step(
         )
         for declared, line in zip(step.products, worked.forward, strict=True)
     )
-    kept = tuple(
-        Kept(
+    saved = tuple(
+        SavedStorage(
             words.name("saved", _storage(step.path, tensor.key)),
             _elements(compute, tensor.shape, seq, tensor.key, shapes),
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
@@ -282,7 +282,7 @@ def _step(
         )
         for tensor, *lines in zip(step.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
     )
-    return ShownStep(anchor, label, products, worked.backward, kept)
+    return ShownStep(anchor, label, products, worked.backward, saved)
 
 
 def _elements(compute: Compute, shape: tuple[Poly, ...], seq: int, key: str, shapes: dict[Poly, Line]) -> Line:
@@ -298,10 +298,10 @@ def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, in
     """Every product and storage in s², with its value at the page's (b, s) and its unit."""
     steps = [step for component in components for step in component.steps]
     products = tuple((step, x.name, x.line.value, "FLOPs") for step in steps for x in step.products if in_s2(x.line))
-    kept = tuple(
-        (step, k.name, k.bytes["bf16"], "bytes in bf16") for step in steps for k in step.kept if in_s2(k.elements)
+    saved = tuple(
+        (step, k.name, k.bytes["bf16"], "bytes in bf16") for step in steps for k in step.saved if in_s2(k.elements)
     )
-    return products + kept
+    return products + saved
 
 
 def _own_product(item: Module | Op, what: str) -> bool:

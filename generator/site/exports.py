@@ -9,14 +9,14 @@ from typing import Any
 
 from generator.counting.compute import Compute
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly
 
 # What a model's files hold after its id, family and head, kept for the same tensors (and compute): a shape's,
 # shared by the cards of that shape (views.model_of), is written once.
-_KEPT = 16
-_json_bodies: KeptFor[tuple[Tensor | TiedTensor, ...], tuple[Compute | None, str]] = KeptFor(_KEPT)
-_csv_texts: KeptFor[tuple[Tensor | TiedTensor, ...], str] = KeptFor(_KEPT)
+_MEMO = 16
+_json_bodies: IdentityMemo[tuple[Tensor | TiedTensor, ...], tuple[Compute | None, str]] = IdentityMemo(_MEMO)
+_csv_texts: IdentityMemo[tuple[Tensor | TiedTensor, ...], str] = IdentityMemo(_MEMO)
 
 
 def to_json(inventory: Inventory, compute: Compute | None) -> str:
@@ -51,8 +51,8 @@ def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
         "forward": compute.forward,
         "backward": compute.backward,
         **{f"activations_{p}": compute.activations(p) for p in PRECISIONS},
-        **{f"batch_one_{p}": compute.kept(p).batch_one for p in PRECISIONS},
-        **{f"seq_one_{p}": compute.kept(p).seq_one for p in PRECISIONS},
+        **{f"batch_one_{p}": compute.saved_bytes(p).batch_one for p in PRECISIONS},
+        **{f"seq_one_{p}": compute.saved_bytes(p).seq_one for p in PRECISIONS},
         **{f"training_memory_{n}": compute.activations(p) + states[n] for n, p in MEMORY.items()},
     }
     return {name: _terms(compute.in_batch(poly)) for name, poly in polys.items()}

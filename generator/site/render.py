@@ -24,7 +24,7 @@ from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.site import comparison_step, content, exports, formats
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
@@ -46,7 +46,7 @@ from generator.site.rows import (
 from generator.site.runs import step_runs
 from generator.site.search import merged_bundles
 from generator.site.summary_rows import compare_rows, index_rows, memory_rows
-from generator.site.views import COMPARED_SYMBOLS, SHAPES_KEPT, Model, Summary, catalog, rounded
+from generator.site.views import COMPARED_SYMBOLS, SHAPES_MEMO, Model, Summary, catalog, rounded
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
@@ -69,16 +69,16 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
 # Rows written from the very same sequence (a shape's tensors or steps, shared by every card of that shape:
 # views.model_of) are written once: a group's tensors, a component's steps. Bounded, as the shapes are.
-ROWS_KEPT = 256
+ROWS_MEMO = 256
 
 
 def _written_once(rows: Callable[..., Markup]) -> Callable[..., Markup]:
     """``rows(items, *more)``, kept for the same ``items`` object (and ``more``) while it comes again."""
-    kept: KeptFor[object, Markup] = KeptFor(ROWS_KEPT)
+    memo: IdentityMemo[object, Markup] = IdentityMemo(ROWS_MEMO)
 
     def written(items: object, *more: Hashable) -> Markup:
-        found = kept.get(items, *more)
-        return found if found is not None else kept.keep(items, rows(items, *more), *more)
+        found = memo.get(items, *more)
+        return found if found is not None else memo.keep(items, rows(items, *more), *more)
 
     return written
 
@@ -87,14 +87,14 @@ def _included_once() -> Callable[..., Markup]:
     """The template global ``shaped(name, owner)``: the template ``name`` rendered in the caller's context,
     as ``{% include %}`` does, and kept for the same ``owner`` object. Only for a part of a page that reads
     nothing but what ``owner`` decides (a shape's compute view, say: views.model_of)."""
-    kept: KeptFor[object, Markup] = KeptFor(ROWS_KEPT)
+    memo: IdentityMemo[object, Markup] = IdentityMemo(ROWS_MEMO)
 
     @jinja2.pass_context
     def shaped(context: jinja2.runtime.Context, name: str, owner: object) -> Markup:
-        found = kept.get(owner, name)
+        found = memo.get(owner, name)
         if found is None:
             template = context.environment.get_template(name)
-            found = kept.keep(owner, Markup(template.render(context.get_all())), name)
+            found = memo.keep(owner, Markup(template.render(context.get_all())), name)
         return found
 
     return shaped
@@ -291,7 +291,7 @@ class Renderer:
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.compute_words = Words.of(content.load("compute", options.language))
-        self._views: KeptFor[Compute, ComputeView] = KeptFor(SHAPES_KEPT)  # see compute_of
+        self._views: IdentityMemo[Compute, ComputeView] = IdentityMemo(SHAPES_MEMO)  # see compute_of
         self.env = environment(self.text, templates, options.language)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (

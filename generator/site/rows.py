@@ -43,7 +43,7 @@ class RowWords:
     tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
     reuses: str  # a tied step's cell in the derivation: {targets}, joined by ``conjunction``
     conjunction: str
-    keeps: str  # a worked step's storage: {name}
+    saves: str  # a worked step's storage: {name}
     once: str  # after a storage the whole model keeps once
     no_variable: str  # a tensor no TensorFlow checkpoint of Google's holds
     tf_reuses: str  # a tensor whose checkpoint variable is another's: {variable}
@@ -55,12 +55,12 @@ class RowWords:
         tied = html.escape(text("tied", target="{target}"), quote=False)
         reuses = html.escape(text("reuses", targets="{targets}"), quote=False)
         conjunction = html.escape(text("and"), quote=False)
-        keeps = html.escape(text("keeps", name="{name}"), quote=False)
-        once = html.escape(text("kept-once"), quote=False)
+        saves = html.escape(text("saves", name="{name}"), quote=False)
+        once = html.escape(text("saved-once"), quote=False)
         no_variable = html.escape(text("no-variable"), quote=False)
         tf_reuses = html.escape(text("tf-reuses", variable="{variable}"), quote=False)
         link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
-        return RowWords(link, tied, reuses, conjunction, keeps, once, no_variable, tf_reuses)
+        return RowWords(link, tied, reuses, conjunction, saves, once, no_variable, tf_reuses)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -164,14 +164,14 @@ def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
             f'<td>{formula(line.substituted)}</td><td class="n count">{forward}</td>'
             f'<td class="n">{x.backward_flops:,} (× {x.backward})</td><td></td></tr>\n'
         )
-    for number, k in enumerate(step.kept):
+    for number, k in enumerate(step.saved):
         first = number == 0 and not step.products
         head = f"{escape(label)}: " if first else ""
         once = f" {words.once}" if k.once else ""
         tail = f" {link}" if first else ""
         kept = k.elements
         rows.append(
-            f'<tr><th scope="row">{head}{words.keeps.format(name=escape(k.name))}{once}{tail}</th>'
+            f'<tr><th scope="row">{head}{words.saves.format(name=escape(k.name))}{once}{tail}</th>'
             f"<td>{formula(kept.symbolic)}</td><td>{formula(kept.substituted)}</td>"
             f'<td class="n count">{kept.value:,}</td><td></td>'
             f'<td class="n">{k.bytes["fp32"]:,} / {k.bytes["bf16"]:,}</td></tr>\n'

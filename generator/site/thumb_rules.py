@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from generator.counting.architecture import Dtype, Kind
 from generator.counting.compute import (
     ELEMENT_BYTES,
-    STEPS_KEPT,
+    STEPS_MEMO,
     BlockCompute,
     Compute,
     StepBlocks,
@@ -24,7 +24,7 @@ from generator.counting.compute import (
     stored_bytes,
 )
 from generator.counting.compute_derivation import Line, worked_line
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.ops import is_mask
 from generator.counting.poly import Monomial, Poly, product
 
@@ -82,7 +82,7 @@ class Apart:
     layer: tuple[str, Poly, Poly, Poly, Poly, Poly] | None
 
 
-_APART: KeptFor[StepBlocks, Apart] = KeptFor(STEPS_KEPT)
+_APART: IdentityMemo[StepBlocks, Apart] = IdentityMemo(STEPS_MEMO)
 
 
 def in_s2(line: Line) -> bool:

@@ -21,7 +21,7 @@ from generator.counting.architecture import Architecture, Block, Family, Head, K
 from generator.counting.compute import Compute, measured, step_refusal
 from generator.counting.derivation import Derivation, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
 from generator.site.comparison_step import ComparisonStep, compute_of, count_comparison_step
@@ -237,8 +237,8 @@ class Details(Mapping[str, Model]):
 # The cards the pages about a few named models count again (each comparison's two, the errata's, the
 # exercises'), kept by card object: one card may be in a dozen comparisons. Counted before the workers fork
 # (the related pages ask for them first), a card is counted once per build, not once per page.
-NAMED_KEPT = 128
-_named: KeptFor[Card, Model] = KeptFor(NAMED_KEPT)
+NAMED_MEMO = 128
+_named: IdentityMemo[Card, Model] = IdentityMemo(NAMED_MEMO)
 
 
 def named_model(card: Card) -> Model:
@@ -247,7 +247,7 @@ def named_model(card: Card) -> Model:
     return found if found is not None else _named.keep(card, model_of(card))
 
 
-def kept_or_counted(card: Card) -> Model:
+def named_or_counted(card: Card) -> Model:
     """The card's Model as ``named_model`` kept it, or counted now and not kept (a model page's card: most
     cards are named by no other page, and a build of 10,000 must not keep them all)."""
     found = _named.get(card)
@@ -260,8 +260,8 @@ def kept_or_counted(card: Card) -> Model:
 # written once (the row filters and the compute section keep what they made from the very same objects,
 # see render.py). Bounded: the cards come in id order, so the few shapes a family's cards cycle through
 # are still kept when they come round again.
-SHAPES_KEPT = 16
-_shaped: KeptFor[Family, Model] = KeptFor(SHAPES_KEPT)
+SHAPES_MEMO = 16
+_shaped: IdentityMemo[Family, Model] = IdentityMemo(SHAPES_MEMO)
 
 
 def _shape(card: Card) -> tuple[Head, str]:
