@@ -26,12 +26,10 @@ from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
 from generator.site import comparison_step, content, exports, formats
+from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
-from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
-from generator.site.pages import discover_files, discover_pages, discover_prepare
-from generator.site.related import Related, related_pages
-from generator.site.rows import (
+from generator.site.model_rows import (
     RowWords,
     compute_rows,
     derivation_rows,
@@ -43,9 +41,11 @@ from generator.site.rows import (
     tensor_rows,
     tf_name_rows,
 )
+from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
+from generator.site.pages import discover_files, discover_pages, discover_prepare
+from generator.site.related import Related, related_pages
 from generator.site.runs import step_runs
 from generator.site.search import merged_bundles
-from generator.site.summary_rows import compare_rows, index_rows, memory_rows
 from generator.site.views import COMPARED_SYMBOLS, SHAPES_MEMO, Model, Summary, catalog, rounded
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
