@@ -11,7 +11,7 @@ writes one JSON document that holds everything the count depends on:
   about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
 * ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
 * ``config``: what the address may name besides the inputs, checked as a card's keys are (``config_keys.py``);
-* ``mistakes``: the errata's published methods (``mistakes.py``), for the page's answer check;
+* ``mistakes``: the errata's published methods (``erratum_methods.py``), for the page's answer check;
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
   in the order given, to an index into ``blocks`` (or null: no such block);
@@ -39,7 +39,7 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from generator.analysis import mistakes
+from generator.analysis import erratum_methods
 from generator.analysis.compute_rules import (
     block_compute,
     family_compute,
@@ -422,7 +422,7 @@ def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": check_message(NO_PARAMETERS, language),  # the problem to show when every tensor is empty
         "config": config_keys(family, {i["key"] for i in inputs(family.name, language) + step_keys}, language),
-        "mistakes": mistakes.export(),  # the errata's published methods (analysis/mistakes.py)
+        "mistakes": erratum_methods.export(),  # the errata's published methods (analysis/erratum_methods.py)
         "blocks": blocks.items,
         "compute": {**family_compute(family), "blocks": computes.items},
     }

@@ -29,7 +29,7 @@ from generator.counting.ops import is_mask
 from generator.counting.poly import Poly
 from generator.counting.step_totals import StepTotals
 from generator.site.content import Text
-from generator.site.thumb_rules import Rules, apart, in_s2, rules
+from generator.site.thumb_view import ThumbRules, apart, compare_thumb_rules, in_s2
 
 SEQ = 512  # the page's sequence length, or P when the position table is shorter
 GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
@@ -159,7 +159,7 @@ class ComputeView:
     squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
     squared_saved: Line  # the bf16 bytes in s², the whole model
     masks: tuple[Mask, ...]
-    rules: Rules
+    rules: ThumbRules
 
     @property
     def mask_bytes(self) -> dict[str, int]:
@@ -240,7 +240,7 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         _squared(components),
         worked_line(compute, apart(compute).kept_s2, 1, seq),
         masks,
-        rules(compute, seq, sum(x.flops for x in derivation.skipped)),
+        compare_thumb_rules(compute, seq, sum(x.flops for x in derivation.skipped)),
     )
 
 

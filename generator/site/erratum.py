@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from generator.analysis.mistakes import ROUND_VOCABULARY
+from generator.analysis.erratum_methods import ROUND_VOCABULARY
 from generator.cards.published import parse_figure
 from generator.counting.derivation import BlockDerivation
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr

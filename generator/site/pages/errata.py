@@ -12,15 +12,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from generator.analysis import mistakes
+from generator.analysis import erratum_methods
 from generator.analysis.choices import load_choices
 from generator.counting.architecture import Head
 from generator.counting.expr import Add, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
 from generator.counting.poly import Poly
 from generator.site import content
-from generator.site.compute_errata import MODELS as COMPUTE_MODELS
-from generator.site.compute_errata import compute_errata
 from generator.site.content import Text
 from generator.site.erratum import (
     ORDER,
@@ -55,6 +53,8 @@ from generator.site.erratum import (
     used_symbols,
 )
 from generator.site.page import LANGUAGE, Page, guide_page
+from generator.site.thumb_errata import MODELS as COMPUTE_MODELS
+from generator.site.thumb_errata import work_thumb_errata
 from generator.site.views import Details, Model, Summary
 
 PATH = "errata/index.html"
@@ -67,7 +67,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return []
 
     def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
-        return {"errata": worked(models, language), "compute": compute_errata(models, language), "lede": lede}
+        return {"errata": worked(models, language), "compute": work_thumb_errata(models, language), "lede": lede}
 
     text = content.load("errata", language)
     lede = text.section("page").html("lede")
@@ -94,8 +94,8 @@ def shown() -> tuple[str, ...]:
 def per_head_projections(t: Text, model: Model) -> Erratum:
     """Query, key, value and output taken as H × H per head, times the number of heads."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_attention, their_layer = mistakes.PER_HEAD_ATTENTION, mistakes.PER_HEAD_LAYER
-    their_total = mistakes.method_of("per-head-projections").theirs
+    their_attention, their_layer = erratum_methods.PER_HEAD_ATTENTION, erratum_methods.PER_HEAD_LAYER
+    their_total = erratum_methods.method_of("per-head-projections").theirs
     # The assignment's figures (question 1): "3 × (768 × 768) × 8 = 14,155,008", "768 × 768 × 8 =
     # 4,569,984", "Total Self-Attention Parameters: 18,725,992", "Total FFN Parameters: 4,718,592",
     # "23,444,584 × 8 = 187,556,672" and "≈ 31,114,752" for the three tables.
@@ -141,7 +141,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
 def lha_product(t: Text, model: Model) -> Erratum:
     """ "12 × 768 × 12 = 110M": the three headline numbers multiplied together."""
     label, common = t.section("rows"), t.root.section("rows")
-    product = mistakes.method_of("lha-product").theirs.evaluate(model.inventory.values)
+    product = erratum_methods.method_of("lha-product").theirs.evaluate(model.inventory.values)
     embeddings, layer, pooler = (block_of(model, key) for key in ("embeddings", "layer", "pooler"))
     rows = (
         subtotal_row(
@@ -169,8 +169,8 @@ def lha_product(t: Text, model: Model) -> Erratum:
 def textbook_formula(t: Text, model: Model) -> Erratum:
     """A worked solution that leaves out every bias and counts LayerNorm as 2H per layer."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_layer = mistakes.TEXTBOOK_LAYER
-    their_total = mistakes.method_of("textbook-formula").theirs
+    their_layer = erratum_methods.TEXTBOOK_LAYER
+    their_total = erratum_methods.method_of("textbook-formula").theirs
     # The worked example's figures: "30,000 · 768 + 512 · 768 + 2 · 768 = 23,685,120", "= 1,769,472 +
     # 589,824 + 4,718,592 + 1,536 = 7,079,424", "12 · 7,079,424 = 84,952,608" and "768^2 = 589,824".
     tables, embedding_norm = embedding_rows(t, model, printed="23,685,120")
@@ -344,7 +344,7 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
     label, common = t.section("rows"), t.root.section("rows")
     embeddings = block_of(model, "embeddings")
     pooler = block_of(model, "pooler")
-    their_layer = mistakes.LAYER_WITHOUT_INTERMEDIATE_BIAS
+    their_layer = erratum_methods.LAYER_WITHOUT_INTERMEDIATE_BIAS
     their_total = embeddings.formula + L * their_layer + pooler.formula
     # The table prints "12,592,128 * 24 = 302,211,072" in its row for the 24 layers.
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("12,592,128", 0))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.analysis.choices import load_choices
-from generator.analysis.mistakes import Candidate, candidates
+from generator.analysis.erratum_methods import Candidate, candidates
 from generator.cards.problems import InputError, Location, Problem
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
@@ -116,7 +116,7 @@ def shown() -> tuple[str, ...]:
 def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[tuple[str, Summary, int]]) -> str:
     """The numbers a reader's answer is checked against: the answer, and what each published mistake gives.
 
-    Every mistake of ``generator/analysis/mistakes.py`` is evaluated on the exercise's card here, at
+    Every mistake of ``generator/analysis/erratum_methods.py`` is evaluated on the exercise's card here, at
     build time; an erratum worked on this very card adds its figure as the source printed it.
     The script only compares numbers (static/check.js).
     """

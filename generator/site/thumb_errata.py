@@ -53,7 +53,7 @@ class ComputeRow:
 
 
 @dataclass(frozen=True)
-class ComputeErratum:
+class ThumbErratum:
     """A rule of thumb for compute or memory, worked on some models at one (b, s)."""
 
     id: str
@@ -70,16 +70,16 @@ class ComputeErratum:
 
 
 @dataclass(frozen=True)
-class ComputeSection:
+class ThumbSection:
     """The errata page's part on compute and memory: its words and its errata."""
 
     heading: str
     lede: str
     step_column: str
-    errata: tuple[ComputeErratum, ...]
+    errata: tuple[ThumbErratum, ...]
 
 
-def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> ComputeSection | None:
+def work_thumb_errata(models: Sequence[Summary], language: str = LANGUAGE) -> ThumbSection | None:
     """The compute errata, when their models are in the catalog."""
     by_id = {m.id: m for m in models}
     if not all(key in by_id for key in MODELS):
@@ -92,7 +92,7 @@ def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> Compu
     text = content.load("errata", language).section("compute")
     titles = {"base": chosen[0].card.title, "large": chosen[1].card.title, "batch": BATCH, "seq": SEQ}
     columns = text.section("columns")
-    return ComputeSection(
+    return ThumbSection(
         text("heading"),
         text("lede", **titles),
         columns("step"),
@@ -112,9 +112,9 @@ def _erratum(
     rows: tuple[ComputeRow, ...],
     sources: tuple[str, ...],
     **values: object,
-) -> ComputeErratum:
+) -> ThumbErratum:
     words = {"batch": BATCH, "seq": SEQ, "base": models[0].card.title, "large": models[1].card.title, **values}
-    return ComputeErratum(
+    return ThumbErratum(
         t.key,
         t("title", **words),
         t("claim", **words),
@@ -154,7 +154,7 @@ def _square_part(poly: Poly) -> Poly:
 # 16 bytes per parameter ------------------------------------------------------------------------
 
 
-def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
+def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """Adam in mixed precision as 16 bytes per parameter: the model state, without the activations."""
     steps = [_step(c) for c in computes]
     published = [16 * m.total for m in models]
@@ -194,7 +194,7 @@ def _products(block: BlockCompute, modules: bool) -> tuple[Poly, Poly]:
     return total(st.forward for st in chosen), total(st.backward for st in chosen)
 
 
-def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
+def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """Training FLOPs per token as 6N: two per weight forward, four backward, for every parameter."""
     rows: dict[str, list[Fraction]] = {}
     for model, compute in zip(models, computes, strict=True):
@@ -244,7 +244,7 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
 # Korthikanti et al.'s activation bytes per layer ---------------------------------------------------
 
 
-def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
+def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """34·s·b·h + 5·a·s²·b bytes per layer, against what one encoder layer of the model keeps in bf16."""
     rows: dict[str, list[int]] = {}
     for compute in computes:
@@ -289,7 +289,7 @@ def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, .
     )
 
 
-BUILDERS: Sequence[tuple[str, Callable[[Text, tuple[Summary, ...], tuple[Compute, ...]], ComputeErratum]]] = (
+BUILDERS: Sequence[tuple[str, Callable[[Text, tuple[Summary, ...], tuple[Compute, ...]], ThumbErratum]]] = (
     ("sixteen-bytes-per-parameter", sixteen_bytes),
     ("six-n-flops-per-token", six_n),
     ("korthikanti-activations", korthikanti),

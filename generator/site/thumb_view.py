@@ -33,7 +33,7 @@ _RULE = 34 * s * b * Poly.symbol("H") + 5 * Poly.symbol("A") * s * s * b  # Kort
 
 
 @dataclass(frozen=True)
-class Rules:
+class ThumbRules:
     """The rules of thumb at the page's (b, s), each beside the exact figure, the gap taken apart."""
 
     parameters: int
@@ -104,13 +104,13 @@ def apart(compute: Compute) -> Apart:
     return _APART.keep(compute.steps, made)
 
 
-def rules(compute: Compute, seq: int, skipped: int) -> Rules:
+def compare_thumb_rules(compute: Compute, seq: int, skipped: int) -> ThumbRules:
     """2N and 6N FLOPs per token against the exact forward, its difference split by the monomials in b and s."""
     parts = apart(compute)
     multiplied = parts.per_token.evaluate({**compute.values, "b": 1, "s": 1}) // 2
     N = compute.parameters
     tokens = seq  # b = 1
-    return Rules(
+    return ThumbRules(
         N,
         multiplied,
         2 * N * tokens,
