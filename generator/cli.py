@@ -195,7 +195,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
-    from generator.analysis.compute_rules import default_seq, longest_of
+    from generator.analysis.calculator_compute import default_seq, longest_of
     from generator.cards.card import load_card
     from generator.counting.compute import UndeclaredActivationError, count_compute, measured, step_refusal
     from generator.site.formats import decimal

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from generator.analysis.calculator import FLAG, VALUE, bounds, compute_inputs, inputs
-from generator.analysis.compute_rules import BATCH, SEQ, default_seq, reads
+from generator.analysis.calculator_compute import BATCH, SEQ, default_seq, reads
 from generator.counting.architecture import Family, Head
 
 

@@ -19,7 +19,7 @@ writes one JSON document that holds everything the count depends on:
   symbols exactly as ``derivation.block_form`` writes it for a model page: each step's formula
   as a polynomial and as an expression tree, the tensors it lists, the block's polynomial, its
   expression, its subtotal expression and the grouped form the closed form uses;
-* ``compute``: a training step's rules (``compute_rules.py``), with ``blocks`` of compute
+* ``compute``: a training step's rules (``calculator_compute.py``), with ``blocks`` of compute
   declarations that each slot's ``compute`` maps the switches' bits to, as ``variants`` does for
   ``blocks`` (settings that change no tensor may change what a step computes: an attention term's flag);
   the inputs then also hold the keys only the compute reads (group ``compute``) and b and s
@@ -40,7 +40,7 @@ from functools import cache
 from typing import Any
 
 from generator.analysis import erratum_methods
-from generator.analysis.compute_rules import (
+from generator.analysis.calculator_compute import (
     block_compute,
     family_compute,
     longest,

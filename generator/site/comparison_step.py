@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from generator.analysis.compute_rules import default_seq
+from generator.analysis.calculator_compute import default_seq
 from generator.cards.card import Card
 from generator.counting.compute import Compute, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Counted

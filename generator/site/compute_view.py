@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from generator.analysis.compute_rules import default_seq, longest_of
+from generator.analysis.calculator_compute import default_seq, longest_of
 from generator.cards.problems import InputError, Problem
 from generator.counting.architecture import Architecture, Block, Module, Op
 from generator.counting.compute import (

@@ -20,7 +20,7 @@ import pytest
 
 from generator.analysis.address import query
 from generator.analysis.calculator import family_export, rule_groups
-from generator.analysis.compute_rules import default_seq
+from generator.analysis.calculator_compute import default_seq
 from generator.cards.card import Card
 from generator.counting.architecture import Family, Head
 from generator.counting.compute import count_compute, step_refusal
