@@ -363,9 +363,9 @@ def test_the_exported_rules_refuse_what_the_checks_refuse(card: Card) -> None:
     head = card.head.value
     for config in configs:
         checked = {**config, HEAD: head}
-        assert exported_verdict(data, config, head) == [check(checked) for check in card.family.checks], config
-        refused += any(check(checked) for check in card.family.checks)
-    assert exported_verdict(data, card.config, head) == [None] * len(card.family.checks)
+        assert exported_verdict(data, config, head) == [check(checked) for check in card.family.build_rules], config
+        refused += any(check(checked) for check in card.family.build_rules)
+    assert exported_verdict(data, card.config, head) == [None] * len(card.family.build_rules)
     assert refused >= 1
 
 

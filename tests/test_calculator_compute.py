@@ -120,7 +120,7 @@ def test_the_exported_rules_give_the_engines_figures(card: Card) -> None:
     # the first of them the rule whose message step_refusal gives (the script words it as the card check's).
     checked = {**card.config, HEAD: card.head.value}
     refused = [rule for rule in data["compute"]["cannot_run"] if holds(rule["fails"], checked)]
-    first = next((rule for rule in card.family.step_checks if rule(checked)), None)
+    first = next((rule for rule in card.family.step_rules if rule(checked)), None)
     assert refused[:1] == ([first.to_json()] if first is not None else [])
     assert (first is None) == (step_refusal(card) is None)
     length = card.config["max_position_embeddings"]

@@ -136,7 +136,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
 def rule_groups(family: Family) -> list[tuple[Rule, ...]]:
     """Each check as the rules it tries in order; the first that fails is the check's verdict."""
     groups: list[tuple[Rule, ...]] = []
-    for check in family.checks:
+    for check in family.build_rules:
         if isinstance(check, Rule):
             groups.append((check,))
         elif isinstance(check, FirstOf):

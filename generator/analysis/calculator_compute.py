@@ -181,6 +181,6 @@ def family_compute(family: Family) -> JSON:
             "values": {"longest": most.to_json()},
             "message": "seq-too-long" if family.positions_after is None else "seq-too-long-numbered",
         },
-        # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
-        "cannot_run": [rule.to_json() for rule in family.step_checks],
+        # Configs transformers builds but cannot train (Family.step_rules), checked as compute.step_refusal does.
+        "cannot_run": [rule.to_json() for rule in family.step_rules],
     }

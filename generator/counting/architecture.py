@@ -314,7 +314,7 @@ class Family:
     # as given: a card that writes null for one gets a model transformers cannot build.
     null_refused: tuple[str, ...] = ()
     # Cross-field rules: each returns (message, keys involved) for a config that breaks it.
-    checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
+    build_rules: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
     # Derived symbols only compute formulas use (a head size, for rotary tables).
@@ -324,22 +324,22 @@ class Family:
     positions_after: str | None = None
     # Configs transformers builds, and whose parameters are counted, but whose training step raises:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
-    step_checks: tuple[Rule, ...] = ()
+    step_rules: tuple[Rule, ...] = ()
     # What the reference tools build and run to ask transformers for its counts; None for a family
     # transformers does not implement (its ``own_config`` names the code its counts come from).
     ground_truth: GroundTruth | None = None
 
     @functools.cached_property
     def _check_conditions(self) -> tuple[Condition, ...]:
-        """When each rule of the checks fails (a FirstOf's rules one by one)."""
-        rules = [r for check in self.checks for r in (check.rules if isinstance(check, FirstOf) else (check,))]
+        """When each of the build rules fails (a FirstOf's rules one by one)."""
+        rules = [r for check in self.build_rules for r in (check.rules if isinstance(check, FirstOf) else (check,))]
         return tuple(rule.fails for rule in rules if isinstance(rule, Rule))
 
     @functools.cached_property
     def flag_keys(self) -> tuple[str, ...]:
         """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
         conditions = [s.when for s in self.switches] + list(self._check_conditions)
-        conditions += [rule.fails for rule in self.step_checks]
+        conditions += [rule.fails for rule in self.step_rules]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
     @functools.cached_property

@@ -254,14 +254,14 @@ class Compute:
 
 
 class StepCannotRunError(ValueError):
-    """transformers builds the card's model, but a training step of it raises (its family's step checks)."""
+    """transformers builds the card's model, but a training step of it raises (its family's step rules)."""
 
 
 def step_refusal(card: Counted) -> str | None:
-    """Why transformers cannot run a training step of this card (the first of its family's step checks
+    """Why transformers cannot run a training step of this card (the first of its family's step rules
     that fails, as its message), or None when it can."""
     checked = {**card.config, HEAD: card.head.value}
-    for rule in card.family.step_checks:
+    for rule in card.family.step_rules:
         failure = rule(checked)
         if failure is not None:
             return failure[0]

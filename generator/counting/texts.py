@@ -62,7 +62,7 @@ class FamilyTexts:
     modules: Mapping[str, str]  # labels by module key
     roles: Mapping[str, str]  # what a module's tensor is ("weight", "is the output bias"), by the key it declares
     attentions: Mapping[str, str]  # a derivation's attention runs' titles, by the module holding each (``holder``)
-    checks: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
+    rules: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
 
 
@@ -108,7 +108,7 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
         modules={**_section(data, "modules"), **_section(own, "modules")},
         roles={**_section(data, "roles"), **_section(own, "roles")},
         attentions={**_section(data, "attentions"), **_section(own, "attentions")},
-        checks={**_section(data, "checks"), **_section(own, "checks")},
+        rules={**_section(data, "rules"), **_section(own, "rules")},
         differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
     )
 
@@ -119,9 +119,9 @@ CARD_CHECKS = ("no-parameters", NULL_REFUSED)
 
 
 def check_message(name: str, language: str = LANGUAGE, root: Path | None = None) -> str:
-    """The message of one of ``CARD_CHECKS``, from the file's shared ``checks``."""
+    """The message of one of ``CARD_CHECKS``, from the file's shared ``rules``."""
     root = root or CONTENT
-    return _text(_section(load(language, root), "checks"), name, root / language, f"checks.{name}")
+    return _text(_section(load(language, root), "rules"), name, root / language, f"rules.{name}")
 
 
 def shared_meaning(symbol: str, language: str = LANGUAGE, root: Path | None = None) -> str:
@@ -167,11 +167,11 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
     differences = tuple(text for _, text in texts.differences)
 
     def worded(rule: Rule) -> Rule:
-        return replace(rule, message=_text(texts.checks, rule.name, folder, f"{where}.checks.{rule.name}"))
+        return replace(rule, message=_text(texts.rules, rule.name, folder, f"{where}.rules.{rule.name}"))
 
-    checks = tuple(
+    build_rules = tuple(
         worded(c) if isinstance(c, Rule) else FirstOf(tuple(map(worded, c.rules))) if isinstance(c, FirstOf) else c
-        for c in family.checks
+        for c in family.build_rules
     )
     declare = Worded(
         family.declare,
@@ -188,8 +188,8 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         compute_symbols=compute_symbols,
         switches=switches,
         differences=differences,
-        checks=checks,
-        step_checks=tuple(map(worded, family.step_checks)),
+        build_rules=build_rules,
+        step_rules=tuple(map(worded, family.step_rules)),
         declare=declare,
         language=language,
     )

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import head_is, ne
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
@@ -137,14 +137,14 @@ FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(
+    build_rules=(
         common.heads_divide_hidden_unchecked,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *DROPOUT_RANGES,
         *activations.rules("albert"),
     ),
-    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, sentence_order_pairs, *DROPOUT_STEPS),
+    step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, sentence_order_pairs, *DROPOUT_STEPS),
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
         draws={

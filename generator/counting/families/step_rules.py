@@ -1,4 +1,4 @@
-"""Configs transformers builds but cannot train: the rules families build their ``step_checks`` from.
+"""Configs transformers builds but cannot train: the rules families build their ``step_rules`` from.
 
 Such a config passes the card check (the model is built, and its parameters are counted), but the
 project's training step raises in transformers. Each rule says when, in the words of the error a
