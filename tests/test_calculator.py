@@ -22,8 +22,8 @@ from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
 from generator.analysis.address import query
-from generator.analysis.calculator import _texts, block_json, export_text, family_export, slot_switches
 from generator.analysis.calculator_compute import block_compute
+from generator.analysis.calculator_data import _texts, block_json, export_text, family_export, slot_switches
 from generator.cards import types
 from generator.cards.card import Card, load_card
 from generator.cards.config import load_schema, resolve_config

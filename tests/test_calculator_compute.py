@@ -17,7 +17,7 @@ from test_calculator import CARDS, document, holds, polynomial, value
 
 from conftest import card_by_id
 from generator.analysis.address import query
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards.card import Card
 from generator.counting.compute import declared_compute, measured, step_refusal
 from generator.counting.conditions import HEAD

@@ -9,7 +9,7 @@ cannot disagree with its table.
 A family's builder decides nothing from the config itself: it reads the family's declared
 switches (``switches.py``), conditions that are data (``conditions.py``), so that the
 calculator can export every block the builder can produce and pick among them in the browser
-(``calculator.py``).
+(``analysis/calculator_data.py``).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ALL_CARD_PATHS
 from generator.analysis.address import query
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Family, Head
 from generator.counting.conditions import HEAD

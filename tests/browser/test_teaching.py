@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlparse
 import pytest
 
 from generator.analysis.address import query
-from generator.analysis.calculator import family_export, rule_groups
 from generator.analysis.calculator_compute import default_seq
+from generator.analysis.calculator_data import family_export, rule_groups
 from generator.cards.card import Card
 from generator.counting.architecture import Family, Head
 from generator.counting.compute import count_compute, step_refusal

@@ -3,7 +3,7 @@
 The page itself is static: what the calculator is, how it counts, and every family with its
 model pages, which is all a reader without JavaScript gets. ``static/calculator.js`` turns it
 into a form. The rules it applies are not written in JavaScript: ``files`` writes each family's
-document from ``generator/analysis/calculator.py`` (``calculator/<family>.json``, and the same data as a
+document from ``generator/analysis/calculator_data.py`` (``calculator/<family>.json``, and the same data as a
 script, ``calculator/<family>.js``, for a site opened from ``file://``, where pages cannot fetch).
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.analysis.address import step_query
-from generator.analysis.calculator import export_text
-from generator.analysis.calculator import inputs as calculator_inputs
+from generator.analysis.calculator_data import export_text
+from generator.analysis.calculator_data import inputs as calculator_inputs
 from generator.analysis.choices import load_choices
 from generator.cards.config import load_schema
 from generator.counting.architecture import Head
