@@ -175,11 +175,11 @@ def test_the_exported_steps_name_the_inventorys_tensors(card: Card) -> None:
     for block, derived in zip(result.blocks, derivation.blocks, strict=True):
         first = [block["start"] if i == 0 else 0 for i in range(len(block["repeat"]))]
         prefix = block["prefix"].format(*first)
-        assert [s["label"] for s in block["steps"]] == [s.label for s in derived.steps]
+        assert [s["label"] for s in block["steps"]] == [s.label for s in derived.lines]
         if derived.repeat == 0:  # no layers: the export still names one copy's tensors; there are none
-            assert all(exact.names == () for exact in derived.steps)
+            assert all(exact.names == () for exact in derived.lines)
             continue
-        for step, exact in zip(block["steps"], derived.steps, strict=True):
+        for step, exact in zip(block["steps"], derived.lines, strict=True):
             counted = [prefix + t["name"].replace("{n}", "0") for t in step["tensors"] if "shape" in t]
             tied = [prefix + t["name"] for t in step["tensors"] if "tied_to" in t]
             if step["copies"] is None:

@@ -93,7 +93,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
     """One block's derivation in symbols, with its tensors named as in named_parameters()."""
     form = block_form(block, order)
     steps = []
-    for module, step in zip(block.modules, form.steps, strict=True):
+    for module, step in zip(block.modules, form.lines, strict=True):
         tensors: list[JSON] = []
         for param in module.params:
             name = f"{module.path}.{param.name}" if module.path else param.name

@@ -95,8 +95,8 @@ def _replaced(derivation: Derivation, replaces: Sequence[tuple[str, tuple[str, .
         block = next((b for b in derivation.blocks if b.block.key == key), None)
         if block is None:
             return None
-        steps = [s for s in block.steps if not steps_keys or s.key in steps_keys]
-        if len(steps) != (len(steps_keys) or len(block.steps)):
+        steps = [s for s in block.lines if not steps_keys or s.key in steps_keys]
+        if len(steps) != (len(steps_keys) or len(block.lines)):
             return None
         total += block.repeat * sum(s.value for s in steps)
     return total

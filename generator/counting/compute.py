@@ -100,7 +100,7 @@ class SavedBytes:
 
 
 @dataclass(frozen=True)
-class StepCompute:
+class ModuleCompute:
     """One module or op: its forward and backward FLOPs and the tensors it keeps, in symbols."""
 
     path: str
@@ -122,21 +122,21 @@ class StepCompute:
 
 @dataclass(frozen=True)
 class BlockCompute:
-    """One component: its steps for one instance, and how many instances there are."""
+    """One component: its modules and ops for one instance, and how many instances there are."""
 
     block: Block
-    steps: tuple[StepCompute, ...]
+    modules: tuple[ModuleCompute, ...]
     copies: Poly
 
     # Summed once: a step's blocks are shared by every card that reads the same (StepBlocks), each card's
     # page asks for them.
     @functools.cached_property
     def forward(self) -> Poly:
-        return total(step.forward for step in self.steps)
+        return total(module.forward for module in self.modules)
 
     @functools.cached_property
     def backward(self) -> Poly:
-        return total(step.backward for step in self.steps)
+        return total(module.backward for module in self.modules)
 
     def saved_bytes(self, precision: str) -> SavedBytes:
         """Every copy's own storages and the shared ones once (a rotary table all layers read), with
@@ -150,8 +150,8 @@ class BlockCompute:
         One pass over the storages, each added to what it counts for: a copy's own (or the model's
         shared) storages, those kept only at b = 1 (never shared), and those kept only for s > 1."""
         sums: dict[str, tuple[Coefficients, ...]] = {p: ({}, {}, {}, {}) for p in PRECISIONS}
-        for step in self.steps:
-            for tensor in step.saved:
+        for module in self.modules:
+            for tensor in module.saved:
                 for p in PRECISIONS:
                     own, shared, single, short = sums[p]
                     size = stored_bytes(tensor.shape, tensor.dtype, p)
@@ -187,9 +187,9 @@ class StepBlocks:
     def symbols(self) -> frozenset[str]:
         """Every symbol the step's formulas read: its copies, its products and the shapes it keeps (b and s too)."""
         found = {name for block in self.blocks for name in block.copies.symbols()}
-        for step in (step for block in self.blocks for step in block.steps):
-            found |= step.forward.symbols() | step.backward.symbols()
-            found |= {name for kept in step.saved for size in kept.shape for name in size.symbols()}
+        for module in (module for block in self.blocks for module in block.modules):
+            found |= module.forward.symbols() | module.backward.symbols()
+            found |= {name for kept in module.saved for size in kept.shape for name in size.symbols()}
         return frozenset(found)
 
     @functools.cached_property
@@ -308,14 +308,14 @@ def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, An
     seen: set[str] = set()
     blocks = []
     for block in architecture.blocks:
-        steps = _block_steps(block, config, seen, differentiated=differentiated(head, block.kind))
-        blocks.append(BlockCompute(block, steps, applied_copies(block)))
+        modules = _block_modules(block, config, seen, differentiated=differentiated(head, block.kind))
+        blocks.append(BlockCompute(block, modules, applied_copies(block)))
     return _steps.keep(architecture, StepBlocks(tuple(blocks)), head, read)
 
 
 def rule_keys(blocks: Iterable[Block]) -> set[str]:
     """The config keys a step's rules read in these blocks: the conditions of its products and saved
-    tensors, and the activation functions (all that ``_block_steps`` reads of a config)."""
+    tensors, and the activation functions (all that ``_block_modules`` reads of a config)."""
     keys: set[str] = set()
     for block in blocks:
         items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
@@ -333,12 +333,12 @@ def measured(family: Family) -> bool:
     return family.own_config is None
 
 
-def _block_steps(
+def _block_modules(
     block: Block, config: Mapping[str, Any], seen: set[str], *, differentiated: bool
-) -> tuple[StepCompute, ...]:
-    """A block's modules and ops as steps; keys in ``seen`` (shared storages) are kept only once."""
+) -> tuple[ModuleCompute, ...]:
+    """A block's modules and ops, each with its compute; keys in ``seen`` (shared storages) are kept only once."""
     local: set[str] = set()
-    steps = []
+    modules = []
     items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
     for item in items:
         saved = []
@@ -358,8 +358,8 @@ def _block_steps(
         # A shared storage is one storage however often the step runs.
         scaled = tuple(t if once or t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
         label = item.label if isinstance(item, Module) and item.label else item.key
-        steps.append(StepCompute(item.path, label, products, backward, tuple(scaled)))
-    return tuple(steps)
+        modules.append(ModuleCompute(item.path, label, products, backward, tuple(scaled)))
+    return tuple(modules)
 
 
 def differentiated(head: Head, kind: Kind) -> bool:

@@ -19,11 +19,11 @@ from markupsafe import Markup, escape
 
 from generator.analysis.checkpoint_names import Layout
 from generator.counting.architecture import Block
-from generator.counting.derivation import Step
+from generator.counting.derivation import Line
 from generator.counting.expr import Expr, to_mathml
 from generator.counting.inventory import Tensor, TiedTensor
 from generator.counting.step_totals import StepTotals
-from generator.site.compute_view import ShownStep
+from generator.site.compute_view import ShownModule
 from generator.site.content import Text
 from generator.site.formats import binary
 from generator.site.views import Model
@@ -114,46 +114,49 @@ def _tensor_row(entry: Tensor | TiedTensor, words: RowWords, cells: dict[tuple[t
     return f'<tr id="t-{escaped}">{head}{cells[key]}'
 
 
-def derivation_rows(steps: Iterable[Step], block: Block, words: RowWords) -> Markup:
-    """The rows of a derivation table's steps: label with permalink, the formula and the numbers, the count.
+def derivation_rows(lines: Iterable[Line], block: Block, words: RowWords) -> Markup:
+    """The rows of a derivation table's lines: label with permalink, the formula and the numbers, the count.
 
-    Written in Python for the reason ``tensor_rows`` is (a page derives some thirty steps, each a
-    dozen look-ups through jinja). A tied step names the tensors it reuses instead of a formula.
+    Written in Python for the reason ``tensor_rows`` is (a page derives some thirty lines, each a
+    dozen look-ups through jinja). A tied line names the tensors it reuses instead of a formula.
     """
     rows = []
-    for step in steps:
-        anchor = f"d-{block.key}-{step.key}"
-        link = permalink(words.permalink, anchor, f"{block.title}: {step.label}")
-        if step.tied:
-            targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in step.tied)
+    for line in lines:
+        anchor = f"d-{block.key}-{line.key}"
+        link = permalink(words.permalink, anchor, f"{block.title}: {line.label}")
+        if line.tied:
+            targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in line.tied)
             cells = f'  <td colspan="2">{words.reuses.format(targets=targets)}</td>\n'
         else:
-            cells = f"  <td>{formula(step.symbolic)}</td>\n  <td>{formula(step.substituted)}</td>\n"
+            cells = f"  <td>{formula(line.symbolic)}</td>\n  <td>{formula(line.substituted)}</td>\n"
         rows.append(
-            f'<tr id="{escape(anchor)}">\n  <th scope="row">{escape(step.label)} {link}</th>\n'
-            f'{cells}  <td class="n count">{step.value:,}</td>\n</tr>\n'
+            f'<tr id="{escape(anchor)}">\n  <th scope="row">{escape(line.label)} {link}</th>\n'
+            f'{cells}  <td class="n count">{line.value:,}</td>\n</tr>\n'
         )
     return Markup("".join(rows))
 
 
-def compute_rows(steps: Iterable[ShownStep], component: str, words: RowWords) -> Markup:
-    """The worked steps of one component of a model's compute section, a ``<tbody>`` each.
+def compute_rows(modules: Iterable[ShownModule], component: str, words: RowWords) -> Markup:
+    """The worked modules and ops of one component of a model's compute section, a ``<tbody>`` each.
 
     Written in Python for the reason ``tensor_rows`` is: a page works some eighty of these rows,
     and the template's loops spent a quarter of the page on them.
     """
     return Markup(
-        "".join(f'<tbody id="{escape(step.anchor)}">\n{_step_rows(step, component, words)}</tbody>\n' for step in steps)
+        "".join(
+            f'<tbody id="{escape(module.anchor)}">\n{_module_rows(module, component, words)}</tbody>\n'
+            for module in modules
+        )
     )
 
 
-def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
-    """One step's rows: each product, then each storage kept; the first names the step and carries its permalink."""
-    label = sentence(step.label)
-    link = permalink(words.permalink, step.anchor, f"{component}: {step.label}")
+def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
+    """One module's rows: each product, then each storage kept; the first names the module and carries its permalink."""
+    label = sentence(module.label)
+    link = permalink(words.permalink, module.anchor, f"{component}: {module.label}")
     rows = []
-    for number, x in enumerate(step.products):
-        own = x.name == step.label
+    for number, x in enumerate(module.products):
+        own = x.name == module.label
         head = f"{escape(label)}{'' if own else ': '}" if number == 0 else ""
         name = "" if own else escape(x.name)
         tail = f" {link}" if number == 0 else ""
@@ -164,16 +167,16 @@ def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
             f'<td>{formula(line.substituted)}</td><td class="n count">{forward}</td>'
             f'<td class="n">{x.backward_flops:,} (× {x.backward})</td><td></td></tr>\n'
         )
-    for number, k in enumerate(step.saved):
-        first = number == 0 and not step.products
+    for number, k in enumerate(module.saved):
+        first = number == 0 and not module.products
         head = f"{escape(label)}: " if first else ""
         once = f" {words.once}" if k.once else ""
         tail = f" {link}" if first else ""
-        kept = k.elements
+        saved = k.elements
         rows.append(
             f'<tr><th scope="row">{head}{words.saves.format(name=escape(k.name))}{once}{tail}</th>'
-            f"<td>{formula(kept.symbolic)}</td><td>{formula(kept.substituted)}</td>"
-            f'<td class="n count">{kept.value:,}</td><td></td>'
+            f"<td>{formula(saved.symbolic)}</td><td>{formula(saved.substituted)}</td>"
+            f'<td class="n count">{saved.value:,}</td><td></td>'
             f'<td class="n">{k.bytes["fp32"]:,} / {k.bytes["bf16"]:,}</td></tr>\n'
         )
     return "".join(rows)

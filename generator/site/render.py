@@ -44,7 +44,7 @@ from generator.site.model_rows import (
 from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
 from generator.site.pages import discover_files, discover_pages, discover_prepare
 from generator.site.related import Related, related_pages
-from generator.site.runs import step_runs
+from generator.site.runs import line_runs
 from generator.site.search import merged_bundles
 from generator.site.views import COMPARED_SYMBOLS, SHAPES_MEMO, Model, Summary, catalog, rounded
 
@@ -134,7 +134,7 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
-    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
+    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, line_runs=line_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink), shaped=_included_once())
     # The family the others are described against ("How ... differs from ..."), in the build's language.
     env.globals.update(reference_family=family_in(load_choices().reference_family, language))

@@ -188,9 +188,9 @@ def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute,
 def _products(block: BlockCompute, modules: bool) -> tuple[Poly, Poly]:
     """Forward and backward FLOPs of one instance's modules (products with weights) or ops (between activations).
 
-    ``compute._block_steps`` lists a block's modules first, then its ops."""
+    ``compute._block_modules`` lists a block's modules first, then its ops."""
     count = len(block.block.modules)
-    chosen = block.steps[:count] if modules else block.steps[count:]
+    chosen = block.modules[:count] if modules else block.modules[count:]
     return total(st.forward for st in chosen), total(st.backward for st in chosen)
 
 
@@ -250,8 +250,8 @@ def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, .
     for compute in computes:
         point = _point(compute)
         layer = next(block for block in compute.blocks if block.block.key == "layer")
-        saved = [tensor for step in layer.steps for tensor in step.saved if not tensor.shared]
-        exact = total(step.saved_bytes("bf16") for step in layer.steps)
+        saved = [tensor for module in layer.modules for tensor in module.saved if not tensor.shared]
+        exact = total(module.saved_bytes("bf16") for module in layer.modules)
         values = {"s": SEQ, "b": BATCH, "H": point["H"], "A": point["A"]}
         linear, square = 34 * SEQ * BATCH * values["H"], 5 * values["A"] * SEQ**2 * BATCH
         # ops.dropout and ops.attention name their masks "... mask": a mask has the activation's type on

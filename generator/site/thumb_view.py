@@ -157,8 +157,8 @@ def _layer_bytes(compute: Compute) -> tuple[str, Poly, Poly, Poly, Poly, Poly] |
     masks = Poly()
     statistics = Poly()
     batch_one = Poly()
-    for step in layer.steps:
-        for tensor in step.saved:
+    for module in layer.modules:
+        for tensor in module.saved:
             if tensor.shared:  # kept once for every layer, not per layer
                 continue
             if tensor.batch_one:  # the rule is per layer, for any b: shown apart
@@ -167,7 +167,7 @@ def _layer_bytes(compute: Compute) -> tuple[str, Poly, Poly, Poly, Poly, Poly] |
             kept = stored_bytes(tensor.shape, tensor.dtype, "bf16")
             exact = exact + kept
             # The rule counts a dropout mask at 1 byte an element (CUDA's); on CPU it has the activation's type.
-            if is_mask(step.path, tensor.key):
+            if is_mask(module.path, tensor.key):
                 masks = masks + elements(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
             elif tensor.dtype is Dtype.FLOAT32:
                 statistics = statistics + kept

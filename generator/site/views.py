@@ -204,7 +204,7 @@ class Model(Summary):
 
     @cached_property
     def tensor_parts(self) -> dict[str, Part | None]:
-        """Each tensor's part by name, gathered once: every derivation block asks, twice (``step_runs``)."""
+        """Each tensor's part by name, gathered once: every derivation block asks, twice (``line_runs``)."""
         return {t.name: t.part for t in self.inventory.tensors}
 
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
@@ -309,7 +309,7 @@ def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -
     step's (a family with a fused projection counts no heads in its parameters, but its attention scores
     are b·A·s² numbers)."""
     used = derivation.formula.symbols()
-    used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
+    used |= {s.split.heads_symbol for b in derivation.blocks for s in b.lines if s.split}
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
     if compute is not None:
         used |= compute.steps.symbols

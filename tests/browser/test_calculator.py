@@ -490,7 +490,7 @@ def test_every_step_reads_as_on_the_model_page(site_url: str, open_page: Any, ca
             step.value,
         ]
         for block in derivation.blocks
-        for step in block.steps
+        for step in block.lines
     ]
     page = open_page(WIDE)
     page.goto(site_url + address(card))
