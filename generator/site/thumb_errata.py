@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from generator.analysis import thumb_rules
 from generator.analysis.choices import load_choices
-from generator.counting.architecture import Dtype
-from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute
+from generator.analysis.thumb_rules import ADAM_BYTES, FORWARD_FLOPS, TRAINING_FLOPS
+from generator.counting.compute import BlockCompute, Compute
 from generator.counting.expr import Add, Expr, Mul, Num, Pow, Var
-from generator.counting.poly import Poly, product, total
+from generator.counting.poly import Poly, total
 from generator.counting.step_totals import StepTotals
 from generator.site import content
 from generator.site.comparison_step import BATCH, SEQ, compute_of
@@ -31,14 +32,12 @@ from generator.site.views import Summary
 
 MODELS = load_choices().compute_errata
 N, s, b, H, A = (Var(n) for n in ("N", "s", "b", "H", "A"))
-# The published formulas, as their sources write them.
-SIXTEEN_N = Mul((Num(16), N), "·")
-SIX_N = Mul((Num(6), N), "·")
-TWO_N = Mul((Num(2), N), "·")
-# Korthikanti et al. 2022 (arXiv 2205.05198), section 4.1, equation 1: activation bytes per encoder
-# layer, with h the hidden size and a the heads.
-KORTHIKANTI_LINEAR = Mul((Num(34), s, b, H), "·")
-KORTHIKANTI_SQUARE = Mul((Num(5), A, Pow(s, 2), b), "·")
+# The published formulas (analysis/thumb_rules.py), as their sources write them.
+SIXTEEN_N = Mul((Num(ADAM_BYTES), N), "·")
+SIX_N = Mul((Num(TRAINING_FLOPS), N), "·")
+TWO_N = Mul((Num(FORWARD_FLOPS), N), "·")
+KORTHIKANTI_LINEAR = Mul((Num(thumb_rules.LINEAR_BYTES), s, b, H), "·")
+KORTHIKANTI_SQUARE = Mul((Num(thumb_rules.SQUARE_BYTES), A, Pow(s, 2), b), "·")
 
 
 @dataclass(frozen=True)
@@ -157,7 +156,7 @@ def _square_part(poly: Poly) -> Poly:
 def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """Adam in mixed precision as 16 bytes per parameter: the model state, without the activations."""
     steps = [_step(c) for c in computes]
-    published = [16 * m.total for m in models]
+    published = [ADAM_BYTES * m.total for m in models]
     state = [f.training_memory["bf16_mixed"] - f.activations["bf16"] for f in steps]
     activations = [f.activations["bf16"] for f in steps]
     square = [_square_part(c.activations("bf16")).evaluate(_point(c)) for c in computes]
@@ -213,12 +212,12 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
         step = _step(compute)
         exact = Fraction(step.forward + step.backward, tokens)
         for key, value in (
-            ("published", 6 * Fraction(model.total)),
-            ("no-product", -6 * (model.total - weights)),
-            ("once-per-sequence", modules - 6 * weights),
+            ("published", TRAINING_FLOPS * Fraction(model.total)),
+            ("no-product", -TRAINING_FLOPS * (model.total - weights)),
+            ("once-per-sequence", modules - TRAINING_FLOPS * weights),
             ("attention", ops),
             ("exact", exact),
-            ("forward-published", 2 * Fraction(model.total)),
+            ("forward-published", FORWARD_FLOPS * Fraction(model.total)),
             ("forward", Fraction(step.forward, tokens)),
             ("skipped", Fraction(2 * step.forward - step.backward, tokens)),
         ):
@@ -247,20 +246,15 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
 def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """34·s·b·h + 5·a·s²·b bytes per layer, against what one encoder layer of the model keeps in bf16."""
     rows: dict[str, list[int]] = {}
-    for compute in computes:
+    for model, compute in zip(models, computes, strict=True):
         point = _point(compute)
-        layer = next(block for block in compute.blocks if block.block.key == "layer")
-        saved = [tensor for module in layer.modules for tensor in module.saved if not tensor.shared]
-        exact = total(module.saved_bytes("bf16") for module in layer.modules)
-        values = {"s": SEQ, "b": BATCH, "H": point["H"], "A": point["A"]}
-        linear, square = 34 * SEQ * BATCH * values["H"], 5 * values["A"] * SEQ**2 * BATCH
-        # ops.dropout and ops.attention name their masks "... mask": a mask has the activation's type on
-        # CPU (2 bytes in bf16), where the formula takes CUDA's 1-byte masks.
-        masks = total(product(t.shape) * (ELEMENT_BYTES[t.dtype]["bf16"] - 1) for t in saved if t.key.endswith(" mask"))
-        # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model; the formula leaves them out.
-        statistics = total(product(t.shape) * 4 for t in saved if t.dtype is Dtype.FLOAT32)
+        gap = thumb_rules.find_layer_gap(compute)
+        if gap is None:
+            raise ValueError(f"content/choices.yaml: compute-errata: {model.card.id} has no repeated encoder layer")
+        exact, masks = gap.exact, gap.masks
+        linear = thumb_rules.KORTHIKANTI_LINEAR.evaluate(point)
+        square = thumb_rules.KORTHIKANTI_SQUARE.evaluate(point)
         exact_value = exact.evaluate(point)
-        rest = exact_value - masks.evaluate(point) - statistics.evaluate(point) - linear - square
         for key, value in (
             ("published", linear + square),
             ("published-square", square),
@@ -268,8 +262,8 @@ def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, .
             ("exact-square", _square_part(exact).evaluate(point)),
             ("masks", masks.evaluate(point)),
             ("masks-square", _square_part(masks).evaluate(point)),
-            ("statistics", statistics.evaluate(point)),
-            ("rest", rest),
+            ("statistics", gap.statistics.evaluate(point)),
+            ("rest", gap.rest.evaluate(point)),
         ):
             rows.setdefault(key, []).append(value)
     built = _rows(
