@@ -216,7 +216,7 @@ def _count(args: argparse.Namespace) -> int:
         )
         print(f"error: --seq: expected at most {most}, found {seq:,}", file=sys.stderr)
         return 1
-    # The parameters stand in every case; a step's figures only where the site shows them too.
+    # The parameters stand in every case; a step's totals only where the site shows them too.
     if not measured(card.family):
         return _count_without_step(card, args.batch, seq, NOT_MEASURED, json_output=args.json)
     refusal = step_refusal(card)
@@ -289,7 +289,7 @@ def _collector_off() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    # Figures and messages hold "×", "≈" and "→": on a terminal or a pipe that cannot encode them (an ASCII
+    # Numbers and messages hold "×", "≈" and "→": on a terminal or a pipe that cannot encode them (an ASCII
     # locale, a Windows code page), each is written as an escape, as Python writes stderr, not a traceback.
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")

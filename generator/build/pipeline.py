@@ -117,7 +117,7 @@ def build(
 
         def make(pieces: list[Piece], *, here: bool) -> tuple[dict[str, Blob], int]:
             """Each piece's files: placed from the cache, or made (in this process when ``here``, else over
-            the workers) and kept under the piece's key. Returns them all, and how many pieces were made."""
+            the workers) and stored under the piece's key. Returns them all, and how many pieces were made."""
             files: dict[str, Blob] = {}
             todo = []
             for piece in pieces:

@@ -162,7 +162,7 @@ class Saved:
     shared: bool = False
     when: Condition | None = None
     # Kept only when b = 1: a view torch can fold into a batched product without a copy when the
-    # batch has one sequence, and copies otherwise (the figures are then piecewise in b).
+    # batch has one sequence, and copies otherwise (the step totals are then piecewise in b).
     batch_one: bool = False
     # Kept only when s > 1: a .contiguous() copy of a transposed (b, s, ·) tensor, which at s = 1 is
     # contiguous already and so is its input's own storage (a convolution's input).

@@ -87,9 +87,9 @@ class SavedBytes:
     seq_one: Poly
 
     def at(self, batch: int, seq: int) -> Poly:
-        """The bytes kept at this batch size and sequence length."""
-        kept = self.every + self.batch_one if batch == 1 else self.every
-        return kept + self.seq_one * -1 if seq == 1 else kept
+        """The bytes saved at this batch size and sequence length."""
+        saved = self.every + self.batch_one if batch == 1 else self.every
+        return saved + self.seq_one * -1 if seq == 1 else saved
 
     @staticmethod
     def sum(parts: Iterable[SavedBytes]) -> SavedBytes:
@@ -114,10 +114,10 @@ class ModuleCompute:
         return total(p.forward_flops for p in self.products)
 
     def saved_bytes(self, precision: str) -> Poly:
-        """Bytes of its own storages (per instance) kept at every b and s: neither the model-wide
-        shared ones nor those kept only when b = 1 (``BlockCompute.saved_bytes`` sums every kind)."""
-        kept = (t for t in self.saved if not t.shared and not t.batch_one)
-        return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
+        """Bytes of its own storages (per instance) saved at every b and s: neither the model-wide
+        shared ones nor those saved only when b = 1 (``BlockCompute.saved_bytes`` sums every kind)."""
+        own = (t for t in self.saved if not t.shared and not t.batch_one)
+        return total(stored_bytes(t.shape, t.dtype, precision) for t in own)
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ class BlockCompute:
         """The sums by precision, once: the totals, the derivation and a page each ask for them.
 
         One pass over the storages, each added to what it counts for: a copy's own (or the model's
-        shared) storages, those kept only at b = 1 (never shared), and those kept only for s > 1."""
+        shared) storages, those saved only at b = 1 (never shared), and those saved only for s > 1."""
         sums: dict[str, tuple[Coefficients, ...]] = {p: ({}, {}, {}, {}) for p in PRECISIONS}
         for module in self.modules:
             for tensor in module.saved:
@@ -189,7 +189,7 @@ class StepBlocks:
         found = {name for block in self.blocks for name in block.copies.symbols()}
         for module in (module for block in self.blocks for module in block.modules):
             found |= module.forward.symbols() | module.backward.symbols()
-            found |= {name for kept in module.saved for size in kept.shape for name in size.symbols()}
+            found |= {name for tensor in module.saved for size in tensor.shape for name in size.symbols()}
         return frozenset(found)
 
     @functools.cached_property
@@ -225,7 +225,7 @@ class Compute:
         return self.steps.saved_bytes[precision]
 
     def activations(self, precision: str) -> Poly:
-        """The bytes kept for every b but 1 and every s but 1 (``SavedBytes.every``)."""
+        """The bytes saved for every b but 1 and every s but 1 (``SavedBytes.every``)."""
         return self.steps.saved_bytes[precision].every
 
     def in_batch(self, poly: Poly) -> Poly:
@@ -328,7 +328,7 @@ def rule_keys(blocks: Iterable[Block]) -> set[str]:
 
 
 def measured(family: Family) -> bool:
-    """Whether torch checks the family's figures: not for one transformers does not implement
+    """Whether torch checks the family's compute: not for one transformers does not implement
     (one with a config of its own), whose declarations nothing has verified."""
     return family.own_config is None
 
@@ -336,7 +336,7 @@ def measured(family: Family) -> bool:
 def _block_modules(
     block: Block, config: Mapping[str, Any], seen: set[str], *, differentiated: bool
 ) -> tuple[ModuleCompute, ...]:
-    """A block's modules and ops, each with its compute; keys in ``seen`` (shared storages) are kept only once."""
+    """A block's modules and ops, each with its compute; keys in ``seen`` (shared storages) are saved only once."""
     local: set[str] = set()
     modules = []
     items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
@@ -391,9 +391,9 @@ def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]
             f"(declared: {', '.join(sorted(ACTIVATIONS))})"
         )
     before, after = item.saved
-    kept = ((before,) if saves.input else ()) + ((after,) if saves.output else ())
+    saved = ((before,) if saves.input else ()) + ((after,) if saves.output else ())
     extra = tuple(Saved(f"{item.path} intermediate {n}", before.shape) for n in range(saves.intermediates))
-    return kept + extra
+    return saved + extra
 
 
 def _frozen(blocks: tuple[Block, ...], values: Mapping[str, int]) -> int:
@@ -432,7 +432,7 @@ def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
 def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
     """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
 
-    Kept for the last few cards: a page's section and its JSON ask for the same figures."""
+    Remembered for the last few cards: a page's section and its JSON ask for the same totals."""
     values = dict(items)
     coefficients: dict[Monomial, int] = {}
     for mono, coeff in poly.terms:

@@ -132,12 +132,12 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
 def _component(
     block: BlockCompute, modules: tuple[ModuleLines, ...], copies: int, values: dict[str, int], batch: int, seq: int
 ) -> ComponentLines:
-    kept = {p: block.saved_bytes(p).at(batch, seq) for p in PRECISIONS}
+    saved = {p: block.saved_bytes(p).at(batch, seq) for p in PRECISIONS}
     return ComponentLines(
         block.block,
         modules,
         copies,
         block.forward.evaluate(values) * copies,
         block.backward.evaluate(values) * copies,
-        {p: kept[p].evaluate(values) for p in PRECISIONS},
+        {p: saved[p].evaluate(values) for p in PRECISIONS},
     )

@@ -81,7 +81,7 @@ def line_form(module: Module, order: tuple[str, ...]) -> LineForm:
     return LineForm(formula, symbolic)
 
 
-# Each block's form, kept by the block's identity (an Architecture and its blocks are built once per
+# Each block's form, remembered by the block's identity (an Architecture and its blocks are built once per
 # setting and head): keyed by value, every card's derivation hashed each of its blocks' trees again.
 _FORMS: IdentityMemo[Block, BlockForm] = IdentityMemo(1024)
 

@@ -215,7 +215,7 @@ def count_parameters(card: Counted) -> Inventory:
 _Declared = tuple[Module, str, Param | Tie, tuple[int, ...], int, Part | None]
 
 
-# One instance of a block with a card's numbers put in, kept by the block's identity (an Architecture is
+# One instance of a block with a card's numbers put in, remembered by the block's identity (an Architecture is
 # built once per setting and head) and the numbers: the check of a card's published figures and its table
 # of classes both count it by its family's other heads. Bounded: a card asks for a few dozen blocks.
 _EVALUATED: IdentityMemo[Block, tuple[_Declared, ...]] = IdentityMemo(256)

@@ -195,7 +195,7 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
     )
 
 
-# Worded blocks kept per declaration: more than any family's builders return (the largest has a few hundred).
+# Worded blocks remembered per declaration: more than any family's builders return (the largest has a few hundred).
 WORDED_MEMO = 4096
 
 
@@ -214,7 +214,7 @@ class Worded:
     where: str  # "families.<name>", for a missing text's message
 
     def __post_init__(self) -> None:
-        # The worded copy of each block the builder returned, by the block's identity (the block kept
+        # The worded copy of each block the builder returned, by the block's identity (the block remembered
         # beside it). The builders return the very same block for the same switches (``per_setting_read``),
         # so declaring every setting of a family words each block once, and equal settings give identical
         # blocks, which later caches can find by identity instead of hashing a deep tree.

@@ -59,7 +59,7 @@ def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str])
         card, step, link = model.card, model.comparison, escape(model.id)
         title = escape(card.title)
         data = _row_data(model, title)
-        # Figures need no escaping: digits, separators, units and signs, never a character HTML reserves.
+        # Numbers need no escaping: digits, separators, units and signs, never a character HTML reserves.
         if step is not None:
             plain = decimal(step.training_per_token, "")
             data += f' data-flops="{plain}" data-memory="{step.training_memory}"'

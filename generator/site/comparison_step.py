@@ -56,7 +56,7 @@ class ComparisonStep:
 
 
 def count_comparison_step(card: Card, compute: Compute | None) -> ComparisonStep | None:
-    """A card's figures for the comparison from its compute (``compute_of``), or None when it has none."""
+    """A card's comparison step from its compute (``compute_of``), or None when it has none."""
     seq = comparison_seq(card)
     if compute is None or seq < 1:  # a card may have an empty position table (P = 0): no token to count
         return None

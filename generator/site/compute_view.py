@@ -2,7 +2,7 @@
 
 Every number comes from ``counting.compute`` (the declarations) and ``compute_derivation``: the
 worked lines at b = 1, s = min(P, 512), a small grid of (b, s), and the rules of thumb (2N and 6N
-FLOPs per token, Korthikanti et al. 2022's bytes per layer) set beside the exact figures, their
+FLOPs per token, Korthikanti et al. 2022's bytes per layer) set beside the exact step, their
 differences taken apart as polynomials over the declared products and saved tensors. Nothing is
 measured here and nothing is typed.
 """
@@ -128,7 +128,7 @@ class ShownComponent:
 
 @dataclass(frozen=True)
 class Mask:
-    """A dropout mask kept in one component: its storage and how many copies keep one."""
+    """A dropout mask saved in one component: its storage and how many copies keep one."""
 
     component: ShownComponent
     module: ShownModule
@@ -168,15 +168,15 @@ class ComputeView:
 
     @property
     def mask_elements(self) -> int:
-        """The masks' elements, every copy: their bytes were they kept at 1 byte each, as CUDA does."""
+        """The masks' elements, every copy: their bytes were they saved at 1 byte each, as CUDA does."""
         return sum(x.saved.elements.value * x.copies for x in self.masks)
 
     @property
     def training_state(self) -> dict[str, int]:
         """The training memory without the activations: weights, gradients, Adam's moments (and master copy)."""
         memory = self.totals.training_memory
-        kept = self.totals.activations
-        return {"fp32": memory["fp32"] - kept["fp32"], "bf16_mixed": memory["bf16_mixed"] - kept["bf16"]}
+        saved = self.totals.activations
+        return {"fp32": memory["fp32"] - saved["fp32"], "bf16_mixed": memory["bf16_mixed"] - saved["bf16"]}
 
 
 def longest(card: Counted) -> int | None:

@@ -12,7 +12,7 @@ from generator.counting.inventory import Inventory, Tensor, TiedTensor
 from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly
 
-# What a model's files hold after its id, family and head, kept for the same tensors (and compute): a shape's,
+# What a model's files hold after its id, family and head, remembered for the same tensors (and compute): a shape's,
 # shared by the cards of that shape (views.model_of), is written once.
 _MEMO = 16
 _json_bodies: IdentityMemo[tuple[Tensor | TiedTensor, ...], tuple[Compute | None, str]] = IdentityMemo(_MEMO)
@@ -111,8 +111,8 @@ def _compute_line(compute: dict[str, list[dict[str, int]]] | None) -> str:
     """``dump_json``'s last line: the compute, one figure a line (null: not measured)."""
     if compute is None:
         return ' "compute": null'
-    figures = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
-    return f' "compute": {{\n{figures}\n }}'
+    body = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
+    return f' "compute": {{\n{body}\n }}'
 
 
 def to_csv(inventory: Inventory) -> str:

@@ -151,7 +151,7 @@ def compute_rows(modules: Iterable[ShownModule], component: str, words: RowWords
 
 
 def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
-    """One module's rows: each product, then each storage kept; the first names the module and carries its permalink."""
+    """One module's rows: each product, then each storage saved; the first names it and holds its permalink."""
     label = sentence(module.label)
     link = permalink(words.permalink, module.anchor, f"{component}: {module.label}")
     rows = []

@@ -73,7 +73,7 @@ ROWS_MEMO = 256
 
 
 def _written_once(rows: Callable[..., Markup]) -> Callable[..., Markup]:
-    """``rows(items, *more)``, kept for the same ``items`` object (and ``more``) while it comes again."""
+    """``rows(items, *more)``, remembered for the same ``items`` object (and ``more``) while it comes again."""
     memo: IdentityMemo[object, Markup] = IdentityMemo(ROWS_MEMO)
 
     def written(items: object, *more: Hashable) -> Markup:
@@ -85,7 +85,7 @@ def _written_once(rows: Callable[..., Markup]) -> Callable[..., Markup]:
 
 def _included_once() -> Callable[..., Markup]:
     """The template global ``shaped(name, owner)``: the template ``name`` rendered in the caller's context,
-    as ``{% include %}`` does, and kept for the same ``owner`` object. Only for a part of a page that reads
+    as ``{% include %}`` does, and remembered for the same ``owner`` object. Only for a part of a page that reads
     nothing but what ``owner`` decides (a shape's compute view, say: views.model_of)."""
     memo: IdentityMemo[object, Markup] = IdentityMemo(ROWS_MEMO)
 
@@ -326,7 +326,7 @@ class Renderer:
         return repr(self.related.get(card_id))
 
     def compute_of(self, model: Model) -> ComputeView | None:
-        """The compute section's figures; none for a card whose step is not measured (see comparison_step)."""
+        """The compute section's view; none for a card whose step is not measured (see comparison_step)."""
         compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
         if compute is None or comparison_step.comparison_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0

@@ -2,7 +2,7 @@
 
 Three published rules: 16 bytes per parameter for training with Adam, 6N FLOPs per training token,
 and Korthikanti et al.'s activation bytes per layer. Each is evaluated on the cards content/choices.yaml
-names (``compute-errata``) at b = 32, s = 512, and set beside the figures of ``counting.compute``
+names (``compute-errata``) at b = 32, s = 512, and set beside the exact step of ``counting.compute``
 (checked against torch in tests/test_compute.py), and every difference is taken apart from the
 declarations themselves: the products a module or an op declares, the tensors it keeps and their
 element types. Words are content (``content/<language>/errata.yaml``, section ``compute``); the
@@ -61,7 +61,7 @@ class ThumbErratum:
     diverges: str
     sources: tuple[Source, ...]
     models: tuple[Summary, ...]
-    unit: str  # "bytes" or "flops": how the page writes the figures
+    unit: str  # "bytes" or "flops": how the page writes the numbers
     rows: tuple[ComputeRow, ...]
     verdict: str
     batch: int = BATCH

@@ -235,20 +235,20 @@ class Details(Mapping[str, Model]):
 
 
 # The cards the pages about a few named models count again (each comparison's two, the errata's, the
-# exercises'), kept by card object: one card may be in a dozen comparisons. Counted before the workers fork
+# exercises'), remembered by card object: one card may be in a dozen comparisons. Counted before the workers fork
 # (the related pages ask for them first), a card is counted once per build, not once per page.
 NAMED_MEMO = 128
 _named: IdentityMemo[Card, Model] = IdentityMemo(NAMED_MEMO)
 
 
 def named_model(card: Card) -> Model:
-    """``model_of(card)``, kept for the next page that names the same card object."""
+    """``model_of(card)``, remembered for the next page that names the same card object."""
     found = _named.get(card)
     return found if found is not None else _named.keep(card, model_of(card))
 
 
 def named_or_counted(card: Card) -> Model:
-    """The card's Model as ``named_model`` kept it, or counted now and not kept (a model page's card: most
+    """The card's Model as ``named_model`` remembered it, or counted now and not remembered (a model page's card: most
     cards are named by no other page, and a build of 10,000 must not keep them all)."""
     found = _named.get(card)
     return found if found is not None else model_of(card)
@@ -259,7 +259,7 @@ def named_or_counted(card: Card) -> Model:
 # and so do the benchmark's cards: such a card is counted once per process, and its pages' rows are
 # written once (the row filters and the compute section keep what they made from the very same objects,
 # see render.py). Bounded: the cards come in id order, so the few shapes a family's cards cycle through
-# are still kept when they come round again.
+# are still remembered when they come round again.
 SHAPES_MEMO = 16
 _shaped: IdentityMemo[Family, Model] = IdentityMemo(SHAPES_MEMO)
 

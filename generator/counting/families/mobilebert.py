@@ -200,7 +200,7 @@ def _pooled(on: Mapping[str, bool]) -> arch.Saved:
 
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # MobileBertLMPredictionHead multiplies by the concatenation [decoder.weightᵀ; dense.weight], an H × V
-    # matrix made anew at every step and kept for the backward, with the transform's output.
+    # matrix made anew at every step and saved for the backward, with the transform's output.
     beyond = arch.Module(
         "dense",
         "output-rows-beyond-e",

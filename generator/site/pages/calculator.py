@@ -177,7 +177,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 
 def files(language: str = LANGUAGE) -> list[Piece]:
-    """Each family's document in ``language``, one piece of work per family (each kept in the build cache
+    """Each family's document in ``language``, one piece of work per family (each stored in the build cache
     under its own key)."""
     return [
         Piece(f"calculator/{name}", functools.partial(family_files, name, language))

@@ -60,7 +60,7 @@ STEP_RULES = (
 def span_lengths(config: Mapping[str, Any]) -> tuple[int, int]:
     """The relative span (position_buckets, else max_relative_positions, else the longest sequence)
     and one past it: the lengths where the span would clamp, if it did. In transformers 5.23 it is a
-    constant of the config (pos_ebd_size), so the figures stay one polynomial across it."""
+    constant of the config (pos_ebd_size), so the step totals stay one polynomial across it."""
     buckets = config.get("position_buckets", -1)
     span = buckets if buckets > 0 else None
     relative = config["max_relative_positions"]
