@@ -56,7 +56,7 @@ _READ_LAST: Held = {}
 
 
 class Reuse:
-    """One build's use of a cache (or of none: then nothing is reused and nothing kept)."""
+    """One build's use of a cache (or of none: then nothing is reused and nothing stored)."""
 
     def __init__(self, cache: Cache | None) -> None:
         global _READ_LAST  # the process's one record of the last build's reads

@@ -86,12 +86,12 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
 
 def _sentence_order_head() -> arch.Block:
     """AlbertSOPHead: dropout (classifier_dropout_prob) and one Linear on the pooled output, H to C."""
-    kept = ops.either(CLASSIFIER_DROPOUT, arch.Saved("dropped", (b, H)), common.POOLED_OUTPUT)
+    saved = ops.either(CLASSIFIER_DROPOUT, arch.Saved("dropped", (b, H)), common.POOLED_OUTPUT)
     return arch.Block(
         "sop-head",
         arch.Kind.HEAD,
         "sop_classifier.",
-        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=kept),),
+        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=saved),),
         ops=(
             ops.dropout("dropout", "classifier-dropout", (b, H), CLASSIFIER_DROPOUT),
             ops.cross_entropy("loss", "sentence-order-loss", b, C, ops.SENTENCE_LABELS),

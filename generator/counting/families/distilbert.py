@@ -75,12 +75,12 @@ def _classifier() -> arch.Block:
     """pre_classifier on token 0 (a view that keeps the encoder's output), ReLU, dropout, classifier."""
     acts = ops.probability("seq_classif_dropout")
     pre = linear("pre_classifier", "pre-classifier-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
-    kept = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("activated", (b, H)))
+    saved = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("activated", (b, H)))
     return arch.Block(
         "classifier",
         arch.Kind.HEAD,
         "",
-        (pre, linear("classifier", "classifier", H, C, rows=b, saves=kept)),
+        (pre, linear("classifier", "classifier", H, C, rows=b, saves=saved)),
         ops=(
             ops.activation("relu", "relu", "relu", (b, H), before="hidden", after="activated", fixed=True),
             ops.dropout("dropout", "classifier-dropout", (b, H), acts),

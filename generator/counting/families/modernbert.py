@@ -149,8 +149,8 @@ def _classifier(on: Mapping[str, bool]) -> arch.Block:
     """Pooling (token 0 or the mean), the prediction head on b rows, a dropout, the classifier."""
     pooled = ops.either(MEAN, arch.Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
     acts = ops.probability("classifier_dropout")
-    kept = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("head output", (b, H)))
-    modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=kept))
+    saved = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("head output", (b, H)))
+    modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=saved))
     classifier_ops = (
         arch.Op("pooling", "mean-pooling", saved=MASK),
         *_head_ops((b,)),
