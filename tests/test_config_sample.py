@@ -27,7 +27,7 @@ from generator.counting.compute import declared_compute, step_refusal
 from generator.counting.conditions import HEAD
 from generator.counting.families import FAMILIES
 from generator.counting.families.roberta import no_token_position
-from generator.counting.families.step_checks import no_token_type_row
+from generator.counting.families.step_rules import no_token_type_row
 from generator.counting.inventory import count_parameters
 
 SAMPLE = json.loads((REFERENCE / "sample" / "configs.json").read_text(encoding="utf-8"))
@@ -178,7 +178,7 @@ def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(
         checked = {**card.config, HEAD: card.head.value}
         exported = [r for r in document(card.family.name)["compute"]["cannot_run"] if holds(r["fails"], checked)]
         assert (step_refusal(card) is None) == (exported == []), row["index"]
-        seen = [rule for rule in card.family.step_checks if rule.name not in META_BLIND and rule(checked)]
+        seen = [rule for rule in card.family.step_rules if rule.name not in META_BLIND and rule(checked)]
         verdicts[row["index"]] = (bool(seen), "error" in row)
         if not seen and step_refusal(card) is not None:
             blind.add(row["index"])
@@ -191,7 +191,7 @@ def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(
     numbers_from_padding = {
         name
         for name, family in FAMILIES.items()
-        if any(rule.name == no_token_position.name for rule in family.step_checks)
+        if any(rule.name == no_token_position.name for rule in family.step_rules)
     }
     assert numbers_from_padding >= {"roberta", "xlm-roberta"}
     own_blind = {name for name, family in FAMILIES.items() if family.ground_truth and family.ground_truth.meta_blind}
