@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, REFERENCE, card_by_id, reference_for
-from generator.analysis.compute_rules import longest_of
+from generator.analysis.calculator_compute import longest_of
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute
 from generator.site import thumb_view
