@@ -230,10 +230,10 @@ _heads_divide_width = FirstOf(
             truthy("use_bottleneck") & ne(mod("intra_bottleneck_size", "num_attention_heads"), 0),
             ("intra_bottleneck_size", "num_attention_heads"),
         ),
-        Rule(
-            "heads-divide-hidden",
-            ~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
-            common.heads_divide_hidden.keys,
+        # transformers builds it, A·⌊H/A⌋ wide: the words say so, as for ALBERT's and ELECTRA's copies.
+        replace(
+            common.heads_divide_hidden_unchecked,
+            fails=~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
         ),
     )
 )
