@@ -10,6 +10,7 @@ import pytest
 from conftest import TEST_CARDS, card_by_id, reference_for
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Kind
+from generator.counting.compute import StepNotExactError, count_compute, step_inexact
 from generator.counting.derivation import derive
 from generator.counting.expr import to_text
 from generator.counting.inventory import count_parameters
@@ -61,7 +62,14 @@ def test_attention_tensors_in_registration_order() -> None:
 
 @pytest.mark.parametrize(
     "stem",
-    ["test-deberta-masked-lm", "test-deberta-classifier", "test-deberta-talking-heads", "test-deberta-clamped-span"],
+    [
+        "test-deberta-masked-lm",
+        "test-deberta-classifier",
+        "test-deberta-talking-heads",
+        "test-deberta-clamped-span",
+        "test-deberta-c2p-only",
+        "test-deberta-talking-heads-no-dropout",
+    ],
 )
 def test_test_cards_match_transformers_tensor_by_tensor(stem: str) -> None:
     card = load_card(TEST_CARDS / f"{stem}.yaml")
@@ -87,3 +95,16 @@ def test_each_position_term_has_its_own_projection() -> None:
     assert count_parameters(card).total - c2p.total == 12 * (768 * 768 + 768)  # pos_q_proj and its bias
     without = count_parameters(with_config(card, relative_attention=False))
     assert not any("pos_" in t.name or "rel_embeddings" in t.name for t in without.tensors)
+
+
+def test_only_the_piecewise_steps_are_declared_inexact() -> None:
+    """Every catalog card's step is one polynomial; a clamped span, one position term, and talking heads
+    without attention dropout are not, and count_compute gives no figure for them."""
+    exact = ["test-deberta-masked-lm", "test-deberta-classifier", "test-deberta-talking-heads"]
+    inexact = ["test-deberta-clamped-span", "test-deberta-c2p-only", "test-deberta-talking-heads-no-dropout"]
+    assert [step_inexact(card_by_id(c)) for c in ("deberta-base", "deberta-large", "deberta-xlarge")] == [None] * 3
+    assert [step_inexact(load_card(TEST_CARDS / f"{stem}.yaml")) for stem in exact] == [None] * 3
+    reasons = [step_inexact(load_card(TEST_CARDS / f"{stem}.yaml")) or "" for stem in inexact]
+    assert [r.split(" ")[0] for r in reasons] == ["max_relative_positions", "the", "talking_head"]
+    with pytest.raises(StepNotExactError):
+        count_compute(load_card(TEST_CARDS / "test-deberta-clamped-span.yaml"))

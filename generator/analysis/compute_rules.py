@@ -183,4 +183,6 @@ def family_compute(family: Family) -> JSON:
         },
         # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
         "cannot_run": [rule.to_json() for rule in family.step_checks],
+        # Configs whose step no polynomial says exactly (Family.inexact_steps), as compute.step_inexact checks.
+        "not_exact": [rule.to_json() for rule in family.inexact_steps],
     }

@@ -190,6 +190,7 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         differences=differences,
         checks=checks,
         step_checks=tuple(map(worded, family.step_checks)),
+        inexact_steps=tuple(map(worded, family.inexact_steps)),
         declare=declare,
         language=language,
     )

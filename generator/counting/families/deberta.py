@@ -12,9 +12,10 @@ DebertaLayerNorm, written in Python, which keeps other tensors than nn.LayerNorm
 projects only the 2·min(s, R) rows of the table that the sequence can reach.
 
 The compute is one polynomial only while that span is s at every length the model takes (R at
-least P). It is exact there with both position terms and no talking heads: each copy torch makes
+least P). It is exact there with both position terms (and talking heads only with attention
+dropout): each copy torch makes
 of a strided operand for b > 1 and s > 1 is then matched, at b = 1 or s = 1, by the fused
-projection's output, which the key is a view of. ``EXACT_STEP`` names that region.
+projection's output, which the key is a view of. ``INEXACT_STEPS`` names the other configs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from generator.counting import architecture as arch
+from generator.counting import ops
 from generator.counting.conditions import (
     contains,
     ge,
@@ -164,6 +166,8 @@ def _relative(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ...]:
         dropout=common.HIDDEN_DROPOUT,
         table_rows=rows,
         query_copy=True,
+        scaled=("p2c",),
+        scale_dtype=arch.Dtype.FLOAT32,
     )
     return (relative.block(f"{prefix}encoder.", (relative.table(rows),), (work,)),)
 
@@ -238,14 +242,29 @@ SWITCHES = (
     ),
 )
 
-# The configs whose step one polynomial says exactly: both position terms, a span that never clamps
-# below the longest input, and no talking heads. Elsewhere the step is piecewise in b and s.
-EXACT_STEP = (
-    truthy("relative_attention")
-    & contains("pos_att_type", "c2p")
-    & contains("pos_att_type", "p2c")
-    & ~truthy("talking_head")
-    & ~(ge("max_relative_positions", 1) & lt("max_relative_positions", "max_position_embeddings"))
+# Steps one polynomial cannot say. torch copies the strided query and key for each product only when
+# b and s are both above 1; with both position terms those copies weigh what the fused projection's
+# output, kept at b = 1 or s = 1, weighs. A span R below P makes the rows 2s up to R, 2R after.
+INEXACT_STEPS = (
+    Rule(
+        "one-position-term",
+        gt("num_hidden_layers", 0)
+        & ~(truthy("relative_attention") & contains("pos_att_type", "c2p") & contains("pos_att_type", "p2c")),
+        ("relative_attention", "pos_att_type"),
+    ),
+    # Without attention dropout the product by the values copies the talking heads' output only then too.
+    Rule(
+        "talking-heads-copies",
+        gt("num_hidden_layers", 0) & truthy("talking_head") & ~ops.probability("attention_probs_dropout_prob"),
+        ("talking_head", "attention_probs_dropout_prob"),
+    ),
+    Rule(
+        "span-clamps",
+        truthy("relative_attention")
+        & ge("max_relative_positions", 1)
+        & lt("max_relative_positions", "max_position_embeddings"),
+        ("max_relative_positions", "max_position_embeddings"),
+    ),
 )
 
 # The classifier drops out with cls_dropout when it is given (a key its config class does not
@@ -302,6 +321,7 @@ FAMILY = arch.Family(
         *activations.rules("deberta"),
     ),
     step_checks=STEP_CHECKS,
+    inexact_steps=INEXACT_STEPS,
     switches=SWITCHES,
     ground_truth=GROUND_TRUTH,
 )

@@ -134,6 +134,8 @@ def disentangled_attention(
     layers: Poly = L,
     table_rows: Poly | None = None,
     query_copy: bool = False,
+    scaled: tuple[str, ...] = ("c2p", "p2c"),
+    scale_dtype: arch.Dtype = arch.Dtype.ACTIVATION,
 ) -> arch.Op:
     """The relative part of every layer's attention (``layers`` times), declared once in the relative block.
 
@@ -144,6 +146,7 @@ def disentangled_attention(
     table (2·span rows). v1 drops out the whole table (``table_rows``), then projects a slice of
     ``rows`` rows; without dropout it reads the parameter itself, which keeps nothing. v1's c2p
     product broadcasts the query over the table's batch of one: a copy of its own (``query_copy``).
+    v1 divides only p2c by a scale (``scaled``), an fp32 scalar in place (``scale_dtype``).
     """
     whole = rows if table_rows is None else table_rows
     table_saved: tuple[arch.Saved, ...] = (
@@ -163,8 +166,9 @@ def disentangled_attention(
             arch.Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
             arch.Saved(f"{kind} index", (s, s), arch.Dtype.INT64),
             arch.Saved(f"{kind} scores", (b, heads, s, rows)),  # gather keeps its input
-            arch.Saved(f"{kind} scale", ()),
         ]
+        if kind in scaled:
+            saved.append(arch.Saved(f"{kind} scale", (), scale_dtype))
         if kind == "c2p" and query_copy:
             saved.append(arch.Saved("c2p query", (b, s, width)))
     if p2c:
