@@ -29,6 +29,7 @@ from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import (
     contains,
+    eq,
     ge,
     given,
     gt,
@@ -258,6 +259,8 @@ INEXACT_STEPS = (
         gt("num_hidden_layers", 0) & truthy("talking_head") & ~ops.probability("attention_probs_dropout_prob"),
         ("talking_head", "attention_probs_dropout_prob"),
     ),
+    # Measured: with one head the position projections are views at every b, and more differs.
+    Rule("one-head", gt("num_hidden_layers", 0) & eq("num_attention_heads", 1), ("num_attention_heads",)),
     Rule(
         "span-clamps",
         truthy("relative_attention")
@@ -281,6 +284,15 @@ STEP_CHECKS = (
         & given("pooler_hidden_size")
         & ne("pooler_hidden_size", "hidden_size"),
         ("pooler_hidden_size", "hidden_size"),
+    ),
+    # DebertaLMPredictionHead multiplies its H-wide output by the E-wide token table.
+    Rule(
+        "new-head-reads-hidden",
+        head_is(arch.Head.MASKED_LM.value)
+        & ~truthy("legacy")
+        & given("embedding_size")
+        & ne("embedding_size", "hidden_size"),
+        ("legacy", "embedding_size", "hidden_size"),
     ),
     *dropouts.in_step(DROPOUTS),
 )
