@@ -181,9 +181,9 @@ def declared_keys(family: str, kind: str) -> frozenset[str]:
         return frozenset(x.name for x in found.switches)
     if kind == "checks":
         rules = [rule for check in found.checks for rule in (check.rules if isinstance(check, FirstOf) else (check,))]
-        return frozenset(rule.name for rule in (*rules, *found.step_checks, *found.inexact_steps) if isinstance(rule, Rule)) | set(
-            texts.CARD_CHECKS
-        )
+        return frozenset(
+            rule.name for rule in (*rules, *found.step_checks, *found.inexact_steps) if isinstance(rule, Rule)
+        ) | set(texts.CARD_CHECKS)
     return _walked_keys(family)[("blocks", "modules", "roles", "attentions").index(kind)]
 
 
