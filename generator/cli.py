@@ -197,7 +197,13 @@ def _import(args: argparse.Namespace) -> int:
 def _count(args: argparse.Namespace) -> int:
     from generator.analysis.calculator_compute import default_seq, longest_of
     from generator.cards.card import load_card
-    from generator.counting.compute import UndeclaredActivationError, count_compute, measured, step_refusal
+    from generator.counting.compute import (
+        UndeclaredActivationError,
+        count_compute,
+        measured,
+        step_inexact,
+        step_refusal,
+    )
     from generator.site.formats import decimal
 
     try:
@@ -223,6 +229,9 @@ def _count(args: argparse.Namespace) -> int:
     refusal = step_refusal(card)
     if refusal is not None:
         return _count_without_step(card, args.batch, seq, STEP_RAISES + refusal, json_output=args.json)
+    inexact = step_inexact(card)
+    if inexact is not None:
+        return _count_without_step(card, args.batch, seq, NOT_EXACT + inexact, json_output=args.json)
     try:
         compute = count_compute(card)
     except UndeclaredActivationError as error:
@@ -249,6 +258,7 @@ def _count(args: argparse.Namespace) -> int:
 # Why ``count`` gives no step figure: the same cases in which a model page says "Not measured".
 NOT_MEASURED = "no transformers class builds this model, so no step of it was measured against torch"
 STEP_RAISES = "transformers builds this model, but a step of it raises: "
+NOT_EXACT = "a step of this model runs, but its figures are not one polynomial in b and s: "
 
 
 def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_output: bool) -> int:

@@ -23,7 +23,7 @@ from conftest import REFERENCE
 from generator.cards.card import load_card
 from generator.cards.importer import import_config
 from generator.cards.problems import InputError
-from generator.counting.compute import declared_compute, step_refusal
+from generator.counting.compute import declared_compute, step_inexact, step_refusal
 from generator.counting.conditions import HEAD
 from generator.counting.families import FAMILIES, common
 from generator.counting.families.roberta import no_token_position
@@ -147,6 +147,8 @@ def test_the_compute_of_every_sampled_config_that_runs_matches_torch(row: dict[s
         card = load_card(write_sample_card(tmp_path, entry))
     except InputError as error:
         assert refused_though_built(entry, error), [str(p) for p in error.problems]
+        return
+    if step_inexact(card) is not None:  # piecewise beyond one polynomial: its page shows no figure
         return
     # A config only META_BLIND refuses ran on the meta device: its figures are the declaration's all the same.
     found, expected = at_points(declared_compute(card), row["points"])

@@ -183,9 +183,9 @@ def declared_keys(family: str, kind: str) -> frozenset[str]:
         rules = [
             rule for check in found.build_rules for rule in (check.rules if isinstance(check, FirstOf) else (check,))
         ]
-        return frozenset(rule.name for rule in (*rules, *found.step_rules) if isinstance(rule, Rule)) | set(
-            texts.CARD_CHECKS
-        )
+        return frozenset(
+            rule.name for rule in (*rules, *found.step_rules, *found.inexact_steps) if isinstance(rule, Rule)
+        ) | set(texts.CARD_CHECKS)
     return _walked_keys(family)[("blocks", "modules", "roles", "attentions").index(kind)]
 
 

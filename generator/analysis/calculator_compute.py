@@ -196,4 +196,6 @@ def family_compute(family: Family) -> JSON:
         },
         # Configs transformers builds but cannot train (Family.step_rules), checked as compute.step_refusal does.
         "cannot_run": [rule.to_json() for rule in family.step_rules],
+        # Configs whose step no polynomial says exactly (Family.inexact_steps), as compute.step_inexact checks.
+        "not_exact": [rule.to_json() for rule in family.inexact_steps],
     }

@@ -326,6 +326,9 @@ class Family:
     # Configs transformers builds, and whose parameters are counted, but whose training step raises:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
     step_rules: tuple[Rule, ...] = ()
+    # Configs whose step torch runs but whose figures one polynomial in b and s cannot say (a copy
+    # made only at some b and s, a span that stops growing with s): each a Rule. No step figure is shown.
+    inexact_steps: tuple[Rule, ...] = ()
     # What the reference tools build and run to ask transformers for its counts; None for a family
     # transformers does not implement (its ``own_config`` names the code its counts come from).
     ground_truth: GroundTruth | None = None
@@ -340,7 +343,7 @@ class Family:
     def flag_keys(self) -> tuple[str, ...]:
         """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
         conditions = [s.when for s in self.switches] + list(self._check_conditions)
-        conditions += [rule.fails for rule in self.step_rules]
+        conditions += [rule.fails for rule in (*self.step_rules, *self.inexact_steps)]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
     @functools.cached_property

@@ -29,11 +29,14 @@ from generator.counting.architecture import (
     Product,
     Saved,
 )
-from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
+from generator.counting.step_refusals import StepCannotRunError as StepCannotRunError
+from generator.counting.step_refusals import StepNotExactError as StepNotExactError
+from generator.counting.step_refusals import step_inexact as step_inexact
+from generator.counting.step_refusals import step_refusal as step_refusal
 from generator.counting.step_totals import StepTotals
 
 PRECISIONS = ("fp32", "bf16")
@@ -253,27 +256,15 @@ class Compute:
         )
 
 
-class StepCannotRunError(ValueError):
-    """transformers builds the card's model, but a training step of it raises (its family's step rules)."""
-
-
-def step_refusal(card: Counted) -> str | None:
-    """Why transformers cannot run a training step of this card (the first of its family's step rules
-    that fails, as its message), or None when it can."""
-    checked = {**card.config, HEAD: card.head.value}
-    for rule in card.family.step_rules:
-        failure = rule(checked)
-        if failure is not None:
-            return failure[0]
-    return None
-
-
 def count_compute(card: Counted) -> Compute:
     """A card's compute and memory in closed form, from its family's declaration; StepCannotRunError for a
-    config whose step transformers cannot run (``step_refusal``)."""
-    refusal = step_refusal(card)
-    if refusal is not None:
-        raise StepCannotRunError(refusal)
+    config whose step transformers cannot run (``step_refusal``), or one no polynomial says (``step_inexact``)."""
+    why = step_refusal(card)
+    if why is not None:
+        raise StepCannotRunError(why)
+    why = step_inexact(card)
+    if why is not None:
+        raise StepNotExactError(why)
     return declared_compute(card)
 
 

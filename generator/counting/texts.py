@@ -190,6 +190,7 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         differences=differences,
         build_rules=build_rules,
         step_rules=tuple(map(worded, family.step_rules)),
+        inexact_steps=tuple(map(worded, family.inexact_steps)),
         declare=declare,
         language=language,
     )

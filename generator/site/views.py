@@ -18,7 +18,7 @@ from generator.analysis.choices import load_choices
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
-from generator.counting.compute import Compute, measured, step_refusal
+from generator.counting.compute import Compute, measured, step_inexact, step_refusal
 from generator.counting.derivation import Derivation, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
 from generator.counting.memo import IdentityMemo
@@ -142,7 +142,7 @@ class Summary:
         """The calculator at a fine-tuning step of 32 sequences (a reader's question: "how much memory does
         fine-tuning this model take at batch 32 and 512 tokens?"); None where torch never measured the compute,
         or where transformers cannot run a step of this config (its page says why, in the compute section)."""
-        if not measured(self.card.family) or step_refusal(self.card) is not None:
+        if not measured(self.card.family) or step_refusal(self.card) is not None or step_inexact(self.card):
             return None
         seq, query = address.step_of(self.card.family, self.card.config, self.calculator_query, STEP_BATCH)
         return StepLink(STEP_BATCH, seq, query)
@@ -174,6 +174,11 @@ class Model(Summary):
     def step_refusal(self) -> str | None:
         """Why transformers cannot run a training step of this card, or None (``compute.step_refusal``)."""
         return step_refusal(self.card)
+
+    @cached_property
+    def step_inexact(self) -> str | None:
+        """Why one polynomial cannot say this card's step, or None (``compute.step_inexact``)."""
+        return step_inexact(self.card)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:

@@ -664,7 +664,7 @@
   function stepRuns(config) {
     var c = state.data.compute;
     if (!c.measured) { return true; }
-    if (stepRefusal(config) !== null) { return false; }
+    if (stepRefusal(config) !== null || stepInexact(config) !== null) { return false; }
     return activationKeys().every(function (key) {
       var name = config[key];
       return name === undefined || name === null || Boolean(c.activations[name]);
@@ -676,6 +676,13 @@
   function stepRefusal(config) {
     var checked = Object.assign({}, config, { "@head": state.head });
     var rule = state.data.compute.cannot_run.filter(function (r) { return holds(r.fails, checked); })[0];
+    return rule ? message(rule, checked) : null;
+  }
+
+  // Why no polynomial says this config's step (generator/counting/compute.py: step_inexact), or null.
+  function stepInexact(config) {
+    var checked = Object.assign({}, config, { "@head": state.head });
+    var rule = state.data.compute.not_exact.filter(function (r) { return holds(r.fails, checked); })[0];
     return rule ? message(rule, checked) : null;
   }
 
@@ -752,6 +759,8 @@
     var c = state.data.compute;
     var refusal = stepRefusal(config);  // a config transformers builds but cannot train
     if (refusal !== null) { throw new Error(t("step-cannot-run", { reason: refusal })); }
+    var inexact = stepInexact(config);  // a step torch runs whose figures no polynomial says
+    if (inexact !== null) { throw new Error(t("step-not-exact", { reason: inexact })); }
     var values = Object.assign({}, result.values);
     c.symbols.forEach(function (s) { var v = value(s.value, config); if (isInt(v)) { values[s.name] = v; } });
     var b = config.batch, s = sequenceLength(config);

@@ -117,7 +117,7 @@ SCRIPT_TEXTS = (
         "per-token",
     ),
     *("flops-forward", "flops-forward-base", "flops-backward", "activations-fp32", "activations-bf16"),
-    *("training-memory-fp32", "training-memory-bf16", "compute-note", "step-cannot-run"),
+    *("training-memory-fp32", "training-memory-bf16", "compute-note", "step-cannot-run", "step-not-exact"),
 )
 
 

@@ -18,7 +18,8 @@ in its layer and in the relative block. What each family sets:
   ``pos_query_proj`` with biases, and ``shared_projections`` from ``share_att_key``.
 * DeBERTa v1: ``table_rows(on, buckets=None)``, no norm, ``fused_query_key_value`` for its
   ``in_proj``, and ``position_projections(key="attention.self.pos_proj", key_bias=False,
-  query="attention.self.pos_q_proj")``. Its layers project 2·min(s, R) rows, not the table's 2R.
+  query="attention.self.pos_q_proj")``. Its layers project 2·min(s, R) rows, not the table's 2R:
+  ``disentangled_attention(..., table_rows=...)`` with 2s rows, exact while the span never clamps.
 * MPNet: ``bucket_bias(B)`` in ``block("encoder.", ...)``, and BERT's attention in its layers.
 """
 
@@ -131,6 +132,10 @@ def disentangled_attention(
     dropout: Condition,
     heads: Poly = A,
     layers: Poly = L,
+    table_rows: Poly | None = None,
+    query_copy: bool = False,
+    scaled: tuple[str, ...] = ("c2p", "p2c"),
+    scale_dtype: arch.Dtype = arch.Dtype.ACTIVATION,
 ) -> arch.Op:
     """The relative part of every layer's attention (``layers`` times), declared once in the relative block.
 
@@ -138,13 +143,18 @@ def disentangled_attention(
     the one table. It projects the ``rows`` rows to ``width`` with the query and key projections
     (``shared_projections``) or its position projections, which do not depend on b or s. The c2p
     and p2c scores are gathered at the clamped relative positions. DeBERTa-v2 projects the whole
-    table (2·span rows); v1 projects 2·min(s, R) rows, which a polynomial cannot say.
+    table (2·span rows). v1 drops out the whole table (``table_rows``), then projects a slice of
+    ``rows`` rows; without dropout it reads the parameter itself, which keeps nothing. v1's c2p
+    product broadcasts the query over the table's batch of one: a copy of its own (``query_copy``).
+    v1 divides only p2c by a scale (``scaled``), an fp32 scalar in place (``scale_dtype``).
     """
-    table_saved = (
-        arch.Saved("relative table dropout mask", (rows, H), when=dropout),
-        arch.Saved("dropped relative table", (rows, H), when=dropout),
-        arch.Saved("relative table", (rows, H), shared=True, when=~dropout),
+    whole = rows if table_rows is None else table_rows
+    table_saved: tuple[arch.Saved, ...] = (
+        arch.Saved("relative table dropout mask", (whole, H), when=dropout),
+        arch.Saved("dropped relative table", (whole, H), when=dropout),
     )
+    if table_rows is None:
+        table_saved += (arch.Saved("relative table", (rows, H), shared=True, when=~dropout),)
     projected = ("query", "key") if shared_projections else (("key",) if c2p else ()) + (("query",) if p2c else ())
     products = [arch.Product(f"position-{name}-projection", rows, width, H) for name in projected]
     saved = list(table_saved)
@@ -156,8 +166,11 @@ def disentangled_attention(
             arch.Saved(f"{kind} position projection", (b, rows, width)),  # repeated over the batch: a copy
             arch.Saved(f"{kind} index", (s, s), arch.Dtype.INT64),
             arch.Saved(f"{kind} scores", (b, heads, s, rows)),  # gather keeps its input
-            arch.Saved(f"{kind} scale", ()),
         ]
+        if kind in scaled:
+            saved.append(arch.Saved(f"{kind} scale", (), scale_dtype))
+        if kind == "c2p" and query_copy:
+            saved.append(arch.Saved("c2p query", (b, s, width)))
     if p2c:
         saved.append(arch.Saved("key layer", (b, s, width)))  # p2c multiplies the key itself, not key / scale
     return arch.Op(path, "disentangled-attention", tuple(products), tuple(saved), repeat=layers)
