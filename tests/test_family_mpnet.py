@@ -110,7 +110,7 @@ def test_the_step_keeps_the_buckets_once_whatever_the_layers() -> None:
     assert compute.in_batch(relative.copies).evaluate({}) == 1
     assert (relative.forward, relative.backward) == (relative.forward * 0, relative.backward * 0)
     for precision in ("fp32", "bf16"):
-        assert compute.in_batch(relative.kept(precision).every).evaluate({"b": 3, "s": 92}) == 8 * 92 * 92
+        assert compute.in_batch(relative.saved_bytes(precision).every).evaluate({"b": 3, "s": 92}) == 8 * 92 * 92
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,9 @@ PACKAGE = ROOT / "generator" / "site"
 
 def _patterns() -> list[str]:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
-    patterns: list[str] = pyproject["tool"]["setuptools"]["package-data"]["generator.site"]
+    # Both generator/site/texts and generator/counting/texts link to content/: either package may carry a text.
+    data = pyproject["tool"]["setuptools"]["package-data"]
+    patterns: list[str] = data["generator.site"] + [p for p in data["generator.counting"] if p.startswith("texts/")]
     return patterns
 
 
