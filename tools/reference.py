@@ -135,11 +135,13 @@ def config_schema(family: str) -> dict[str, Any]:
     # as true_hidden_size): a value given for one is kept by PretrainedConfig and wins, so a card may
     # give it; null means "derived", and the family decides what a given value does.
     derived = {k: None for k in resolved if k not in defaults and k not in bookkeeping}
+    derived |= dict.fromkeys(ground_truth(family).derived)
     return {
         "family": family,
         "config_class": config_class.__name__,
         "transformers_version": transformers.__version__,
-        "defaults": {k: _jsonable(resolved.get(k, v)) for k, v in sorted(defaults.items())} | derived,
+        "defaults": {k: _jsonable(resolved.get(k, v)) for k, v in sorted(defaults.items()) if k not in derived}
+        | derived,
         "default_num_labels": config_class().num_labels,
         # Other names the class accepts for a key (hidden_size for a config whose own name is dim).
         "aliases": dict(sorted(getattr(config_class, "attribute_map", {}).items())),

@@ -177,13 +177,14 @@ def narrow_transform(norm: str, dense: str) -> tuple[arch.Module, ...]:
     )
 
 
-def dense_classifier(function: str) -> arch.Block:
-    """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
-    ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
+def dense_classifier(function: str, *, dropout: Condition | None = None, configured: bool = False) -> arch.Block:
+    """A classification head of its own on token 0 (ELECTRA, RoBERTa, RoFormer): dropout, an H × H
+    dense, ``function`` (tanh; gelu; the config key it names when ``configured``), dropout again,
+    and out_proj to C labels. ``dropout`` when the head's probability is not BERT's classifier dropout.
 
     Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
     """
-    acts = classifier_dropout()
+    acts = classifier_dropout() if dropout is None else dropout
     dense_input = ops.either(acts, arch.Saved("dropped", (b, H)), ENCODER_OUTPUT)
     out_input = ops.either(acts, arch.Saved("dropped again", (b, H)), arch.Saved("activated", (b, H)))
     modules = (
@@ -191,7 +192,13 @@ def dense_classifier(function: str) -> arch.Block:
         linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
     )
     activation = ops.activation(
-        "activation", "classifier-activation", function, (b, H), before="hidden", after="activated", fixed=True
+        "activation",
+        "classifier-activation",
+        function,
+        (b, H),
+        before="hidden",
+        after="activated",
+        fixed=not configured,
     )
     classifier_ops = (
         ops.dropout("dropout", "classifier-dropout", (b, H), acts),
