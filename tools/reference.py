@@ -237,7 +237,10 @@ def _type_json(annotation: Any) -> Any:
     if annotation is Any:
         return "any"
     if origin in (typing.Union, types.UnionType):
-        return {"union": [_type_json(a) for a in args]}
+        # A nested config class (ESM's esmfold_config) or a tuple (its vocab_list) is no value a card
+        # can write: JSON and YAML have no tuple. Its other members are.
+        members = [a for a in args if not _unwritable(a)]
+        return {"union": [_type_json(a) for a in members]}
     if origin is typing.Literal:
         return {"literal": list(args)}
     if origin is list and len(args) == 1:
@@ -245,6 +248,13 @@ def _type_json(annotation: Any) -> Any:
     if origin is dict and len(args) == 2:
         return {"dict": [_type_json(args[0]), _type_json(args[1])]}
     raise SystemExit(f"{annotation!r}: no notation for this annotation in generator/cards/types.py")
+
+
+def _unwritable(annotation: Any) -> bool:
+    """A type no card value can have: a config class, or a tuple."""
+    if typing.get_origin(annotation) is tuple:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, PretrainedConfig)
 
 
 def _jsonable(value: Any) -> Any:
