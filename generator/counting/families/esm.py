@@ -110,7 +110,7 @@ def _contact_head(prefix: str) -> arch.Block:
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
-    blocks = (
+    blocks: tuple[arch.Block, ...] = (
         _embeddings(on, prefix),
         _layer(prefix),
         prenorm.final_norm(f"{prefix}encoder.", _norm("emb_layer_norm_after", "final-norm")),
