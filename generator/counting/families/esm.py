@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, div, eq, gt, is_null, mod, truthy
+from generator.counting.conditions import const, div, eq, gt, is_null, mod
 from generator.counting.families import bert, common, dropouts, heads, step_checks
 from generator.counting.families.blocks import prenorm, rotary
 from generator.counting.families.symbols import symbols
@@ -37,7 +37,8 @@ SYMBOLS = symbols("VPHILAC")
 
 BACKBONE = "esm."  # the attribute every head class stores the encoder under
 ROTARY = eq("position_embedding_type", const("rotary"))
-TOKEN_DROPOUT = truthy("token_dropout")
+# EsmConfig takes null for these flags, as false: compared with true, they are no flags the card check types.
+TOKEN_DROPOUT = eq("token_dropout", const(True))
 TABLES = rotary.tables(when=ROTARY)
 
 
@@ -78,22 +79,32 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     return arch.Block("embeddings", arch.Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=(token_dropout,))
 
 
-def _layer(prefix: str) -> arch.Block:
-    attention = (
+def _attention(path: str) -> tuple[arch.Module, ...]:
+    """EsmAttention: query, key, value and the output dense; its LayerNorm is the layer's pre-norm."""
+    return (
         *common.query_key_value(
-            ("attention.self.query", "attention.self.key", "attention.self.value"),
+            (f"{path}.self.query", f"{path}.self.key", f"{path}.self.value"),
             reads=("attention norm output", "attention norm output"),
         ),
-        common.attention_output("attention.output.dense"),
+        common.attention_output(f"{path}.output.dense"),
     )
+
+
+def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     modules = prenorm.layer(
         _norm,
-        attention,
+        _attention("attention"),
         common.feed_forward("intermediate.dense", "output.dense"),
         attention_norm="attention.LayerNorm",
         feed_forward_norm="LayerNorm",
         order=prenorm.NORMS_AFTER,
     )
+    if on["cross_attention"]:
+        # A decoder's EsmAttention over the encoder's states, after the attention's norm; a step with
+        # input_ids alone never runs it.
+        cross = (*_attention("crossattention"), _norm("crossattention.LayerNorm", "attention-norm"))
+        idle = tuple(arch.Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
+        modules = (*modules[:5], *idle, *modules[5:])
     layer_ops = (
         rotary.rotated(ops.attention("attention.self", H, A, "attention_probs_dropout_prob"), TABLES),
         ops.dropout("attention.output.dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
@@ -112,7 +123,7 @@ def _contact_head(prefix: str) -> arch.Block:
 def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
     blocks: tuple[arch.Block, ...] = (
         _embeddings(on, prefix),
-        _layer(prefix),
+        _layer(on, prefix),
         prenorm.final_norm(f"{prefix}encoder.", _norm("emb_layer_norm_after", "final-norm")),
     )
     if pooler:
@@ -147,9 +158,15 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 
 ABSOLUTE = eq("position_embedding_type", const("absolute"))
+CROSS_ATTENTION = eq("add_cross_attention", const(True))
+# EsmLayer refuses cross-attention in an encoder, in BERT's words; null is false for both keys.
+cross_attention_needs_decoder = replace(
+    common.cross_attention_needs_decoder, fails=CROSS_ATTENTION & ~eq("is_decoder", const(True))
+)
 # The attention's dropout is nn.functional.dropout in the forward: nothing checks it when the model is built.
+# The embeddings' dropout is never called: the hidden dropout runs in the layers and in the classifier.
 DROPOUTS: dropouts.Dropouts = (
-    ("hidden_dropout_prob", None),
+    ("hidden_dropout_prob", dropouts.with_layers() | dropouts.CLASSIFIER),
     ("attention_probs_dropout_prob", dropouts.with_layers()),
 )
 padding_fits_positions = common.padding_fits("max_position_embeddings")
@@ -180,7 +197,8 @@ FAMILY = arch.Family(
         arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
     ),
     checks=(
-        *common.LAYER_RULES,
+        common.in_every_layer(common.heads_divide_hidden),
+        common.in_every_layer(cross_attention_needs_decoder),
         common.padding_in_vocabulary,
         replace(padding_fits_positions, fails=ABSOLUTE & padding_fits_positions.fails),
         *common.PROBLEM_TYPE_RULES,
@@ -190,9 +208,9 @@ FAMILY = arch.Family(
     null_refused=("hidden_dropout_prob",),  # nn.Dropout(None) compares None with 0
     switches=(
         common.tied("mlm-head"),
-        common.CROSS_ATTENTION,
+        Switch("cross_attention", CROSS_ATTENTION, ("layer",)),
         Switch("absolute", ABSOLUTE, ("embeddings",)),
-        Switch("embedding_norm", truthy("emb_layer_norm_before"), ("embeddings",)),
+        Switch("embedding_norm", eq("emb_layer_norm_before", const(True)), ("embeddings",)),
     ),
     ground_truth=GroundTruth(
         draws={
