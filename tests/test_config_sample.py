@@ -48,10 +48,11 @@ RAN = [row for row in COMPUTE_SAMPLE if "points" in row]
 LAYER_COUNTS = ("num_hidden_layers", "n_layers", "num_hidden_groups", "inner_group_num", "num_feedforward_networks")
 COUNTS = (*LAYER_COUNTS, "num_attention_heads", "n_heads", "num_labels")
 REFUSED_THOUGH_BUILT: tuple[tuple[str | None, str, str], ...] = (
-    # ALBERT and ELECTRA skip BERT's head check when the config has embedding_size, so the model is
-    # built with A·(H // A)-wide projections, but its forward pass cannot use them.
+    # ALBERT, ELECTRA and RoFormer skip BERT's head check when the config has embedding_size, so the
+    # model is built with A·(H // A)-wide projections, but its forward pass cannot use them.
     ("albert", "config.hidden_size", "is not a multiple of the number of attention heads"),
     ("electra", "config.hidden_size", "is not a multiple of the number of attention heads"),
+    ("roformer", "config.hidden_size", "is not a multiple of the number of attention heads"),
     # The same in MobileBertSelfAttention, which has no such check, at either width.
     ("mobilebert", "config.intra_bottleneck_size", "is not a multiple of the number of attention heads"),
     ("mobilebert", "config.hidden_size", "is not a multiple of the number of attention heads"),

@@ -76,6 +76,18 @@ transformers.PreTrainedModel.warn_if_padding_and_no_attention_mask = lambda self
 torch.fx.experimental._config.meta_nonzero_assume_all_nonzero = True
 
 
+def _skip_full_mask(padding_mask: Any, kv_length: int, local_attention_size: int | None = None) -> bool:
+    """A class that makes its own all-ones mask (RoFormer's) has it skipped on a CPU, where
+    ``padding_mask.all()`` holds; the meta device cannot read it, and the step never pads."""
+    if padding_mask is not None and padding_mask.device.type == "meta":
+        return local_attention_size is None or kv_length < local_attention_size
+    return _ignore_bidirectional_mask(padding_mask, kv_length, local_attention_size)
+
+
+_ignore_bidirectional_mask = transformers.masking_utils._ignore_bidirectional_mask_sdpa
+transformers.masking_utils._ignore_bidirectional_mask_sdpa = _skip_full_mask
+
+
 def points(family: str, config: Any) -> list[tuple[int, int]]:
     """The (b, s) points measured for a card, as the module docstring explains."""
     length = config.max_position_embeddings

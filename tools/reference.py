@@ -135,11 +135,13 @@ def config_schema(family: str) -> dict[str, Any]:
     # as true_hidden_size): a value given for one is kept by PretrainedConfig and wins, so a card may
     # give it; null means "derived", and the family decides what a given value does.
     derived = {k: None for k in resolved if k not in defaults and k not in bookkeeping}
+    derived |= dict.fromkeys(ground_truth(family).derived)
     return {
         "family": family,
         "config_class": config_class.__name__,
         "transformers_version": transformers.__version__,
-        "defaults": {k: _jsonable(resolved.get(k, v)) for k, v in sorted(defaults.items())} | derived,
+        "defaults": {k: _jsonable(resolved.get(k, v)) for k, v in sorted(defaults.items()) if k not in derived}
+        | derived,
         "default_num_labels": config_class().num_labels,
         # Other names the class accepts for a key (hidden_size for a config whose own name is dim).
         "aliases": dict(sorted(getattr(config_class, "attribute_map", {}).items())),
@@ -235,7 +237,10 @@ def _type_json(annotation: Any) -> Any:
     if annotation is Any:
         return "any"
     if origin in (typing.Union, types.UnionType):
-        return {"union": [_type_json(a) for a in args]}
+        # A nested config class (ESM's esmfold_config) or a tuple (its vocab_list) is no value a card
+        # can write: JSON and YAML have no tuple. Its other members are.
+        members = [a for a in args if not _unwritable(a)]
+        return {"union": [_type_json(a) for a in members]}
     if origin is typing.Literal:
         return {"literal": list(args)}
     if origin is list and len(args) == 1:
@@ -243,6 +248,13 @@ def _type_json(annotation: Any) -> Any:
     if origin is dict and len(args) == 2:
         return {"dict": [_type_json(args[0]), _type_json(args[1])]}
     raise SystemExit(f"{annotation!r}: no notation for this annotation in generator/cards/types.py")
+
+
+def _unwritable(annotation: Any) -> bool:
+    """A type no card value can have: a config class, or a tuple."""
+    if typing.get_origin(annotation) is tuple:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, PretrainedConfig)
 
 
 def _jsonable(value: Any) -> Any:

@@ -22,11 +22,13 @@ def checked_type(family: Family, schema: ConfigSchema, key: str) -> JSON:
     """What the config class checks a key's value against (``generator/cards/types.py``), or None: also
     for a key whose type a family rule tests, which the form shows in the rule's words, as the card check does.
 
-    The form reads 1.0 as the whole number 1, so it cannot check a type that takes decimals but not
-    whole numbers; no input of the families has one, and a family that had would stop the build here."""
+    The form reads 1.0 as the whole number 1, so it cannot tell a float from a whole number. A type that
+    takes decimals but not whole numbers (ESM's dropouts, float or null) is checked as any number there:
+    a number typed in the form stands for the float the config would hold."""
     kind = None if key in family.kind_keys else schema.types.get(key)
     if types.matches(1.5, kind or "any") and not types.matches(1, kind or "any"):
-        raise ValueError(f"{schema.config_class}.{key}: the calculator cannot check {kind} (1.0 reads as 1)")
+        members = list(kind["union"]) if isinstance(kind, dict) and "union" in kind else [kind]
+        return {"union": [*members, "int"]}
     return kind
 
 

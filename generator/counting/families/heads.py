@@ -177,9 +177,10 @@ def narrow_transform(norm: str, dense: str) -> tuple[arch.Module, ...]:
     )
 
 
-def dense_classifier(function: str, dropout: Condition | None = None) -> arch.Block:
-    """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
-    ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
+def dense_classifier(function: str, dropout: Condition | None = None, *, configured: bool = False) -> arch.Block:
+    """A classification head of its own on token 0 (ELECTRA, RoBERTa, RoFormer): dropout, an H × H
+    dense, ``function`` (tanh; gelu; the config key it names when ``configured``), dropout again,
+    and out_proj to C labels.
 
     Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
     ``dropout`` when the class's dropout is not BERT's classifier dropout (MPNet's is the hidden one).
@@ -192,7 +193,13 @@ def dense_classifier(function: str, dropout: Condition | None = None) -> arch.Bl
         linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
     )
     activation = ops.activation(
-        "activation", "classifier-activation", function, (b, H), before="hidden", after="activated", fixed=True
+        "activation",
+        "classifier-activation",
+        function,
+        (b, H),
+        before="hidden",
+        after="activated",
+        fixed=not configured,
     )
     classifier_ops = (
         ops.dropout("dropout", "classifier-dropout", (b, H), acts),
