@@ -175,6 +175,7 @@ EXPECTED = {
     ("electra-small-discriminator", "14M"): ("rounding", (13_549_057,), (13_549_057,)),
     ("electra-base-discriminator", "110M"): ("with the masked-LM head", (109_483_009,), (109_514_298,)),
     ("electra-large-discriminator", "335M"): ("rounding", (335_142_913,), (335_142_913,)),
+    ("mpnet-base", "109M"): ("rounded down", (109_518_527,), (109_518_527,)),
     ("mobilebert-uncased", "25.3M"): ("not within rounding", (24_581_888,), (None,)),
     ("modernbert-base", "149M"): ("rounding", (149_014_272,), (149_014_272,)),
     ("modernbert-large", "395M"): ("rounding", (394_781_696,), (394_781_696,)),

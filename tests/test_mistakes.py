@@ -32,7 +32,7 @@ def found(card_id: str) -> set[tuple[str, int]]:
 @pytest.mark.parametrize(
     ("card_id", "erratum", "figure"),
     [
-        # google-research/bert issue 656: the bert-large table's total, the intermediate bias left out.
+        # google-research/bert#656: the bert-large table's total, the intermediate bias left out.
         ("bert-large-uncased", "intermediate-bias", 335_043_584),
         # The same issue: "12 * 768 * 12 = 110M"; the product is 110,592.
         ("bert-base-uncased", "lha-product", 110_592),
@@ -141,5 +141,6 @@ def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None
     used |= set(re.findall(r"\bS\[\"([a-z-]+)\"\]", script))  # read as they are (a rule's message template)
     used |= set(re.findall(r"\[\"([a-z0-9-]+)\", function", script))  # the training step's rows: h(row[0])
     used |= {"meaning-batch", "meaning-seq"}  # S["meaning-" + input.key]
+    used |= {"seq-too-long-numbered", "seq-too-long-fixed"}  # S[too.message]: how the family numbers positions
     checks = {f"check-{k}" for k in (*exercises.CHECK_TEXTS, "close")}
     assert used - checks == set(calculator.SCRIPT_TEXTS), "calculator.js and pages/calculator.py: SCRIPT_TEXTS differ"
