@@ -34,7 +34,9 @@ WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 DECODER = "lm_head.decoder.weight"
 
 
-def _embeddings(prefix: str, *, word_tied_to: str | None) -> arch.Block:
+def embeddings(prefix: str, *, word_tied_to: str | None = None, norm: bool = True) -> arch.Block:
+    """RobertaEmbeddings: token, segment and position tables, with a LayerNorm unless ``norm`` is false
+    (XLM-RoBERTa-XL's embeddings have none)."""
     # position_embeddings comes last: RobertaEmbeddings.__init__ creates it after the LayerNorm.
     if word_tied_to is None:
         words = common.token_table(H)
@@ -49,21 +51,22 @@ def _embeddings(prefix: str, *, word_tied_to: str | None) -> arch.Block:
     # (numbered from the padding index), and the tables keep them.
     types = common.segment_table(H, arch.Saved("token types", (b, s), arch.Dtype.INT64))
     positions = common.position_table(H, ids=arch.Saved("position ids", (b, s), arch.Dtype.INT64))
-    return common.embeddings_block(prefix, (words, types, common.embedding_norm(H), positions))
+    normed = (common.embedding_norm(H),) if norm else ()
+    return common.embeddings_block(prefix, (words, types, *normed, positions))
 
 
 def _backbone(on: Mapping[str, bool], word_tied_to: str | None, prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
-    blocks = (_embeddings(prefix, word_tied_to=word_tied_to), common.bert_encoder_layer(on, prefix))
+    blocks = (embeddings(prefix, word_tied_to=word_tied_to), common.bert_encoder_layer(on, prefix))
     return (*blocks, common.bert_pooler(prefix)) if pooler else blocks
 
 
-def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[arch.Block, ...]:
+def _lm_head(on: Mapping[str, bool], *, heads_first: bool, attribute: str) -> tuple[arch.Block, ...]:
     """RobertaLMHead: its own ``bias`` first, then dense, layer_norm and the decoder."""
     modules = heads.mlm_transform("dense", "layer_norm")
     # RobertaLMHead applies gelu whatever hidden_act says.
     head_ops = heads.mlm_ops("gelu", key="gelu", fixed=True)
     if not (heads_first and on["tied"]):
-        decoder = heads.mlm_decoder(on["tied"], BACKBONE + WORD_EMBEDDINGS, "lm_head.bias", H)
+        decoder = heads.mlm_decoder(on["tied"], attribute + WORD_EMBEDDINGS, "lm_head.bias", H)
         return (heads.mlm_head("lm_head.", (*modules, decoder), head_ops),)
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
@@ -84,16 +87,29 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool) -> tuple[arch.Block, 
     )
 
 
-def roberta_like(on: Mapping[str, bool], head: arch.Head, *, stem: str, heads_first: bool) -> arch.Architecture:
-    """Declare a RoBERTa-style class; ``heads_first`` when the head is registered before the backbone."""
+def roberta_like(
+    on: Mapping[str, bool],
+    head: arch.Head,
+    *,
+    stem: str,
+    heads_first: bool,
+    attribute: str = BACKBONE,
+    backbone: common.Backbone | None = None,
+) -> arch.Architecture:
+    """Declare a RoBERTa-style class; ``heads_first`` when the head is registered before the backbone.
+
+    ``attribute`` is where the head classes store the backbone; ``backbone`` replaces RoBERTa's own
+    embeddings and layers, for a class that keeps RoBERTa's heads only (XLM-RoBERTa-XL's).
+    """
     tied_first = head is arch.Head.MASKED_LM and heads_first and on["tied"]
-    backbone = functools.partial(_backbone, on, DECODER if tied_first else None)
+    if backbone is None:
+        backbone = functools.partial(_backbone, on, DECODER if tied_first else None)
     on_top = {
-        arch.Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first),
+        arch.Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first, attribute=attribute),
         arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("tanh"),),  # on the first token: no pooler
     }
     return common.assemble(
-        stem, BACKBONE, head, backbone, on_top, pooled=frozenset({arch.Head.BASE}), heads_first=heads_first
+        stem, attribute, head, backbone, on_top, pooled=frozenset({arch.Head.BASE}), heads_first=heads_first
     )
 
 
