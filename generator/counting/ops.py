@@ -56,12 +56,14 @@ def attention(
     sum of values the same again. It keeps the query, key and value for the two products (``value``
     when the values are a view of a larger storage), the softmax's output (b·A·s² values, where s²
     enters the memory), and with attention dropout its mask and the dropped probabilities, b·A·s²
-    each again. ``float_softmax``: the softmax runs in fp32 and is cast back, a second copy in bf16.
+    each again. ``float_softmax``: the softmax runs in fp32 and is cast back, a second copy in bf16,
+    which the product by V keeps unless a dropout acts (the dropout keeps only its mask of it).
     """
     when = probability(dropout_key)
     tokens = (b, s, width)
     grid = (b, heads, s, keys)
-    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), Saved("probabilities, cast", grid, Dtype.CAST))
+    cast = Saved("probabilities, cast", grid, Dtype.CAST, when=~when)
+    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), cast)
     return Op(
         path,
         "attention",
