@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 PORT   ?= 8000
 REFERENCE_VENV ?= .venv-reference
 
-.PHONY: site test check serve reference clean bench
+.PHONY: site test quick check serve reference clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ site: $(VENV)/.installed-base
 TEST_JOBS ?= auto
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
+
+# The contributor's loop (about a minute): every test that needs neither a browser nor a whole site.
+# tests/conftest.py gives each test its tier from what it uses; `make test` runs them all.
+QUICK_TIERS = not browser and not site and not slow
+quick: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile -m "$(QUICK_TIERS)"
 
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff check generator tests tools bench

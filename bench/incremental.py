@@ -1,4 +1,4 @@
-"""Time a rebuild after one card is edited against a full build, on generated cards (issue 14, target 3).
+"""Time a rebuild after one card is edited against a full build, on generated cards (target: 25% at most).
 
 For each of ``--no-search`` and a default build (with the search index): the full build from
 scratch without the cache (``--no-cache``, a fresh output directory each run), the first build

@@ -2,7 +2,7 @@
 
 GitHub Pages compresses HTML, CSS, JavaScript and SVG with gzip; Python's ``http.server`` does
 not, and Lighthouse then marks a long model page down for its transfer size (74 to 82 on BERT-Large's
-page without compression, 100 with it, issue 12). This serves ``site/`` (or ``--site``) from a
+page without compression, 100 with it). This serves ``site/`` (or ``--site``) from a
 loopback port under ``/atlas/`` with ``Content-Encoding: gzip`` when the client accepts it, runs the
 ``lighthouse`` command (npm) on each page with Debian's Chromium, and prints the four scores.
 Not part of ``make test``: ``.venv/bin/python bench/lighthouse.py`` after ``make site``.
@@ -26,7 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SUBPATH = "atlas"
-# The pages issue 12 names: the index, two model pages, a family page, the calculator, compare and search.
+# The pages audited: the index, two model pages, a family page, the calculator, compare and search.
 PAGES = [
     "index.html",
     "models/bert-base-uncased/index.html",

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import http.server
+import inspect
 import json
 import os
 import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +91,89 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     assert snapshot(out) == built, f"a test changed the shared build of the catalog in {out}"
 
 
-# The longest test file, started first: pytest-xdist (`make test`) hands test files to its workers in
+# The longest test files (of the full suite, then of `make quick`), started first: pytest-xdist (`make test`) hands test files to its workers in
 # collection order, so a long file collected late would run alone at the end while the other worker idles.
 # Only the order changes; the file's tests run as they would anywhere else.
-LONGEST_FIRST = ("test_bad_input_properties.py",)
+LONGEST_FIRST = ("test_bad_input_properties.py", "test_config_sample.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        mark_tier(item)
     items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)  # a stable sort: the others keep their order
+
+
+# Tiers. A test is marked by what it uses, never by hand, so a new test cannot land in the wrong one:
+# `make quick` runs every test marked neither `browser` nor `site` (nor `slow`, which is written by hand).
+BROWSER_FIXTURES = {"browser", "open_page", "vnu_jar"}
+TESTS = Path(__file__).resolve().parent
+BROWSER_TESTS = TESTS / "browser"
+SITE_COMMANDS = {"build", "serve"}  # the command-line commands that build a whole site
+
+
+def mark_tier(item: pytest.Item) -> None:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    found = tiers_in_code(item)
+    if item.path.is_relative_to(BROWSER_TESTS) or fixtures & BROWSER_FIXTURES or "browser" in found:
+        item.add_marker(pytest.mark.browser)
+    if "site" in fixtures or "site" in found:
+        item.add_marker(pytest.mark.site)
+
+
+def tiers_in_code(item: pytest.Item) -> frozenset[str]:
+    """The tiers that the test, its fixtures or the helpers of tests/ they call need."""
+    starts = [getattr(item, "function", None)]
+    fixture_info = getattr(item, "_fixtureinfo", None)
+    if fixture_info is not None:
+        starts += [d.func for defs in fixture_info.name2fixturedefs.values() for d in defs]
+    return tiers_reached(tuple(f for f in starts if inspect.isfunction(f)))
+
+
+@functools.cache  # the cases of one parametrized test share their functions
+def tiers_reached(starts: tuple[Callable[..., Any], ...]) -> frozenset[str]:
+    """Read from the code, not run: the names each function refers to, followed through the functions
+    defined under tests/. A site is built by the pipeline's build() or serve(), or by the command
+    line's build or serve command (generator.cli.main, or ``python -m generator`` in a subprocess).
+    A browser is Playwright's, launched here or by a fixture of tests/browser/.
+    """
+    import generator.build.pipeline
+    import generator.build.serve
+    import generator.cli
+
+    builders = (generator.build.pipeline.build, generator.build.serve.serve)
+    builder_modules = (generator.build.pipeline, generator.build.serve)
+    todo = [(f.__code__, f.__globals__) for f in starts]
+    seen: set[Any] = set()
+    constants: set[str] = set()
+    tiers: set[str] = set()
+    runs_the_command_line = False
+    while todo:
+        code, names = todo.pop()
+        if code in seen:
+            continue
+        seen.add(code)
+        for constant in code.co_consts:
+            if inspect.iscode(constant):
+                todo.append((constant, names))
+            else:
+                constants.update(
+                    c for c in (constant if isinstance(constant, tuple) else (constant,)) if isinstance(c, str)
+                )
+        if "sync_playwright" in code.co_names:
+            tiers.add("browser")
+        for name in code.co_names:
+            found = names.get(name)
+            calls_a_builder = any(found is m for m in builder_modules) and SITE_COMMANDS & set(code.co_names)
+            if calls_a_builder or any(found is f for f in builders):
+                tiers.add("site")
+            elif found is generator.cli.main:
+                runs_the_command_line = True
+            elif inspect.isfunction(found) and Path(found.__code__.co_filename).is_relative_to(TESTS):
+                todo.append((found.__code__, found.__globals__))
+    runs_the_command_line |= {"-m", "generator"} <= constants
+    if runs_the_command_line and SITE_COMMANDS & constants:
+        tiers.add("site")
+    return frozenset(tiers)
 
 
 def text_of(html: str) -> str:

@@ -35,7 +35,12 @@ SEED_OF_KIND = {
 
 @pytest.fixture(scope="module")
 def seeds() -> dict[str, str]:
-    """The source documents' text by number ("000"); skipped locally, failed in CI, when absent."""
+    """The source documents' text by number ("000"); skipped locally, failed in CI, when absent.
+
+    The documents live beside the repository, not in it. A run that has none says so with
+    ATLAS_SEEDS=none (the GitHub workflow), and these tests are then skipped with that reason."""
+    if os.environ.get("ATLAS_SEEDS") == "none":
+        pytest.skip("ATLAS_SEEDS=none: this run has no copy of the source documents")
     folder = Path(os.environ.get("ATLAS_SEEDS") or ROOT.parent / "shared" / "seeds")
     found = {path.name[:3]: path.read_text("utf-8") for path in sorted(folder.glob("[0-9][0-9][0-9]_*.txt"))}
     if set(found) != set(SEED_OF_KIND.values()):
@@ -246,7 +251,7 @@ def test_the_two_numbers_are_the_interview_notes_and_the_halved_norms_the_textbo
 
 def test_each_claim_is_given_to_whoever_made_it(seeds: dict[str, str]) -> None:
     """Who said what, as the sources have it: each claim is given to the source that made it."""
-    # "12 * 768 * 12 = 110M" is a Zhihu post that a comment of issue 656 quotes, with its address; the
+    # "12 * 768 * 12 = 110M" is a Zhihu post that a comment of google-research/bert#656 quotes, with its address; the
     # next comment questions it. The issue is where it appears; the post is named and linked too.
     lha = {s.kind: s for s in ERRATA["lha-product"].sources}
     assert list(lha) == ["GitHub issue", "blog post"] and lha["blog post"].url is not None

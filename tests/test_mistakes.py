@@ -32,7 +32,7 @@ def found(card_id: str) -> set[tuple[str, int]]:
 @pytest.mark.parametrize(
     ("card_id", "erratum", "figure"),
     [
-        # google-research/bert issue 656: the bert-large table's total, the intermediate bias left out.
+        # google-research/bert#656: the bert-large table's total, the intermediate bias left out.
         ("bert-large-uncased", "intermediate-bias", 335_043_584),
         # The same issue: "12 * 768 * 12 = 110M"; the product is 110,592.
         ("bert-base-uncased", "lha-product", 110_592),

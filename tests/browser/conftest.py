@@ -9,11 +9,12 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import random
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
 
@@ -40,6 +41,20 @@ PAGES = {
     "model": "models/bert-base-uncased/index.html",
     "compare": "compare/index.html",
 }
+
+# A visit that repeats one check over many pages or cards of one kind checks a sample of each kind.
+# The seed is fixed, so every run opens the same ones and a failure reproduces.
+SAMPLE_SEED = 1205
+T = TypeVar("T")
+
+
+def one_of_each(items: Iterable[T], kind: Callable[[T], Hashable], seed: int = SAMPLE_SEED) -> list[T]:
+    """One item of every kind, drawn with ``seed``, in the order the kinds first appear."""
+    groups: dict[Hashable, list[T]] = {}
+    for item in items:
+        groups.setdefault(kind(item), []).append(item)
+    rng = random.Random(seed)
+    return [rng.choice(group) for group in groups.values()]
 
 
 def missing(tool: str, how: str) -> NoReturn:

@@ -1,10 +1,10 @@
-"""The calculator's training step in Chromium: its six figures equal the engine's, for every catalog card.
+"""The calculator's training step in Chromium: its six figures equal the engine's.
 
-Each catalog card is opened by address alone at b = 1 and b = 32, s = min(P, 512) (one browser
-session); the page's data-value integers must be those of ``Compute.at(b, s)`` (which
-tests/test_compute.py holds to torch's). Also: the link on BERT-Large's page answers a reader's
-question about its memory at batch 32, a sequence longer than the position table is refused with a fix, and the 2017
-Transformer shows no figure it never measured.
+A catalog card of every family and head is opened by address alone at b = 1 and b = 32, s = min(P, 512)
+(one browser session); the page's data-value integers must be those of ``Compute.at(b, s)`` (which
+tests/test_compute.py holds to torch's). Also: the link on BERT-Large's page answers an engineer's
+question about its training memory, a sequence longer than the position table is refused with a fix,
+and the 2017 Transformer shows no figure it never measured.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from generator.counting.compute import count_compute, measured, step_refusal
 from generator.counting.inventory import count_parameters
 from generator.site.formats import binary
 
-from .conftest import PHONE, WIDE
+from .conftest import PHONE, WIDE, one_of_each
 
 PAGE = "calculator/index.html"
 CATALOG = [load_card(path) for path in sorted(MODELS.glob("*.yaml"))]
@@ -59,13 +59,17 @@ def read_step(page: Any) -> dict[str, str]:
     return found
 
 
-def test_the_page_equals_the_python_figures_for_every_catalog_card(site_url: str, open_page: Any) -> None:
+def test_the_page_equals_the_python_figures_for_a_card_of_every_family_and_head(site_url: str, open_page: Any) -> None:
+    """The page runs one script on its family's exported rules, whatever the card. Those rules give every
+    card's figures (tests/test_calculator_compute.py, without a browser), so the script is checked here
+    on one catalog card of each family and head, drawn with a fixed seed."""
     page = open_page(WIDE)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     started = time.monotonic()
     mismatches, opened = [], 0
-    for card in (c for c in CATALOG if measured(c.family)):
+    sample = one_of_each((c for c in CATALOG if measured(c.family)), lambda c: (c.family.name, c.head))
+    for card in sample:
         seq, _ = step_query(card.family, card.head, card.config, 1)
         for b in (1, 32):
             address = f"{PAGE}?{query(card.family, card.head, card.config)}&batch={b}&seq={seq}"
@@ -76,7 +80,7 @@ def test_the_page_equals_the_python_figures_for_every_catalog_card(site_url: str
                 mismatches.append((card.id, b, seq, found, want))
     assert errors == []
     assert mismatches == [], mismatches[:3]
-    assert opened == 2 * sum(1 for c in CATALOG if c.family.name != "transformer")
+    assert opened == 2 * len(sample) >= 2 * len({c.family.name for c in CATALOG if measured(c.family)})
     print(f"{opened} training steps in {time.monotonic() - started:.1f} s")
 
 

@@ -15,7 +15,7 @@ from generator.counting.compute import count_compute
 from generator.site.formats import binary
 from generator.site.views import START_HERE
 
-from .conftest import PHONE, WIDE
+from .conftest import PHONE, WIDE, one_of_each
 from .test_calculator import read_result
 
 # The header's sections, as a reader sees them.
@@ -41,16 +41,28 @@ def site_pages(site: Path) -> list[str]:
 SCREENS = (PHONE, 700, 1280)
 
 
-def test_no_page_scrolls_sideways(open_page: Any, site_url: str, built_site: Path) -> None:
-    """Every page of the built site, at each of SCREENS: the page is never wider than the screen.
+def page_kind(path: str) -> str:
+    """Pages of one kind share a template: a model page's widest rows are its family's tensor names."""
+    parts = path.split("/")
+    if parts[0] == "models" and len(parts) == 3:
+        return f"model of {card_by_id(parts[1]).family.name}"
+    return "comparison of two models" if parts[0] == "diffs" else path
 
+
+def test_no_page_scrolls_sideways(open_page: Any, site_url: str, built_site: Path) -> None:
+    """A page of every kind, at each of SCREENS: the page is never wider than the screen.
+
+    Every page that is one of a kind is opened; of the model pages, one of each family, and one
+    comparison of two models, drawn with a fixed seed (tests/browser/conftest.py).
     Each page is loaded once and the window resized to each width, as a tablet turned sideways would
     be: the layout is CSS alone (no script of the site reads the window's width), so a resize lays the
     page out as a load at that width does, at a third of the cost of loading every page three times.
     """
     page = open_page(SCREENS[0])
     wide = {}
-    for path in [*site_pages(built_site), "404.html"]:  # 404.html's links lead off the subpath; its layout is checked
+    sample = one_of_each(site_pages(built_site), page_kind)
+    assert len(sample) >= 20
+    for path in [*sample, "404.html"]:  # 404.html's links lead off the subpath; its layout is checked
         page.set_viewport_size({"width": SCREENS[0], "height": 800})
         page.goto(site_url + path, wait_until="load")
         for screen in SCREENS:

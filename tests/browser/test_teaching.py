@@ -150,8 +150,12 @@ def test_the_check_says_exact_close_and_not(site_url: str, open_page: Any) -> No
 @pytest.mark.parametrize(
     ("card_id", "answer", "erratum"),
     [
-        ("exercise-bert-40k-8l-8h", "218,671,424", "per-head-projections"),  # a reader's "I got 218,671,424"
-        ("bert-large-uncased", "335,043,584", "intermediate-bias"),  # issue 656's bert-large table
+        (
+            "exercise-bert-40k-8l-8h",
+            "218,671,424",
+            "per-head-projections",
+        ),  # "I got 218,671,424", a reader's wrong answer
+        ("bert-large-uncased", "335,043,584", "intermediate-bias"),  # google-research/bert#656's bert-large table
         ("bert-base-uncased", "110,592", "lha-product"),  # "12 * 768 * 12 = 110M"
         ("bert-base-uncased", "110,106,428", "pooler-and-heads"),  # BertForPreTraining counted instead
     ],
