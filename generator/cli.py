@@ -208,12 +208,13 @@ def _count(args: argparse.Namespace) -> int:
     seq = args.seq if args.seq is not None else default_seq(card.family, card.config)
     if length is not None and length > 0 and seq > length:  # no token fits a shorter table: no step, below
         after, where = card.family.positions_after, display_path(args.card)
-        most = (
-            f"max_position_embeddings ({length:,}) of {where}"
-            if after is None
-            else f"{length:,} for {where} (max_position_embeddings, {card.config.get('max_position_embeddings'):,}, "
-            f"less {after} + 1: the positions are numbered from {after} + 1)"
-        )
+        rows = f"{length:,} for {where} (max_position_embeddings, {card.config.get('max_position_embeddings'):,}, "
+        if after is None:
+            most = f"max_position_embeddings ({length:,}) of {where}"
+        elif isinstance(after, int):
+            most = rows + f"less {after + 1}: the positions are numbered from {after + 1})"
+        else:
+            most = rows + f"less {after} + 1: the positions are numbered from {after} + 1)"
         print(f"error: --seq: expected at most {most}, found {seq:,}", file=sys.stderr)
         return 1
     # The parameters stand in every case; a step's figures only where the site shows them too.

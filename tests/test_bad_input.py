@@ -563,6 +563,12 @@ def test_classification_head_with_a_config_that_is_not_a_mapping(models: Path) -
             "config.hidden_size: the hidden size (770) is not a multiple of the number of attention heads (12)",
         ),
         (
+            "mpnet",
+            "hidden_size: 770",
+            "config.hidden_size: the hidden size (770) is not a multiple of the number of attention heads (12)",
+        ),
+        ("mpnet", "vocab_size: 1", "config.vocab_size: vocab_size (1) has no row 1"),
+        (
             "mobilebert",
             "intra_bottleneck_size: 130",
             "config.intra_bottleneck_size: the bottleneck size intra_bottleneck_size (130) is not a multiple of the "

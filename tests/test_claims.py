@@ -180,6 +180,7 @@ EXPECTED = {
     ("ernie-3.0-mini-zh", "27M"): ("rounding", (26_949_504,), (26_949_504,)),
     ("layoutlm-base-uncased", "113M"): ("rounding", (112_627_968,), (112_627_968,)),
     ("layoutlm-large-uncased", "343M"): ("not within rounding", (339_336_192,), (None,)),
+    ("mpnet-base", "109M"): ("rounded down", (109_518_527,), (109_518_527,)),
     ("mobilebert-uncased", "25.3M"): ("not within rounding", (24_581_888,), (None,)),
     ("modernbert-base", "149M"): ("rounding", (149_014_272,), (149_014_272,)),
     ("modernbert-large", "395M"): ("rounding", (394_781_696,), (394_781_696,)),

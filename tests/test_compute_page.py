@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, REFERENCE, card_by_id, reference_for
+from generator.analysis.compute_rules import longest_of
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute
 from generator.site import thumb_rules
@@ -89,13 +90,12 @@ def test_the_step_equals_torch(site: Path, card_id: str) -> None:
 @pytest.mark.parametrize("card_id", CATALOG)
 def test_the_grid_equals_torch(site: Path, card_id: str) -> None:
     """Rows for s in 128, 512 and the longest the model takes (once each, none above it) times b in 1, 8,
-    32, and no others. The longest is P, less pad_token_id + 1 for RoBERTa's families, which number
-    positions from there (514 rows hold 512 tokens)."""
+    32, and no others. The longest is P, less the positions before the first token for the families that
+    number them after a padding row (RoBERTa's and MPNet's 514 rows hold 512 tokens)."""
     page = _page(site, card_id)
     card = card_by_id(card_id)
-    positions = card.config["max_position_embeddings"]
-    if card.family.name in ("roberta", "xlm-roberta"):
-        positions -= card.config["pad_token_id"] + 1
+    positions = longest_of(card.family, card.config)
+    assert positions is not None
     seqs = sorted({x for x in (128, 512, positions) if x <= positions})
     points = [(batch, seq) for seq in seqs for batch in (1, 8, 32)]
     assert re.findall(r'<tr id="c-grid-b(\d+)-s(\d+)">', page) == [(str(b), str(s)) for b, s in points]

@@ -141,5 +141,6 @@ def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None
     used |= set(re.findall(r"\bS\[\"([a-z-]+)\"\]", script))  # read as they are (a rule's message template)
     used |= set(re.findall(r"\[\"([a-z0-9-]+)\", function", script))  # the training step's rows: h(row[0])
     used |= {"meaning-batch", "meaning-seq"}  # S["meaning-" + input.key]
+    used |= {"seq-too-long-numbered", "seq-too-long-fixed"}  # S[too.message]: how the family numbers positions
     checks = {f"check-{k}" for k in (*exercises.CHECK_TEXTS, "close")}
     assert used - checks == set(calculator.SCRIPT_TEXTS), "calculator.js and pages/calculator.py: SCRIPT_TEXTS differ"

@@ -131,11 +131,15 @@ def measure(
     own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
     inputs = batch_inputs(family, head, model.config, b, s, device)
     saved: dict[int, int] = {}
+    # Each saved storage is held until the step ends. One the forward frees (a position bias computed,
+    # then unused without layers) would leave its address to a later storage, counted under its key.
+    held: list[Any] = []
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
         key = storage_key(tensor)
         if key not in own:
             saved[key] = tensor.untyped_storage().nbytes()
+            held.append(tensor.untyped_storage())
         return tensor
 
     counters = (FlopCounterMode(display=False), FlopCounterMode(display=False))

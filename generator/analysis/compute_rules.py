@@ -49,6 +49,19 @@ def longest(family: Family) -> Value:
     return sub(sub(POSITIONS, family.positions_after), 1)
 
 
+def _seq_message(family: Family) -> str:
+    """The words of a sequence too long: positions from 0, from a key's value + 1, or from a fixed index + 1."""
+    if family.positions_after is None:
+        return "seq-too-long"
+    return "seq-too-long-numbered" if isinstance(family.positions_after, str) else "seq-too-long-fixed"
+
+
+def _first_position(family: Family) -> dict[str, JSON]:
+    """The first token's position where the class fixes it (the message names it); else nothing."""
+    after = family.positions_after
+    return {"first": value(after + 1).to_json()} if isinstance(after, int) else {}
+
+
 def longest_of(family: Family, config: Mapping[str, Any]) -> int | None:
     """``longest`` for one config: None where a key it reads is missing (a config without P), else the
     number, 0 or below for a table too short for any token."""
@@ -178,8 +191,8 @@ def family_compute(family: Family) -> JSON:
         "seq_too_long": {
             "fails": gt(SEQ, most).to_json(),
             "keys": [SEQ],
-            "values": {"longest": most.to_json()},
-            "message": "seq-too-long" if family.positions_after is None else "seq-too-long-numbered",
+            "values": {"longest": most.to_json(), **_first_position(family)},
+            "message": _seq_message(family),
         },
         # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
         "cannot_run": [rule.to_json() for rule in family.step_checks],

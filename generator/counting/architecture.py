@@ -320,8 +320,9 @@ class Family:
     # Derived symbols only compute formulas use (a head size, for rotary tables).
     compute_symbols: tuple[Symbol, ...] = ()
     # The config key whose value, plus 1, is the first token's position (positions numbered from
-    # pad_token_id + 1): a table of P rows then holds P less that many tokens. None: from 0.
-    positions_after: str | None = None
+    # pad_token_id + 1), or that index itself where the class fixes it: a table of P rows then holds
+    # P less that many tokens. None: from 0.
+    positions_after: str | int | None = None
     # Configs transformers builds, and whose parameters are counted, but whose training step raises:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
     step_checks: tuple[Rule, ...] = ()

@@ -56,14 +56,14 @@ def attention(
     sum of values the same again. It keeps the query, key and value for the two products (``value``
     when the values are a view of a larger storage), the softmax's output (b·A·s² values, where s²
     enters the memory), and with attention dropout its mask and the dropped probabilities, b·A·s²
-    each again. ``float_softmax``: the softmax runs in fp32 and is cast back, a second copy in bf16,
-    which the product by V keeps unless a dropout acts (the dropout keeps only its mask of it).
+    each again. ``float_softmax``: the softmax runs in fp32 and is cast back. The product with the
+    values keeps that cast copy, a second storage in bf16, unless a dropout acts: it then keeps the
+    dropped probabilities instead, and the dropout keeps only its mask.
     """
     when = probability(dropout_key)
     tokens = (b, s, width)
     grid = (b, heads, s, keys)
-    cast = Saved("probabilities, cast", grid, Dtype.CAST, when=~when)
-    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), cast)
+    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), Saved("probabilities, cast", grid, Dtype.CAST, when=~when))
     return Op(
         path,
         "attention",

@@ -621,7 +621,7 @@
     var data = state.data, c = data.compute;
     if (!data.allChecks) {
       var too = c.seq_too_long;
-      var words = too.message === "seq-too-long-numbered" ? S["seq-too-long-numbered"] : S["seq-too-long"];
+      var words = S[too.message] || S["seq-too-long"];
       var rule = { fails: too.fails, keys: too.keys, values: too.values, message: words };
       data.allChecks = c.measured ? data.checks.concat([[rule]]) : data.checks;
     }

@@ -177,13 +177,14 @@ def narrow_transform(norm: str, dense: str) -> tuple[arch.Module, ...]:
     )
 
 
-def dense_classifier(function: str) -> arch.Block:
+def dense_classifier(function: str, dropout: Condition | None = None) -> arch.Block:
     """A classification head of its own on token 0 (ELECTRA, RoBERTa): dropout, an H × H dense,
     ``function`` (tanh; gelu), dropout again, and out_proj to C labels.
 
     Token 0 is a view of the encoder's output: without dropout the dense keeps that whole tensor.
+    ``dropout`` when the class's dropout is not BERT's classifier dropout (MPNet's is the hidden one).
     """
-    acts = classifier_dropout()
+    acts = dropout if dropout is not None else classifier_dropout()
     dense_input = ops.either(acts, arch.Saved("dropped", (b, H)), ENCODER_OUTPUT)
     out_input = ops.either(acts, arch.Saved("dropped again", (b, H)), arch.Saved("activated", (b, H)))
     modules = (

@@ -238,6 +238,17 @@ _heads_divide_width = FirstOf(
     )
 )
 
+# MobileBertSelfAttention scales the scores by head size ** -0.5 when it is made: a head 0 wide raises
+# (ZeroDivisionError), where the rule above passes, since 0 is a multiple of any head count.
+_heads_zero_wide = Rule(
+    "heads-zero-wide",
+    gt("num_hidden_layers", 0)
+    & (
+        (truthy("use_bottleneck") & eq("intra_bottleneck_size", 0)) | (~truthy("use_bottleneck") & eq("hidden_size", 0))
+    ),
+    ("hidden_size", "intra_bottleneck_size", "use_bottleneck"),
+)
+
 # MobileBertLMPredictionHead (the masked-LM and pretraining heads only) builds nn.Linear(V, H - E):
 # torch refuses a negative size.
 _embedding_fits_hidden = Rule(
@@ -298,6 +309,7 @@ FAMILY = arch.Family(
         _known_normalization,
         _true_hidden_size_agrees,
         _heads_divide_width,
+        _heads_zero_wide,
         _embedding_fits_hidden,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,

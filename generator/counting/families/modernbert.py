@@ -76,7 +76,7 @@ def _layer_ops() -> tuple[arch.Op, ...]:
         rotary.rotated(replace(attention, saved=(*attention.saved, *rest)), ROTARY_GLOBAL, ROTARY_LOCAL),
         *gated.fused_ops("mlp.act", "mlp.gate", activation_key="hidden_activation"),
         ops.dropout("attn.out_drop", "attention-dropout", (b, s, H), ops.probability("attention_dropout")),
-        ops.dropout("mlp.drop", "feed-forward-dropout", (b, s, H), ops.probability("mlp_dropout")),
+        ops.dropout("mlp.drop", "feed-forward-dropout", (b, s, I), ops.probability("mlp_dropout")),
     )
 
 
@@ -246,6 +246,10 @@ FAMILY = arch.Family(
             "decoder_bias": ((True, False), (ABSENT,)),
             "tie_word_embeddings": ((True, False), (ABSENT,)),
             "pad_token_id": ((0, 3), (None, 40)),
+            # Its dropouts default to 0, so no catalog card runs their masks: the sample does.
+            "attention_dropout": ((0.0, 0.1), (ABSENT,)),
+            "mlp_dropout": ((0.0, 0.1), (ABSENT,)),
+            "embedding_dropout": ((0.0, 0.1), (ABSENT,)),
         },
         # ModernBertConfig's special tokens default to ids of its 50,368-row vocabulary.
         token_ids={"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2},

@@ -109,6 +109,7 @@ SCRIPT_TEXTS = (
     *(
         "seq-too-long",
         "seq-too-long-numbered",
+        "seq-too-long-fixed",
         "activation-unknown",
         "compute-heading",
         "compute-not-measured",
