@@ -413,7 +413,7 @@ def model_markdown(gen: Any, model: Any, view: Any) -> str:
     for b in d.blocks:
         lines += [f"### {b.block.title}" + (f" (one of {b.repeat})" if b.block.repeat else ""), ""]
         lines += ["| Step | Formula | With this card's numbers | Parameters |", "|---|---|---|--:|"]
-        for step in b.steps:
+        for step in b.lines:
             if step.tied:
                 reuse = " and ".join(f"`{target}`" for _, target in step.tied)
                 lines.append(f"| {_cell(step.label)} | reuses {reuse} | | {step.value:,} |")
@@ -484,7 +484,7 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
         lines.append(f"| {f.name} | {f.bytes_per_parameter} | {f.bytes:,} | {binary(f.bytes)} |")
     if view is None:
         return [*lines, "", "## Compute and memory of a training step", "", "Not measured."]
-    f = view.figures
+    f = view.totals
     lines += [
         "",
         "## Compute and memory of a training step",
@@ -508,14 +508,14 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
         lines += [f"#### {comp.title}" + (f" (one of {comp.copies})" if comp.repeat else ""), ""]
         lines += ["| Step | Formula | With this card's numbers | FLOPs or elements | Backward | Bytes, fp32 / bf16 |"]
         lines += ["|---|---|---|--:|--:|--:|"]
-        for step in comp.steps:
+        for step in comp.modules:
             for x in step.products:
                 line = x.line
                 forward = "–" if x.backward_only else f"{line.value:,}"
                 worked = (to_text(line.symbolic), to_text(line.substituted))
                 backward = f"{x.backward_flops:,} (× {x.backward})"
                 lines.append(_row(f"{_cell(step.label)}: {_cell(x.name)}", *worked, forward, backward, ""))
-            for k in step.kept:
+            for k in step.saved:
                 worked = (to_text(k.elements.symbolic), to_text(k.elements.substituted))
                 stored = f"{k.bytes['fp32']:,} / {k.bytes['bf16']:,}"
                 what = f"{_cell(step.label)}: keeps {_cell(k.name)}"
@@ -526,7 +526,9 @@ def model_extras_markdown(gen: Any, model: Any, view: Any) -> list[str]:
     lines += [f"- {_cell(step.label)}: {name}, {value:,} {unit}" for step, name, value, unit in view.squared]
     lines += ["", "### What dropout masks cost", ""]
     masks = view.masks
-    lines += [f"- {_cell(x.step.label)} ({x.component.title}, × {x.copies}): {x.kept.elements.value:,}" for x in masks]
+    lines += [
+        f"- {_cell(x.module.label)} ({x.component.title}, × {x.copies}): {x.saved.elements.value:,}" for x in masks
+    ]
     lines += ["", "### Batch sizes and lengths", ""]
     lines += ["| Batch, length | Training, bf16 mixed | Training, fp32 | Activations, bf16 | FLOPs |"]
     lines += ["|---|--:|--:|--:|--:|"]

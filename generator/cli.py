@@ -195,7 +195,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
-    from generator.analysis.compute_rules import default_seq, longest_of
+    from generator.analysis.calculator_compute import default_seq, longest_of
     from generator.cards.card import load_card
     from generator.counting.compute import UndeclaredActivationError, count_compute, measured, step_refusal
     from generator.site.formats import decimal
@@ -217,7 +217,7 @@ def _count(args: argparse.Namespace) -> int:
             most = rows + f"less {after} + 1: the positions are numbered from {after} + 1)"
         print(f"error: --seq: expected at most {most}, found {seq:,}", file=sys.stderr)
         return 1
-    # The parameters stand in every case; a step's figures only where the site shows them too.
+    # The parameters stand in every case; a step's totals only where the site shows them too.
     if not measured(card.family):
         return _count_without_step(card, args.batch, seq, NOT_MEASURED, json_output=args.json)
     refusal = step_refusal(card)
@@ -227,21 +227,21 @@ def _count(args: argparse.Namespace) -> int:
         compute = count_compute(card)
     except UndeclaredActivationError as error:
         return _count_without_step(card, args.batch, seq, f"config.{error}", json_output=args.json)
-    figures = compute.at(args.batch, seq)
-    record = figures.to_json(card, card.family.architecture(card.config, card.head).class_name)
+    totals = compute.at(args.batch, seq)
+    record = totals.to_json(card, card.family.architecture(card.config, card.head).class_name)
     if args.json:
         print(json.dumps(record))
         return 0
-    tokens = figures.tokens
-    print(f"{card.id}: {record['class']}, {figures.parameters:,} parameters")
-    print(f"batch {figures.batch:,} × sequence {figures.seq:,} = {tokens:,} tokens")
-    for name, flops in (("forward", figures.forward), ("backward", figures.backward)):
+    tokens = totals.tokens
+    print(f"{card.id}: {record['class']}, {totals.parameters:,} parameters")
+    print(f"batch {totals.batch:,} × sequence {totals.seq:,} = {tokens:,} tokens")
+    for name, flops in (("forward", totals.forward), ("backward", totals.backward)):
         # Exact, as the comparison writes it: 191,065,165,824 over 16,384 tokens is 11,661,692.25 a token.
         print(f"{name} FLOPs: {flops:,} ({decimal(Fraction(flops, tokens))} per token)")
-    for name, size in figures.activations.items():
+    for name, size in totals.activations.items():
         print(f"activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
     print("training memory with Adam (weights, gradients, two moments and activations; a lower bound):")
-    for name, size in figures.training_memory.items():
+    for name, size in totals.training_memory.items():
         print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
     return 0
 
@@ -253,8 +253,8 @@ STEP_RAISES = "transformers builds this model, but a step of it raises: "
 
 def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_output: bool) -> int:
     """``count`` for a card with no training step to show: its parameters, and why there is no step."""
-    from generator.counting.figures import card_record
     from generator.counting.inventory import count_totals
+    from generator.counting.step_totals import card_record
 
     parameters = count_totals(card).total
     class_name = card.family.architecture(card.config, card.head).class_name
@@ -290,7 +290,7 @@ def _collector_off() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    # Figures and messages hold "×", "≈" and "→": on a terminal or a pipe that cannot encode them (an ASCII
+    # Numbers and messages hold "×", "≈" and "→": on a terminal or a pipe that cannot encode them (an ASCII
     # locale, a Windows code page), each is written as an escape, as Python writes stderr, not a traceback.
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="backslashreplace")

@@ -59,7 +59,7 @@ def fresh(models: Path, tmp_path: Path, options: SiteOptions) -> dict[str, str]:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the cards the next build counts for their own pages, or takes as another page's counting
     left them (builds here run in one process)."""
-    return cards_through(monkeypatch, pipeline, "kept_or_counted")
+    return cards_through(monkeypatch, pipeline, "named_or_counted")
 
 
 def test_every_change_rebuilds_only_what_it_touches_and_the_site_is_a_fresh_builds(

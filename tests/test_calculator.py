@@ -22,8 +22,8 @@ from markupsafe import escape
 
 from conftest import ALL_CARD_PATHS, MODELS, card_by_id
 from generator.analysis.address import query
-from generator.analysis.calculator import _texts, block_json, export_text, family_export, slot_switches
-from generator.analysis.compute_rules import block_compute
+from generator.analysis.calculator_compute import block_compute
+from generator.analysis.calculator_data import _texts, block_json, export_text, family_export, slot_switches
 from generator.cards import types
 from generator.cards.card import Card, load_card
 from generator.cards.config import load_schema, resolve_config
@@ -175,11 +175,11 @@ def test_the_exported_steps_name_the_inventorys_tensors(card: Card) -> None:
     for block, derived in zip(result.blocks, derivation.blocks, strict=True):
         first = [block["start"] if i == 0 else 0 for i in range(len(block["repeat"]))]
         prefix = block["prefix"].format(*first)
-        assert [s["label"] for s in block["steps"]] == [s.label for s in derived.steps]
+        assert [s["label"] for s in block["steps"]] == [s.label for s in derived.lines]
         if derived.repeat == 0:  # no layers: the export still names one copy's tensors; there are none
-            assert all(exact.names == () for exact in derived.steps)
+            assert all(exact.names == () for exact in derived.lines)
             continue
-        for step, exact in zip(block["steps"], derived.steps, strict=True):
+        for step, exact in zip(block["steps"], derived.lines, strict=True):
             counted = [prefix + t["name"].replace("{n}", "0") for t in step["tensors"] if "shape" in t]
             tied = [prefix + t["name"] for t in step["tensors"] if "tied_to" in t]
             if step["copies"] is None:
@@ -363,9 +363,9 @@ def test_the_exported_rules_refuse_what_the_checks_refuse(card: Card) -> None:
     head = card.head.value
     for config in configs:
         checked = {**config, HEAD: head}
-        assert exported_verdict(data, config, head) == [check(checked) for check in card.family.checks], config
-        refused += any(check(checked) for check in card.family.checks)
-    assert exported_verdict(data, card.config, head) == [None] * len(card.family.checks)
+        assert exported_verdict(data, config, head) == [check(checked) for check in card.family.build_rules], config
+        refused += any(check(checked) for check in card.family.build_rules)
+    assert exported_verdict(data, card.config, head) == [None] * len(card.family.build_rules)
     assert refused >= 1
 
 

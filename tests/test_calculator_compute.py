@@ -17,7 +17,7 @@ from test_calculator import CARDS, document, holds, polynomial, value
 
 from conftest import card_by_id
 from generator.analysis.address import query
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards.card import Card
 from generator.counting.compute import declared_compute, measured, step_refusal
 from generator.counting.conditions import HEAD
@@ -120,7 +120,7 @@ def test_the_exported_rules_give_the_engines_figures(card: Card) -> None:
     # the first of them the rule whose message step_refusal gives (the script words it as the card check's).
     checked = {**card.config, HEAD: card.head.value}
     refused = [rule for rule in data["compute"]["cannot_run"] if holds(rule["fails"], checked)]
-    first = next((rule for rule in card.family.step_checks if rule(checked)), None)
+    first = next((rule for rule in card.family.step_rules if rule(checked)), None)
     assert refused[:1] == ([first.to_json()] if first is not None else [])
     assert (first is None) == (step_refusal(card) is None)
     length = card.config["max_position_embeddings"]

@@ -170,12 +170,12 @@ def test_derivation_lines_add_up_to_the_figures(card_id: str, batch: int) -> Non
     forward = backward = 0
     activations = dict.fromkeys(("fp32", "bf16"), 0)
     for component in derivation.components:
-        one = sum(line.value for step in component.steps for line in step.forward)
+        one = sum(line.value for step in component.modules for line in step.forward)
         assert component.forward == one * component.copies
         forward += component.forward
-        backward += sum(s.backward.value for s in component.steps if s.backward) * component.copies
+        backward += sum(s.backward.value for s in component.modules if s.backward) * component.copies
         for precision in activations:
-            lines = [line for step in component.steps for line in step.saved[precision]]
+            lines = [line for step in component.modules for line in step.saved[precision]]
             kept = sum(line.value * (1 if line.once else component.copies) for line in lines)
             assert component.activations[precision] == kept
             activations[precision] += kept

@@ -2,7 +2,7 @@
 
 A reader evaluates the exported terms with nothing but arithmetic; these tests do the same and
 compare with the reference files torch wrote (tests/reference/compute/), at every point of every
-card measured there, and the training memory with the engine's own rule (``Figures.training_memory``).
+card measured there, and the training memory with the engine's own rule (``StepTotals.training_memory``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from test_compute import _cases as measured_cases
 from conftest import MODELS, TEST_CARDS, count_card
 from generator.counting.compute import count_compute
 from generator.counting.inventory import Inventory, count_parameters
+from generator.site.comparison_step import compute_of
 from generator.site.exports import to_json
-from generator.site.step_figures import compute_of
 
 FIGURES = (
     *("forward", "backward", "activations_fp32", "activations_bf16", "batch_one_fp32", "batch_one_bf16"),

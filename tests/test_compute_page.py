@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import MODELS, REFERENCE, card_by_id, reference_for
-from generator.analysis.compute_rules import longest_of
+from generator.analysis.calculator_compute import longest_of
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute
-from generator.site import thumb_rules
+from generator.site import thumb_view
 
 COMPUTE = REFERENCE / "compute"
 CATALOG = [p.stem for p in sorted(MODELS.glob("*.yaml")) if load_card(p).family.name != "transformer"]
@@ -215,9 +215,9 @@ def test_what_the_rules_take_apart_is_shared_by_cards_of_one_step_and_equals_a_f
     share them, and a card's rules are the same once they are worked out afresh."""
     base, large = (count_compute(card_by_id(name)) for name in ("bert-base-uncased", "bert-large-uncased"))
     assert base.steps is large.steps
-    assert thumb_rules.apart(base) is thumb_rules.apart(large)
-    kept = thumb_rules.rules(large, 512, 0)
+    assert thumb_view.apart(base) is thumb_view.apart(large)
+    kept = thumb_view.compare_thumb_rules(large, 512, 0)
     H, A = large.values["H"], large.values["A"]
     assert kept.korthikanti is not None and kept.korthikanti.rule.value == 34 * 512 * H + 5 * A * 512 * 512
-    thumb_rules._APART.clear()
-    assert thumb_rules.rules(large, 512, 0) == kept
+    thumb_view._APART.clear()
+    assert thumb_view.compare_thumb_rules(large, 512, 0) == kept

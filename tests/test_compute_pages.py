@@ -22,8 +22,8 @@ from conftest import MODELS, REFERENCE, ROOT, card_by_id
 from generator.build.pipeline import build
 from generator.cards.card import load_card
 from generator.counting.compute import count_compute, measured
+from generator.site.comparison_step import BATCH, SEQ, comparison_seq
 from generator.site.formats import decimal
-from generator.site.step_figures import BATCH, SEQ, compare_seq
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -60,7 +60,7 @@ def test_compare_shows_every_cards_step_as_the_engine_counts_it(site: Path) -> N
             assert row.count('<td class="not-measured">not measured</td>') == 2, card.id
             assert "data-value" not in row, card.id
             continue
-        seq = compare_seq(card)
+        seq = comparison_seq(card)
         step = count_compute(card).at(BATCH, seq)
         flops, memory = (Fraction(v) for v in cells(page, card.id))
         assert flops == Fraction(step.forward + step.backward, BATCH * seq), card.id
@@ -220,7 +220,7 @@ def test_korthikanti_per_layer(site: Path) -> None:
         assert values["published-square"] == 5 * a * s**2 * b
         # The layers' bytes of torch's activations: everything but the embeddings' and the encoder output's.
         layer = next(blk for blk in count_compute(card_by_id(card_id)).blocks if blk.block.key == "layer")
-        assert values["exact"] * config["L"] == layer.kept("bf16").every.evaluate({**config, "b": b, "s": s})
+        assert values["exact"] * config["L"] == layer.saved_bytes("bf16").every.evaluate({**config, "b": b, "s": s})
         # Three masks of 2 bytes on CPU: the attention probabilities' (b·A·s²) and two of b·s·H.
         assert values["masks"] == a * s**2 * b + 2 * s * b * h and values["masks-square"] == a * s**2 * b
         assert values["exact-square"] == 6 * a * s**2 * b

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_calculator import calculator_accepts, document, evaluate
 
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards.card import load_card
 from generator.cards.problems import InputError
 from generator.counting.families import FAMILIES

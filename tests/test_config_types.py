@@ -19,7 +19,7 @@ from test_calculator import calculator_accepts
 from test_config_sample import refused_though_built, write_sample_card
 
 from conftest import REFERENCE
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards import types
 from generator.cards.card import load_card
 from generator.cards.config import load_schema

@@ -117,7 +117,7 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         for name, section in own.items()
         for key in section
         if key
-        not in ("title", "symbols", "switches", "blocks", "modules", "roles", "attentions", "checks", "differences")
+        not in ("title", "symbols", "switches", "blocks", "modules", "roles", "attentions", "rules", "differences")
     ]
     kinds = (
         ("symbols", "symbol"),
@@ -126,7 +126,7 @@ def family_text_problems(language: str, root: Path) -> list[str]:
         ("modules", "module"),
         ("roles", "tensor role"),
         ("attentions", "attention module"),
-        ("checks", "rule"),
+        ("rules", "rule"),
     )
     for kind, one in kinds:
         declared = {name: declared_keys(name, kind) for name in FAMILIES}
@@ -167,21 +167,23 @@ def compute_text_problems(language: str, root: Path) -> list[str]:
     return found
 
 
-SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "roles", "attentions", "checks", "families")
+SECTIONS = ("parts", "symbols", "switches", "blocks", "modules", "roles", "attentions", "rules", "families")
 PARTS = {part.value for part in Part}
 
 
 def declared_keys(family: str, kind: str) -> frozenset[str]:
     """The names a family declares of one kind: its symbols, switches, blocks, modules, roles (what each
-    tensor is), attentions (the modules that hold a derivation's attention runs) or checks (its rules)."""
+    tensor is), attentions (the modules that hold a derivation's attention runs) or rules (its build and step rules)."""
     found = FAMILIES[family]
     if kind == "symbols":  # a training step's own symbols (ModernBERT's head size d) are worded too
         return frozenset(x.name for x in (*found.symbols, *found.compute_symbols))
     if kind == "switches":
         return frozenset(x.name for x in found.switches)
-    if kind == "checks":
-        rules = [rule for check in found.checks for rule in (check.rules if isinstance(check, FirstOf) else (check,))]
-        return frozenset(rule.name for rule in (*rules, *found.step_checks) if isinstance(rule, Rule)) | set(
+    if kind == "rules":
+        rules = [
+            rule for check in found.build_rules for rule in (check.rules if isinstance(check, FirstOf) else (check,))
+        ]
+        return frozenset(rule.name for rule in (*rules, *found.step_rules) if isinstance(rule, Rule)) | set(
             texts.CARD_CHECKS
         )
     return _walked_keys(family)[("blocks", "modules", "roles", "attentions").index(kind)]
@@ -444,7 +446,7 @@ FAMILY_TEXT_CASES = {
         ],
         # every family with a classification head has the rule, and each says so
         [
-            f"families.{name}.checks.no-label: expected a text here, found none"
+            f"families.{name}.rules.no-label: expected a text here, found none"
             for name in sorted(FAMILIES)
             if name != "transformer"  # the 2017 Transformer has no classification head
         ],
@@ -454,10 +456,10 @@ FAMILY_TEXT_CASES = {
             ("    title: BERT\n", "    title: BERT\n    switches:\n      trigram: a switch BERT does not have\n"),
             ("  T: token types, or segments\n", "  T: token types, or segments\n  Z: a symbol no family has\n"),
             ("      sop-head: sentence-order head\n", "      sop-head: sentence-order head\n      nsp-head: a head\n"),
-            ("\nchecks:\n", "\nchecks:\n  seven-layers: a rule no family has\n"),
+            ("\nrules:\n", "\nrules:\n  seven-layers: a rule no family has\n"),
             ("  kernel: kernel\n", "  kernel: kernel\n  gate: a role no tensor has\n"),
             ("    title: MobileBERT\n", "    title: MobileBERT\n    roles:\n      kernel: MobileBERT has none\n"),
-            ("    title: ELECTRA\n", "    title: ELECTRA\n    checks:\n      padding-fits: RoBERTa's\n"),
+            ("    title: ELECTRA\n", "    title: ELECTRA\n    rules:\n      padding-fits: RoBERTa's\n"),
         ],
         [
             "symbols.Z: no family reads this shared text",
@@ -465,8 +467,8 @@ FAMILY_TEXT_CASES = {
             "families.albert.blocks.nsp-head: the family declares no such block",
             "families.mobilebert.roles.kernel: the family declares no such tensor role",
             "roles.gate: no family reads this shared text",
-            "families.electra.checks.padding-fits: the family declares no such rule",
-            "checks.seven-layers: no family reads this shared text",
+            "families.electra.rules.padding-fits: the family declares no such rule",
+            "rules.seven-layers: no family reads this shared text",
         ],
     ),
 }

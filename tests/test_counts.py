@@ -52,7 +52,7 @@ def test_pretraining_closed_form_adds_the_heads() -> None:
     derivation = derive(count_parameters(card_by_id("bert-base-uncased-pretraining")))
     # pooler H² + H, MLM head H² + 3H + V (the decoder weight is tied), NSP head 2H + 2.
     assert to_text(derivation.closed_form) == "(V + P + T + 2)H + L(4H² + 2HI + 9H + I) + 2H² + V + 6H + 2"
-    head_steps = {s.label: s.value for b in derivation.blocks if b.block.kind is Kind.HEAD for s in b.steps}
+    head_steps = {s.label: s.value for b in derivation.blocks if b.block.kind is Kind.HEAD for s in b.lines}
     assert head_steps == {
         "output bias": 30_522,
         "transform dense": 590_592,
@@ -65,7 +65,7 @@ def test_pretraining_closed_form_adds_the_heads() -> None:
 def test_encoder_layer_steps() -> None:
     derivation = derive(count_parameters(card_by_id("bert-base-uncased")))
     layer = next(b for b in derivation.blocks if b.block.kind is Kind.ENCODER)
-    rows = [(s.label, to_text(s.symbolic), to_text(s.substituted), s.value) for s in layer.steps]
+    rows = [(s.label, to_text(s.symbolic), to_text(s.substituted), s.value) for s in layer.lines]
     assert rows == [
         ("query", "H × H + H", "768 × 768 + 768", 590_592),
         ("key", "H × H + H", "768 × 768 + 768", 590_592),
@@ -78,7 +78,7 @@ def test_encoder_layer_steps() -> None:
     ]
     assert to_text(layer.expression) == "4H² + 2HI + 9H + I"
     assert (layer.value, layer.repeat, layer.subtotal) == (7_087_872, 12, 85_054_464)
-    query = layer.steps[0].split
+    query = layer.lines[0].split
     assert query is not None and (query.heads, query.head_size) == (12, 64)
 
 
@@ -89,7 +89,7 @@ def test_a_model_without_layers_shows_what_one_layer_would_hold() -> None:
     H, I = 32, 48  # the card's hidden and feed-forward sizes
     assert (layer.repeat, layer.subtotal) == (0, 0)
     assert layer.value == 4 * H * H + 2 * H * I + 9 * H + I == 7_504
-    assert [s.names for s in layer.steps] == [()] * 8  # no tensor to name: transformers builds none
+    assert [s.names for s in layer.lines] == [()] * 8  # no tensor to name: transformers builds none
 
 
 @pytest.mark.parametrize("path", ALL_CARD_PATHS, ids=lambda p: p.stem)
@@ -102,7 +102,7 @@ def test_derivation_is_a_view_of_the_inventory(path) -> None:  # type: ignore[no
     for block in derivation.blocks:
         assert block.formula.evaluate(inventory.values) == block.value
         assert block.value * block.repeat == block.subtotal
-        for step in block.steps:
+        for step in block.lines:
             assert step.formula.evaluate(inventory.values) == step.value
     assert sum(inventory.count_of(kind=kind) for kind in Kind) == inventory.total
     assert len({t.name for t in inventory.entries}) == len(inventory.entries)
@@ -131,14 +131,14 @@ def test_derivation_reads_its_own_tensors_when_an_equal_block_was_derived_first(
     derivation = derive(inventory)
     embeddings = derivation.blocks[0]
     assert embeddings.block is inventory.architecture.blocks[0]
-    assert [(s.label, s.value) for s in embeddings.steps] == [
+    assert [(s.label, s.value) for s in embeddings.lines] == [
         ("token embeddings", 30_522 * 768),
         ("position embeddings", 512 * 768),
         ("segment embeddings", 2 * 768),
         ("embedding LayerNorm", 2 * 768),
     ]
     for block in derivation.blocks:
-        for step in block.steps:
+        for step in block.lines:
             assert step.value == step.formula.evaluate(inventory.values)
             assert step.names or step.tied
 

@@ -102,7 +102,7 @@ def test_sentence_order_head_is_sized_by_num_labels() -> None:
     sop = count_parameters(albert_card("test-albert-pretraining")).tensor("sop_classifier.classifier.weight")
     assert sop.shape == (3, 6)
     pretraining = count_parameters(card_by_id("albert-base-v2-pretraining"))
-    head_steps = {s.label: s.value for b in derive(pretraining).blocks if b.block.kind is Kind.HEAD for s in b.steps}
+    head_steps = {s.label: s.value for b in derive(pretraining).blocks if b.block.kind is Kind.HEAD for s in b.lines}
     assert head_steps == {
         "output bias": 30_000,
         "transform LayerNorm": 256,

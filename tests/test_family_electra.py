@@ -82,7 +82,7 @@ def test_generator_head_is_tied_and_keeps_its_bias() -> None:
     assert [(t.name, t.tied_to) for t in inventory.tied] == [
         ("generator_lm_head.weight", "electra.embeddings.word_embeddings.weight")
     ]
-    head_steps = {s.label: s.value for b in derive(inventory).blocks if b.block.kind is Kind.HEAD for s in b.steps}
+    head_steps = {s.label: s.value for b in derive(inventory).blocks if b.block.kind is Kind.HEAD for s in b.lines}
     assert head_steps == {
         "transform LayerNorm": 1_536,
         "transform dense (H to E)": 256 * 768 + 768,

@@ -38,7 +38,7 @@ def test_closed_form() -> None:
     derivation = derive(count_parameters(card_by_id("mobilebert-uncased")))
     assert to_text(derivation.closed_form) == "L(2BIF + 4HB + 3B² + 3BF + IF + 3H + 12B) + VE + PH + TH + 3HE + 3H"
     layer = next(b for b in derivation.blocks if b.block.kind is Kind.ENCODER)
-    ffn = layer.steps[-1]
+    ffn = layer.lines[-1]
     assert (ffn.label, to_text(ffn.symbolic)) == (
         "extra feed-forward network",
         "(F − 1)(I × B + I + B × I + B + B + B)",
@@ -94,7 +94,7 @@ def test_the_mlm_head_adds_a_vocabulary_sized_matrix_even_when_tied() -> None:
     assert (dense.shape, table.shape) == ((512 - 128, 30522), (30522, 128))
     assert dense.count > table.count
     head = next(b for b in derive(inventory).blocks if b.block.key == "mlm-head")
-    step = next(s for s in head.steps if s.names == ("cls.predictions.dense.weight",))
+    step = next(s for s in head.lines if s.names == ("cls.predictions.dense.weight",))
     assert (to_text(step.symbolic), to_text(step.substituted)) == ("(H − E) × V", "(512 − 128) × 30,522")
     # The E-wide table and the (H − E)-row matrix make up one full V × H output matrix between them.
     assert to_text(derive(inventory).closed_form).startswith("L(2BIF + 4HB + 3B² + 3BF + IF + 3H + 12B) + VH + ")

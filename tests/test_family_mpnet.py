@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import REFERENCE, TEST_CARDS, card_by_id, count_card, reference_for
-from generator.analysis.compute_rules import longest_of
+from generator.analysis.calculator_compute import longest_of
 from generator.cards.card import load_card
 from generator.cards.problems import InputError
 from generator.counting.architecture import Kind

@@ -89,7 +89,7 @@ def test_classifier_reads_the_first_token_through_its_own_dense_layer() -> None:
 def test_padding_index_must_be_a_row_of_both_tables(write_card) -> None:  # type: ignore[no-untyped-def]
     # pad_token_id (1 by default) is the padding row of the token table and of the position table.
     padding_fits_tables = next(  # as the registry words it (its message is content)
-        c for c in FAMILIES["roberta"].checks if isinstance(c, FirstOf) and c.rules[0].name == "padding-fits"
+        c for c in FAMILIES["roberta"].build_rules if isinstance(c, FirstOf) and c.rules[0].name == "padding-fits"
     )
     assert padding_fits_tables({"pad_token_id": 1, "vocab_size": 50_265, "max_position_embeddings": 1}) == (
         "max_position_embeddings (1) leaves no row for pad_token_id (1); "

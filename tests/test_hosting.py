@@ -172,7 +172,7 @@ def test_formulas_are_mathml_core_with_text_alternatives(local: Path) -> None:
     derivation = derive(count_parameters(card_by_id("albert-base-v2")))
     # Two per step (symbolic, substituted) unless it only reuses tied tensors, one per block,
     # one more per repeated block, and the closed form with and without numbers.
-    steps = sum(2 for b in derivation.blocks for s in b.steps if not s.tied)
+    steps = sum(2 for b in derivation.blocks for s in b.lines if not s.tied)
     blocks = len(derivation.blocks) + sum(1 for b in derivation.blocks if b.block.repeat)
     # The compute section, after the parameters' sections, has formulas of its own (tests/test_compute_page.py).
     before = html.split('<section aria-labelledby="compute">')[0]

@@ -48,11 +48,11 @@ def test_a_family_holds_only_its_declaration_and_its_copies_share_the_built_arch
         "own_config",
         "extra_config",
         "null_refused",
-        "checks",
+        "build_rules",
         "switches",
         "compute_symbols",  # declared, like the symbols: derived sizes only compute formulas read
         "positions_after",  # declared: the key whose value, plus 1, is a first token's position (RoBERTa)
-        "step_checks",  # declared, like the checks: configs transformers builds but cannot train
+        "step_rules",  # declared, like the build rules: configs transformers builds but cannot train
         "ground_truth",  # declared: what the reference tools build and run, never a count
     ]  # no cache: an architecture is cached by the builder, the head and the switches
     card = card_by_id("roberta-base")

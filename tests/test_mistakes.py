@@ -1,4 +1,4 @@
-"""The errata's published methods as data (generator/analysis/mistakes.py), for the answer checks.
+"""The errata's published methods as data (generator/analysis/erratum_methods.py), for the answer checks.
 
 The wrong figures come from the sources (/work/shared/CLAIMS.md, the seeds): the methods must give
 them on the cards they were published for. The errata page, the exercises' check box and the
@@ -18,7 +18,7 @@ import pytest
 from test_calculator import CARDS, document, evaluate, polynomial
 
 from conftest import MODELS, ROOT, card_by_id
-from generator.analysis.mistakes import MISTAKES, candidates
+from generator.analysis.erratum_methods import ERRATUM_METHODS, candidates
 from generator.cards.card import Card, load_cards
 from generator.counting.inventory import count_parameters
 from generator.site.pages import calculator, errata, exercises
@@ -100,7 +100,7 @@ def exported(data: dict[str, Any], head: str, config: Mapping[str, Any], total: 
 def test_the_calculators_copy_gives_the_same_numbers(card: Card) -> None:
     inventory = count_parameters(card)
     data = document(card.family.name)
-    assert data["mistakes"] == [m.to_json() for m in MISTAKES]
+    assert data["mistakes"] == [m.to_json() for m in ERRATUM_METHODS]
     # The page counts the other heads itself, and leaves "tied weights counted twice" to the errata page.
     others = {
         count_parameters(dataclasses.replace(card, head=h)).total for h in card.family.heads if h is not card.head

@@ -29,7 +29,7 @@ from generator.parallel import map_parallel
 from generator.site.differences import PAIRS
 from generator.site.pages import errata, exercises, handout
 from generator.site.render import Renderer, SiteOptions
-from generator.site.views import Details, Model, Summary, kept_or_counted, model_of
+from generator.site.views import Details, Model, Summary, model_of, named_or_counted
 
 CARDS = load_cards(MODELS)
 NO_SEARCH = SiteOptions(search=False)
@@ -165,9 +165,9 @@ def test_a_card_that_fails_in_a_worker_leaves_the_previous_site(
     def broken(card: Card) -> Model:
         if card.id == "roberta-base":
             raise RuntimeError("a bug while counting roberta-base")
-        return kept_or_counted(card)
+        return named_or_counted(card)
 
-    monkeypatch.setattr(build_module, "kept_or_counted", broken)  # forked workers inherit the patch
+    monkeypatch.setattr(build_module, "named_or_counted", broken)  # forked workers inherit the patch
     with pytest.raises(RuntimeError, match="roberta-base"):
         build(MODELS, out, NO_SEARCH, jobs=2)
     assert snapshot(out) == before

@@ -7,8 +7,8 @@ import pytest
 from conftest import ALL_CARD_PATHS, TEST_CARDS
 from generator.cards.card import load_card
 from generator.counting.inventory import TiedTensor, count_parameters
-from generator.site import content, rows
-from generator.site.rows import RowWords, tensor_rows
+from generator.site import content, model_rows
+from generator.site.model_rows import RowWords, tensor_rows
 
 WORDS = RowWords.of(content.load("site").section("rendering"))
 
@@ -16,7 +16,7 @@ WORDS = RowWords.of(content.load("site").section("rendering"))
 @pytest.mark.parametrize("path", ALL_CARD_PATHS, ids=lambda path: path.stem)
 def test_the_rows_of_every_copy_are_those_written_one_by_one(path) -> None:  # type: ignore[no-untyped-def]
     entries = count_parameters(load_card(path)).entries
-    one_by_one = "".join(rows._tensor_row(entry, WORDS, {}) for entry in entries)
+    one_by_one = "".join(model_rows._tensor_row(entry, WORDS, {}) for entry in entries)
     assert tensor_rows(entries, WORDS) == one_by_one
 
 
@@ -39,5 +39,5 @@ def test_a_copy_with_a_tied_slot_is_written_row_by_row() -> None:
     moved = [e for e in entries if e is not tied]
     layer = next(i for i, e in enumerate(moved) if e.index == (1,))  # a tied slot inside the second layer's copy
     moved.insert(layer + 1, type(tied)(**{**vars(tied), "block": moved[layer].block, "index": (1,)}))
-    one_by_one = "".join(rows._tensor_row(entry, WORDS, {}) for entry in moved)
+    one_by_one = "".join(model_rows._tensor_row(entry, WORDS, {}) for entry in moved)
     assert tensor_rows(moved, WORDS) == one_by_one

@@ -12,7 +12,7 @@ from conftest import MODELS, ROOT, card_by_id, text_of
 from generator.cards.card import load_card, load_cards
 from generator.counting.architecture import Part
 from generator.counting.inventory import Tensor
-from generator.site.runs import step_runs
+from generator.site.runs import line_runs
 from generator.site.views import Model, model_of
 
 # The catalog, and the test card whose BERT layers hold two attentions (a decoder's cross-attention).
@@ -32,8 +32,8 @@ def test_no_run_mixes_the_steps_of_two_attention_modules(card: object) -> None:
     model = model_of(card)  # type: ignore[arg-type]
     tensors = {t.name: t for t in model.inventory.tensors}
     for block in model.derivation.blocks:
-        for run in step_runs(model, block):
-            held = [tensors[n] for step in run.steps for n in step.names]
+        for run in line_runs(model, block):
+            held = [tensors[n] for step in run.lines for n in step.names]
             attention = {holder(t) for t in held if t.part is Part.ATTENTION}
             assert len(attention) <= 1, (block.block.key, run.anchor, sorted(attention))
             if run.anchor is not None and run.part is Part.ATTENTION:  # its every step, the norm inside it too

@@ -198,10 +198,10 @@ def test_exercise_answers() -> None:
 def test_exercise_steps() -> None:
     vocab = EXERCISES["vocabulary-30000"]
     assert [s.count for s in vocab.compare] == [23_440_896, 109_482_240, 400_896]
-    forty = {s.label: s.count for s in EXERCISES["forty-k-eight-layers"].steps}
+    forty = {s.label: s.count for s in EXERCISES["forty-k-eight-layers"].lines}
     assert forty["One projection split into A = 8 heads of H/A = 96"] == 589_824
     assert forty["encoder layer × 8"] == 56_702_976 and forty["embeddings"] == 31_116_288
-    five = [s.count for s in EXERCISES["classifier-5"].steps]
+    five = [s.count for s in EXERCISES["classifier-5"].lines]
     assert five == [3_845, 109_482_240]
 
 
@@ -211,7 +211,7 @@ def test_language_identifier_sits_on_multilingual_cased_bert() -> None:
     assert exercise["class"] == "BertForSequenceClassification"
     assert multilingual["total"] + 768 * 2 + 2 == exercise["total"] == 177_853_440 + 1_538 == 177_854_978
     two = EXERCISES["classifier-2"]
-    assert [s.count for s in two.steps] == [1_538, multilingual["total"]]
+    assert [s.count for s in two.lines] == [1_538, multilingual["total"]]
     assert two.title == "A 2-class language identifier on multilingual cased BERT-Base's [CLS]"
     assert BY_ID["exercise-language-id-2"].card.config["vocab_size"] == 119_547
 

@@ -23,7 +23,7 @@ Everything runs on the meta device, which has every shape and no data, so full-s
 real CPU tensors as well and fails if any figure differs from the meta run.
 
 Each figure is a polynomial in b and s: degree 1 in b (every op is batched, and nothing but
-the inputs, the labels and the batch-free tensors is kept once per step) and at most 2 in s
+the inputs, the labels and the batch-free tensors is saved once per step) and at most 2 in s
 (the attention scores are s × s). The points are every (b, s) with b in {1, 2} and s in
 {1, 2, 3, P}, and (3, 3): the six with s ≤ 3 determine such a polynomial, and (1, P), (2, P)
 and (3, 3) check it, two of them at s = P. A family adds the lengths where a formula could
@@ -151,10 +151,10 @@ def measure(
         raise RuntimeError(f"{type(model).__name__} gives no loss for these labels")
     with counters[1] if flops else contextlib.nullcontext():
         loss.backward()
-    figures = {"activations": sum(saved.values())}
+    measured = {"activations": sum(saved.values())}
     if flops:
-        figures |= {"forward": counters[0].get_total_flops(), "backward": counters[1].get_total_flops()}
-    return figures
+        measured |= {"forward": counters[0].get_total_flops(), "backward": counters[1].get_total_flops()}
+    return measured
 
 
 def card_reference(card: dict[str, Any], *, check_cpu: bool) -> dict[str, Any]:
@@ -279,8 +279,8 @@ def sample_reference(entries: list[dict[str, Any]], measured: dict[str, dict[str
             for b, s in sorted({(1, 1), (2, min(3, length)), (1, min(7, length)), (3, length)}):
                 fp32 = measure(model, family, head, b, s, "meta")
                 bf16 = measure(half, family, head, b, s, "meta", flops=False)
-                figures = {"forward": fp32["forward"], "backward": fp32["backward"], "fp32": fp32["activations"]}
-                points.append({"batch": b, "seq": s, **figures, "bf16": bf16["activations"]})
+                counts = {"forward": fp32["forward"], "backward": fp32["backward"], "fp32": fp32["activations"]}
+                points.append({"batch": b, "seq": s, **counts, "bf16": bf16["activations"]})
             row["points"] = points
         except Exception as error:  # any error: the class cannot run the step (a 0-wide head, a missing id)
             row["error"] = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160]}"

@@ -2,7 +2,7 @@
 page's links, the calculator's own catalog entries), and the one for a training step of b sequences.
 
 Every input that is not its default is in it, so the page counts what the card counts; the calculator's
-documents (``calculator.py``) say which inputs there are.
+documents (``analysis/calculator_data.py``) say which inputs there are.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from generator.analysis.calculator import FLAG, VALUE, bounds, compute_inputs, inputs
-from generator.analysis.compute_rules import BATCH, SEQ, default_seq, reads
+from generator.analysis.calculator_compute import BATCH, SEQ, default_seq, reads
+from generator.analysis.calculator_data import FLAG, VALUE, bounds, compute_inputs, inputs
 from generator.counting.architecture import Family, Head
 
 

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from generator.analysis.calculator import merge_orders, slot_switches
+from generator.analysis.calculator_data import merge_orders, slot_switches
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Module, Param, Tie
 from generator.counting.derivation import block_form, closed_form

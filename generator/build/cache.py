@@ -14,7 +14,7 @@ otherwise, beside the project rather than in a per-user folder, so that ``make c
 
 - ``blobs/ab/<digest>``: the content of one output file, named by its BLAKE2b digest; a build
   hard-links it into the staged site (a copy where linking fails) after checking that its size
-  and modification time are those it was kept with, so that a blob altered in place (through
+  and modification time are those it was stored with, so that a blob altered in place (through
   its link in a site) is noticed, and written anew by the build that makes that file again.
 - ``entries/ab/<key>``: a pickle of what the entry holds, after a header and its digest; one
   that does not match its digest, or does not unpickle, is ignored like a missing one. The
@@ -125,7 +125,7 @@ Held = dict[str, tuple[tuple[int, int, int], Any]]
 
 
 class Blob(NamedTuple):
-    """A kept file: its content's digest (its name in the cache), and its size and time when it was kept."""
+    """A stored file: its content's digest (its name in the cache), and its size and time when it was stored."""
 
     name: str
     size: int
@@ -144,7 +144,7 @@ class Cache:
 
     def close(self) -> bool:
         """At the end of a build: seal its fingerprint when the sources are still those this process
-        loaded, else break the seal, so that no build reads what this one kept. Returns whether the
+        loaded, else break the seal, so that no build reads what this one stored. Returns whether the
         sources were unchanged.
 
         The sources' stamps are compared, not their text read again: the fingerprint was read after
@@ -214,10 +214,10 @@ class Cache:
         name = _digest(content)
         path = self._path("blobs", name)
         try:
-            kept = path.stat().st_size == len(content) and _digest(path.read_bytes()) == name
+            stored = path.stat().st_size == len(content) and _digest(path.read_bytes()) == name
         except OSError:
-            kept = False
-        if not kept:  # missing, or altered since it was written: written anew
+            stored = False
+        if not stored:  # missing, or altered since it was written: written anew
             self._write(path, content)
         try:
             found = path.stat()

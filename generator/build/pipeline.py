@@ -25,7 +25,7 @@ from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
 from generator.site.search import SITE_SHARD, search_index
 from generator.site.search_records import SearchRecord, model_record, page_record
-from generator.site.views import Summary, SummaryNumbers, kept_or_counted
+from generator.site.views import Summary, SummaryNumbers, named_or_counted
 
 PROJECT_ROOT = TEMPLATES.parent
 
@@ -96,12 +96,12 @@ def build(
             held = reuse.model(card, inputs, staging.path)
             if held is not None:
                 return held.numbers, held.record if index is not None else None, False, tuple(held.files)
-            model = kept_or_counted(card)  # the few cards other pages name were counted for them already
+            model = named_or_counted(card)  # the few cards other pages name were counted for them already
             files = reuse.write(staging, renderer.model_files(model))
             # Kept with the model even when the index was placed, so a later build that indexes again finds it.
             record = model_record(model, renderer.text) if options.search else None
             numbers = model.numbers()
-            reuse.keep_model(ModelEntry(card, numbers, files, record, inputs))
+            reuse.store_model(ModelEntry(card, numbers, files, record, inputs))
             if index is not None and record is not None:
                 index.write_model(record)  # here, in parallel, rather than one by one when its shard is indexed
                 return numbers, record, True, tuple(files)
@@ -117,7 +117,7 @@ def build(
 
         def make(pieces: list[Piece], *, here: bool) -> tuple[dict[str, Blob], int]:
             """Each piece's files: placed from the cache, or made (in this process when ``here``, else over
-            the workers) and kept under the piece's key. Returns them all, and how many pieces were made."""
+            the workers) and stored under the piece's key. Returns them all, and how many pieces were made."""
             files: dict[str, Blob] = {}
             todo = []
             for piece in pieces:
@@ -136,7 +136,7 @@ def build(
                 # A page about many models is tens of milliseconds or more: worth a process of its own.
                 written = map_parallel(functools.partial(write, work), len(work), jobs, progress.advance, per_job=1)
             for (key, _), piece_files in zip(todo, written, strict=True):
-                reuse.keep_all(key, piece_files)
+                reuse.store_all(key, piece_files)
                 files |= piece_files
             made.update(files)
             return files, len(todo)
@@ -167,7 +167,7 @@ def build(
         # what each shows (gathering the pages is itself half a second on 1,000 cards).
         unchanged = reuse.cards_key("site", cards)
         if (site_files := reuse.place_all(unchanged, staging.path)) is None:
-            reuse.keep_all(unchanged, make(renderer.site_files(summaries), here=False)[0])
+            reuse.store_all(unchanged, make(renderer.site_files(summaries), here=False)[0])
         else:
             made.update(site_files)
             if index is not None:
@@ -180,7 +180,7 @@ def build(
                 site_indexed = reuse.start_index(index, staging.path, jobs, [SITE_SHARD])
                 bundle = reuse.finish_index(index, staging.path, models_indexed)
                 bundle |= reuse.finish_index(index, staging.path, site_indexed)
-                reuse.keep_all(search_key, bundle)
+                reuse.store_all(search_key, bundle)
                 made.update(bundle)
             progress.finish()
         # Measured here, before the swap: once swapped in, another build may replace the site.

@@ -6,9 +6,9 @@ the keys of the cards whose summaries it shows (a summary is a function of its c
 fingerprint alone): a family's page is made again when one of its own cards changes, the index
 when any does; together they are one more entry, keyed on every card's key, which a rebuild with
 no card changed places whole. The files made from the code alone are keyed on nothing else. The
-search index is kept whole, keyed on every card's key, and shard by shard, each keyed on a digest of
+search index is stored whole, keyed on every card's key, and shard by shard, each keyed on a digest of
 the pages it indexes (see search.py), so that an edit indexes again only the shards it changed.
-Without a cache (``--no-cache``) every file is written as it is made and nothing is kept.
+Without a cache (``--no-cache``) every file is written as it is made and nothing is stored.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ _READ_LAST: Held = {}
 
 
 class Reuse:
-    """One build's use of a cache (or of none: then nothing is reused and nothing kept)."""
+    """One build's use of a cache (or of none: then nothing is reused and nothing stored)."""
 
     def __init__(self, cache: Cache | None) -> None:
         global _READ_LAST  # the process's one record of the last build's reads
@@ -95,7 +95,7 @@ class Reuse:
             return None
         return entry
 
-    def keep_model(self, entry: ModelEntry) -> None:
+    def store_model(self, entry: ModelEntry) -> None:
         """Keep a model's entry, unless its card changed while the build read it."""
         path = entry.card.path
         if self.cache is not None and path in self.keys and self._card_key(path) == self.keys[path]:
@@ -156,7 +156,7 @@ class Reuse:
         files = self.cache.load(key) if self.cache is not None and key else None
         return files if isinstance(files, dict) and self._place(files, root) else None
 
-    def keep_all(self, key: str, files: dict[str, Blob]) -> None:
+    def store_all(self, key: str, files: dict[str, Blob]) -> None:
         if self.cache is not None and key:
             self.cache.store(key, files)
 
@@ -178,13 +178,13 @@ class Reuse:
         return Shards(keys, files, index.start(todo, jobs))
 
     def finish_index(self, index: SearchIndex, root: Path, shards: Shards) -> dict[str, Blob]:
-        """The files of the shards ``start_index`` began, placed under ``root``; those indexed now are kept."""
+        """The files of the shards ``start_index`` began, placed under ``root``; those indexed now are stored."""
         files = dict(shards.placed)
         for shard, written in index.finish(shards.run, root).items():
             if self.cache is not None:
-                kept = {path: self.cache.put((root / path).read_bytes()) for path in written}
-                self.cache.store(shards.keys[shard], kept)
-                files |= kept
+                stored = {path: self.cache.put((root / path).read_bytes()) for path in written}
+                self.cache.store(shards.keys[shard], stored)
+                files |= stored
         return files
 
     def add_records(self, key: str, root: Path, index: SearchIndex) -> None:

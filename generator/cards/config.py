@@ -229,7 +229,7 @@ def _check_types(
     if found.problems:
         return  # cross-field rules need well-typed values
     checked = {**resolved, HEAD: head}
-    for check in family.checks:
+    for check in family.build_rules:
         failure = check(checked)
         if failure:
             message, keys = failure

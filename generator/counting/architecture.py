@@ -9,7 +9,7 @@ cannot disagree with its table.
 A family's builder decides nothing from the config itself: it reads the family's declared
 switches (``switches.py``), conditions that are data (``conditions.py``), so that the
 calculator can export every block the builder can produce and pick among them in the browser
-(``calculator.py``).
+(``analysis/calculator_data.py``).
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class Saved:
     shared: bool = False
     when: Condition | None = None
     # Kept only when b = 1: a view torch can fold into a batched product without a copy when the
-    # batch has one sequence, and copies otherwise (the figures are then piecewise in b).
+    # batch has one sequence, and copies otherwise (the step totals are then piecewise in b).
     batch_one: bool = False
     # Kept only when s > 1: a .contiguous() copy of a transposed (b, s, ·) tensor, which at s = 1 is
     # contiguous already and so is its input's own storage (a convolution's input).
@@ -314,7 +314,7 @@ class Family:
     # as given: a card that writes null for one gets a model transformers cannot build.
     null_refused: tuple[str, ...] = ()
     # Cross-field rules: each returns (message, keys involved) for a config that breaks it.
-    checks: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
+    build_rules: tuple[Callable[[Mapping[str, Any]], Failure], ...] = ()
     # Every structural decision the builder takes, each a condition on the config (switches.py).
     switches: tuple[Switch, ...] = ()
     # Derived symbols only compute formulas use (a head size, for rotary tables).
@@ -325,22 +325,22 @@ class Family:
     positions_after: str | int | None = None
     # Configs transformers builds, and whose parameters are counted, but whose training step raises:
     # each a Rule (its condition and message). The step is then not worked, here or in the calculator.
-    step_checks: tuple[Rule, ...] = ()
+    step_rules: tuple[Rule, ...] = ()
     # What the reference tools build and run to ask transformers for its counts; None for a family
     # transformers does not implement (its ``own_config`` names the code its counts come from).
     ground_truth: GroundTruth | None = None
 
     @functools.cached_property
     def _check_conditions(self) -> tuple[Condition, ...]:
-        """When each rule of the checks fails (a FirstOf's rules one by one)."""
-        rules = [r for check in self.checks for r in (check.rules if isinstance(check, FirstOf) else (check,))]
+        """When each of the build rules fails (a FirstOf's rules one by one)."""
+        rules = [r for check in self.build_rules for r in (check.rules if isinstance(check, FirstOf) else (check,))]
         return tuple(rule.fails for rule in rules if isinstance(rule, Rule))
 
     @functools.cached_property
     def flag_keys(self) -> tuple[str, ...]:
         """The keys the switches and rules read as flags (``truthy``): a card gives them as true or false."""
         conditions = [s.when for s in self.switches] + list(self._check_conditions)
-        conditions += [rule.fails for rule in self.step_checks]
+        conditions += [rule.fails for rule in self.step_rules]
         return tuple(dict.fromkeys(key for condition in conditions for key in flags(condition)))
 
     @functools.cached_property

@@ -31,10 +31,10 @@ from generator.counting.architecture import (
 )
 from generator.counting.conditions import HEAD
 from generator.counting.expr import Expr, poly_expr, substitute
-from generator.counting.figures import Figures
 from generator.counting.inventory import Counted, count_totals
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
+from generator.counting.step_totals import StepTotals
 
 PRECISIONS = ("fp32", "bf16")
 # Bytes per element of each kind of saved tensor, with the model in fp32 and cast to bf16.
@@ -48,7 +48,7 @@ ELEMENT_BYTES: Mapping[Dtype, Mapping[str, int]] = {
 
 
 @dataclass(frozen=True)
-class Keeps:
+class Saves:
     """What an activation function keeps for its backward (torch's derivative formulas)."""
 
     input: bool
@@ -60,15 +60,15 @@ class Keeps:
 # tools/compute_reference.py --explain: gelu and silu keep their input, relu and tanh their output;
 # NewGELUActivation (gelu_new), 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))), keeps x, the tanh's output,
 # 0.5·x and 1 + tanh; QuickGELU, x·sigmoid(1.702x), keeps x and the sigmoid's output.
-ACTIVATIONS: Mapping[str, Keeps] = {
-    "gelu": Keeps(input=True, output=False),
-    "gelu_pytorch_tanh": Keeps(input=True, output=False),
-    "silu": Keeps(input=True, output=False),
-    "swish": Keeps(input=True, output=False),
-    "relu": Keeps(input=False, output=True),
-    "tanh": Keeps(input=False, output=True),
-    "gelu_new": Keeps(input=True, output=False, intermediates=3),
-    "quick_gelu": Keeps(input=True, output=False, intermediates=1),
+ACTIVATIONS: Mapping[str, Saves] = {
+    "gelu": Saves(input=True, output=False),
+    "gelu_pytorch_tanh": Saves(input=True, output=False),
+    "silu": Saves(input=True, output=False),
+    "swish": Saves(input=True, output=False),
+    "relu": Saves(input=False, output=True),
+    "tanh": Saves(input=False, output=True),
+    "gelu_new": Saves(input=True, output=False, intermediates=3),
+    "quick_gelu": Saves(input=True, output=False, intermediates=1),
 }
 
 
@@ -77,7 +77,7 @@ class UndeclaredActivationError(ValueError):
 
 
 @dataclass(frozen=True)
-class KeptBytes:
+class SavedBytes:
     """The bytes autograd keeps, in symbols: ``every`` for every b but 1 and every s but 1;
     ``batch_one`` is what b = 1 adds (views torch folds without a copy) and ``seq_one`` what s = 1
     takes off (copies that are their input's storage then). Both are zero for most families."""
@@ -87,20 +87,20 @@ class KeptBytes:
     seq_one: Poly
 
     def at(self, batch: int, seq: int) -> Poly:
-        """The bytes kept at this batch size and sequence length."""
-        kept = self.every + self.batch_one if batch == 1 else self.every
-        return kept + self.seq_one * -1 if seq == 1 else kept
+        """The bytes saved at this batch size and sequence length."""
+        saved = self.every + self.batch_one if batch == 1 else self.every
+        return saved + self.seq_one * -1 if seq == 1 else saved
 
     @staticmethod
-    def sum(parts: Iterable[KeptBytes]) -> KeptBytes:
+    def sum(parts: Iterable[SavedBytes]) -> SavedBytes:
         listed = tuple(parts)
-        return KeptBytes(
+        return SavedBytes(
             total(k.every for k in listed), total(k.batch_one for k in listed), total(k.seq_one for k in listed)
         )
 
 
 @dataclass(frozen=True)
-class StepCompute:
+class ModuleCompute:
     """One module or op: its forward and backward FLOPs and the tensors it keeps, in symbols."""
 
     path: str
@@ -114,44 +114,44 @@ class StepCompute:
         return total(p.forward_flops for p in self.products)
 
     def saved_bytes(self, precision: str) -> Poly:
-        """Bytes of its own storages (per instance) kept at every b and s: neither the model-wide
-        shared ones nor those kept only when b = 1 (``BlockCompute.kept`` sums every kind)."""
-        kept = (t for t in self.saved if not t.shared and not t.batch_one)
-        return total(stored_bytes(t.shape, t.dtype, precision) for t in kept)
+        """Bytes of its own storages (per instance) saved at every b and s: neither the model-wide
+        shared ones nor those saved only when b = 1 (``BlockCompute.saved_bytes`` sums every kind)."""
+        own = (t for t in self.saved if not t.shared and not t.batch_one)
+        return total(stored_bytes(t.shape, t.dtype, precision) for t in own)
 
 
 @dataclass(frozen=True)
 class BlockCompute:
-    """One component: its steps for one instance, and how many instances there are."""
+    """One component: its modules and ops for one instance, and how many instances there are."""
 
     block: Block
-    steps: tuple[StepCompute, ...]
+    modules: tuple[ModuleCompute, ...]
     copies: Poly
 
     # Summed once: a step's blocks are shared by every card that reads the same (StepBlocks), each card's
     # page asks for them.
     @functools.cached_property
     def forward(self) -> Poly:
-        return total(step.forward for step in self.steps)
+        return total(module.forward for module in self.modules)
 
     @functools.cached_property
     def backward(self) -> Poly:
-        return total(step.backward for step in self.steps)
+        return total(module.backward for module in self.modules)
 
-    def kept(self, precision: str) -> KeptBytes:
+    def saved_bytes(self, precision: str) -> SavedBytes:
         """Every copy's own storages and the shared ones once (a rotary table all layers read), with
         what every copy keeps in addition at b = 1 and for s > 1 only."""
-        return self._kept[precision]
+        return self._saved_bytes[precision]
 
     @functools.cached_property
-    def _kept(self) -> dict[str, KeptBytes]:
+    def _saved_bytes(self) -> dict[str, SavedBytes]:
         """The sums by precision, once: the totals, the derivation and a page each ask for them.
 
         One pass over the storages, each added to what it counts for: a copy's own (or the model's
-        shared) storages, those kept only at b = 1 (never shared), and those kept only for s > 1."""
+        shared) storages, those saved only at b = 1 (never shared), and those saved only for s > 1."""
         sums: dict[str, tuple[Coefficients, ...]] = {p: ({}, {}, {}, {}) for p in PRECISIONS}
-        for step in self.steps:
-            for tensor in step.saved:
+        for module in self.modules:
+            for tensor in module.saved:
                 for p in PRECISIONS:
                     own, shared, single, short = sums[p]
                     size = stored_bytes(tensor.shape, tensor.dtype, p)
@@ -164,7 +164,7 @@ class BlockCompute:
         found = {}
         for p, (own, shared, single, short) in sums.items():
             every = Poly.of_terms(own) * self.copies + Poly.of_terms(shared)
-            found[p] = KeptBytes(every, Poly.of_terms(single) * self.copies, Poly.of_terms(short) * self.copies)
+            found[p] = SavedBytes(every, Poly.of_terms(single) * self.copies, Poly.of_terms(short) * self.copies)
         return found
 
 
@@ -187,15 +187,15 @@ class StepBlocks:
     def symbols(self) -> frozenset[str]:
         """Every symbol the step's formulas read: its copies, its products and the shapes it keeps (b and s too)."""
         found = {name for block in self.blocks for name in block.copies.symbols()}
-        for step in (step for block in self.blocks for step in block.steps):
-            found |= step.forward.symbols() | step.backward.symbols()
-            found |= {name for kept in step.saved for size in kept.shape for name in size.symbols()}
+        for module in (module for block in self.blocks for module in block.modules):
+            found |= module.forward.symbols() | module.backward.symbols()
+            found |= {name for tensor in module.saved for size in tensor.shape for name in size.symbols()}
         return frozenset(found)
 
     @functools.cached_property
-    def kept(self) -> dict[str, KeptBytes]:
+    def saved_bytes(self) -> dict[str, SavedBytes]:
         """The byte polynomials by precision, summed once: a page evaluates them at many (b, s)."""
-        return {p: KeptBytes.sum(block.kept(p) for block in self.blocks) for p in PRECISIONS}
+        return {p: SavedBytes.sum(block.saved_bytes(p) for block in self.blocks) for p in PRECISIONS}
 
 
 @dataclass(frozen=True)
@@ -220,13 +220,13 @@ class Compute:
     def backward(self) -> Poly:
         return self.steps.backward
 
-    def kept(self, precision: str) -> KeptBytes:
+    def saved_bytes(self, precision: str) -> SavedBytes:
         """Bytes autograd keeps, in symbols: every block's storages times its copies, shared ones once."""
-        return self.steps.kept[precision]
+        return self.steps.saved_bytes[precision]
 
     def activations(self, precision: str) -> Poly:
-        """The bytes kept for every b but 1 and every s but 1 (``KeptBytes.every``)."""
-        return self.steps.kept[precision].every
+        """The bytes saved for every b but 1 and every s but 1 (``SavedBytes.every``)."""
+        return self.steps.saved_bytes[precision].every
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
@@ -238,11 +238,11 @@ class Compute:
     def substituted(self, poly: Poly, batch: int, seq: int) -> Expr:
         return substitute(_written(poly, self.order), {**self.values, "b": batch, "s": seq})
 
-    def at(self, batch: int, seq: int) -> Figures:
+    def at(self, batch: int, seq: int) -> StepTotals:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
         values = {**self.values, "b": batch, "s": seq}
-        activations = {p: self.kept(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
-        return Figures(
+        activations = {p: self.saved_bytes(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
+        return StepTotals(
             batch=batch,
             seq=seq,
             parameters=self.parameters,
@@ -254,14 +254,14 @@ class Compute:
 
 
 class StepCannotRunError(ValueError):
-    """transformers builds the card's model, but a training step of it raises (its family's step checks)."""
+    """transformers builds the card's model, but a training step of it raises (its family's step rules)."""
 
 
 def step_refusal(card: Counted) -> str | None:
-    """Why transformers cannot run a training step of this card (the first of its family's step checks
+    """Why transformers cannot run a training step of this card (the first of its family's step rules
     that fails, as its message), or None when it can."""
     checked = {**card.config, HEAD: card.head.value}
-    for rule in card.family.step_checks:
+    for rule in card.family.step_rules:
         failure = rule(checked)
         if failure is not None:
             return failure[0]
@@ -295,8 +295,8 @@ def declared_compute(card: Counted) -> Compute:
 # Kept step blocks, by declaration (an Architecture is built once per setting of the switches and head,
 # see Family.architecture), head, and the value of each key the rules read. Bounded: cards with
 # thousands of dropout settings keep the latest only.
-STEPS_KEPT = 256
-_steps: KeptFor[Architecture, StepBlocks] = KeptFor(STEPS_KEPT)
+STEPS_MEMO = 256
+_steps: IdentityMemo[Architecture, StepBlocks] = IdentityMemo(STEPS_MEMO)
 
 
 def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, Any]) -> StepBlocks:
@@ -308,14 +308,14 @@ def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, An
     seen: set[str] = set()
     blocks = []
     for block in architecture.blocks:
-        steps = _block_steps(block, config, seen, differentiated=differentiated(head, block.kind))
-        blocks.append(BlockCompute(block, steps, applied_copies(block)))
+        modules = _block_modules(block, config, seen, differentiated=differentiated(head, block.kind))
+        blocks.append(BlockCompute(block, modules, applied_copies(block)))
     return _steps.keep(architecture, StepBlocks(tuple(blocks)), head, read)
 
 
 def rule_keys(blocks: Iterable[Block]) -> set[str]:
     """The config keys a step's rules read in these blocks: the conditions of its products and saved
-    tensors, and the activation functions (all that ``_block_steps`` reads of a config)."""
+    tensors, and the activation functions (all that ``_block_modules`` reads of a config)."""
     keys: set[str] = set()
     for block in blocks:
         items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
@@ -328,17 +328,17 @@ def rule_keys(blocks: Iterable[Block]) -> set[str]:
 
 
 def measured(family: Family) -> bool:
-    """Whether torch checks the family's figures: not for one transformers does not implement
+    """Whether torch checks the family's compute: not for one transformers does not implement
     (one with a config of its own), whose declarations nothing has verified."""
     return family.own_config is None
 
 
-def _block_steps(
+def _block_modules(
     block: Block, config: Mapping[str, Any], seen: set[str], *, differentiated: bool
-) -> tuple[StepCompute, ...]:
-    """A block's modules and ops as steps; keys in ``seen`` (shared storages) are kept only once."""
+) -> tuple[ModuleCompute, ...]:
+    """A block's modules and ops, each with its compute; keys in ``seen`` (shared storages) are saved only once."""
     local: set[str] = set()
-    steps = []
+    modules = []
     items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
     for item in items:
         saved = []
@@ -358,8 +358,8 @@ def _block_steps(
         # A shared storage is one storage however often the step runs.
         scaled = tuple(t if once or t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
         label = item.label if isinstance(item, Module) and item.label else item.key
-        steps.append(StepCompute(item.path, label, products, backward, tuple(scaled)))
-    return tuple(steps)
+        modules.append(ModuleCompute(item.path, label, products, backward, tuple(scaled)))
+    return tuple(modules)
 
 
 def differentiated(head: Head, kind: Kind) -> bool:
@@ -384,16 +384,16 @@ def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]
     if not isinstance(item, Op) or (item.activation is None and item.function is None):
         return item.saved
     name = item.function or config.get(item.activation or "")
-    keeps = ACTIVATIONS.get(name) if isinstance(name, str) else None
-    if keeps is None:
+    saves = ACTIVATIONS.get(name) if isinstance(name, str) else None
+    if saves is None:
         raise UndeclaredActivationError(
             f"{item.activation}: {name!r} is not an activation function whose saved tensors are declared "
             f"(declared: {', '.join(sorted(ACTIVATIONS))})"
         )
     before, after = item.saved
-    kept = ((before,) if keeps.input else ()) + ((after,) if keeps.output else ())
-    extra = tuple(Saved(f"{item.path} intermediate {n}", before.shape) for n in range(keeps.intermediates))
-    return kept + extra
+    saved = ((before,) if saves.input else ()) + ((after,) if saves.output else ())
+    extra = tuple(Saved(f"{item.path} intermediate {n}", before.shape) for n in range(saves.intermediates))
+    return saved + extra
 
 
 def _frozen(blocks: tuple[Block, ...], values: Mapping[str, int]) -> int:
@@ -432,7 +432,7 @@ def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
 def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
     """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
 
-    Kept for the last few cards: a page's section and its JSON ask for the same figures."""
+    Remembered for the last few cards: a page's section and its JSON ask for the same totals."""
     values = dict(items)
     coefficients: dict[Monomial, int] = {}
     for mono, coeff in poly.terms:

@@ -35,7 +35,7 @@ def worked_line(compute: Compute, poly: Poly, batch: int, seq: int, what: str = 
 
 
 @dataclass(frozen=True)
-class StepLines:
+class ModuleLines:
     """One module or op of a component: its forward products, backward, and saved tensors by precision."""
 
     path: str
@@ -50,7 +50,7 @@ class ComponentLines:
     """A component's steps, and its totals for one instance and for all its copies."""
 
     block: Block
-    steps: tuple[StepLines, ...]
+    modules: tuple[ModuleLines, ...]
     copies: int
     forward: int  # all copies
     backward: int
@@ -96,26 +96,28 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
     skipped = []
     for block in compute.blocks:
         copies = block.copies.evaluate(values)
-        steps = []
-        for step in block.steps:
+        modules = []
+        for module in block.modules:
             saved = {
                 p: tuple(
                     line(t.key, stored_bytes(t.shape, t.dtype, p), once=t.shared)
-                    for t in step.saved
+                    for t in module.saved
                     if (batch == 1 or not t.batch_one) and (seq > 1 or not t.seq_above_one)
                 )
                 for p in PRECISIONS
             }
-            backward = line("backward", step.backward) if step.products else None
-            steps.append(
-                StepLines(step.path, step.label, tuple(line(p.what, p.flops) for p in step.products), backward, saved)
+            backward = line("backward", module.backward) if module.products else None
+            modules.append(
+                ModuleLines(
+                    module.path, module.label, tuple(line(p.what, p.flops) for p in module.products), backward, saved
+                )
             )
-            for item in step.products:
-                done = 0 if step.backward.is_zero() else item.backward
+            for item in module.products:
+                done = 0 if module.backward.is_zero() else item.backward
                 lost = ((0 if item.backward_only else 2) - done) * item.flops.evaluate(values) * copies
                 if lost:
                     skipped.append(Skipped(block.block.title, item.what, lost))
-        components.append(_component(block, tuple(steps), copies, values, batch, seq))
+        components.append(_component(block, tuple(modules), copies, values, batch, seq))
     return ComputeDerivation(
         batch,
         seq,
@@ -128,14 +130,14 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
 
 
 def _component(
-    block: BlockCompute, steps: tuple[StepLines, ...], copies: int, values: dict[str, int], batch: int, seq: int
+    block: BlockCompute, modules: tuple[ModuleLines, ...], copies: int, values: dict[str, int], batch: int, seq: int
 ) -> ComponentLines:
-    kept = {p: block.kept(p).at(batch, seq) for p in PRECISIONS}
+    saved = {p: block.saved_bytes(p).at(batch, seq) for p in PRECISIONS}
     return ComponentLines(
         block.block,
-        steps,
+        modules,
         copies,
         block.forward.evaluate(values) * copies,
         block.backward.evaluate(values) * copies,
-        {p: kept[p].evaluate(values) for p in PRECISIONS},
+        {p: saved[p].evaluate(values) for p in PRECISIONS},
     )

@@ -1,6 +1,6 @@
 """The worked derivation of a card's total, read off its inventory.
 
-Each step is one module of the declaration (a Linear, a LayerNorm, an embedding table):
+Each line is one module of the declaration (a Linear, a LayerNorm, an embedding table):
 its formula is the sum of its tensors' symbolic shapes, its value the sum of the same
 tensors' counts in the inventory. Block subtotals and the total are likewise sums over the
 inventory, so the derivation is a view of the table, never a second count.
@@ -27,7 +27,7 @@ from generator.counting.expr import (
     substitute,
 )
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly, product, total
 
 
@@ -43,11 +43,11 @@ class HeadSplit:
 
 
 @dataclass(frozen=True)
-class StepForm:
-    """A step before any number is put in: its formula and how the page writes it.
+class LineForm:
+    """A line before any number is put in: its formula and how the page writes it.
 
-    Cached by value (``step_form``), so it holds no module: equal modules of different cards
-    share one form, and a step's tensors are found from the card's own module.
+    Cached by value (``line_form``), so it holds no module: equal modules of different cards
+    share one form, and a line's tensors are found from the card's own module.
     """
 
     formula: Poly
@@ -58,18 +58,18 @@ class StepForm:
 class BlockForm:
     """A component before any number is put in: what the derivation and the calculator both show.
 
-    Kept for each block (``block_form``), it holds no block: its steps line up with the modules of
+    Kept for each block (``block_form``), it holds no block: its lines line up with the modules of
     whichever equal block asks, and those are read from that block.
     """
 
-    steps: tuple[StepForm, ...]
+    lines: tuple[LineForm, ...]
     formula: Poly  # one instance
     expression: Expr
     subtotal_expression: Expr | None  # L(...) for a repeated block, else None
 
 
 @functools.cache
-def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
+def line_form(module: Module, order: tuple[str, ...]) -> LineForm:
     """A module's count in symbols: the sum of its tensors' shape products, times its repeat."""
     shapes = [p.shape for p in module.params if isinstance(p, Param)]
     terms = tuple(shape_expr(shape, order) for shape in shapes)
@@ -78,24 +78,24 @@ def step_form(module: Module, order: tuple[str, ...]) -> StepForm:
     if module.repeat is not None:
         formula = formula * module.repeat
         symbolic = Mul((dim_expr(module.repeat, order), Paren(symbolic)))
-    return StepForm(formula, symbolic)
+    return LineForm(formula, symbolic)
 
 
-# Each block's form, kept by the block's identity (an Architecture and its blocks are built once per
+# Each block's form, remembered by the block's identity (an Architecture and its blocks are built once per
 # setting and head): keyed by value, every card's derivation hashed each of its blocks' trees again.
-_FORMS: KeptFor[Block, BlockForm] = KeptFor(1024)
+_FORMS: IdentityMemo[Block, BlockForm] = IdentityMemo(1024)
 
 
 def block_form(block: Block, order: tuple[str, ...]) -> BlockForm:
-    """A block's steps, its per-instance formula and, when it repeats, its subtotal in symbols."""
+    """A block's lines, its per-instance formula and, when it repeats, its subtotal in symbols."""
     found = _FORMS.get(block, order)
     if found is not None:
         return found
-    steps = tuple(step_form(module, order) for module in block.modules)
-    formula = total(s.formula for s in steps)
+    lines = tuple(line_form(module, order) for module in block.modules)
+    formula = total(s.formula for s in lines)
     expression = poly_expr(formula, order)
     subtotal_expression = Mul((*count_factors(block, order), Paren(expression))) if block.repeat else None
-    return _FORMS.keep(block, BlockForm(steps, formula, expression, subtotal_expression), order)
+    return _FORMS.keep(block, BlockForm(lines, formula, expression, subtotal_expression), order)
 
 
 def count_factors(block: Block, order: tuple[str, ...]) -> tuple[Expr, ...]:
@@ -107,10 +107,10 @@ def count_factors(block: Block, order: tuple[str, ...]) -> tuple[Expr, ...]:
 
 
 @dataclass(frozen=True)
-class Step:
+class Line:
     """One module: symbolic formula, the same with numbers, and the result."""
 
-    key: str  # the module's, stable in every language: the step's anchor is d-<block>-<key>
+    key: str  # the module's, stable in every language: the line's anchor is d-<block>-<key>
     label: str
     names: tuple[str, ...]
     tied: tuple[tuple[str, str], ...]
@@ -123,10 +123,10 @@ class Step:
 
 @dataclass(frozen=True)
 class BlockDerivation:
-    """A component's steps, its per-instance formula and its subtotal."""
+    """A component's lines, its per-instance formula and its subtotal."""
 
     block: Block
-    steps: tuple[Step, ...]
+    lines: tuple[Line, ...]
     formula: Poly
     expression: Expr
     value: int
@@ -158,36 +158,36 @@ def derive(inventory: Inventory) -> Derivation:
 
 
 def _derive_block(inventory: Inventory, block: Block, form: BlockForm) -> BlockDerivation:
-    """One block of this card, its steps lined up with ``block.modules`` (``form`` holds none)."""
+    """One block of this card, its lines lined up with ``block.modules`` (``form`` holds none)."""
     values = inventory.values
     repeat = block.copies().evaluate(values)
     first = block.first  # a property: read once, not once a tensor
     shown = [e for e in inventory.of_block(block) if e.index == first]
-    steps = []
-    for module, step in zip(block.modules, form.steps, strict=True):
+    lines = []
+    for module, line in zip(block.modules, form.lines, strict=True):
         tensors = [t for t in shown if t.module is module and isinstance(t, Tensor)]
         tied = [t for t in shown if t.module is module and isinstance(t, TiedTensor)]
-        steps.append(
-            Step(
+        lines.append(
+            Line(
                 key=module.key,
                 label=module.label,
                 names=tuple(t.name for t in tensors),
                 tied=tuple((t.name, t.tied_to) for t in tied),
-                formula=step.formula,
-                symbolic=step.symbolic,
-                substituted=substitute(step.symbolic, values),
-                # A block with no copies (no encoder layers) has no tensors to read: its steps show
+                formula=line.formula,
+                symbolic=line.symbolic,
+                substituted=substitute(line.symbolic, values),
+                # A block with no copies (no encoder layers) has no tensors to read: its lines show
                 # what one copy would hold, and its subtotal, L times that, is 0 like the inventory's.
-                value=sum(t.count for t in tensors) if repeat else step.formula.evaluate(values),
+                value=sum(t.count for t in tensors) if repeat else line.formula.evaluate(values),
                 split=_head_split(module, values),
             )
         )
     return BlockDerivation(
         block=block,
-        steps=tuple(steps),
+        lines=tuple(lines),
         formula=form.formula,
         expression=form.expression,
-        value=sum(s.value for s in steps),
+        value=sum(s.value for s in lines),
         repeat=repeat,
         subtotal=inventory.count_of(block=block.key),
         subtotal_expression=form.subtotal_expression,

@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Module, Param, Part, Tie, part_of
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly, product
 
 
@@ -215,10 +215,10 @@ def count_parameters(card: Counted) -> Inventory:
 _Declared = tuple[Module, str, Param | Tie, tuple[int, ...], int, Part | None]
 
 
-# One instance of a block with a card's numbers put in, kept by the block's identity (an Architecture is
+# One instance of a block with a card's numbers put in, remembered by the block's identity (an Architecture is
 # built once per setting and head) and the numbers: the check of a card's published figures and its table
 # of classes both count it by its family's other heads. Bounded: a card asks for a few dozen blocks.
-_EVALUATED: KeptFor[Block, tuple[_Declared, ...]] = KeptFor(256)
+_EVALUATED: IdentityMemo[Block, tuple[_Declared, ...]] = IdentityMemo(256)
 
 
 def _evaluated(block: Block, values: Mapping[str, int]) -> tuple[_Declared, ...]:

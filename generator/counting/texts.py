@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import yaml
 
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Part, Tie
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.switches import FirstOf, Rule
 
 T = TypeVar("T")
@@ -62,7 +62,7 @@ class FamilyTexts:
     modules: Mapping[str, str]  # labels by module key
     roles: Mapping[str, str]  # what a module's tensor is ("weight", "is the output bias"), by the key it declares
     attentions: Mapping[str, str]  # a derivation's attention runs' titles, by the module holding each (``holder``)
-    checks: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
+    rules: Mapping[str, str]  # the rules' messages (str.format templates) by rule name
     differences: tuple[tuple[str, str], ...]  # (key, Markdown paragraph), in reading order
 
 
@@ -108,7 +108,7 @@ def family_texts(name: str, language: str = LANGUAGE, root: Path | None = None) 
         modules={**_section(data, "modules"), **_section(own, "modules")},
         roles={**_section(data, "roles"), **_section(own, "roles")},
         attentions={**_section(data, "attentions"), **_section(own, "attentions")},
-        checks={**_section(data, "checks"), **_section(own, "checks")},
+        rules={**_section(data, "rules"), **_section(own, "rules")},
         differences=tuple((str(key), str(text)) for key, text in _section(own, "differences").items()),
     )
 
@@ -119,9 +119,9 @@ CARD_CHECKS = ("no-parameters", NULL_REFUSED)
 
 
 def check_message(name: str, language: str = LANGUAGE, root: Path | None = None) -> str:
-    """The message of one of ``CARD_CHECKS``, from the file's shared ``checks``."""
+    """The message of one of ``CARD_CHECKS``, from the file's shared ``rules``."""
     root = root or CONTENT
-    return _text(_section(load(language, root), "checks"), name, root / language, f"checks.{name}")
+    return _text(_section(load(language, root), "rules"), name, root / language, f"rules.{name}")
 
 
 def shared_meaning(symbol: str, language: str = LANGUAGE, root: Path | None = None) -> str:
@@ -167,11 +167,11 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
     differences = tuple(text for _, text in texts.differences)
 
     def worded(rule: Rule) -> Rule:
-        return replace(rule, message=_text(texts.checks, rule.name, folder, f"{where}.checks.{rule.name}"))
+        return replace(rule, message=_text(texts.rules, rule.name, folder, f"{where}.rules.{rule.name}"))
 
-    checks = tuple(
+    build_rules = tuple(
         worded(c) if isinstance(c, Rule) else FirstOf(tuple(map(worded, c.rules))) if isinstance(c, FirstOf) else c
-        for c in family.checks
+        for c in family.build_rules
     )
     declare = Worded(
         family.declare,
@@ -188,15 +188,15 @@ def with_texts(family: Family, language: str = LANGUAGE, root: Path | None = Non
         compute_symbols=compute_symbols,
         switches=switches,
         differences=differences,
-        checks=checks,
-        step_checks=tuple(map(worded, family.step_checks)),
+        build_rules=build_rules,
+        step_rules=tuple(map(worded, family.step_rules)),
         declare=declare,
         language=language,
     )
 
 
-# Worded blocks kept per declaration: more than any family's builders return (the largest has a few hundred).
-WORDED_KEPT = 4096
+# Worded blocks remembered per declaration: more than any family's builders return (the largest has a few hundred).
+WORDED_MEMO = 4096
 
 
 @dataclass(frozen=True)
@@ -214,11 +214,11 @@ class Worded:
     where: str  # "families.<name>", for a missing text's message
 
     def __post_init__(self) -> None:
-        # The worded copy of each block the builder returned, by the block's identity (the block kept
+        # The worded copy of each block the builder returned, by the block's identity (the block remembered
         # beside it). The builders return the very same block for the same switches (``per_setting_read``),
         # so declaring every setting of a family words each block once, and equal settings give identical
         # blocks, which later caches can find by identity instead of hashing a deep tree.
-        object.__setattr__(self, "_kept", KeptFor(WORDED_KEPT))
+        object.__setattr__(self, "_memo", IdentityMemo(WORDED_MEMO))
         # Looked up once per block, module and tensor: as mappings, made once.
         words = {"blocks": dict(self.titles), "modules": dict(self.labels), "roles": dict(self.roles)}
         object.__setattr__(self, "_words", words)
@@ -235,8 +235,8 @@ class Worded:
         return replace(declared, blocks=tuple(map(self._block, declared.blocks)))
 
     def _block(self, block: Block) -> Block:
-        kept: KeptFor[Block, Block] = self._kept  # type: ignore[attr-defined]
-        found = kept.get(block)
+        memo: IdentityMemo[Block, Block] = self._memo  # type: ignore[attr-defined]
+        found = memo.get(block)
         if found is not None:
             return found
         modules = tuple(
@@ -247,7 +247,7 @@ class Worded:
             )
             for m in block.modules
         )
-        return kept.keep(block, _worded(block, title=self._word("blocks", block.key), modules=modules))
+        return memo.keep(block, _worded(block, title=self._word("blocks", block.key), modules=modules))
 
     def _word(self, kind: str, key: str) -> str:
         """The words for a key the declaration gives (``kind``: blocks, modules or roles)."""

@@ -1,8 +1,8 @@
 """What a model page shows of a training step's compute and memory, read off the engine.
 
 Every number comes from ``counting.compute`` (the declarations) and ``compute_derivation``: the
-worked steps at b = 1, s = min(P, 512), a small grid of (b, s), and the rules of thumb (2N and 6N
-FLOPs per token, Korthikanti et al. 2022's bytes per layer) set beside the exact figures, their
+worked lines at b = 1, s = min(P, 512), a small grid of (b, s), and the rules of thumb (2N and 6N
+FLOPs per token, Korthikanti et al. 2022's bytes per layer) set beside the exact step, their
 differences taken apart as polynomials over the declared products and saved tensors. Nothing is
 measured here and nothing is typed.
 """
@@ -12,24 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from generator.analysis.compute_rules import default_seq, longest_of
+from generator.analysis.calculator_compute import default_seq, longest_of
 from generator.cards.problems import InputError, Problem
 from generator.counting.architecture import Architecture, Block, Module, Op
 from generator.counting.compute import (
     ACTIVATIONS,
     PRECISIONS,
     Compute,
-    StepCompute,
+    ModuleCompute,
     elements,
 )
-from generator.counting.compute_derivation import Line, StepLines, derive_compute, worked_line
+from generator.counting.compute_derivation import Line, ModuleLines, derive_compute, worked_line
 from generator.counting.expr import Expr
-from generator.counting.figures import Figures
 from generator.counting.inventory import Counted
 from generator.counting.ops import is_mask
 from generator.counting.poly import Poly
+from generator.counting.step_totals import StepTotals
 from generator.site.content import Text
-from generator.site.thumb_rules import Rules, apart, in_s2, rules
+from generator.site.thumb_view import ThumbRules, apart, compare_thumb_rules, in_s2
 
 SEQ = 512  # the page's sequence length, or P when the position table is shorter
 GRID_SEQS = (128, 512)  # the grid's lengths, with P; only those up to P
@@ -93,7 +93,7 @@ class Shown:
 
 
 @dataclass(frozen=True)
-class Kept:
+class SavedStorage:
     """One storage autograd keeps: its elements worked out, and its bytes in fp32 and in bf16."""
 
     name: str
@@ -104,12 +104,12 @@ class Kept:
 
 
 @dataclass(frozen=True)
-class ShownStep:
+class ShownModule:
     anchor: str
     label: str
     products: tuple[Shown, ...]
     backward: Line | None
-    kept: tuple[Kept, ...]
+    saved: tuple[SavedStorage, ...]
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class ShownComponent:
     title: str
     repeat: tuple[str, ...]  # the symbols its runs are counted in (L; a layer shared across depth: L and K), or none
     copies: int
-    steps: tuple[ShownStep, ...]
+    modules: tuple[ShownModule, ...]
     forward: int  # all copies
     backward: int
     activations: Mapping[str, int]
@@ -128,15 +128,15 @@ class ShownComponent:
 
 @dataclass(frozen=True)
 class Mask:
-    """A dropout mask kept in one component: its storage and how many copies keep one."""
+    """A dropout mask saved in one component: its storage and how many copies keep one."""
 
     component: ShownComponent
-    step: ShownStep
-    kept: Kept
+    module: ShownModule
+    saved: SavedStorage
 
     @property
     def copies(self) -> int:
-        return 1 if self.kept.once else self.component.copies
+        return 1 if self.saved.once else self.component.copies
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class ComputeView:
     batch: int
     seq: int
     positions: int | None  # the longest sequence the model takes (max_position_embeddings)
-    figures: Figures
+    totals: StepTotals
     components: tuple[ShownComponent, ...]
     forward: Expr  # closed forms in b and s
     backward: Expr
@@ -155,28 +155,28 @@ class ComputeView:
     seq_one: Mapping[str, Expr | None]  # what s = 1 takes off, where anything
     skipped: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) the backward does not spend
     extra: tuple[tuple[str, str, int], ...]  # (component, product, FLOPs) only the backward counts
-    grid: tuple[Figures, ...]
-    squared: tuple[tuple[ShownStep, str, int, str], ...]  # (step, name, value, unit) of every line in s²
-    squared_kept: Line  # the bf16 bytes in s², the whole model
+    grid: tuple[StepTotals, ...]
+    squared: tuple[tuple[ShownModule, str, int, str], ...]  # (module, name, value, unit) of every line in s²
+    squared_saved: Line  # the bf16 bytes in s², the whole model
     masks: tuple[Mask, ...]
-    rules: Rules
+    rules: ThumbRules
 
     @property
     def mask_bytes(self) -> dict[str, int]:
         """The masks' bytes, every copy, by precision."""
-        return {p: sum(x.kept.bytes[p] * x.copies for x in self.masks) for p in PRECISIONS}
+        return {p: sum(x.saved.bytes[p] * x.copies for x in self.masks) for p in PRECISIONS}
 
     @property
     def mask_elements(self) -> int:
-        """The masks' elements, every copy: their bytes were they kept at 1 byte each, as CUDA does."""
-        return sum(x.kept.elements.value * x.copies for x in self.masks)
+        """The masks' elements, every copy: their bytes were they saved at 1 byte each, as CUDA does."""
+        return sum(x.saved.elements.value * x.copies for x in self.masks)
 
     @property
     def training_state(self) -> dict[str, int]:
         """The training memory without the activations: weights, gradients, Adam's moments (and master copy)."""
-        memory = self.figures.training_memory
-        kept = self.figures.activations
-        return {"fp32": memory["fp32"] - kept["fp32"], "bf16_mixed": memory["bf16_mixed"] - kept["bf16"]}
+        memory = self.totals.training_memory
+        saved = self.totals.activations
+        return {"fp32": memory["fp32"] - saved["fp32"], "bf16_mixed": memory["bf16_mixed"] - saved["bf16"]}
 
 
 def longest(card: Counted) -> int | None:
@@ -201,9 +201,9 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
     components = []
     for block, lines in zip(compute.blocks, derivation.components, strict=True):
         items: tuple[Module | Op, ...] = (*block.block.modules, *block.block.ops)
-        steps = tuple(
-            _step(compute, f"c-{block.block.key}-{item.key}", item, step, worked, words, seq, shapes)
-            for item, step, worked in zip(items, block.steps, lines.steps, strict=True)
+        modules = tuple(
+            _module(compute, f"c-{block.block.key}-{item.key}", item, computed, worked, words, seq, shapes)
+            for item, computed, worked in zip(items, block.modules, lines.modules, strict=True)
             if worked.forward or any(worked.saved.values())
         )
         components.append(
@@ -212,14 +212,14 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
                 block.block.title,
                 _applied(block.block),
                 lines.copies,
-                steps,
+                modules,
                 lines.forward,
                 lines.backward,
                 lines.activations,
             )
         )
-    masks = tuple(Mask(c, step, k) for c in components for step in c.steps for k in step.kept if k.mask)
-    names = {(c.title, x.line.what): x.name for c in components for step in c.steps for x in step.products}
+    masks = tuple(Mask(c, module, k) for c in components for module in c.modules for k in module.saved if k.mask)
+    names = {(c.title, x.line.what): x.name for c in components for module in c.modules for x in module.products}
     named = [(x.component, names.get((x.component, x.what), x.what), x.flops) for x in derivation.skipped]
     skipped = tuple(x for x in named if x[2] > 0)
     extra = tuple((component, name, -flops) for component, name, flops in named if flops < 0)
@@ -232,15 +232,15 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         derivation.forward,
         derivation.backward,
         derivation.activations,
-        {p: _written(compute, compute.kept(p).batch_one) for p in PRECISIONS},
-        {p: _written(compute, compute.kept(p).seq_one) for p in PRECISIONS},
+        {p: _written(compute, compute.saved_bytes(p).batch_one) for p in PRECISIONS},
+        {p: _written(compute, compute.saved_bytes(p).seq_one) for p in PRECISIONS},
         skipped,
         extra,
         tuple(compute.at(batch, x) for batch, x in grid_points(positions)),
         _squared(components),
         worked_line(compute, apart(compute).kept_s2, 1, seq),
         masks,
-        rules(compute, seq, sum(x.flops for x in derivation.skipped)),
+        compare_thumb_rules(compute, seq, sum(x.flops for x in derivation.skipped)),
     )
 
 
@@ -250,19 +250,19 @@ def _applied(block: Block) -> tuple[str, ...]:
     return block.repeat if block.applied is None else (block.applied, *block.repeat[1:])
 
 
-def _step(
+def _module(
     compute: Compute,
     anchor: str,
     item: Module | Op,
-    step: StepCompute,
-    worked: StepLines,
+    computed: ModuleCompute,
+    worked: ModuleLines,
     words: Words,
     seq: int,
     shapes: dict[Poly, Line],
-) -> ShownStep:
+) -> ShownModule:
     """One module or op: its products named, its storages worked out as elements and bytes."""
-    label = words.name("steps", item.key) if isinstance(item, Op) else step.label
-    differentiated = not step.backward.is_zero()
+    label = words.name("steps", item.key) if isinstance(item, Op) else computed.label
+    differentiated = not computed.backward.is_zero()
     products = tuple(
         Shown(
             label if _own_product(item, line.what) else words.name("products", line.what),
@@ -270,19 +270,19 @@ def _step(
             declared.backward if differentiated else 0,
             declared.backward_only,
         )
-        for declared, line in zip(step.products, worked.forward, strict=True)
+        for declared, line in zip(computed.products, worked.forward, strict=True)
     )
-    kept = tuple(
-        Kept(
-            words.name("saved", _storage(step.path, tensor.key)),
+    saved = tuple(
+        SavedStorage(
+            words.name("saved", _storage(computed.path, tensor.key)),
             _elements(compute, tensor.shape, seq, tensor.key, shapes),
             {p: line.value for p, line in zip(PRECISIONS, lines, strict=True)},
             tensor.shared,
-            is_mask(step.path, tensor.key),
+            is_mask(computed.path, tensor.key),
         )
-        for tensor, *lines in zip(step.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
+        for tensor, *lines in zip(computed.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
     )
-    return ShownStep(anchor, label, products, worked.backward, kept)
+    return ShownModule(anchor, label, products, worked.backward, saved)
 
 
 def _elements(compute: Compute, shape: tuple[Poly, ...], seq: int, key: str, shapes: dict[Poly, Line]) -> Line:
@@ -294,14 +294,19 @@ def _elements(compute: Compute, shape: tuple[Poly, ...], seq: int, key: str, sha
     return Line(key, poly, found.symbolic, found.substituted, found.value)
 
 
-def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownStep, str, int, str], ...]:
+def _squared(components: list[ShownComponent]) -> tuple[tuple[ShownModule, str, int, str], ...]:
     """Every product and storage in s², with its value at the page's (b, s) and its unit."""
-    steps = [step for component in components for step in component.steps]
-    products = tuple((step, x.name, x.line.value, "FLOPs") for step in steps for x in step.products if in_s2(x.line))
-    kept = tuple(
-        (step, k.name, k.bytes["bf16"], "bytes in bf16") for step in steps for k in step.kept if in_s2(k.elements)
+    modules = [module for component in components for module in component.modules]
+    products = tuple(
+        (module, x.name, x.line.value, "FLOPs") for module in modules for x in module.products if in_s2(x.line)
     )
-    return products + kept
+    saved = tuple(
+        (module, k.name, k.bytes["bf16"], "bytes in bf16")
+        for module in modules
+        for k in module.saved
+        if in_s2(k.elements)
+    )
+    return products + saved
 
 
 def _own_product(item: Module | Op, what: str) -> bool:
@@ -310,7 +315,7 @@ def _own_product(item: Module | Op, what: str) -> bool:
 
 
 def _storage(path: str, key: str) -> str:
-    """A storage's content key: what follows its step's path when it is named after the step."""
+    """A storage's content key: what follows its module's path when it is named after the module."""
     prefix = f"{path} "
     return key[len(prefix) :] if key.startswith(prefix) else key
 

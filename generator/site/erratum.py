@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from generator.analysis.mistakes import ROUND_VOCABULARY
+from generator.analysis.erratum_methods import ROUND_VOCABULARY
 from generator.cards.published import parse_figure
 from generator.counting.derivation import BlockDerivation
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr, poly_expr
@@ -142,9 +142,9 @@ def block_of(model: Model, key: str) -> BlockDerivation:
     return next(b for b in model.derivation.blocks if b.block.key == key)
 
 
-def steps_of(model: Model, block: str, *keys: str) -> tuple[Poly, int]:
+def lines_of(model: Model, block: str, *keys: str) -> tuple[Poly, int]:
     """The summed formula and count of some steps of one block (one instance of a repeated block), by module key."""
-    steps = [s for s in block_of(model, block).steps if s.key in keys]  # by key: the labels are the build language's
+    steps = [s for s in block_of(model, block).lines if s.key in keys]  # by key: the labels are the build language's
     assert len(steps) == len(keys), (model.id, block, keys)
     formula = ZERO
     for step in steps:
@@ -152,7 +152,7 @@ def steps_of(model: Model, block: str, *keys: str) -> tuple[Poly, int]:
     return formula, sum(s.value for s in steps)
 
 
-def step_row(
+def line_row(
     model: Model,
     label: str,
     theirs: Poly | None,
@@ -187,7 +187,7 @@ def subtotal_row(
     ``printed`` is the source's figure for the subtotal and how far off the printed figures it adds up are.
     """
     row = dataclasses.replace(
-        step_row(model, label, theirs, exact, anchor, printed[0]), subtotal=True, carried=printed[1]
+        line_row(model, label, theirs, exact, anchor, printed[0]), subtotal=True, carried=printed[1]
     )
     return dataclasses.replace(row, theirs=shown[0] or row.theirs, exact=shown[1] or row.exact)
 
@@ -298,14 +298,14 @@ def erratum(
 def embedding_rows(t: Text, model: Model, printed: str) -> tuple[Row, Row]:
     """The three tables, as both the published methods count them, then the LayerNorm they leave out."""
     common = t.root.section("rows")
-    tables = steps_of(model, "embeddings", "token-embeddings", "position-embeddings", "segment-embeddings")
+    tables = lines_of(model, "embeddings", "token-embeddings", "position-embeddings", "segment-embeddings")
     return (
-        step_row(model, common("tables"), (V + P + T) * H, tables, "d-embeddings", printed),
-        step_row(
+        line_row(model, common("tables"), (V + P + T) * H, tables, "d-embeddings", printed),
+        line_row(
             model,
             common("embedding-norm"),
             None,
-            steps_of(model, "embeddings", "embedding-layernorm"),
+            lines_of(model, "embeddings", "embedding-layernorm"),
             "d-embeddings-embedding-layernorm",
         ),
     )

@@ -9,19 +9,19 @@ from typing import Any
 
 from generator.counting.compute import Compute
 from generator.counting.inventory import Inventory, Tensor, TiedTensor
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly
 
-# What a model's files hold after its id, family and head, kept for the same tensors (and compute): a shape's,
+# What a model's files hold after its id, family and head, remembered for the same tensors (and compute): a shape's,
 # shared by the cards of that shape (views.model_of), is written once.
-_KEPT = 16
-_json_bodies: KeptFor[tuple[Tensor | TiedTensor, ...], tuple[Compute | None, str]] = KeptFor(_KEPT)
-_csv_texts: KeptFor[tuple[Tensor | TiedTensor, ...], str] = KeptFor(_KEPT)
+_MEMO = 16
+_json_bodies: IdentityMemo[tuple[Tensor | TiedTensor, ...], tuple[Compute | None, str]] = IdentityMemo(_MEMO)
+_csv_texts: IdentityMemo[tuple[Tensor | TiedTensor, ...], str] = IdentityMemo(_MEMO)
 
 
 def to_json(inventory: Inventory, compute: Compute | None) -> str:
     """The inventory as JSON: id, family, head, class, total, tensors and tied slots, and the compute
-    (``step_figures.compute_of``: counted once for a model's page and its JSON; null where there is none)."""
+    (``comparison_step.compute_of``: counted once for a model's page and its JSON; null where there is none)."""
     card = {"id": inventory.card.id, "family": inventory.card.family.name, "head": inventory.card.head.value}
     found = _json_bodies.get(inventory.entries)
     if found is None or found[0] is not compute:
@@ -44,15 +44,15 @@ def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
     off its ``seq_one_*``.
     """
     # Adam's weights, gradients and moments do not depend on b and s: the training memory less
-    # the activations at any point is that constant (Figures.training_memory holds the rule).
-    figures = compute.at(2, 1)
-    states = {name: figures.training_memory[name] - figures.activations[p] for name, p in MEMORY.items()}
+    # the activations at any point is that constant (StepTotals.training_memory holds the rule).
+    totals = compute.at(2, 1)
+    states = {name: totals.training_memory[name] - totals.activations[p] for name, p in MEMORY.items()}
     polys = {
         "forward": compute.forward,
         "backward": compute.backward,
         **{f"activations_{p}": compute.activations(p) for p in PRECISIONS},
-        **{f"batch_one_{p}": compute.kept(p).batch_one for p in PRECISIONS},
-        **{f"seq_one_{p}": compute.kept(p).seq_one for p in PRECISIONS},
+        **{f"batch_one_{p}": compute.saved_bytes(p).batch_one for p in PRECISIONS},
+        **{f"seq_one_{p}": compute.saved_bytes(p).seq_one for p in PRECISIONS},
         **{f"training_memory_{n}": compute.activations(p) + states[n] for n, p in MEMORY.items()},
     }
     return {name: _terms(compute.in_batch(poly)) for name, poly in polys.items()}
@@ -111,8 +111,8 @@ def _compute_line(compute: dict[str, list[dict[str, int]]] | None) -> str:
     """``dump_json``'s last line: the compute, one figure a line (null: not measured)."""
     if compute is None:
         return ' "compute": null'
-    figures = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
-    return f' "compute": {{\n{figures}\n }}'
+    body = ",\n".join(f"  {json.dumps(name)}: {_encode(terms)}" for name, terms in compute.items())
+    return f' "compute": {{\n{body}\n }}'
 
 
 def to_csv(inventory: Inventory) -> str:

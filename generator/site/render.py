@@ -24,14 +24,12 @@ from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
-from generator.counting.kept import KeptFor
-from generator.site import content, exports, formats, step_figures
+from generator.counting.memo import IdentityMemo
+from generator.site import comparison_step, content, exports, formats
+from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
-from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
-from generator.site.pages import discover_files, discover_pages, discover_prepare
-from generator.site.related import Related, related_pages
-from generator.site.rows import (
+from generator.site.model_rows import (
     RowWords,
     compute_rows,
     derivation_rows,
@@ -43,10 +41,12 @@ from generator.site.rows import (
     tensor_rows,
     tf_name_rows,
 )
-from generator.site.runs import step_runs
+from generator.site.page import LANGUAGE, SITE_TITLE, TEMPLATES, Page, Piece, SiteOptions
+from generator.site.pages import discover_files, discover_pages, discover_prepare
+from generator.site.related import Related, related_pages
+from generator.site.runs import line_runs
 from generator.site.search import merged_bundles
-from generator.site.summary_rows import compare_rows, index_rows, memory_rows
-from generator.site.views import COMPARED_SYMBOLS, SHAPES_KEPT, Model, Summary, catalog, rounded
+from generator.site.views import COMPARED_SYMBOLS, SHAPES_MEMO, Model, Summary, catalog, rounded
 
 __all__ = ["TEMPLATES", "Page", "Renderer", "SiteOptions"]
 
@@ -69,32 +69,32 @@ class _CompiledTemplates(jinja2.FileSystemBytecodeCache):
 
 # Rows written from the very same sequence (a shape's tensors or steps, shared by every card of that shape:
 # views.model_of) are written once: a group's tensors, a component's steps. Bounded, as the shapes are.
-ROWS_KEPT = 256
+ROWS_MEMO = 256
 
 
 def _written_once(rows: Callable[..., Markup]) -> Callable[..., Markup]:
-    """``rows(items, *more)``, kept for the same ``items`` object (and ``more``) while it comes again."""
-    kept: KeptFor[object, Markup] = KeptFor(ROWS_KEPT)
+    """``rows(items, *more)``, remembered for the same ``items`` object (and ``more``) while it comes again."""
+    memo: IdentityMemo[object, Markup] = IdentityMemo(ROWS_MEMO)
 
     def written(items: object, *more: Hashable) -> Markup:
-        found = kept.get(items, *more)
-        return found if found is not None else kept.keep(items, rows(items, *more), *more)
+        found = memo.get(items, *more)
+        return found if found is not None else memo.keep(items, rows(items, *more), *more)
 
     return written
 
 
 def _included_once() -> Callable[..., Markup]:
     """The template global ``shaped(name, owner)``: the template ``name`` rendered in the caller's context,
-    as ``{% include %}`` does, and kept for the same ``owner`` object. Only for a part of a page that reads
+    as ``{% include %}`` does, and remembered for the same ``owner`` object. Only for a part of a page that reads
     nothing but what ``owner`` decides (a shape's compute view, say: views.model_of)."""
-    kept: KeptFor[object, Markup] = KeptFor(ROWS_KEPT)
+    memo: IdentityMemo[object, Markup] = IdentityMemo(ROWS_MEMO)
 
     @jinja2.pass_context
     def shaped(context: jinja2.runtime.Context, name: str, owner: object) -> Markup:
-        found = kept.get(owner, name)
+        found = memo.get(owner, name)
         if found is None:
             template = context.environment.get_template(name)
-            found = kept.keep(owner, Markup(template.render(context.get_all())), name)
+            found = memo.keep(owner, Markup(template.render(context.get_all())), name)
         return found
 
     return shaped
@@ -134,7 +134,7 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         bibtex=bibtex_text,
     )
     env.filters.update(formats.FILTERS)
-    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, step_runs=step_runs)
+    env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, line_runs=line_runs)
     env.globals.update(permalink=functools.partial(permalink, words.permalink), shaped=_included_once())
     # The family the others are described against ("How ... differs from ..."), in the build's language.
     env.globals.update(reference_family=family_in(load_choices().reference_family, language))
@@ -238,7 +238,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
     compare, search = text.section("compare"), text.section("search")
     compare_words = {
         "see-also": compare.html("see-also", root="../"),
-        "step": compare.html("step", root="../", batch=step_figures.BATCH, seq=step_figures.SEQ),
+        "step": compare.html("step", root="../", batch=comparison_step.BATCH, seq=comparison_step.SEQ),
         "memory": compare.html("memory"),
     }
     result = [
@@ -250,8 +250,8 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             {
                 "models": models,
                 "catalog": catalog(models),
-                "batch": step_figures.BATCH,
-                "seq": step_figures.SEQ,
+                "batch": comparison_step.BATCH,
+                "seq": comparison_step.SEQ,
                 "catalog_words": catalog_words(text, "../"),
                 "compare_words": compare_words,
             },
@@ -291,7 +291,7 @@ class Renderer:
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.compute_words = Words.of(content.load("compute", options.language))
-        self._views: KeptFor[Compute, ComputeView] = KeptFor(SHAPES_KEPT)  # see compute_of
+        self._views: IdentityMemo[Compute, ComputeView] = IdentityMemo(SHAPES_MEMO)  # see compute_of
         self.env = environment(self.text, templates, options.language)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
         for name in (
@@ -326,9 +326,9 @@ class Renderer:
         return repr(self.related.get(card_id))
 
     def compute_of(self, model: Model) -> ComputeView | None:
-        """The compute section's figures; none for a card whose step is not measured (see step_figures)."""
+        """The compute section's view; none for a card whose step is not measured (see comparison_step)."""
         compute = model.compute  # counted once (model_of) for the page, the JSON and the summary
-        if compute is None or step_figures.compare_seq(model.card) < 1:
+        if compute is None or comparison_step.comparison_seq(model.card) < 1:
             return None  # no transformers class, an activation with no declared saved tensors, or P = 0
         found = self._views.get(compute)  # a card of a shape already shown: the same compute, the same view
         return (

@@ -67,7 +67,7 @@ _DATA = re.compile(r'\sdata-(?!pagefind-)[\w-]+="[^"]*"')
 _DOTTED = re.compile(r"<code>[^<]*\.[^<]*</code>")
 # A chart's drawing: Pagefind indexes no text of an <svg> (the catalog's index is the same, word for word,
 # with or without the drawings; only the drawings' ids leave its list of anchors, which the search page
-# does not show), and the chart's figures are in the table after it. Cut before Pagefind parses it: at
+# does not show), and the chart's numbers are in the table after it. Cut before Pagefind parses it: at
 # 1,000 cards the drawings are two thirds of the charts page's 3.5 MB.
 
 

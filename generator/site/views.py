@@ -21,10 +21,10 @@ from generator.counting.architecture import Architecture, Block, Family, Head, K
 from generator.counting.compute import Compute, measured, step_refusal
 from generator.counting.derivation import Derivation, derive
 from generator.counting.inventory import Inventory, Tensor, TiedTensor, count_parameters
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
-from generator.site.step_figures import StepFigures, compute_of, step_figures
+from generator.site.comparison_step import ComparisonStep, compute_of, count_comparison_step
 
 # Symbols every family uses in the same sense, in the order the index and comparison show them.
 COMPARED_SYMBOLS = (
@@ -73,7 +73,7 @@ class SummaryNumbers:
     parts: dict[Part, int]
     symbols: tuple[str, ...]
     trainable: int
-    step: StepFigures | None  # worked out beside the model's page, so the pages about many models need not
+    comparison: ComparisonStep | None  # worked out beside the model's page, so the pages about many models need not
     calculator_query: str  # likewise: the pages that link every model to the calculator need it of each
 
 
@@ -94,7 +94,7 @@ class Summary:
     parts: dict[Part, int]
     symbols: tuple[Symbol, ...]  # the family's symbols this model's derivation uses, the head count included
     trainable: int  # the parameters an optimizer updates (the total less frozen tables)
-    step: StepFigures | None  # FLOPs per token and training memory at the comparison's (b, s); None: not measured
+    comparison: ComparisonStep | None  # FLOPs per token and training memory at b = 32, s; None: not measured
     calculator_query: str  # the calculator's query string that reproduces this card (calculator/?family=...&head=...)
 
     @staticmethod
@@ -111,7 +111,7 @@ class Summary:
             numbers.parts,
             symbols,
             numbers.trainable,
-            numbers.step,
+            numbers.comparison,
             numbers.calculator_query,
         )
 
@@ -159,7 +159,7 @@ class Model(Summary):
     inventory: Inventory
     derivation: Derivation
     groups: tuple[TableGroup, ...]
-    compute: Compute | None  # a training step's polynomials in b and s (step_figures.compute_of)
+    compute: Compute | None  # a training step's polynomials in b and s (comparison_step.compute_of)
 
     def model(self) -> Model:
         return self
@@ -167,7 +167,7 @@ class Model(Summary):
     def numbers(self) -> SummaryNumbers:
         used = tuple(s.name for s in self.symbols)
         return SummaryNumbers(
-            self.total, self.subtotals, self.parts, used, self.trainable, self.step, self.calculator_query
+            self.total, self.subtotals, self.parts, used, self.trainable, self.comparison, self.calculator_query
         )
 
     @cached_property
@@ -204,7 +204,7 @@ class Model(Summary):
 
     @cached_property
     def tensor_parts(self) -> dict[str, Part | None]:
-        """Each tensor's part by name, gathered once: every derivation block asks, twice (``step_runs``)."""
+        """Each tensor's part by name, gathered once: every derivation block asks, twice (``line_runs``)."""
         return {t.name: t.part for t in self.inventory.tensors}
 
     def tf_name(self, entry: Tensor | TiedTensor) -> TfName | None:
@@ -235,20 +235,20 @@ class Details(Mapping[str, Model]):
 
 
 # The cards the pages about a few named models count again (each comparison's two, the errata's, the
-# exercises'), kept by card object: one card may be in a dozen comparisons. Counted before the workers fork
+# exercises'), remembered by card object: one card may be in a dozen comparisons. Counted before the workers fork
 # (the related pages ask for them first), a card is counted once per build, not once per page.
-NAMED_KEPT = 128
-_named: KeptFor[Card, Model] = KeptFor(NAMED_KEPT)
+NAMED_MEMO = 128
+_named: IdentityMemo[Card, Model] = IdentityMemo(NAMED_MEMO)
 
 
 def named_model(card: Card) -> Model:
-    """``model_of(card)``, kept for the next page that names the same card object."""
+    """``model_of(card)``, remembered for the next page that names the same card object."""
     found = _named.get(card)
     return found if found is not None else _named.keep(card, model_of(card))
 
 
-def kept_or_counted(card: Card) -> Model:
-    """The card's Model as ``named_model`` kept it, or counted now and not kept (a model page's card: most
+def named_or_counted(card: Card) -> Model:
+    """The card's Model as ``named_model`` remembered it, or counted now and not remembered (a model page's card: most
     cards are named by no other page, and a build of 10,000 must not keep them all)."""
     found = _named.get(card)
     return found if found is not None else model_of(card)
@@ -259,9 +259,9 @@ def kept_or_counted(card: Card) -> Model:
 # and so do the benchmark's cards: such a card is counted once per process, and its pages' rows are
 # written once (the row filters and the compute section keep what they made from the very same objects,
 # see render.py). Bounded: the cards come in id order, so the few shapes a family's cards cycle through
-# are still kept when they come round again.
-SHAPES_KEPT = 16
-_shaped: KeptFor[Family, Model] = KeptFor(SHAPES_KEPT)
+# are still remembered when they come round again.
+SHAPES_MEMO = 16
+_shaped: IdentityMemo[Family, Model] = IdentityMemo(SHAPES_MEMO)
 
 
 def _shape(card: Card) -> tuple[Head, str]:
@@ -295,7 +295,7 @@ def _counted(card: Card) -> Model:
         part_subtotals(inventory),
         _used_symbols(card, derivation, compute),
         inventory.trainable,
-        step_figures(card, compute),
+        count_comparison_step(card, compute),
         address.query(card.family, card.head, card.config),
         inventory,
         derivation,
@@ -309,7 +309,7 @@ def _used_symbols(card: Card, derivation: Derivation, compute: Compute | None) -
     step's (a family with a fused projection counts no heads in its parameters, but its attention scores
     are b·A·s² numbers)."""
     used = derivation.formula.symbols()
-    used |= {s.split.heads_symbol for b in derivation.blocks for s in b.steps if s.split}
+    used |= {s.split.heads_symbol for b in derivation.blocks for s in b.lines if s.split}
     used |= {b.block.applied for b in derivation.blocks if b.block.applied}
     if compute is not None:
         used |= compute.steps.symbols

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import ALL_CARD_PATHS
 from generator.analysis.address import query
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Family, Head
 from generator.counting.conditions import HEAD
@@ -94,7 +94,7 @@ def _perturb(card: Card, head: Head, rng: random.Random) -> Card | None:
         config["is_decoder"] = True
     sizes = [config[i["key"]] for i in inputs if i["kind"] == "size"]
     checked = {**config, HEAD: head.value}  # rules about one head's modules are checked for that head
-    if not all(v is None or 1 <= v <= 2**31 - 1 for v in sizes) or any(check(checked) for check in family.checks):
+    if not all(v is None or 1 <= v <= 2**31 - 1 for v in sizes) or any(check(checked) for check in family.build_rules):
         return None
     return dataclasses.replace(card, head=head, config=config, id=f"{card.id}-random")
 
@@ -371,7 +371,7 @@ def test_invalid_input_shows_a_message_and_no_total(
 def test_the_rule_messages_are_the_card_checks(site_url: str, open_page: Any) -> None:
     card = next(c for c in CARDS if c.id == "mobilebert-uncased")
     config = {**card.config, "use_bottleneck": False, "true_hidden_size": 128}
-    expected = [f for check in card.family.checks if (f := check(config))]
+    expected = [f for check in card.family.build_rules if (f := check(config))]
     assert expected
     page = open_page(WIDE)
     page.goto(site_url + f"{PAGE}?" + query(card.family, card.head, config))
@@ -493,7 +493,7 @@ def test_every_step_reads_as_on_the_model_page(site_url: str, open_page: Any, ca
             step.value,
         ]
         for block in derivation.blocks
-        for step in block.steps
+        for step in block.lines
     ]
     page = open_page(WIDE)
     page.goto(site_url + address(card))

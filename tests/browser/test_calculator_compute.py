@@ -161,7 +161,7 @@ def test_batch_one_keeps_modernberts_qkv_view(site_url: str, open_page: Any) -> 
     page.goto(site_url + base + "&batch=2")
     two = read_step(page)
     compute = count_compute(card)
-    extra = compute.in_batch(compute.kept("fp32").batch_one).evaluate({"b": 1, "s": 512})
+    extra = compute.in_batch(compute.saved_bytes("fp32").batch_one).evaluate({"b": 1, "s": 512})
     assert extra > 0
     assert (one, two) == (expected(card, 1, 512), expected(card, 2, 512))
     linear = 2 * int(one["activations-fp32"]) - int(two["activations-fp32"])

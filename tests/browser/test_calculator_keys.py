@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlparse
 
 import pytest
 
-from generator.analysis.calculator import family_export
+from generator.analysis.calculator_data import family_export
 from generator.cards.config import load_schema, resolve_config
 from generator.cards.problems import Problem
 from generator.cards.yamlsource import Document

@@ -19,8 +19,8 @@ from urllib.parse import parse_qsl, urlparse
 import pytest
 
 from generator.analysis.address import query
-from generator.analysis.calculator import family_export, rule_groups
-from generator.analysis.compute_rules import default_seq
+from generator.analysis.calculator_compute import default_seq
+from generator.analysis.calculator_data import family_export, rule_groups
 from generator.cards.card import Card
 from generator.counting.architecture import Family, Head
 from generator.counting.compute import count_compute, step_refusal
@@ -293,7 +293,7 @@ def test_each_fix_of_a_refused_config_leads_to_a_valid_total(
         page.locator(".calc-fixes a").nth(i).click()
         total = read_result(page)["total"]
         fixed, config = config_at(page.url)
-        assert not any(check({**config, HEAD: fixed.head.value}) for check in fixed.family.checks), label
+        assert not any(check({**config, HEAD: fixed.head.value}) for check in fixed.family.build_rules), label
         assert total == str(count_parameters(fixed).total), (label, page.url)
     # The same fixes work as plain links, without the script's help (a new page load).
     for label, href in offered:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import head_is, ne
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
@@ -86,12 +86,12 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
 
 def _sentence_order_head() -> arch.Block:
     """AlbertSOPHead: dropout (classifier_dropout_prob) and one Linear on the pooled output, H to C."""
-    kept = ops.either(CLASSIFIER_DROPOUT, arch.Saved("dropped", (b, H)), common.POOLED_OUTPUT)
+    saved = ops.either(CLASSIFIER_DROPOUT, arch.Saved("dropped", (b, H)), common.POOLED_OUTPUT)
     return arch.Block(
         "sop-head",
         arch.Kind.HEAD,
         "sop_classifier.",
-        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=kept),),
+        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=saved),),
         ops=(
             ops.dropout("dropout", "classifier-dropout", (b, H), CLASSIFIER_DROPOUT),
             ops.cross_entropy("loss", "sentence-order-loss", b, C, ops.SENTENCE_LABELS),
@@ -137,14 +137,14 @@ FAMILY = arch.Family(
     name="albert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(
+    build_rules=(
         common.heads_divide_hidden_unchecked,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *DROPOUT_RANGES,
         *activations.rules("albert"),
     ),
-    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, sentence_order_pairs, *DROPOUT_STEPS),
+    step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, sentence_order_pairs, *DROPOUT_STEPS),
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
         draws={

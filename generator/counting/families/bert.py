@@ -12,7 +12,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 
@@ -43,8 +43,8 @@ FAMILY = arch.Family(
     name="bert",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.LAYER_RULES, *common.EMBEDDING_AND_CONFIG_RULES, *activations.rules("bert")),
-    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
+    build_rules=(*common.LAYER_RULES, *common.EMBEDDING_AND_CONFIG_RULES, *activations.rules("bert")),
+    step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
     ground_truth=GroundTruth(
         draws=DRAWS,

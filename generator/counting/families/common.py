@@ -38,7 +38,7 @@ from generator.counting.switches import Rule, Switch
 V, P, T, E, H, I, C, A = (Poly.symbol(name) for name in "VPTEHICA")
 
 # Storages several blocks read: the encoder's output (the pooler reads token 0 of it, a view that
-# keeps the whole tensor) and the pooled output (the heads' input), each kept once.
+# keeps the whole tensor) and the pooled output (the heads' input), each saved once.
 ENCODER_OUTPUT = arch.Saved("encoder output", (b, s, H), shared=True)
 POOLED_OUTPUT = arch.Saved("pooled output", (b, H), shared=True)
 HIDDEN_DROPOUT = ops.probability("hidden_dropout_prob")
@@ -93,7 +93,7 @@ def token_table(width: Poly, path: str = "word_embeddings") -> arch.Module:
 
 def position_table(width: Poly, key: str = "position-embeddings", ids: arch.Saved | None = None) -> arch.Module:
     """The learned absolute position table: P rows ``width`` wide. Its ids are a view of the
-    ``position_ids`` buffer (nothing new is kept) unless the class makes them (``ids``)."""
+    ``position_ids`` buffer (nothing new is saved) unless the class makes them (``ids``)."""
     return embedding("position_embeddings", key, P, width, ids=ids)
 
 
@@ -134,7 +134,7 @@ def query_key_value(
     """The query, key and value projections, each ``n_in`` to ``width`` and split into heads.
 
     ``reads`` names the storages the query and key, and the value, read: the layer's input for
-    all three in most classes, one storage kept once.
+    all three in most classes, one storage saved once.
     """
     query, key, value = paths
     query_key, value_input = reads

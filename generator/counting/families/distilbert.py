@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import mod, ne
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, layer_norm, linear, s
@@ -75,12 +75,12 @@ def _classifier() -> arch.Block:
     """pre_classifier on token 0 (a view that keeps the encoder's output), ReLU, dropout, classifier."""
     acts = ops.probability("seq_classif_dropout")
     pre = linear("pre_classifier", "pre-classifier-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
-    kept = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("activated", (b, H)))
+    saved = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("activated", (b, H)))
     return arch.Block(
         "classifier",
         arch.Kind.HEAD,
         "",
-        (pre, linear("classifier", "classifier", H, C, rows=b, saves=kept)),
+        (pre, linear("classifier", "classifier", H, C, rows=b, saves=saved)),
         ops=(
             ops.activation("relu", "relu", "relu", (b, H), before="hidden", after="activated", fixed=True),
             ops.dropout("dropout", "classifier-dropout", (b, H), acts),
@@ -120,14 +120,14 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(
+    build_rules=(
         common.in_every_layer(_heads_divide_dim, "n_layers"),
         _padding_fits_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *dropouts.ranges(DROPOUTS),
         *activations.rules("distilbert", layers="n_layers"),
     ),
-    step_checks=(*step_checks.COMMON, *dropouts.in_step(DROPOUTS)),  # no segment table
+    step_rules=(*step_rules.COMMON, *dropouts.in_step(DROPOUTS)),  # no segment table
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
         draws={

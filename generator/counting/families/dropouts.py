@@ -1,10 +1,10 @@
 """nn.Dropout refuses a probability below 0 or above 1 when it is made: the rules families build theirs from.
 
 A config that gives such a probability to a dropout its class builds is one transformers cannot
-build, so the card check refuses it (a family's ``checks``). Which dropouts a class builds depends
+build, so the card check refuses it (a family's ``build_rules``). Which dropouts a class builds depends
 on the head (a classifier's own dropout) and on whether it has layers (the attention's): each rule
 says when. A probability read only inside the forward, by ``nn.functional.dropout``, raises in the
-training step instead (a ``step_checks`` rule made with ``dropout_range``). So does NaN, which nn.Dropout takes
+training step instead (a ``step_rules`` rule made with ``dropout_range``). So does NaN, which nn.Dropout takes
 (neither of its comparisons with 0 and 1 holds), wherever the step runs a dropout with it
 (``in_step``). ``tests/test_config_ranges.py`` holds the rules to what transformers did with each
 probability of every family and head.
@@ -65,7 +65,7 @@ def ranges(dropouts: Dropouts) -> tuple[Rule, ...]:
 
 
 def in_step(dropouts: Dropouts) -> tuple[Rule, ...]:
-    """The step checks for ``dropouts``: each runs in the training step, which raises on NaN."""
+    """The step rules for ``dropouts``: each runs in the training step, which raises on NaN."""
     return tuple(nan_in_step(key, when) for key, when in dropouts)
 
 

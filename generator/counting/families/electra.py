@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import ne
-from generator.counting.families import activations, bert, common, dropouts, heads, step_checks
+from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
@@ -89,18 +89,18 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     declare=declare,
     # BERT's layer and embeddings, copied: their head check never fires.
-    checks=(
+    build_rules=(
         common.in_every_layer(common.heads_divide_hidden_unchecked),
         common.in_every_layer(common.cross_attention_needs_decoder),
         *common.EMBEDDING_AND_CONFIG_RULES,
         *activations.rules("electra"),
     ),
     # The discriminator's pre-training loss reads one logit per token, never the vocabulary.
-    step_checks=(
-        step_checks.no_position,
-        step_checks.empty_vocabulary(arch.Head.MASKED_LM),
-        step_checks.no_label,
-        step_checks.no_token_type_row,
+    step_rules=(
+        step_rules.no_position,
+        step_rules.empty_vocabulary(arch.Head.MASKED_LM),
+        step_rules.no_label,
+        step_rules.no_token_type_row,
         *dropouts.in_step(dropouts.ENCODER),
     ),
     switches=(

@@ -117,12 +117,12 @@ def classifier_head(
     steps, when it does not use transformers' usual one (``class_loss``).
     """
     acts = dropout if dropout is not None else classifier_dropout()
-    kept = replace(pooled, when=~acts)
+    saved = replace(pooled, when=~acts)
     return arch.Block(
         "classifier",
         arch.Kind.HEAD,
         "",
-        (linear("classifier", "classifier", H, C, rows=b, saves=kept),),
+        (linear("classifier", "classifier", H, C, rows=b, saves=saved),),
         ops=(
             ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"),
             *(loss if loss is not None else class_loss()),

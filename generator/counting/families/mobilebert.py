@@ -21,7 +21,7 @@ from dataclasses import replace
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Key, const, eq, given, gt, head_is, mod, ne, truthy
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
@@ -200,7 +200,7 @@ def _pooled(on: Mapping[str, bool]) -> arch.Saved:
 
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # MobileBertLMPredictionHead multiplies by the concatenation [decoder.weightᵀ; dense.weight], an H × V
-    # matrix made anew at every step and kept for the backward, with the transform's output.
+    # matrix made anew at every step and saved for the backward, with the transform's output.
     beyond = arch.Module(
         "dense",
         "output-rows-beyond-e",
@@ -230,10 +230,10 @@ _heads_divide_width = FirstOf(
             truthy("use_bottleneck") & ne(mod("intra_bottleneck_size", "num_attention_heads"), 0),
             ("intra_bottleneck_size", "num_attention_heads"),
         ),
-        Rule(
-            "heads-divide-hidden",
-            ~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
-            common.heads_divide_hidden.keys,
+        # transformers builds it, A·⌊H/A⌋ wide: the words say so, as for ALBERT's and ELECTRA's copies.
+        replace(
+            common.heads_divide_hidden_unchecked,
+            fails=~truthy("use_bottleneck") & ne(mod("hidden_size", "num_attention_heads"), 0),
         ),
     )
 )
@@ -305,7 +305,7 @@ FAMILY = arch.Family(
     # PretrainedConfig sets a given true_hidden_size after MobileBertConfig.__post_init__ derives it,
     # so a null written down reaches MobileBertSelfAttention, which divides it.
     null_refused=("true_hidden_size",),
-    checks=(
+    build_rules=(
         _known_normalization,
         _true_hidden_size_agrees,
         _heads_divide_width,
@@ -316,7 +316,7 @@ FAMILY = arch.Family(
         *dropouts.ranges(dropouts.ENCODER),
         *activations.rules("mobilebert"),
     ),
-    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
+    step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
     ground_truth=GroundTruth(
         draws={
             "type_vocab_size": ((1, 2), (0,)),

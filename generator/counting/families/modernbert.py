@@ -20,7 +20,7 @@ from typing import Any
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import const, div, eq, gt, mod, ne, truthy
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import gated, prenorm, rotary
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
@@ -149,8 +149,8 @@ def _classifier(on: Mapping[str, bool]) -> arch.Block:
     """Pooling (token 0 or the mean), the prediction head on b rows, a dropout, the classifier."""
     pooled = ops.either(MEAN, arch.Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
     acts = ops.probability("classifier_dropout")
-    kept = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("head output", (b, H)))
-    modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=kept))
+    saved = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("head output", (b, H)))
+    modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=saved))
     classifier_ops = (
         arch.Op("pooling", "mean-pooling", saved=MASK),
         *_head_ops((b,)),
@@ -192,9 +192,9 @@ DROPOUT_RANGES = tuple(
     dropouts.dropout_range(key, when, refused=gt(key, 1) if key == "attention_dropout" else None)
     for key, when in DROPOUTS
 )
-STEP_CHECKS = (
-    *step_checks.COMMON,
-    step_checks.zero_width_heads("hidden_size"),
+STEP_RULES = (
+    *step_rules.COMMON,
+    step_rules.zero_width_heads("hidden_size"),
     # The rotary tables are built for an even head size (an odd one is rounded up): the rotation
     # cannot broadcast over an odd-sized head.
     Rule(
@@ -215,14 +215,14 @@ FAMILY = arch.Family(
     compute_symbols=(
         arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
     ),
-    checks=(
+    build_rules=(
         common.heads_divide_hidden,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *DROPOUT_RANGES,
         *activations.rules("modernbert"),
     ),
-    step_checks=STEP_CHECKS,
+    step_rules=STEP_RULES,
     switches=(
         *(
             Switch(key, truthy(key), blocks)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Key, const, le, lt
-from generator.counting.families import activations, common, dropouts, heads, step_checks
+from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, embedding, layer_norm, s
@@ -109,8 +109,8 @@ _DROPOUTS: dropouts.Dropouts = (
 )
 
 # Configs transformers builds whose CPU step raises on real tokens, which the meta device cannot see.
-STEP_CHECKS = (
-    step_checks.no_label,
+STEP_RULES = (
+    step_rules.no_label,
     # Positions start at padding_idx + 1 = 2, so a table of 2 rows or fewer holds no token.
     Rule("mpnet-no-token-position", le("max_position_embeddings", PADDING_INDEX + 1), ("max_position_embeddings",)),
     # The buckets are computed for 32 whatever the table holds: fewer rows are read past their end.
@@ -126,14 +126,14 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(
+    build_rules=(
         common.in_every_layer(common.heads_divide_hidden),
         FirstOf((_padding_row("vocab_size"), _padding_row("max_position_embeddings"))),
         *common.PROBLEM_TYPE_RULES,
         *(dropouts.dropout_range(key, when) for key, when in _DROPOUTS),
         *activations.rules("mpnet"),
     ),
-    step_checks=(*STEP_CHECKS, *(dropouts.nan_in_step(key, when) for key, when in _DROPOUTS)),
+    step_rules=(*STEP_RULES, *(dropouts.nan_in_step(key, when) for key, when in _DROPOUTS)),
     switches=(common.tied("mlm-head"),),
     positions_after=PADDING_INDEX,
     ground_truth=GroundTruth(
@@ -147,6 +147,6 @@ FAMILY = arch.Family(
         },
         # The buckets turn logarithmic at distance 8 and reach their last at 91.
         lengths=lambda config: (8, 9, 91, 92),
-        meta_blind=tuple(rule.name for rule in STEP_CHECKS[1:]),
+        meta_blind=tuple(rule.name for rule in STEP_RULES[1:]),
     ),
 )

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from generator.counting import architecture as arch
 from generator.counting.conditions import is_null, le, sub
-from generator.counting.families import activations, bert, common, dropouts, heads, step_checks
+from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import GroundTruth, Pinned
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
@@ -115,9 +115,9 @@ no_token_position = Rule(
     le(sub("max_position_embeddings", "pad_token_id"), 1),
     ("max_position_embeddings", "pad_token_id"),
 )
-STEP_CHECKS = (
-    *step_checks.COMMON,
-    step_checks.no_token_type_row,
+STEP_RULES = (
+    *step_rules.COMMON,
+    step_rules.no_token_type_row,
     Rule(
         "roberta-null-padding",
         is_null("pad_token_id"),
@@ -132,14 +132,14 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(
+    build_rules=(
         *common.LAYER_RULES,
         padding_fits_tables,
         *common.PROBLEM_TYPE_RULES,
         *dropouts.ranges(dropouts.ENCODER),
         *activations.rules("roberta"),
     ),
-    step_checks=STEP_CHECKS,
+    step_rules=STEP_RULES,
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
     ground_truth=GroundTruth(

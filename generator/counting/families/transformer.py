@@ -149,7 +149,7 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=(arch.Head.BASE,),
     declare=declare,
-    checks=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
+    build_rules=(_word_vectors_are_model_wide, _shared_tables_need_one_vocabulary),
     own_config=OWN_CONFIG,
     switches=(
         Switch("shared_tables", truthy("emb_src_tgt_weight_sharing"), ("target-embeddings", "output-projection")),

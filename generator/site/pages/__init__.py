@@ -41,7 +41,7 @@ def discover_files() -> list[Callable[[str], list[Piece]]]:
 
 def discover_prepare() -> list[Callable[[str], None]]:
     """The optional ``prepare(language)`` function of each page kind: work its ``pages`` would do anyway
-    that needs no model (kept in this process), which a build runs while its workers count the cards."""
+    that needs no model (remembered in this process), which a build runs while its workers count the cards."""
     return [module.prepare for module in _modules() if hasattr(module, "prepare")]
 
 

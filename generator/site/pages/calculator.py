@@ -3,7 +3,7 @@
 The page itself is static: what the calculator is, how it counts, and every family with its
 model pages, which is all a reader without JavaScript gets. ``static/calculator.js`` turns it
 into a form. The rules it applies are not written in JavaScript: ``files`` writes each family's
-document from ``generator/analysis/calculator.py`` (``calculator/<family>.json``, and the same data as a
+document from ``generator/analysis/calculator_data.py`` (``calculator/<family>.json``, and the same data as a
 script, ``calculator/<family>.js``, for a site opened from ``file://``, where pages cannot fetch).
 """
 
@@ -15,14 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generator.analysis.address import step_query
-from generator.analysis.calculator import export_text
-from generator.analysis.calculator import inputs as calculator_inputs
+from generator.analysis.calculator_data import export_text
+from generator.analysis.calculator_data import inputs as calculator_inputs
 from generator.analysis.choices import load_choices
 from generator.cards.config import load_schema
 from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
-from generator.counting.figures import Figures
+from generator.counting.step_totals import StepTotals
 from generator.site import content
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
@@ -145,7 +145,7 @@ class StartingStep:
     """What a reader without JavaScript sees: the training step the calculator starts with, for its first model."""
 
     title: str
-    figures: Figures
+    totals: StepTotals
     loss: bool  # whether its forward ends in a loss (a head with labels), as the model pages say
 
 
@@ -155,8 +155,8 @@ def _starting_step(entry: FamilyEntry) -> StartingStep | None:
         return None
     seq, _ = step_query(entry.same.card.family, entry.same.card.head, entry.same.card.config, 1)
     try:
-        figures = count_compute(entry.same.card).at(1, seq)
-        return StartingStep(entry.same.card.title, figures, entry.same.card.head is not Head.BASE)
+        totals = count_compute(entry.same.card).at(1, seq)
+        return StartingStep(entry.same.card.title, totals, entry.same.card.head is not Head.BASE)
     except (UndeclaredActivationError, StepCannotRunError):  # an activation nobody declared, or no step runs
         return None
 
@@ -178,7 +178,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 
 def files(language: str = LANGUAGE) -> list[Piece]:
-    """Each family's document in ``language``, one piece of work per family (each kept in the build cache
+    """Each family's document in ``language``, one piece of work per family (each stored in the build cache
     under its own key)."""
     return [
         Piece(f"calculator/{name}", functools.partial(family_files, name, language))

@@ -1,6 +1,6 @@
 """The charts page: every model's parameters by part, and every total against 12·L·H².
 
-The figures come from the inventories (``parts.part_subtotals``); this module gathers them
+The numbers come from the inventories (``parts.part_subtotals``); this module gathers them
 into rows, draws the two SVG charts with ``generator.site.svg`` and writes their descriptions.
 """
 
@@ -20,10 +20,10 @@ from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var
 from generator.counting.parts import Share, shares
 from generator.counting.texts import part_titles
 from generator.site import content
+from generator.site.comparison_step import BATCH, compute_of
 from generator.site.content import Text
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE, Page, guide_page
-from generator.site.step_figures import BATCH, compute_of
 from generator.site.svg import BarRow, Line, Point, Series, line_chart, log_scatter, stacked_bars
 from generator.site.views import Summary
 
@@ -236,7 +236,7 @@ def rule_table(rows: Sequence[RuleRow], root: str, reasons: Mapping[str, str]) -
     for row in rows:
         model = row.model
         link = f'<a href="{escape(root)}models/{escape(model.id)}/index.html">{escape(model.card.title)}</a>'
-        # The words are the template's markup; what goes into them is figures, and symbols escaped here.
+        # The words are the template's markup; what goes into them is numbers, and symbols escaped here.
         reason = reasons[row.reason]
         if row.reason == "embeddings":
             reason = reason.format(share=percent(row.embedding_share))

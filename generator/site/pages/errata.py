@@ -12,15 +12,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from generator.analysis import mistakes
+from generator.analysis import erratum_methods
 from generator.analysis.choices import load_choices
 from generator.counting.architecture import Head
 from generator.counting.expr import Add, Mul, Num, Paren, Var, poly_expr
 from generator.counting.inventory import count_parameters
 from generator.counting.poly import Poly
 from generator.site import content
-from generator.site.compute_errata import MODELS as COMPUTE_MODELS
-from generator.site.compute_errata import compute_errata
 from generator.site.content import Text
 from generator.site.erratum import (
     ORDER,
@@ -43,18 +41,20 @@ from generator.site.erratum import (
     erratum_id,
     grouped,
     layered_total,
+    line_row,
+    lines_of,
     one_layer,
     per_layer,
     printed_by,
     quotient,
-    step_row,
-    steps_of,
     subtotal_row,
     symbols_of,
     total_of,
     used_symbols,
 )
 from generator.site.page import LANGUAGE, Page, guide_page
+from generator.site.thumb_errata import MODELS as COMPUTE_MODELS
+from generator.site.thumb_errata import work_thumb_errata
 from generator.site.views import Details, Model, Summary
 
 PATH = "errata/index.html"
@@ -67,7 +67,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
         return []
 
     def context() -> dict[str, object]:  # worked where the page is rendered: it counts its cards again
-        return {"errata": worked(models, language), "compute": compute_errata(models, language), "lede": lede}
+        return {"errata": worked(models, language), "compute": work_thumb_errata(models, language), "lede": lede}
 
     text = content.load("errata", language)
     lede = text.section("page").html("lede")
@@ -94,29 +94,29 @@ def shown() -> tuple[str, ...]:
 def per_head_projections(t: Text, model: Model) -> Erratum:
     """Query, key, value and output taken as H × H per head, times the number of heads."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_attention, their_layer = mistakes.PER_HEAD_ATTENTION, mistakes.PER_HEAD_LAYER
-    their_total = mistakes.method_of("per-head-projections").theirs
+    their_attention, their_layer = erratum_methods.PER_HEAD_ATTENTION, erratum_methods.PER_HEAD_LAYER
+    their_total = erratum_methods.method_of("per-head-projections").theirs
     # The assignment's figures (question 1): "3 × (768 × 768) × 8 = 14,155,008", "768 × 768 × 8 =
     # 4,569,984", "Total Self-Attention Parameters: 18,725,992", "Total FFN Parameters: 4,718,592",
     # "23,444,584 × 8 = 187,556,672" and "≈ 31,114,752" for the three tables.
     tables, embedding_norm = embedding_rows(t, model, printed="31,114,752")
-    qkv_steps = steps_of(model, "layer", "query", "key", "value")
-    qkv = step_row(model, label("qkv"), 3 * A * H * H, qkv_steps, "d-layer-query", "14,155,008")
-    output_steps = steps_of(model, "layer", "attention-output")
-    output = step_row(model, label("output"), A * H * H, output_steps, "d-layer-attention-output", "4,569,984")
+    qkv_steps = lines_of(model, "layer", "query", "key", "value")
+    qkv = line_row(model, label("qkv"), 3 * A * H * H, qkv_steps, "d-layer-query", "14,155,008")
+    output_steps = lines_of(model, "layer", "attention-output")
+    output = line_row(model, label("output"), A * H * H, output_steps, "d-layer-attention-output", "4,569,984")
     attention = subtotal_row(
         model,
         label("attention"),
         their_attention,
-        steps_of(model, "layer", "query", "key", "value", "attention-output"),
+        lines_of(model, "layer", "query", "key", "value", "attention-output"),
         printed=("18,725,992", qkv.off + output.off),
     )
-    ffn_steps = steps_of(model, "layer", "feed-forward-in", "feed-forward-out")
-    feed_forward = step_row(model, label("feed-forward"), 2 * H * I, ffn_steps, "d-layer-feed-forward-in", "4,718,592")
+    ffn_steps = lines_of(model, "layer", "feed-forward-in", "feed-forward-out")
+    feed_forward = line_row(model, label("feed-forward"), 2 * H * I, ffn_steps, "d-layer-feed-forward-in", "4,718,592")
     printed_layer = ("23,444,584", attention.off + feed_forward.off)
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=printed_layer)
     layers = all_layers(t, model, their_layer, ("187,556,672", model.inventory.values["L"] * layer.off))
-    norms = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
+    norms = lines_of(model, "layer", "attention-layernorm", "output-layernorm")
     rows = (
         tables,
         embedding_norm,
@@ -124,10 +124,10 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
         output,
         attention,
         feed_forward,
-        step_row(model, label("norms"), None, norms, "d-layer-attention-layernorm"),
+        line_row(model, label("norms"), None, norms, "d-layer-attention-layernorm"),
         layer,
         layers,
-        step_row(model, common("pooler"), None, steps_of(model, "pooler", "pooler-dense"), "d-pooler"),
+        line_row(model, common("pooler"), None, lines_of(model, "pooler", "pooler-dense"), "d-pooler"),
         layered_total(
             t, model, their_total, their_layer, (printed_by(model, PRINTED_BY[t.key]), tables.off + layers.off)
         ),
@@ -141,7 +141,7 @@ def per_head_projections(t: Text, model: Model) -> Erratum:
 def lha_product(t: Text, model: Model) -> Erratum:
     """ "12 × 768 × 12 = 110M": the three headline numbers multiplied together."""
     label, common = t.section("rows"), t.root.section("rows")
-    product = mistakes.method_of("lha-product").theirs.evaluate(model.inventory.values)
+    product = erratum_methods.method_of("lha-product").theirs.evaluate(model.inventory.values)
     embeddings, layer, pooler = (block_of(model, key) for key in ("embeddings", "layer", "pooler"))
     rows = (
         subtotal_row(
@@ -153,12 +153,12 @@ def lha_product(t: Text, model: Model) -> Erratum:
             (Mul((Var("L"), Var("H"), Var("A")), "·"), closed_form(model)),
             ("110M", 0),  # the issue quotes "12 * 768 * 12 = 110M"
         ),
-        step_row(model, label("embeddings"), None, (embeddings.formula, embeddings.value), "d-embeddings"),
+        line_row(model, label("embeddings"), None, (embeddings.formula, embeddings.value), "d-embeddings"),
         dataclasses.replace(
-            step_row(model, label("layers"), None, (L * layer.formula, layer.subtotal), "d-layer"),
+            line_row(model, label("layers"), None, (L * layer.formula, layer.subtotal), "d-layer"),
             exact=per_layer(layer.formula),
         ),
-        step_row(model, common("pooler"), None, (pooler.formula, pooler.value), "d-pooler"),
+        line_row(model, common("pooler"), None, (pooler.formula, pooler.value), "d-pooler"),
     )
     symbols = used_symbols(model, rows)
     times = round(model.total / product)
@@ -169,25 +169,25 @@ def lha_product(t: Text, model: Model) -> Erratum:
 def textbook_formula(t: Text, model: Model) -> Erratum:
     """A worked solution that leaves out every bias and counts LayerNorm as 2H per layer."""
     label, common = t.section("rows"), t.root.section("rows")
-    their_layer = mistakes.TEXTBOOK_LAYER
-    their_total = mistakes.method_of("textbook-formula").theirs
+    their_layer = erratum_methods.TEXTBOOK_LAYER
+    their_total = erratum_methods.method_of("textbook-formula").theirs
     # The worked example's figures: "30,000 · 768 + 512 · 768 + 2 · 768 = 23,685,120", "= 1,769,472 +
     # 589,824 + 4,718,592 + 1,536 = 7,079,424", "12 · 7,079,424 = 84,952,608" and "768^2 = 589,824".
     tables, embedding_norm = embedding_rows(t, model, printed="23,685,120")
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("7,079,424", 0))
     layers = all_layers(t, model, their_layer, ("84,952,608", model.inventory.values["L"] * layer.off))
-    pooler = step_row(model, common("pooler"), H * H, steps_of(model, "pooler", "pooler-dense"), "d-pooler", "589,824")
-    qkv = steps_of(model, "layer", "query", "key", "value")
-    ffn = steps_of(model, "layer", "feed-forward-in", "feed-forward-out")
-    norms = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
-    output = steps_of(model, "layer", "attention-output")
+    pooler = line_row(model, common("pooler"), H * H, lines_of(model, "pooler", "pooler-dense"), "d-pooler", "589,824")
+    qkv = lines_of(model, "layer", "query", "key", "value")
+    ffn = lines_of(model, "layer", "feed-forward-in", "feed-forward-out")
+    norms = lines_of(model, "layer", "attention-layernorm", "output-layernorm")
+    output = lines_of(model, "layer", "attention-output")
     rows = (
         tables,
         embedding_norm,
-        step_row(model, label("qkv"), 3 * H * H, qkv, "d-layer-query", "1,769,472"),
-        step_row(model, label("output"), H * H, output, "d-layer-attention-output", "589,824"),
-        step_row(model, label("feed-forward"), 2 * H * I, ffn, "d-layer-feed-forward-in", "4,718,592"),
-        step_row(model, label("norms"), 2 * H, norms, "d-layer-attention-layernorm", "1,536"),
+        line_row(model, label("qkv"), 3 * H * H, qkv, "d-layer-query", "1,769,472"),
+        line_row(model, label("output"), H * H, output, "d-layer-attention-output", "589,824"),
+        line_row(model, label("feed-forward"), 2 * H * I, ffn, "d-layer-feed-forward-in", "4,718,592"),
+        line_row(model, label("norms"), 2 * H, norms, "d-layer-attention-layernorm", "1,536"),
         layer,
         layers,
         pooler,
@@ -208,18 +208,18 @@ def textbook_formula(t: Text, model: Model) -> Erratum:
 def layernorm_half(t: Text, model: Model) -> Erratum:
     """LayerNorm as 2H per layer instead of 4H, and no LayerNorm after the embeddings."""
     label, common = t.section("rows"), t.root.section("rows")
-    exact_layer = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
-    exact_embedding = steps_of(model, "embeddings", "embedding-layernorm")
+    exact_layer = lines_of(model, "layer", "attention-layernorm", "output-layernorm")
+    exact_embedding = lines_of(model, "embeddings", "embedding-layernorm")
     all_norms = (
         L * exact_layer[0] + exact_embedding[0],
         model.inventory.values["L"] * exact_layer[1] + exact_embedding[1],
     )
-    attention_norm = steps_of(model, "layer", "attention-layernorm")
-    output_norm = steps_of(model, "layer", "output-layernorm")
+    attention_norm = lines_of(model, "layer", "attention-layernorm")
+    output_norm = lines_of(model, "layer", "output-layernorm")
     rows = (
-        step_row(model, label("attention-norm"), 2 * H, attention_norm, "d-layer-attention-layernorm"),
-        step_row(model, label("output-norm"), None, output_norm, "d-layer-output-layernorm"),
-        step_row(model, common("embedding-norm"), None, exact_embedding, "d-embeddings-embedding-layernorm"),
+        line_row(model, label("attention-norm"), 2 * H, attention_norm, "d-layer-attention-layernorm"),
+        line_row(model, label("output-norm"), None, output_norm, "d-layer-output-layernorm"),
+        line_row(model, common("embedding-norm"), None, exact_embedding, "d-embeddings-embedding-layernorm"),
         subtotal_row(model, label("all-norms"), L * 2 * H, all_norms, shown=(None, grouped(all_norms[0]))),
     )
     return erratum(t, model, used_symbols(model, rows), rows, None, sources=("textbook",))
@@ -229,12 +229,12 @@ def mean_and_variance(t: Text, model: Model) -> Erratum:
     """A LayerNorm taken as two numbers, a mean and a variance (the interview notes)."""
     label = t.section("rows")
     norms = 2 * L + 1  # two per layer and the embedding LayerNorm; checked against the steps below
-    exact_layer = steps_of(model, "layer", "attention-layernorm", "output-layernorm")
-    exact_embedding = steps_of(model, "embeddings", "embedding-layernorm")
+    exact_layer = lines_of(model, "layer", "attention-layernorm", "output-layernorm")
+    exact_embedding = lines_of(model, "embeddings", "embedding-layernorm")
     values = model.inventory.values
     all_norms = (L * exact_layer[0] + exact_embedding[0], values["L"] * exact_layer[1] + exact_embedding[1])
     rows = (
-        step_row(model, label("one-norm"), Poly.constant(2), exact_embedding, "d-embeddings-embedding-layernorm"),
+        line_row(model, label("one-norm"), Poly.constant(2), exact_embedding, "d-embeddings-embedding-layernorm"),
         subtotal_row(
             model,
             label("all-norms"),
@@ -251,7 +251,7 @@ def vocabulary_30000(t: Text, model: Model, rounded: Model) -> Erratum:
     label, common, meaning = t.section("rows"), t.root.section("rows"), t.section("symbols")
     theirs, released = rounded.inventory.values["V"], model.inventory.values["V"]
     table = poly_expr(V * H, ORDER)
-    their_table, exact_table = (steps_of(m, "embeddings", "token-embeddings")[1] for m in (rounded, model))
+    their_table, exact_table = (lines_of(m, "embeddings", "token-embeddings")[1] for m in (rounded, model))
     rows = (
         Row(label("token-table"), table, their_table, table, exact_table, "d-embeddings-token-embeddings"),
         Row(common("total"), closed_form(rounded), rounded.total, closed_form(model), model.total, "d-total", True),
@@ -278,15 +278,15 @@ def attention_over_heads(t: Text, model: Model) -> Erratum:
     simplified = quotient(poly_expr(3 * H * H, ORDER), Var("A"))
     # The notes' simplification, evaluated: 3H² / A (exact here, since H is a multiple of A).
     their_value = 3 * values["H"] * values["H"] // heads
-    block = steps_of(model, "layer", "query", "key", "value", "attention-output")
+    block = lines_of(model, "layer", "query", "key", "value", "attention-output")
     all_heads = poly_expr(weight_formula, ORDER)
     bias_formula = poly_expr(biases[0].formula + biases[1].formula + biases[2].formula, ORDER)
-    output = steps_of(model, "layer", "attention-output")
+    output = lines_of(model, "layer", "attention-output")
     rows = (
         Row(label("one-head"), one_head, weight_count // heads, one_head, weight_count // heads),
         Row(label("all-heads"), simplified, their_value, all_heads, weight_count, "d-layer-query"),
         Row(label("biases"), None, 0, bias_formula, sum(b.count for b in biases), "d-layer-query"),
-        step_row(model, label("output"), None, output, "d-layer-attention-output"),
+        line_row(model, label("output"), None, output, "d-layer-attention-output"),
         Row(label("attention"), simplified, their_value, poly_expr(block[0], ORDER), block[1], subtotal=True),
     )
     return erratum(t, model, used_symbols(model, rows), rows, None, sources=("interview",))
@@ -296,16 +296,16 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
     """The Q&A thread on a Keras implementation: per-head Q/K/V in the question, W_O per head and LayerNorm
     in an answer."""
     label = t.section("rows")
-    qkv = steps_of(model, "layer", "query", "key", "value")
-    output = steps_of(model, "layer", "attention-output")
+    qkv = lines_of(model, "layer", "query", "key", "value")
+    output = lines_of(model, "layer", "attention-output")
     rows = (
         dataclasses.replace(
-            step_row(model, label("qkv"), A * qkv[0], qkv, "d-layer-query"),
+            line_row(model, label("qkv"), A * qkv[0], qkv, "d-layer-query"),
             theirs=Mul((Var("A"), Paren(poly_expr(qkv[0], ORDER)))),
         ),
-        step_row(model, label("output-left-out"), None, output, "d-layer-attention-output"),
-        step_row(model, label("output-per-head"), A * H * H + H, output, "d-layer-attention-output"),
-        step_row(
+        line_row(model, label("output-left-out"), None, output, "d-layer-attention-output"),
+        line_row(model, label("output-per-head"), A * H * H + H, output, "d-layer-attention-output"),
+        line_row(
             model,
             label("norm"),
             2 * H,
@@ -316,7 +316,7 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
             model,
             label("attention"),
             4 * H * H + 4 * H,
-            steps_of(model, "layer", "query", "key", "value", "attention-output"),
+            lines_of(model, "layer", "query", "key", "value", "attention-output"),
             printed=("2,362,368", 0),  # "there are 2,362,368 trainable parameters at each of the multi-head ..."
         ),
     )
@@ -327,13 +327,13 @@ def keras_bert_attention(t: Text, model: Model) -> Erratum:
 def feed_forward_8h2(t: Text, model: Model) -> Erratum:
     """The feed-forward block as 8H² + 2H: both biases taken as H."""
     label = t.section("rows")
-    ffn_in = steps_of(model, "layer", "feed-forward-in")
-    ffn_out = steps_of(model, "layer", "feed-forward-out")
+    ffn_in = lines_of(model, "layer", "feed-forward-in")
+    ffn_out = lines_of(model, "layer", "feed-forward-out")
     rows = (
-        step_row(model, label("in"), 4 * H * H + H, ffn_in, "d-layer-feed-forward-in"),
-        step_row(model, label("out"), 4 * H * H + H, ffn_out, "d-layer-feed-forward-out"),
+        line_row(model, label("in"), 4 * H * H + H, ffn_in, "d-layer-feed-forward-in"),
+        line_row(model, label("out"), 4 * H * H + H, ffn_out, "d-layer-feed-forward-out"),
         subtotal_row(
-            model, label("block"), 8 * H * H + 2 * H, steps_of(model, "layer", "feed-forward-in", "feed-forward-out")
+            model, label("block"), 8 * H * H + 2 * H, lines_of(model, "layer", "feed-forward-in", "feed-forward-out")
         ),
     )
     return erratum(t, model, used_symbols(model, rows), rows, None, sources=("interview",))
@@ -344,14 +344,14 @@ def intermediate_bias(t: Text, model: Model) -> Erratum:
     label, common = t.section("rows"), t.root.section("rows")
     embeddings = block_of(model, "embeddings")
     pooler = block_of(model, "pooler")
-    their_layer = mistakes.LAYER_WITHOUT_INTERMEDIATE_BIAS
+    their_layer = erratum_methods.LAYER_WITHOUT_INTERMEDIATE_BIAS
     their_total = embeddings.formula + L * their_layer + pooler.formula
     # The table prints "12,592,128 * 24 = 302,211,072" in its row for the 24 layers.
     layer = subtotal_row(model, common("layer"), their_layer, one_layer(model), "d-layer", printed=("12,592,128", 0))
     layers = all_layers(t, model, their_layer, ("302,211,072", model.inventory.values["L"] * layer.off))
     bias = model.inventory.tensor("encoder.layer.0.intermediate.dense.bias").count
     rows = (
-        step_row(model, label("bias"), None, (I, bias), "d-layer-feed-forward-in"),
+        line_row(model, label("bias"), None, (I, bias), "d-layer-feed-forward-in"),
         layer,
         layers,
         subtotal_row(

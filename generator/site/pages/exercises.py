@@ -2,7 +2,7 @@
 
 Each exercise is a card in models/ (``exercise-*``); its model page holds the full worked answer
 (derivation, subtotals, every tensor). This page asks the question in its own words, states the
-answer read from that card's inventory, and adds the few steps a page of one model cannot show:
+answer read from that card's inventory, and adds the few lines a page of one model cannot show:
 the comparison with the released vocabulary, the head count that does not matter, the classifier
 alone, and a Keras implementation's layers mapped onto transformers' tensors. Which card each
 exercise works, and which released card it is set beside, are choices (content/choices.yaml).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator.analysis.choices import load_choices
-from generator.analysis.mistakes import Candidate, candidates
+from generator.analysis.erratum_methods import Candidate, candidates
 from generator.cards.problems import InputError, Location, Problem
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
@@ -35,13 +35,13 @@ ORDER = ("V", "P", "T", "H", "I", "L", "A", "C")
 
 
 @dataclass(frozen=True)
-class Step:
-    """One extra worked step: what, the formula, the same with numbers, and the count."""
+class Line:
+    """One extra worked line: what, the formula, the same with numbers, and the count."""
 
     label: str
     formula: Expr | None
     count: int
-    anchor: str | None = None  # a derivation step on the exercise's model page
+    anchor: str | None = None  # a derivation line on the exercise's model page
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,11 @@ class Exercise:
     answer_label: str
     answer: int
     model: Model
-    steps: tuple[Step, ...] = ()
+    lines: tuple[Line, ...] = ()
     note: str = ""
     keras: tuple[KerasLayer, ...] = ()
     keras_repeat: int = 0
-    compare: tuple[Step, ...] = ()  # beside another card (the released vocabulary)
+    compare: tuple[Line, ...] = ()  # beside another card (the released vocabulary)
     compare_caption: str = ""
     keras_words: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the layers table's words
     part: tuple[str, int] | None = None  # a figure the question asks for on the way, and what it is
@@ -116,7 +116,7 @@ def shown() -> tuple[str, ...]:
 def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[tuple[str, Summary, int]]) -> str:
     """The numbers a reader's answer is checked against: the answer, and what each published mistake gives.
 
-    Every mistake of ``generator/analysis/mistakes.py`` is evaluated on the exercise's card here, at
+    Every mistake of ``generator/analysis/erratum_methods.py`` is evaluated on the exercise's card here, at
     build time; an erratum worked on this very card adds its figure as the source printed it.
     The script only compares numbers (static/check.js).
     """
@@ -152,7 +152,7 @@ def _exercise(
     t: Text,
     model: Model,
     answer: int,
-    steps: tuple[Step, ...],
+    lines: tuple[Line, ...],
     values: Mapping[str, object],
     exercise_id: str | None = None,
     answer_label: str | None = None,
@@ -166,53 +166,53 @@ def _exercise(
         answer_label or text.section("page")("answer"),
         answer,
         model,
-        steps,
+        lines,
         t("note", **values),
         **more,
     )
 
 
-def _step(model: Model, block: str, key: str) -> Step:
+def _line(model: Model, block: str, key: str) -> Line:
     derivation = next(b for b in model.derivation.blocks if b.block.key == block)
-    step = next(s for s in derivation.steps if s.key == key)  # by key: the label is the build language's
-    return Step(f"{derivation.block.title}: {step.label}", step.symbolic, step.value, f"d-{block}-{key}")
+    line = next(s for s in derivation.lines if s.key == key)  # by key: the label is the build language's
+    return Line(f"{derivation.block.title}: {line.label}", line.symbolic, line.value, f"d-{block}-{key}")
 
 
-def _block(model: Model, block: str) -> Step:
+def _block(model: Model, block: str) -> Line:
     derivation = next(b for b in model.derivation.blocks if b.block.key == block)
     if derivation.block.repeat:
         formula: Expr = derivation.subtotal_expression or derivation.expression
-        return Step(f"{derivation.block.title} × {derivation.repeat}", formula, derivation.subtotal, f"d-{block}")
-    return Step(derivation.block.title, derivation.expression, derivation.subtotal, f"d-{block}")
+        return Line(f"{derivation.block.title} × {derivation.repeat}", formula, derivation.subtotal, f"d-{block}")
+    return Line(derivation.block.title, derivation.expression, derivation.subtotal, f"d-{block}")
 
 
 def vocabulary_30000(text: Text, model: Model, by_id: Mapping[str, Model], base: str) -> Exercise:
     """A textbook's round vocabulary, set beside the released one of ``base`` (a card id)."""
     values = model.inventory.values
     t = text.section("exercises").section(erratum_id(vocabulary_30000))
-    compare: tuple[Step, ...] = ()
+    compare: tuple[Line, ...] = ()
     released = by_id.get(base)
     if released is not None:
         v = released.inventory.values["V"]
         label = t.section("compare")
-        table = _step(released, "embeddings", "token-embeddings")
+        table = _line(released, "embeddings", "token-embeddings")
         compare = (
-            Step(label("table", released=v), table.formula, table.count),
-            Step(label("total", released=v), released.derivation.closed_form, released.total),
-            Step(
+            Line(label("table", released=v), table.formula, table.count),
+            Line(label("total", released=v), released.derivation.closed_form, released.total),
+            Line(
                 label("difference", released=v, **values),
                 Mul((Num(v - values["V"]), Var("H")), "×"),
                 released.total - model.total,
             ),
         )
-    steps = (
-        _step(model, "embeddings", "token-embeddings"),
+    lines = (
+        _line(model, "embeddings", "token-embeddings"),
         _block(model, "embeddings"),
         _block(model, "layer"),
         _block(model, "pooler"),
     )
     caption = t.section("compare")("caption")
-    return _exercise(text, t, model, model.total, steps, values, compare=compare, compare_caption=caption)
+    return _exercise(text, t, model, model.total, lines, values, compare=compare, compare_caption=caption)
 
 
 def forty_k_eight_layers(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
@@ -220,20 +220,20 @@ def forty_k_eight_layers(text: Text, model: Model, by_id: Mapping[str, Model]) -
     t = text.section("exercises").section(erratum_id(forty_k_eight_layers))
     heads, width = values["A"], values["H"]
     head_size = width // heads
-    split = Step(
+    split = Line(
         t.section("steps")("split", head_size=head_size, **values),
         Mul((Var("A"), Var("H"), Paren(Mul((Var("H"), Var("A")), "/"))), "·"),
         heads * width * head_size,
         "d-layer-heads",
     )
-    steps = (
+    lines = (
         _block(model, "embeddings"),
-        _step(model, "layer", "query"),
+        _line(model, "layer", "query"),
         split,
         _block(model, "layer"),
         _block(model, "pooler"),
     )
-    return _exercise(text, t, model, model.total, steps, values)
+    return _exercise(text, t, model, model.total, lines, values)
 
 
 def classifier(text: Text, model: Model, by_id: Mapping[str, Model], base: str) -> Exercise:
@@ -251,11 +251,11 @@ def classifier(text: Text, model: Model, by_id: Mapping[str, Model], base: str) 
         # The exercise's words name the released encoder; an edited base card makes them untrue.
         found = f"{model.total - head:,} parameters under the classifier, and {base} has {released.total:,}"
         raise InputError([Problem(Location(model.card.path), "config", f"expected {base}'s encoder, found {found}")])
-    steps = (
-        _step(model, "classifier", "classifier"),
-        Step(shared.section("steps")("below", **words), None, model.total - head, "d-embeddings"),
+    lines = (
+        _line(model, "classifier", "classifier"),
+        Line(shared.section("steps")("below", **words), None, model.total - head, "d-embeddings"),
     )
-    return _exercise(text, shared, model, head, steps, words, exercise_id=own.key, answer_label=shared("answer"))
+    return _exercise(text, shared, model, head, lines, words, exercise_id=own.key, answer_label=shared("answer"))
 
 
 # A pre-training head's backbone tensors sit under the base model's prefix (transformers' base_model_prefix).
@@ -315,15 +315,15 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
     layers, repeat = keras_layers(model)
     attention = next(k for k in layers if k.layer == "Encoder-1-MultiHeadSelfAttention")
     h = Poly.symbol("H")
-    steps = (
-        Step(
+    lines = (
+        Line(
             label("attention"),
             Mul((Num(4), Paren(poly_expr(h * h + h, ORDER)))),
             attention.count,
             "d-layer-query",
         ),
         dataclasses.replace(
-            _step(model, "layer", "attention-layernorm"),
+            _line(model, "layer", "attention-layernorm"),
             label=label("norm"),
         ),
     )
@@ -335,7 +335,7 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
         "layer": table("layer"),
     }
     more = {"keras": layers, "keras_repeat": repeat, "keras_words": words, "part": part}
-    return _exercise(text, t, model, model.total, steps, values, None, None, **more)
+    return _exercise(text, t, model, model.total, lines, values, None, None, **more)
 
 
 # Each exercise's builder by its name, dashed: the key content/choices.yaml and exercises.yaml know it by.

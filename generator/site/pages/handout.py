@@ -58,5 +58,5 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
             "lede": lede,
         }
 
-    # It shows one model's figures in numbers, and which models its forms miss: every model's summary.
+    # It shows one model's derivation in numbers, and which models its forms miss: every model's summary.
     return [guide_page("handout/index.html", "handout.html", text, context)]

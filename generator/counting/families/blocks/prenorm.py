@@ -8,7 +8,7 @@ so ``layer`` takes the order; what a norm is (LayerNorm with or without its shif
 the family's ``norm``.
 
 A sub-layer's first projections read the norm's output: the family names that storage in their
-``saves`` (one storage, kept once, for a query, key and value that all read it). What each sets:
+``saves`` (one storage, saved once, for a query, key and value that all read it). What each sets:
 
 * ModernBERT: ``NORMS_FIRST``, ``attn_norm`` and ``mlp_norm``, layer 0 apart (``first_apart``),
   ``final_norm`` at ``final_norm``; its norm is LayerNorm with an optional shift (``norm_bias``).

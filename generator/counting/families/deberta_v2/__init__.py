@@ -329,7 +329,7 @@ FAMILY = arch.Family(
     # getattr(config, key, default) returns a null that was written down (DebertaV2Embeddings,
     # DisentangledSelfAttention): nn.Embedding and the head size arithmetic then fail.
     null_refused=("embedding_size", "attention_head_size"),
-    checks=(
+    build_rules=(
         common.in_every_layer(common.heads_divide_hidden),
         common.padding_in_vocabulary,
         _value_types,
@@ -338,7 +338,7 @@ FAMILY = arch.Family(
         *training.DROPOUT_RANGES,
         *activations.rules("deberta-v2"),
     ),
-    step_checks=training.STEP_CHECKS,
+    step_rules=training.STEP_RULES,
     switches=SWITCHES,
     ground_truth=training.GROUND_TRUTH,
 )

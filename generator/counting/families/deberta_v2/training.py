@@ -11,7 +11,7 @@ from typing import Any
 
 from generator.counting.architecture import Head
 from generator.counting.conditions import eq, given, gt, head_is, mul, ne
-from generator.counting.families import dropouts, step_checks
+from generator.counting.families import dropouts, step_rules
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 from generator.counting.switches import Rule
 
@@ -28,9 +28,9 @@ DROPOUT_RANGES = tuple(dropouts.dropout_range(key, when, declared=key not in UND
 
 # The class builds what these configs ask for, but its forward pass cannot use it. It has a segment
 # table only when type_vocab_size is above 0.
-STEP_CHECKS = (
-    *step_checks.COMMON,
-    step_checks.zero_width_heads("hidden_size", "attention_head_size"),
+STEP_RULES = (
+    *step_rules.COMMON,
+    step_rules.zero_width_heads("hidden_size", "attention_head_size"),
     # DebertaV2SelfOutput's dense layer is H × H, and reads the A·D-wide output of the heads.
     Rule(
         "heads-span-hidden",
@@ -60,7 +60,7 @@ STEP_CHECKS = (
 def span_lengths(config: Mapping[str, Any]) -> tuple[int, int]:
     """The relative span (position_buckets, else max_relative_positions, else the longest sequence)
     and one past it: the lengths where the span would clamp, if it did. In transformers 5.23 it is a
-    constant of the config (pos_ebd_size), so the figures stay one polynomial across it."""
+    constant of the config (pos_ebd_size), so the step totals stay one polynomial across it."""
     buckets = config.get("position_buckets", -1)
     span = buckets if buckets > 0 else None
     relative = config["max_relative_positions"]

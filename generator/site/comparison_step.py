@@ -1,4 +1,4 @@
-"""A training step's figures as the comparison, the charts and the errata show them.
+"""A training step.s numbers per token as the comparison, the charts and the errata show them.
 
 Every number comes from ``counting.compute`` (``Compute.at``), whose polynomials
 tests/test_compute.py checks against torch at every committed (b, s) point. A family that
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from generator.analysis.compute_rules import default_seq
+from generator.analysis.calculator_compute import default_seq
 from generator.cards.card import Card
 from generator.counting.compute import Compute, StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.inventory import Counted
@@ -34,14 +34,14 @@ def compute_of(card: Counted) -> Compute | None:
         return None
 
 
-def compare_seq(card: Card) -> int:
+def comparison_seq(card: Card) -> int:
     """The comparison's sequence length: 512, or the longest the model takes where it is shorter (0 or less:
     no token fits, and there is no step)."""
     return default_seq(card.family, card.config)
 
 
 @dataclass(frozen=True)
-class StepFigures:
+class ComparisonStep:
     """FLOPs per token and the bf16 mixed-precision training memory, at b = 32 and s."""
 
     seq: int
@@ -55,14 +55,14 @@ class StepFigures:
         return self.seq < SEQ
 
 
-def step_figures(card: Card, compute: Compute | None) -> StepFigures | None:
-    """A card's figures for the comparison from its compute (``compute_of``), or None when it has none."""
-    seq = compare_seq(card)
+def count_comparison_step(card: Card, compute: Compute | None) -> ComparisonStep | None:
+    """A card's comparison step from its compute (``compute_of``), or None when it has none."""
+    seq = comparison_seq(card)
     if compute is None or seq < 1:  # a card may have an empty position table (P = 0): no token to count
         return None
     step = compute.at(BATCH, seq)
     tokens = step.tokens
-    return StepFigures(
+    return ComparisonStep(
         seq,
         Fraction(step.forward, tokens),
         Fraction(step.forward + step.backward, tokens),

@@ -30,8 +30,8 @@ from typing import Any
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Product, Saved
 from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured, rule_keys
 from generator.counting.conditions import Condition, Value, gt, sub, value
-from generator.counting.figures import Figures
 from generator.counting.poly import Poly
+from generator.counting.step_totals import StepTotals
 
 JSON = Any
 # The config key that bounds the sequence length (generator count --seq checks the same).
@@ -167,8 +167,8 @@ def step_inputs() -> list[JSON]:
 def family_compute(family: Family) -> JSON:
     """The family-wide part of the compute rules (see the module docstring)."""
     # Adam's bytes per parameter, read off the engine's rule: one trainable, or one frozen, parameter.
-    trainable = Figures(1, 1, 1, 1, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
-    frozen = Figures(1, 1, 1, 0, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
+    trainable = StepTotals(1, 1, 1, 1, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
+    frozen = StepTotals(1, 1, 1, 0, 0, 0, {"fp32": 0, "bf16": 0}).training_memory
     most = longest(family)
     return {
         "measured": measured(family),
@@ -194,6 +194,6 @@ def family_compute(family: Family) -> JSON:
             "values": {"longest": most.to_json(), **_first_position(family)},
             "message": _seq_message(family),
         },
-        # Configs transformers builds but cannot train (Family.step_checks), checked as compute.step_refusal does.
-        "cannot_run": [rule.to_json() for rule in family.step_checks],
+        # Configs transformers builds but cannot train (Family.step_rules), checked as compute.step_refusal does.
+        "cannot_run": [rule.to_json() for rule in family.step_rules],
     }

@@ -19,11 +19,11 @@ from markupsafe import Markup, escape
 
 from generator.analysis.checkpoint_names import Layout
 from generator.counting.architecture import Block
-from generator.counting.derivation import Step
+from generator.counting.derivation import Line
 from generator.counting.expr import Expr, to_mathml
-from generator.counting.figures import Figures
 from generator.counting.inventory import Tensor, TiedTensor
-from generator.site.compute_view import ShownStep
+from generator.counting.step_totals import StepTotals
+from generator.site.compute_view import ShownModule
 from generator.site.content import Text
 from generator.site.formats import binary
 from generator.site.views import Model
@@ -43,7 +43,7 @@ class RowWords:
     tied: str  # a tied slot's cell: {target} is the link to the tensor it reuses
     reuses: str  # a tied step's cell in the derivation: {targets}, joined by ``conjunction``
     conjunction: str
-    keeps: str  # a worked step's storage: {name}
+    saves: str  # a worked step's storage: {name}
     once: str  # after a storage the whole model keeps once
     no_variable: str  # a tensor no TensorFlow checkpoint of Google's holds
     tf_reuses: str  # a tensor whose checkpoint variable is another's: {variable}
@@ -55,12 +55,12 @@ class RowWords:
         tied = html.escape(text("tied", target="{target}"), quote=False)
         reuses = html.escape(text("reuses", targets="{targets}"), quote=False)
         conjunction = html.escape(text("and"), quote=False)
-        keeps = html.escape(text("keeps", name="{name}"), quote=False)
-        once = html.escape(text("kept-once"), quote=False)
+        saves = html.escape(text("saves", name="{name}"), quote=False)
+        once = html.escape(text("saved-once"), quote=False)
         no_variable = html.escape(text("no-variable"), quote=False)
         tf_reuses = html.escape(text("tf-reuses", variable="{variable}"), quote=False)
         link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
-        return RowWords(link, tied, reuses, conjunction, keeps, once, no_variable, tf_reuses)
+        return RowWords(link, tied, reuses, conjunction, saves, once, no_variable, tf_reuses)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -114,46 +114,49 @@ def _tensor_row(entry: Tensor | TiedTensor, words: RowWords, cells: dict[tuple[t
     return f'<tr id="t-{escaped}">{head}{cells[key]}'
 
 
-def derivation_rows(steps: Iterable[Step], block: Block, words: RowWords) -> Markup:
-    """The rows of a derivation table's steps: label with permalink, the formula and the numbers, the count.
+def derivation_rows(lines: Iterable[Line], block: Block, words: RowWords) -> Markup:
+    """The rows of a derivation table's lines: label with permalink, the formula and the numbers, the count.
 
-    Written in Python for the reason ``tensor_rows`` is (a page derives some thirty steps, each a
-    dozen look-ups through jinja). A tied step names the tensors it reuses instead of a formula.
+    Written in Python for the reason ``tensor_rows`` is (a page derives some thirty lines, each a
+    dozen look-ups through jinja). A tied line names the tensors it reuses instead of a formula.
     """
     rows = []
-    for step in steps:
-        anchor = f"d-{block.key}-{step.key}"
-        link = permalink(words.permalink, anchor, f"{block.title}: {step.label}")
-        if step.tied:
-            targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in step.tied)
+    for line in lines:
+        anchor = f"d-{block.key}-{line.key}"
+        link = permalink(words.permalink, anchor, f"{block.title}: {line.label}")
+        if line.tied:
+            targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in line.tied)
             cells = f'  <td colspan="2">{words.reuses.format(targets=targets)}</td>\n'
         else:
-            cells = f"  <td>{formula(step.symbolic)}</td>\n  <td>{formula(step.substituted)}</td>\n"
+            cells = f"  <td>{formula(line.symbolic)}</td>\n  <td>{formula(line.substituted)}</td>\n"
         rows.append(
-            f'<tr id="{escape(anchor)}">\n  <th scope="row">{escape(step.label)} {link}</th>\n'
-            f'{cells}  <td class="n count">{step.value:,}</td>\n</tr>\n'
+            f'<tr id="{escape(anchor)}">\n  <th scope="row">{escape(line.label)} {link}</th>\n'
+            f'{cells}  <td class="n count">{line.value:,}</td>\n</tr>\n'
         )
     return Markup("".join(rows))
 
 
-def compute_rows(steps: Iterable[ShownStep], component: str, words: RowWords) -> Markup:
-    """The worked steps of one component of a model's compute section, a ``<tbody>`` each.
+def compute_rows(modules: Iterable[ShownModule], component: str, words: RowWords) -> Markup:
+    """The worked modules and ops of one component of a model's compute section, a ``<tbody>`` each.
 
     Written in Python for the reason ``tensor_rows`` is: a page works some eighty of these rows,
     and the template's loops spent a quarter of the page on them.
     """
     return Markup(
-        "".join(f'<tbody id="{escape(step.anchor)}">\n{_step_rows(step, component, words)}</tbody>\n' for step in steps)
+        "".join(
+            f'<tbody id="{escape(module.anchor)}">\n{_module_rows(module, component, words)}</tbody>\n'
+            for module in modules
+        )
     )
 
 
-def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
-    """One step's rows: each product, then each storage kept; the first names the step and carries its permalink."""
-    label = sentence(step.label)
-    link = permalink(words.permalink, step.anchor, f"{component}: {step.label}")
+def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
+    """One module's rows: each product, then each storage saved; the first names it and holds its permalink."""
+    label = sentence(module.label)
+    link = permalink(words.permalink, module.anchor, f"{component}: {module.label}")
     rows = []
-    for number, x in enumerate(step.products):
-        own = x.name == step.label
+    for number, x in enumerate(module.products):
+        own = x.name == module.label
         head = f"{escape(label)}{'' if own else ': '}" if number == 0 else ""
         name = "" if own else escape(x.name)
         tail = f" {link}" if number == 0 else ""
@@ -164,22 +167,22 @@ def _step_rows(step: ShownStep, component: str, words: RowWords) -> str:
             f'<td>{formula(line.substituted)}</td><td class="n count">{forward}</td>'
             f'<td class="n">{x.backward_flops:,} (× {x.backward})</td><td></td></tr>\n'
         )
-    for number, k in enumerate(step.kept):
-        first = number == 0 and not step.products
+    for number, k in enumerate(module.saved):
+        first = number == 0 and not module.products
         head = f"{escape(label)}: " if first else ""
         once = f" {words.once}" if k.once else ""
         tail = f" {link}" if first else ""
-        kept = k.elements
+        saved = k.elements
         rows.append(
-            f'<tr><th scope="row">{head}{words.keeps.format(name=escape(k.name))}{once}{tail}</th>'
-            f"<td>{formula(kept.symbolic)}</td><td>{formula(kept.substituted)}</td>"
-            f'<td class="n count">{kept.value:,}</td><td></td>'
+            f'<tr><th scope="row">{head}{words.saves.format(name=escape(k.name))}{once}{tail}</th>'
+            f"<td>{formula(saved.symbolic)}</td><td>{formula(saved.substituted)}</td>"
+            f'<td class="n count">{saved.value:,}</td><td></td>'
             f'<td class="n">{k.bytes["fp32"]:,} / {k.bytes["bf16"]:,}</td></tr>\n'
         )
     return "".join(rows)
 
 
-def grid_rows(grid: Iterable[Figures]) -> Markup:
+def grid_rows(grid: Iterable[StepTotals]) -> Markup:
     """The compute section's rows of batch sizes and lengths: each (b, s) with its memory and FLOPs."""
     rows = []
     for g in grid:

@@ -13,27 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from generator.counting.architecture import Dtype, Kind
-from generator.counting.compute import (
-    ELEMENT_BYTES,
-    STEPS_KEPT,
-    BlockCompute,
-    Compute,
-    StepBlocks,
-    elements,
-    stored_bytes,
-)
+from generator.analysis.thumb_rules import FORWARD_FLOPS, KORTHIKANTI, TRAINING_FLOPS, LayerGap, b, find_layer_gap, s
+from generator.counting.compute import STEPS_MEMO, Compute, StepBlocks
 from generator.counting.compute_derivation import Line, worked_line
-from generator.counting.kept import KeptFor
-from generator.counting.ops import is_mask
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Monomial, Poly, product
-
-b, s = Poly.symbol("b"), Poly.symbol("s")
-_RULE = 34 * s * b * Poly.symbol("H") + 5 * Poly.symbol("A") * s * s * b  # Korthikanti et al.'s bytes per layer
 
 
 @dataclass(frozen=True)
-class Rules:
+class ThumbRules:
     """The rules of thumb at the page's (b, s), each beside the exact figure, the gap taken apart."""
 
     parameters: int
@@ -77,12 +65,10 @@ class Apart:
     squared: Poly  # the forward's terms in s²
     rest: Poly  # the forward's other terms
     kept_s2: Poly  # the bf16 activations' terms in s²
-    # The per-layer rule's layer: its title, its exact bytes, what masks and statistics add, the rest of the
-    # gap, and what it keeps at b = 1 only.
-    layer: tuple[str, Poly, Poly, Poly, Poly, Poly] | None
+    layer: LayerGap | None  # the per-layer rule's layer, the gap to the rule taken apart
 
 
-_APART: KeptFor[StepBlocks, Apart] = KeptFor(STEPS_KEPT)
+_APART: IdentityMemo[StepBlocks, Apart] = IdentityMemo(STEPS_MEMO)
 
 
 def in_s2(line: Line) -> bool:
@@ -100,22 +86,22 @@ def apart(compute: Compute) -> Apart:
     per_token = _terms(forward, lambda mono: _degrees(mono) == (1, 1))
     squared = _terms(forward, lambda mono: _degrees(mono)[1] == 2)
     kept_s2 = _terms(compute.activations("bf16"), lambda mono: _degrees(mono)[1] == 2)
-    made = Apart(per_token, squared, forward + per_token * -1 + squared * -1, kept_s2, _layer_bytes(compute))
+    made = Apart(per_token, squared, forward + per_token * -1 + squared * -1, kept_s2, find_layer_gap(compute))
     return _APART.keep(compute.steps, made)
 
 
-def rules(compute: Compute, seq: int, skipped: int) -> Rules:
+def compare_thumb_rules(compute: Compute, seq: int, skipped: int) -> ThumbRules:
     """2N and 6N FLOPs per token against the exact forward, its difference split by the monomials in b and s."""
     parts = apart(compute)
     multiplied = parts.per_token.evaluate({**compute.values, "b": 1, "s": 1}) // 2
     N = compute.parameters
     tokens = seq  # b = 1
-    return Rules(
+    return ThumbRules(
         N,
         multiplied,
-        2 * N * tokens,
-        6 * N * tokens,
-        worked_line(compute, 2 * (multiplied - N) * b * s, 1, seq),
+        FORWARD_FLOPS * N * tokens,
+        TRAINING_FLOPS * N * tokens,
+        worked_line(compute, FORWARD_FLOPS * (multiplied - N) * b * s, 1, seq),
         worked_line(compute, parts.squared, 1, seq),
         worked_line(compute, parts.rest, 1, seq),
         skipped,
@@ -141,51 +127,17 @@ def _terms(poly: Poly, keep: Callable[[Monomial], bool]) -> Poly:
     return chosen
 
 
-def _layer(compute: Compute) -> BlockCompute | None:
-    """The first repeated encoder block: the layer the per-layer rule describes."""
-    return next((x for x in compute.blocks if x.block.kind is Kind.ENCODER and x.block.repeat), None)
-
-
-def _layer_bytes(compute: Compute) -> tuple[str, Poly, Poly, Poly, Poly, Poly] | None:
-    """The first repeated encoder layer's bf16 bytes kept per layer at any b; of them, what 2-byte masks add
-    over 1-byte ones and what the fp32 storages take; what is left of the gap to the rule; and what the
-    layer keeps at b = 1 only. None without such a layer."""
-    layer = _layer(compute)
-    if layer is None:
-        return None
-    exact = Poly()
-    masks = Poly()
-    statistics = Poly()
-    batch_one = Poly()
-    for step in layer.steps:
-        for tensor in step.saved:
-            if tensor.shared:  # kept once for every layer, not per layer
-                continue
-            if tensor.batch_one:  # the rule is per layer, for any b: shown apart
-                batch_one = batch_one + stored_bytes(tensor.shape, tensor.dtype, "bf16")
-                continue
-            kept = stored_bytes(tensor.shape, tensor.dtype, "bf16")
-            exact = exact + kept
-            # The rule counts a dropout mask at 1 byte an element (CUDA's); on CPU it has the activation's type.
-            if is_mask(step.path, tensor.key):
-                masks = masks + elements(tensor.shape) * (ELEMENT_BYTES[tensor.dtype]["bf16"] - 1)
-            elif tensor.dtype is Dtype.FLOAT32:
-                statistics = statistics + kept
-    rest = exact + masks * -1 + statistics * -1 + _RULE * -1
-    return layer.block.title, exact, masks, statistics, rest, batch_one
-
-
 def _korthikanti(compute: Compute, parts: Apart, seq: int) -> Korthikanti | None:
     """One layer's bf16 activations against 34·s·b·H + 5·A·s²·b, the gap taken apart by the declarations."""
     if parts.layer is None or not {"H", "A"} <= set(compute.values):
         return None
-    title, exact, masks, statistics, rest, batch_one = parts.layer
+    gap = parts.layer
     return Korthikanti(
-        title,
-        worked_line(compute, _RULE, 1, seq),
-        worked_line(compute, exact, 1, seq),
-        worked_line(compute, masks, 1, seq),
-        worked_line(compute, statistics, 1, seq),
-        worked_line(compute, rest, 1, seq),
-        worked_line(compute, batch_one, 1, seq) if batch_one.terms else None,
+        gap.layer.block.title,
+        worked_line(compute, KORTHIKANTI, 1, seq),
+        worked_line(compute, gap.exact, 1, seq),
+        worked_line(compute, gap.masks, 1, seq),
+        worked_line(compute, gap.statistics, 1, seq),
+        worked_line(compute, gap.rest, 1, seq),
+        worked_line(compute, gap.batch_one, 1, seq) if gap.batch_one.terms else None,
     )

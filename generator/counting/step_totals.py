@@ -14,7 +14,7 @@ from generator.counting.inventory import Counted
 
 
 @dataclass(frozen=True)
-class Figures:
+class StepTotals:
     """A training step's numbers at one (b, s)."""
 
     batch: int

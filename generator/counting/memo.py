@@ -1,7 +1,7 @@
-"""What was worked out from an object, kept while the same object is asked about again.
+"""What was worked out from an object, remembered while the same object is asked about again.
 
 For objects that cannot be hashed (a card holds its config as a dict) or that are costly to hash (a
-declaration is a deep tree): each is found by its identity, and kept with its value so that no other
+declaration is a deep tree): each is found by its identity, and remembered with its value so that no other
 object can take its id meanwhile. Bounded: the oldest entries go first, so a long-lived process (``serve``
 builds again and again with new objects) keeps only the latest.
 """
@@ -16,29 +16,29 @@ O = TypeVar("O")
 V = TypeVar("V")
 
 
-class KeptFor(Generic[O, V]):
-    """Values kept for objects by identity (and by whatever else decides them), ``size`` at most."""
+class IdentityMemo(Generic[O, V]):
+    """Values remembered for objects by identity (and by whatever else decides them), ``size`` at most."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._kept: OrderedDict[tuple[Hashable, ...], tuple[O, V]] = OrderedDict()
+        self._entries: OrderedDict[tuple[Hashable, ...], tuple[O, V]] = OrderedDict()
 
     def get(self, owner: O, *more: Hashable) -> V | None:
-        """The value kept for this very object (and ``more``), or None."""
+        """The value remembered for this very object (and ``more``), or None."""
         key = (id(owner), *more)
-        found = self._kept.get(key)
+        found = self._entries.get(key)
         if found is None or found[0] is not owner:
             return None
-        self._kept.move_to_end(key)
+        self._entries.move_to_end(key)
         return found[1]
 
     def keep(self, owner: O, value: V, *more: Hashable) -> V:
         """Keep ``value`` for this object (and ``more``), dropping the oldest entry past ``size``; returns it."""
-        self._kept[(id(owner), *more)] = (owner, value)
-        if len(self._kept) > self.size:
-            self._kept.popitem(last=False)
+        self._entries[(id(owner), *more)] = (owner, value)
+        if len(self._entries) > self.size:
+            self._entries.popitem(last=False)
         return value
 
     def clear(self) -> None:
         """Forget every value (a test's fresh start)."""
-        self._kept.clear()
+        self._entries.clear()

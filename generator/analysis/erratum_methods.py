@@ -49,7 +49,7 @@ ROUND_VOCABULARY = 30_000  # "V = 30,000": the textbook's and the Q&A thread's b
 
 
 @dataclass(frozen=True)
-class Mistake:
+class ErratumMethod:
     """A published method: what it counts (``theirs``) in place of some exact steps, or of all of them."""
 
     erratum: str  # the erratum's id on the errata page
@@ -78,12 +78,14 @@ _METHODS: dict[str, tuple[Poly, tuple[tuple[str, tuple[str, ...]], ...]]] = {
     "intermediate_bias": (L * H * I, (FEED_FORWARD_IN,)),  # the weight alone, its bias of I left out
     "pooler_and_heads": (ZERO, (POOLER,)),  # the encoder without its pooler
 }
-MISTAKES = tuple(Mistake(name.replace("_", "-"), theirs, replaces) for name, (theirs, replaces) in _METHODS.items())
+ERRATUM_METHODS = tuple(
+    ErratumMethod(name.replace("_", "-"), theirs, replaces) for name, (theirs, replaces) in _METHODS.items()
+)
 
 
-def method_of(erratum: str) -> Mistake:
+def method_of(erratum: str) -> ErratumMethod:
     """The published method of an erratum (the errata page's, as the calculator and the exercises' check read it)."""
-    return next(m for m in MISTAKES if m.erratum == erratum)
+    return next(m for m in ERRATUM_METHODS if m.erratum == erratum)
 
 
 def _replaced(derivation: Derivation, replaces: Sequence[tuple[str, tuple[str, ...]]]) -> int | None:
@@ -93,14 +95,14 @@ def _replaced(derivation: Derivation, replaces: Sequence[tuple[str, tuple[str, .
         block = next((b for b in derivation.blocks if b.block.key == key), None)
         if block is None:
             return None
-        steps = [s for s in block.steps if not steps_keys or s.key in steps_keys]
-        if len(steps) != (len(steps_keys) or len(block.steps)):
+        steps = [s for s in block.lines if not steps_keys or s.key in steps_keys]
+        if len(steps) != (len(steps_keys) or len(block.lines)):
             return None
         total += block.repeat * sum(s.value for s in steps)
     return total
 
 
-def evaluate(mistake: Mistake, derivation: Derivation, values: Mapping[str, int]) -> int | None:
+def evaluate(mistake: ErratumMethod, derivation: Derivation, values: Mapping[str, int]) -> int | None:
     """The mistake's total on one counted config, or None when it does not apply to it."""
     if not mistake.theirs.symbols() <= set(values):
         return None
@@ -125,7 +127,7 @@ def candidates(inventory: Inventory) -> list[Candidate]:
     """What each published mistake gives on this counted config, without those that give the exact count."""
     derivation = derive(inventory)
     found = []
-    for mistake in MISTAKES:
+    for mistake in ERRATUM_METHODS:
         value = evaluate(mistake, derivation, inventory.values)
         if value is not None:
             found.append(Candidate(mistake.erratum, value))
@@ -144,4 +146,4 @@ def candidates(inventory: Inventory) -> list[Candidate]:
 
 def export() -> list[dict[str, object]]:
     """Every mistake as the calculator reads it."""
-    return [m.to_json() for m in MISTAKES]
+    return [m.to_json() for m in ERRATUM_METHODS]

@@ -2,7 +2,7 @@
 
 Three published rules: 16 bytes per parameter for training with Adam, 6N FLOPs per training token,
 and Korthikanti et al.'s activation bytes per layer. Each is evaluated on the cards content/choices.yaml
-names (``compute-errata``) at b = 32, s = 512, and set beside the figures of ``counting.compute``
+names (``compute-errata``) at b = 32, s = 512, and set beside the exact step of ``counting.compute``
 (checked against torch in tests/test_compute.py), and every difference is taken apart from the
 declarations themselves: the products a module or an op declares, the tensors it keeps and their
 element types. Words are content (``content/<language>/errata.yaml``, section ``compute``); the
@@ -15,30 +15,29 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from generator.analysis import thumb_rules
 from generator.analysis.choices import load_choices
-from generator.counting.architecture import Dtype
-from generator.counting.compute import ELEMENT_BYTES, BlockCompute, Compute
+from generator.analysis.thumb_rules import ADAM_BYTES, FORWARD_FLOPS, TRAINING_FLOPS
+from generator.counting.compute import BlockCompute, Compute
 from generator.counting.expr import Add, Expr, Mul, Num, Pow, Var
-from generator.counting.figures import Figures
-from generator.counting.poly import Poly, product, total
+from generator.counting.poly import Poly, total
+from generator.counting.step_totals import StepTotals
 from generator.site import content
+from generator.site.comparison_step import BATCH, SEQ, compute_of
 from generator.site.content import Text
 from generator.site.erratum import Source, source_of
 from generator.site.formats import percent, times
 from generator.site.page import LANGUAGE
-from generator.site.step_figures import BATCH, SEQ, compute_of
 from generator.site.views import Summary
 
 MODELS = load_choices().compute_errata
 N, s, b, H, A = (Var(n) for n in ("N", "s", "b", "H", "A"))
-# The published formulas, as their sources write them.
-SIXTEEN_N = Mul((Num(16), N), "·")
-SIX_N = Mul((Num(6), N), "·")
-TWO_N = Mul((Num(2), N), "·")
-# Korthikanti et al. 2022 (arXiv 2205.05198), section 4.1, equation 1: activation bytes per encoder
-# layer, with h the hidden size and a the heads.
-KORTHIKANTI_LINEAR = Mul((Num(34), s, b, H), "·")
-KORTHIKANTI_SQUARE = Mul((Num(5), A, Pow(s, 2), b), "·")
+# The published formulas (analysis/thumb_rules.py), as their sources write them.
+SIXTEEN_N = Mul((Num(ADAM_BYTES), N), "·")
+SIX_N = Mul((Num(TRAINING_FLOPS), N), "·")
+TWO_N = Mul((Num(FORWARD_FLOPS), N), "·")
+KORTHIKANTI_LINEAR = Mul((Num(thumb_rules.LINEAR_BYTES), s, b, H), "·")
+KORTHIKANTI_SQUARE = Mul((Num(thumb_rules.SQUARE_BYTES), A, Pow(s, 2), b), "·")
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ class ComputeRow:
 
 
 @dataclass(frozen=True)
-class ComputeErratum:
+class ThumbErratum:
     """A rule of thumb for compute or memory, worked on some models at one (b, s)."""
 
     id: str
@@ -62,7 +61,7 @@ class ComputeErratum:
     diverges: str
     sources: tuple[Source, ...]
     models: tuple[Summary, ...]
-    unit: str  # "bytes" or "flops": how the page writes the figures
+    unit: str  # "bytes" or "flops": how the page writes the numbers
     rows: tuple[ComputeRow, ...]
     verdict: str
     batch: int = BATCH
@@ -70,16 +69,16 @@ class ComputeErratum:
 
 
 @dataclass(frozen=True)
-class ComputeSection:
+class ThumbSection:
     """The errata page's part on compute and memory: its words and its errata."""
 
     heading: str
     lede: str
     step_column: str
-    errata: tuple[ComputeErratum, ...]
+    errata: tuple[ThumbErratum, ...]
 
 
-def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> ComputeSection | None:
+def work_thumb_errata(models: Sequence[Summary], language: str = LANGUAGE) -> ThumbSection | None:
     """The compute errata, when their models are in the catalog."""
     by_id = {m.id: m for m in models}
     if not all(key in by_id for key in MODELS):
@@ -92,7 +91,7 @@ def compute_errata(models: Sequence[Summary], language: str = LANGUAGE) -> Compu
     text = content.load("errata", language).section("compute")
     titles = {"base": chosen[0].card.title, "large": chosen[1].card.title, "batch": BATCH, "seq": SEQ}
     columns = text.section("columns")
-    return ComputeSection(
+    return ThumbSection(
         text("heading"),
         text("lede", **titles),
         columns("step"),
@@ -112,9 +111,9 @@ def _erratum(
     rows: tuple[ComputeRow, ...],
     sources: tuple[str, ...],
     **values: object,
-) -> ComputeErratum:
+) -> ThumbErratum:
     words = {"batch": BATCH, "seq": SEQ, "base": models[0].card.title, "large": models[1].card.title, **values}
-    return ComputeErratum(
+    return ThumbErratum(
         t.key,
         t("title", **words),
         t("claim", **words),
@@ -138,7 +137,7 @@ def _rows(
     return tuple(_row(t, key, formulas.get(key), values, kinds.get(key, "part")) for key, values in rows.items())
 
 
-def _step(compute: Compute) -> Figures:
+def _step(compute: Compute) -> StepTotals:
     return compute.at(BATCH, SEQ)
 
 
@@ -154,10 +153,10 @@ def _square_part(poly: Poly) -> Poly:
 # 16 bytes per parameter ------------------------------------------------------------------------
 
 
-def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
+def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """Adam in mixed precision as 16 bytes per parameter: the model state, without the activations."""
     steps = [_step(c) for c in computes]
-    published = [16 * m.total for m in models]
+    published = [ADAM_BYTES * m.total for m in models]
     state = [f.training_memory["bf16_mixed"] - f.activations["bf16"] for f in steps]
     activations = [f.activations["bf16"] for f in steps]
     square = [_square_part(c.activations("bf16")).evaluate(_point(c)) for c in computes]
@@ -188,13 +187,13 @@ def sixteen_bytes(t: Text, models: tuple[Summary, ...], computes: tuple[Compute,
 def _products(block: BlockCompute, modules: bool) -> tuple[Poly, Poly]:
     """Forward and backward FLOPs of one instance's modules (products with weights) or ops (between activations).
 
-    ``compute._block_steps`` lists a block's modules first, then its ops."""
+    ``compute._block_modules`` lists a block's modules first, then its ops."""
     count = len(block.block.modules)
-    chosen = block.steps[:count] if modules else block.steps[count:]
+    chosen = block.modules[:count] if modules else block.modules[count:]
     return total(st.forward for st in chosen), total(st.backward for st in chosen)
 
 
-def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
+def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """Training FLOPs per token as 6N: two per weight forward, four backward, for every parameter."""
     rows: dict[str, list[Fraction]] = {}
     for model, compute in zip(models, computes, strict=True):
@@ -213,12 +212,12 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
         step = _step(compute)
         exact = Fraction(step.forward + step.backward, tokens)
         for key, value in (
-            ("published", 6 * Fraction(model.total)),
-            ("no-product", -6 * (model.total - weights)),
-            ("once-per-sequence", modules - 6 * weights),
+            ("published", TRAINING_FLOPS * Fraction(model.total)),
+            ("no-product", -TRAINING_FLOPS * (model.total - weights)),
+            ("once-per-sequence", modules - TRAINING_FLOPS * weights),
             ("attention", ops),
             ("exact", exact),
-            ("forward-published", 2 * Fraction(model.total)),
+            ("forward-published", FORWARD_FLOPS * Fraction(model.total)),
             ("forward", Fraction(step.forward, tokens)),
             ("skipped", Fraction(2 * step.forward - step.backward, tokens)),
         ):
@@ -244,23 +243,18 @@ def six_n(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -
 # Korthikanti et al.'s activation bytes per layer ---------------------------------------------------
 
 
-def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ComputeErratum:
+def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, ...]) -> ThumbErratum:
     """34·s·b·h + 5·a·s²·b bytes per layer, against what one encoder layer of the model keeps in bf16."""
     rows: dict[str, list[int]] = {}
-    for compute in computes:
+    for model, compute in zip(models, computes, strict=True):
         point = _point(compute)
-        layer = next(block for block in compute.blocks if block.block.key == "layer")
-        saved = [tensor for step in layer.steps for tensor in step.saved if not tensor.shared]
-        exact = total(step.saved_bytes("bf16") for step in layer.steps)
-        values = {"s": SEQ, "b": BATCH, "H": point["H"], "A": point["A"]}
-        linear, square = 34 * SEQ * BATCH * values["H"], 5 * values["A"] * SEQ**2 * BATCH
-        # ops.dropout and ops.attention name their masks "... mask": a mask has the activation's type on
-        # CPU (2 bytes in bf16), where the formula takes CUDA's 1-byte masks.
-        masks = total(product(t.shape) * (ELEMENT_BYTES[t.dtype]["bf16"] - 1) for t in saved if t.key.endswith(" mask"))
-        # LayerNorm's mean and reciprocal deviation stay fp32 in a bf16 model; the formula leaves them out.
-        statistics = total(product(t.shape) * 4 for t in saved if t.dtype is Dtype.FLOAT32)
+        gap = thumb_rules.find_layer_gap(compute)
+        if gap is None:
+            raise ValueError(f"content/choices.yaml: compute-errata: {model.card.id} has no repeated encoder layer")
+        exact, masks = gap.exact, gap.masks
+        linear = thumb_rules.KORTHIKANTI_LINEAR.evaluate(point)
+        square = thumb_rules.KORTHIKANTI_SQUARE.evaluate(point)
         exact_value = exact.evaluate(point)
-        rest = exact_value - masks.evaluate(point) - statistics.evaluate(point) - linear - square
         for key, value in (
             ("published", linear + square),
             ("published-square", square),
@@ -268,8 +262,8 @@ def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, .
             ("exact-square", _square_part(exact).evaluate(point)),
             ("masks", masks.evaluate(point)),
             ("masks-square", _square_part(masks).evaluate(point)),
-            ("statistics", statistics.evaluate(point)),
-            ("rest", rest),
+            ("statistics", gap.statistics.evaluate(point)),
+            ("rest", gap.rest.evaluate(point)),
         ):
             rows.setdefault(key, []).append(value)
     built = _rows(
@@ -289,7 +283,7 @@ def korthikanti(t: Text, models: tuple[Summary, ...], computes: tuple[Compute, .
     )
 
 
-BUILDERS: Sequence[tuple[str, Callable[[Text, tuple[Summary, ...], tuple[Compute, ...]], ComputeErratum]]] = (
+BUILDERS: Sequence[tuple[str, Callable[[Text, tuple[Summary, ...], tuple[Compute, ...]], ThumbErratum]]] = (
     ("sixteen-bytes-per-parameter", sixteen_bytes),
     ("six-n-flops-per-token", six_n),
     ("korthikanti-activations", korthikanti),

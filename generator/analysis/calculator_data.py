@@ -11,7 +11,7 @@ writes one JSON document that holds everything the count depends on:
   about one head reads the head under the name ``"@head"`` (``switches.HEAD``), beside the config;
 * ``no_parameters``: what to say when every tensor of a config is empty (a total of 0);
 * ``config``: what the address may name besides the inputs, checked as a card's keys are (``config_keys.py``);
-* ``mistakes``: the errata's published methods (``mistakes.py``), for the page's answer check;
+* ``mistakes``: the errata's published methods (``erratum_methods.py``), for the page's answer check;
 * ``heads``: for each head, the blocks in registration order. A block's variant is looked up by
   the switches it depends on (``Switch.blocks``): ``variants`` maps the bits of those switches,
   in the order given, to an index into ``blocks`` (or null: no such block);
@@ -19,7 +19,7 @@ writes one JSON document that holds everything the count depends on:
   symbols exactly as ``derivation.block_form`` writes it for a model page: each step's formula
   as a polynomial and as an expression tree, the tensors it lists, the block's polynomial, its
   expression, its subtotal expression and the grouped form the closed form uses;
-* ``compute``: a training step's rules (``compute_rules.py``), with ``blocks`` of compute
+* ``compute``: a training step's rules (``calculator_compute.py``), with ``blocks`` of compute
   declarations that each slot's ``compute`` maps the switches' bits to, as ``variants`` does for
   ``blocks`` (settings that change no tensor may change what a step computes: an attention term's flag);
   the inputs then also hold the keys only the compute reads (group ``compute``) and b and s
@@ -39,8 +39,8 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from generator.analysis import mistakes
-from generator.analysis.compute_rules import (
+from generator.analysis import erratum_methods
+from generator.analysis.calculator_compute import (
     block_compute,
     family_compute,
     longest,
@@ -56,7 +56,7 @@ from generator.counting.conditions import HEAD
 from generator.counting.derivation import block_form
 from generator.counting.expr import Add, Expr, Mul, Num, Paren, Pow, Var, grouped_expr
 from generator.counting.families import family_in
-from generator.counting.kept import KeptFor
+from generator.counting.memo import IdentityMemo
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule
 from generator.counting.texts import LANGUAGE, check_message
@@ -93,7 +93,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
     """One block's derivation in symbols, with its tensors named as in named_parameters()."""
     form = block_form(block, order)
     steps = []
-    for module, step in zip(block.modules, form.steps, strict=True):
+    for module, step in zip(block.modules, form.lines, strict=True):
         tensors: list[JSON] = []
         for param in module.params:
             name = f"{module.path}.{param.name}" if module.path else param.name
@@ -136,7 +136,7 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
 def rule_groups(family: Family) -> list[tuple[Rule, ...]]:
     """Each check as the rules it tries in order; the first that fails is the check's verdict."""
     groups: list[tuple[Rule, ...]] = []
-    for check in family.checks:
+    for check in family.build_rules:
         if isinstance(check, Rule):
             groups.append((check,))
         elif isinstance(check, FirstOf):
@@ -323,7 +323,7 @@ def _block(architecture: Architecture, key: str) -> Block | None:
 
 
 _Texts = tuple[tuple[str, JSON], tuple[str, JSON]]
-_TEXTS: KeptFor[Block, _Texts] = KeptFor(4096)
+_TEXTS: IdentityMemo[Block, _Texts] = IdentityMemo(4096)
 
 
 def _texts(block: Block, order: tuple[str, ...]) -> _Texts:
@@ -422,7 +422,7 @@ def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
         "checks": [[rule.to_json() for rule in rules] for rules in rule_groups(family)],
         "no_parameters": check_message(NO_PARAMETERS, language),  # the problem to show when every tensor is empty
         "config": config_keys(family, {i["key"] for i in inputs(family.name, language) + step_keys}, language),
-        "mistakes": mistakes.export(),  # the errata's published methods (analysis/mistakes.py)
+        "mistakes": erratum_methods.export(),  # the errata's published methods (analysis/erratum_methods.py)
         "blocks": blocks.items,
         "compute": {**family_compute(family), "blocks": computes.items},
     }

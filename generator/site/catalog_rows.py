@@ -56,10 +56,10 @@ def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str])
     unmeasured = f'<td class="not-measured">{escape(words["unmeasured"])}</td>'
     out = []
     for model in models:
-        card, step, link = model.card, model.step, escape(model.id)
+        card, step, link = model.card, model.comparison, escape(model.id)
         title = escape(card.title)
         data = _row_data(model, title)
-        # Figures need no escaping: digits, separators, units and signs, never a character HTML reserves.
+        # Numbers need no escaping: digits, separators, units and signs, never a character HTML reserves.
         if step is not None:
             plain = decimal(step.training_per_token, "")
             data += f' data-flops="{plain}" data-memory="{step.training_memory}"'

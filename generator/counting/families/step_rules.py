@@ -1,9 +1,9 @@
-"""Configs transformers builds but cannot train: the rules families build their ``step_checks`` from.
+"""Configs transformers builds but cannot train: the rules families build their ``step_rules`` from.
 
 Such a config passes the card check (the model is built, and its parameters are counted), but the
 project's training step raises in transformers. Each rule says when, in the words of the error a
 reader would meet; ``compute.step_refusal`` reads them for ``count`` and the model page, and the
-calculator's script reads the same rules (``compute_rules``: ``cannot_run``). A family's module
+calculator's script reads the same rules (``calculator_compute``: ``cannot_run``). A family's module
 lists its own; ``tests/test_config_sample.py`` holds them to the steps torch ran and refused.
 """
 
