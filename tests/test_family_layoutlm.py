@@ -103,5 +103,5 @@ def test_the_classifier_drops_out_with_the_hidden_dropout() -> None:
     # With the hidden dropout on, the classifier keeps its mask and its dropped input, (b, H) each in fp32;
     # without it, the Linear reads the pooled output, which the pooler's tanh keeps already.
     values = {"b": 2, "H": 12, "C": 1}
-    kept = {name: block.kept("fp32").every.evaluate(values) for name, block in classifier.items()}
+    kept = {name: block.saved_bytes("fp32").every.evaluate(values) for name, block in classifier.items()}
     assert kept["with"] - kept["without"] == 2 * (2 * 12 * 4)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from generator.counting import architecture as arch
 from generator.counting.conditions import eq, truthy
-from generator.counting.families import activations, bert, common, dropouts, heads, step_checks
+from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, embedding, s
@@ -54,7 +54,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 
 # A task type table of 0 rows: a step without task_type_ids looks up task type 0, which is no row.
-# (The meta device checks no index, so the sampler draws no such table; a CPU raises IndexError.)
+# A CPU raises IndexError; the meta device checks no index (GroundTruth.meta_blind).
 no_task_type_row = Rule(
     "ernie-no-task-type-row",
     truthy("use_task_id") & eq("task_type_vocab_size", 0),
@@ -65,10 +65,10 @@ FAMILY = arch.Family(
     name="ernie",
     symbols=SYMBOLS,
     declare=declare,
-    checks=(*common.LAYER_RULES, *common.EMBEDDING_AND_CONFIG_RULES, *activations.rules("ernie")),
-    step_checks=(
-        *step_checks.COMMON,
-        step_checks.no_token_type_row,
+    build_rules=(*common.LAYER_RULES, *common.EMBEDDING_AND_CONFIG_RULES, *activations.rules("ernie")),
+    step_rules=(
+        *step_rules.COMMON,
+        step_rules.no_token_type_row,
         no_task_type_row,
         *dropouts.in_step(dropouts.ENCODER),
     ),
@@ -78,8 +78,9 @@ FAMILY = arch.Family(
         common.CROSS_ATTENTION,
     ),
     ground_truth=GroundTruth(
-        # BERT's keys, and the task types: on and off, with a table of a few rows (0 rows cannot step).
-        draws={**bert.DRAWS, "use_task_id": ((True, False), (ABSENT,)), "task_type_vocab_size": ((1, 3), (ABSENT,))},
+        # BERT's keys, and the task types: on and off, with a table of a few rows or none.
+        draws={**bert.DRAWS, "use_task_id": ((True, False), (ABSENT,)), "task_type_vocab_size": ((1, 3), (0,))},
+        meta_blind=(no_task_type_row.name,),
         sentence_label="next_sentence_label",
     ),
 )

@@ -23,9 +23,9 @@ from collections.abc import Mapping
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import eq
-from generator.counting.families import activations, bert, common, dropouts, heads, step_checks
+from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
-from generator.counting.ground_truth import ABSENT, GroundTruth
+from generator.counting.ground_truth import GroundTruth
 from generator.counting.layouts import b, embedding, layer_norm, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
@@ -96,7 +96,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 
 # The step's boxes are zeros, so each 2-D table is looked up at row 0: a table of 0 rows has none.
-# (The meta device checks no index, so the sampler draws no such table; a CPU raises IndexError.)
+# A CPU raises IndexError; the meta device checks no index (GroundTruth.meta_blind).
 no_box_row = Rule(
     "layoutlm-no-box-row",
     eq("max_2d_position_embeddings", 0),
@@ -111,20 +111,21 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    checks=(
+    build_rules=(
         common.in_every_layer(common.heads_divide_hidden),
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
         *dropouts.ranges(DROPOUTS),
         *activations.rules("layoutlm"),
     ),
-    step_checks=(*step_checks.COMMON, step_checks.no_token_type_row, no_box_row, *dropouts.in_step(DROPOUTS)),
+    step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, no_box_row, *dropouts.in_step(DROPOUTS)),
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
-        # BERT's keys but the decoder's (LayoutLMConfig has none), and the 2-D tables (0 rows cannot step).
+        # BERT's keys but the decoder's (LayoutLMConfig has none), and the 2-D tables, of a few rows or none.
         draws={
             **{key: bert.DRAWS[key] for key in ("type_vocab_size", "tie_word_embeddings", "pad_token_id")},
-            "max_2d_position_embeddings": ((4, 9), (ABSENT,)),
+            "max_2d_position_embeddings": ((4, 9), (0,)),
         },
+        meta_blind=(no_box_row.name,),
     ),
 )
