@@ -550,4 +550,4 @@ def test_every_page_that_names_the_models_it_shows_reads_no_other() -> None:
         named += 1
     # The comparisons and their list, each family's page, the errata and the exercises (the handout reads
     # every model's total: it names the models its closed forms do not count).
-    assert named == 1 + 18 + 10 + 2
+    assert named == 1 + len(PAIRS) + len({card.family.name for card in cards}) + 2
