@@ -77,7 +77,7 @@ torch.fx.experimental._config.meta_nonzero_assume_all_nonzero = True
 
 
 def _skip_full_mask(padding_mask: Any, kv_length: int, local_attention_size: int | None = None) -> bool:
-    """A class that makes its own all-ones mask (RoFormer's) has it skipped on a CPU, where
+    """A class that makes its own all-ones mask has it skipped on a CPU, where
     ``padding_mask.all()`` holds; the meta device cannot read it, and the step never pads."""
     if padding_mask is not None and padding_mask.device.type == "meta":
         return local_attention_size is None or kv_length < local_attention_size

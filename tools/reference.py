@@ -237,8 +237,8 @@ def _type_json(annotation: Any) -> Any:
     if annotation is Any:
         return "any"
     if origin in (typing.Union, types.UnionType):
-        # A nested config class (ESM's esmfold_config) or a tuple (its vocab_list) is no value a card
-        # can write: JSON and YAML have no tuple. Its other members are.
+        # A nested config class (a folding model's own config) or a tuple (a list of vocabulary
+        # pieces) is no value a card can write: JSON and YAML have no tuple. Its other members are.
         members = [a for a in args if not _unwritable(a)]
         return {"union": [_type_json(a) for a in members]}
     if origin is typing.Literal:

@@ -23,7 +23,7 @@ def checked_type(family: Family, schema: ConfigSchema, key: str) -> JSON:
     for a key whose type a family rule tests, which the form shows in the rule's words, as the card check does.
 
     The form reads 1.0 as the whole number 1, so it cannot tell a float from a whole number. A type that
-    takes decimals but not whole numbers (ESM's dropouts, float or null) is checked as any number there:
+    takes decimals but not whole numbers (dropouts declared as float or null) is checked as any number there:
     a number typed in the form stands for the float the config would hold."""
     kind = None if key in family.kind_keys else schema.types.get(key)
     if types.matches(1.5, kind or "any") and not types.matches(1, kind or "any"):

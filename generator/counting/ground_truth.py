@@ -45,8 +45,8 @@ class GroundTruth:
     rare: tuple[str, ...] = ()
     # Configs drawn per head, when the sampler's default is too few for its sentinels' combinations.
     per_head: int | None = None
-    # Keys the config class derives in __post_init__ when they are null (RoFormer's embedding_size is
-    # hidden_size then): their default is recorded as null, "derived", not as the default config's value.
+    # Keys the config class derives in __post_init__ when they are null (an embedding size that is the
+    # hidden size then): their default is recorded as null, "derived", not as the default config's value.
     derived: tuple[str, ...] = ()
     # Token ids every small config sets: the config class's defaults index past a small vocabulary.
     token_ids: Mapping[str, int] = field(default_factory=dict)
