@@ -117,7 +117,8 @@ class Product:
     """A matrix product of the forward: 2·m·n·k FLOPs (a multiply and an add per term), as FlopCounterMode counts.
 
     The backward computes the gradient of each operand that needs one with a product of the same
-    size: ``backward`` of them, 2 when both do, 1 when one is a constant or needs no gradient.
+    size: ``backward`` of them, 2 when both do, 1 when one is a constant or needs no gradient, 0 when
+    no loss reads the product's output (autograd then skips it).
     A ``backward_only`` product is one the backward counts and the forward does not: FlopCounterMode
     counts a grouped convolution's weight gradient as if the kernel were whole, H/Q times its forward.
     """

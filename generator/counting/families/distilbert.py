@@ -11,11 +11,12 @@ The config keys are DistilBERT's own: ``dim``, ``n_layers``, ``n_heads`` and ``h
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import mod, ne
+from generator.counting.conditions import eq, head_is, mod, ne, truthy
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
@@ -38,10 +39,32 @@ SYMBOLS = symbols(
 WORD_EMBEDDINGS = "distilbert.embeddings.word_embeddings.weight"
 
 
-def _backbone(prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
-    embeddings = common.embeddings_block(
+# Embeddings slices its position_ids buffer to the sequence: with no position row the slice is
+# empty, and adding it broadcasts the sum to an empty tensor. Only the token ids are then kept.
+HAS_POSITIONS = ne("max_position_embeddings", 0)
+
+
+def _with_positions(saved: tuple[arch.Saved, ...]) -> tuple[arch.Saved, ...]:
+    return tuple(
+        dataclasses.replace(item, when=HAS_POSITIONS if item.when is None else item.when & HAS_POSITIONS)
+        for item in saved
+    )
+
+
+def _embeddings(prefix: str) -> arch.Block:
+    block = common.embeddings_block(
         prefix, (common.token_table(H), common.position_table(H), common.embedding_norm(H)), H, DROPOUT
     )
+    token, *after = block.modules
+    return dataclasses.replace(
+        block,
+        modules=(token, *(dataclasses.replace(m, saved=_with_positions(m.saved)) for m in after)),
+        ops=tuple(dataclasses.replace(op, saved=_with_positions(op.saved)) for op in block.ops),
+    )
+
+
+def _backbone(prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
+    embeddings = _embeddings(prefix)
     modules = (
         *common.query_key_value(("attention.q_lin", "attention.k_lin", "attention.v_lin")),
         common.attention_output("attention.out_lin"),
@@ -105,6 +128,15 @@ _heads_divide_dim = Rule(
     ("n_heads", "dim"),
 )
 
+# With no position row, every sum of the embeddings is empty: a layer's view(b, s, -1, d) of it cannot
+# reshape, and neither head's loss takes an empty input.
+_no_position = Rule(
+    "distilbert-no-position",
+    eq("max_position_embeddings", 0)
+    & (ne("n_layers", 0) | ~head_is(arch.Head.BASE.value) | truthy("sinusoidal_pos_embds")),
+    ("max_position_embeddings", "n_layers", "sinusoidal_pos_embds"),
+)
+
 # word_embeddings is nn.Embedding(vocab_size, dim, padding_idx=pad_token_id), which asserts the index is a row.
 _padding_fits_vocabulary = common.padding_fits("vocab_size")
 
@@ -127,7 +159,9 @@ FAMILY = arch.Family(
         *dropouts.ranges(DROPOUTS),
         *activations.rules("distilbert", layers="n_layers"),
     ),
-    step_rules=(*step_rules.COMMON, *dropouts.in_step(DROPOUTS)),  # no segment table
+    # No segment table. With no position row, only the base model without layers runs a step (on empty
+    # tensors, ``_embeddings``); a CPU cannot even build the sinusoidal table of 0 rows.
+    step_rules=(_no_position, *step_rules.COMMON[1:], *dropouts.in_step(DROPOUTS)),
     switches=(common.tied("mlm-head"),),
     ground_truth=GroundTruth(
         draws={

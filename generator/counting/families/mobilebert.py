@@ -251,6 +251,18 @@ _heads_zero_wide = Rule(
 
 # MobileBertLMPredictionHead (the masked-LM and pretraining heads only) builds nn.Linear(V, H - E):
 # torch refuses a negative size.
+# Bottleneck hands the query and key the layer's H-wide input unless they share a bottleneck (or
+# the attention uses it); MobileBertSelfAttention projects them from true_hidden_size, B, all the same.
+_query_key_read_hidden = Rule(
+    "query-key-read-hidden",
+    gt("num_hidden_layers", 0)
+    & truthy("use_bottleneck")
+    & ~truthy("use_bottleneck_attention")
+    & ~truthy("key_query_shared_bottleneck")
+    & ne("intra_bottleneck_size", "hidden_size"),
+    ("intra_bottleneck_size", "hidden_size"),
+)
+
 _embedding_fits_hidden = Rule(
     "embedding-fits-hidden",
     gt("embedding_size", "hidden_size") & head_is("masked-lm", "pretraining"),
@@ -316,7 +328,12 @@ FAMILY = arch.Family(
         *dropouts.ranges(dropouts.ENCODER),
         *activations.rules("mobilebert"),
     ),
-    step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
+    step_rules=(
+        *step_rules.COMMON,
+        step_rules.no_token_type_row,
+        _query_key_read_hidden,
+        *dropouts.in_step(dropouts.ENCODER),
+    ),
     ground_truth=GroundTruth(
         draws={
             "type_vocab_size": ((1, 2), (0,)),

@@ -155,8 +155,14 @@ def disentangled_attention(
     )
     if table_rows is None:
         table_saved += (arch.Saved("relative table", (rows, H), shared=True, when=~dropout),)
+    # Shared, both projections run, but only the scores that read one carry its gradient: autograd
+    # skips the backward of the other (c2p reads the key projection, p2c the query's).
+    read = {"key": c2p, "query": p2c}
     projected = ("query", "key") if shared_projections else (("key",) if c2p else ()) + (("query",) if p2c else ())
-    products = [arch.Product(f"position-{name}-projection", rows, width, H) for name in projected]
+    products = [
+        arch.Product(f"position-{name}-projection", rows, width, H, backward=2 if read[name] else 0)
+        for name in projected
+    ]
     saved = list(table_saved)
     for kind, present in (("c2p", c2p), ("p2c", p2c)):
         if not present:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.counting.architecture import Head
-from generator.counting.conditions import eq, given, gt, head_is, mul, ne
+from generator.counting.conditions import eq, given, gt, head_is, mul, ne, truthy
 from generator.counting.families import dropouts, step_rules
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 from generator.counting.switches import Rule
@@ -52,6 +52,16 @@ STEP_RULES = (
         & given("pooler_hidden_size")
         & ne("pooler_hidden_size", "hidden_size"),
         ("pooler_hidden_size", "hidden_size"),
+    ),
+    # The non-legacy lm_predictions head multiplies its H-wide output by word_embeddings.weight itself,
+    # E wide, whether or not the decoder is tied (the legacy head's decoder reads H, after embed_proj).
+    Rule(
+        "mlm-reads-embedding-width",
+        head_is(Head.MASKED_LM.value)
+        & ~truthy("legacy")
+        & given("embedding_size")
+        & ne("embedding_size", "hidden_size"),
+        ("legacy", "embedding_size", "hidden_size"),
     ),
     *dropouts.in_step(DROPOUTS),
 )
