@@ -25,11 +25,15 @@ PROJECT = re.compile(r"BERT Parameter Atlas|bert-atlas", re.IGNORECASE)  # the n
 def family_words() -> dict[str, str]:
     """Every word that names a family, lower-cased, with the family it names."""
     words = {}
+    # First words go in first, so that a family's own name or title wins over another's first word
+    # ("DeBERTa" is DeBERTa v1's title, and the first word of DeBERTa-v2's).
     for family in FAMILIES.values():
         first = re.match(r"[^\W_]+", family.title)
-        for word in (family.name, family.name.replace("-", "_"), family.title, first.group(0) if first else ""):
-            if word:
-                words[word.lower()] = family.name
+        if first:
+            words[first.group(0).lower()] = family.name
+    for family in FAMILIES.values():
+        for word in (family.name, family.name.replace("-", "_"), family.title):
+            words[word.lower()] = family.name
     return words
 
 

@@ -91,7 +91,13 @@ def inventory(model: torch.nn.Module) -> dict[str, Any]:
         tensors.append({"name": name, "shape": list(param.shape), "count": param.numel()})
     total = sum(t["count"] for t in tensors)
     assert total == sum(p.numel() for p in model.parameters()), "tied parameters were not deduplicated"
-    return {"class": type(model).__name__, "total": total, "tensors": tensors, "tied": tied}
+    found: dict[str, Any] = {"class": type(model).__name__, "total": total}
+    # A parameter made with requires_grad False (a frozen sinusoid table) has no gradient and no optimizer
+    # state: recorded only where there is one, so that every other file stays as it was.
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    if trainable != total:
+        found["trainable"] = trainable
+    return found | {"tensors": tensors, "tied": tied}
 
 
 def fine_tuned_reference(path: Path) -> dict[str, Any]:
