@@ -177,25 +177,9 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
     return (_embeddings(on, prefix), _encoder_layer(on, prefix), *_relative(on, prefix))
 
 
-@per_setting_read
-def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
-    if on["legacy"]:
-        width = factorized.width(on["projected"])
-        return heads.bert_mlm_head(on, BACKBONE, width, width)
-    return heads.deberta_mlm_head()
-
-
-@per_setting_read
-def _classification(on: Mapping[str, bool]) -> tuple[arch.Block, ...]:
-    return heads.context_pooler_heads(W if on["wide_pooler"] else H)
-
-
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
     """Declare the tensors of the transformers DeBERTa class for this head (the bare model has no pooler)."""
-    on_top = {
-        arch.Head.MASKED_LM: lambda: (_mlm_head(on),),
-        arch.Head.SEQUENCE_CLASSIFICATION: lambda: _classification(on),
-    }
+    on_top = heads.deberta_heads(on, BACKBONE, W)
     return common.assemble("Deberta", BACKBONE, head, functools.partial(_backbone, on), on_top)
 
 

@@ -15,9 +15,11 @@ from dataclasses import replace
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Condition, const, eq, given, is_null, ne
+from generator.counting.families.blocks import factorized
 from generator.counting.families.common import ENCODER_OUTPUT, POOLED_OUTPUT, C, E, H, OnTop, V
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
+from generator.counting.switches import per_setting_read
 
 
 def bert_heads(mlm: Callable[[], arch.Block], pretraining: Callable[[], arch.Block]) -> OnTop:
@@ -271,3 +273,25 @@ def _context_pooler_loss() -> tuple[arch.Op, ...]:
         replace(squared, saved=(*own_squared.saved, *ops.only(squared, ~own).saved)),
         binary,
     )
+
+
+@per_setting_read
+def _deberta_mlm_head(on: Mapping[str, bool], backbone: str) -> arch.Block:
+    if on["legacy"]:
+        width = factorized.width(on["projected"])
+        return bert_mlm_head(on, backbone, width, width)
+    return deberta_mlm_head()
+
+
+@per_setting_read
+def _deberta_classification(on: Mapping[str, bool], pooler_width: Poly) -> tuple[arch.Block, ...]:
+    return context_pooler_heads(pooler_width if on["wide_pooler"] else H)
+
+
+def deberta_heads(on: Mapping[str, bool], backbone: str, pooler_width: Poly) -> OnTop:
+    """The heads DeBERTa v1 and v2 share: the masked LM (``legacy``: BERT's, else ``lm_predictions``)
+    and the classifier on ContextPooler, ``pooler_width`` wide when the config gives it."""
+    return {
+        arch.Head.MASKED_LM: lambda: (_deberta_mlm_head(on, backbone),),
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: _deberta_classification(on, pooler_width),
+    }
