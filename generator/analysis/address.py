@@ -46,7 +46,9 @@ def query(family: Family, head: Head, config: Mapping[str, Any]) -> str:
             pairs.append((key, encode(item["kind"], value)))
     # Every head's keys (a reader may switch heads: a key only one head reads) and those that bound s.
     read = [key for h in (head, *family.heads) for key in reads(family, family.architecture(config, h).blocks)]
-    for item in compute_inputs(family, list(dict.fromkeys([*read, *bounds(family)]))):
+    # And the keys only a step rule reads (a mask token id a token dropout needs): the step depends on them.
+    stepped = [key for rule in (*family.step_rules, *family.inexact_steps) for key in rule.keys]
+    for item in compute_inputs(family, list(dict.fromkeys([*read, *bounds(family), *stepped]))):
         value = config.get(item["key"])
         if _differs(value, item["default"]):
             pairs.append((item["key"], encode(item["kind"], value)))

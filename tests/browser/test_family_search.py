@@ -1,5 +1,5 @@
 """Search over the built Pagefind index: a tensor name finds its family page and row, a name ranks
-its own page first, every result says what kind of page it is; the handout prints on two pages."""
+its own page first, every result says what kind of page it is; the handout prints on three pages at most."""
 
 from __future__ import annotations
 
@@ -82,12 +82,12 @@ def test_each_result_shows_its_kind_and_no_permalink_glyph(open_page: Any, site_
 
 
 @pytest.mark.parametrize("paper", ["A4", "Letter"])
-def test_the_handout_prints_on_two_pages_at_most(open_page: Any, site_url: str, paper: str) -> None:
+def test_the_handout_prints_on_three_pages_at_most(open_page: Any, site_url: str, paper: str) -> None:
     page = open_page(WIDE)
     response = page.goto(site_url + "handout/index.html")
     assert response is not None and response.ok
     pdf = page.pdf(format=paper)
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
-    assert 1 <= pages <= 2, f"the handout takes {pages} {paper} pages"
+    assert 1 <= pages <= 3, f"the handout takes {pages} {paper} pages"  # the closed forms of nineteen families
     total = json.loads((ROOT / "tests" / "reference" / "bert-base-uncased.json").read_text(encoding="utf-8"))["total"]
     assert f"{total:,}" in page.locator("section[aria-labelledby=worked]").inner_text()

@@ -207,6 +207,10 @@ REFUSED = [
         "is not a multiple of the number of attention heads",
     ),
     ("mobilebert", "masked-lm", "embedding_size=1024", "is larger than the hidden size"),
+    ("mobilebert", "base", "intra_bottleneck_size=0", "each attention head is 0 wide"),
+    ("deberta", "base", "pos_att_type=5", "pos_att_type must be a string"),
+    ("deberta", "base", "max_relative_positions=", "max_relative_positions must be a whole number"),
+    ("mpnet", "base", "vocab_size=1", "has no row 1"),
     ("modernbert", "base", "hidden_size=770", "is not a multiple of the number of attention heads"),
     (
         "roberta",
