@@ -400,6 +400,8 @@ def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
     heads = {head.value: _head(family, head, blocks, computes, read) for head in family.heads}
     # The keys only a training step reads (dropouts, activations), in every block the family can declare.
     read |= set(bounds(family))
+    # And the keys only a step rule reads (a mask token id a token dropout needs), as the address carries them.
+    read |= {key for rule in (*family.step_rules, *family.inexact_steps) for key in rule.keys}
     step_keys = compute_inputs(family, sorted(read))
     document = {
         "format": FORMAT,
