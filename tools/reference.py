@@ -242,11 +242,14 @@ def _type_json(annotation: Any) -> Any:
         return _SIMPLE[type(None) if annotation is None else annotation]
     if annotation is Any:
         return "any"
+    if typing.is_typeddict(annotation):  # RopeParameters: a mapping whose keys the class checks itself
+        return "dict"
     if origin in (typing.Union, types.UnionType):
         # A nested config class (a folding model's own config) or a tuple (a list of vocabulary
         # pieces) is no value a card can write: JSON and YAML have no tuple. Its other members are.
-        members = [a for a in args if not _unwritable(a)]
-        return {"union": [_type_json(a) for a in members]}
+        members = [_type_json(a) for a in args if not _unwritable(a)]
+        # A TypedDict and dict are both "dict": list each notation once.
+        return {"union": [m for i, m in enumerate(members) if m not in members[:i]]}
     if origin is typing.Literal:
         return {"literal": list(args)}
     if origin is list and len(args) == 1:
