@@ -20,6 +20,7 @@ does; the verdicts and counts are transformers' own.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import sys
@@ -140,7 +141,9 @@ def built(family: str, head: str, config: dict[str, Any]) -> dict[str, Any]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = model_of(head, build_config(family, config))
+            # A copy: a config class may fill in a mapping it was given (rope_parameters), and the
+            # wrong-type values are one object shared by every family's config.
+            model = model_of(head, build_config(family, copy.deepcopy(config)))
     except Exception as exc:  # any exception: transformers refused the config
         entry["accepted"] = False
         entry["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160]}"
