@@ -53,6 +53,9 @@ REFUSED_THOUGH_BUILT: tuple[tuple[str | None, str, str], ...] = (
     ("albert", "config.hidden_size", "is not a multiple of the number of attention heads"),
     ("electra", "config.hidden_size", "is not a multiple of the number of attention heads"),
     ("roformer", "config.hidden_size", "is not a multiple of the number of attention heads"),
+    # JinaEmbeddingsV3Attention has no head check: it builds A·(H // A)-wide projections and its forward
+    # runs on them. The site does not count that narrower model.
+    ("jina_embeddings_v3", "config.hidden_size", "is not a multiple of the number of attention heads"),
     # The same in MobileBertSelfAttention, which has no such check, at either width.
     ("mobilebert", "config.intra_bottleneck_size", "is not a multiple of the number of attention heads"),
     ("mobilebert", "config.hidden_size", "is not a multiple of the number of attention heads"),

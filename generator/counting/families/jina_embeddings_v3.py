@@ -1,4 +1,4 @@
-"""jina-embeddings-v3 (transformers ``model_type`` "jina_embeddings_v3"): modeling_jina_embeddings_v3.py in transformers 5.23.
+"""jina-embeddings-v3 (``model_type`` "jina_embeddings_v3"): modeling_jina_embeddings_v3.py in transformers 5.23.
 
 XLM-RoBERTa with rotary positions. Against XLM-RoBERTa:
 
@@ -76,6 +76,9 @@ heads_divide_hidden = common.in_every_layer(
     dataclasses.replace(common.heads_divide_hidden_unchecked, name="jina-heads-divide-hidden")
 )
 
+# The attention's dropout is nn.functional.dropout in the forward: nothing checks it when the model is built.
+BUILT_DROPOUTS: dropouts.Dropouts = tuple(entry for entry in dropouts.ENCODER if entry[0] != "attention_probs_dropout_prob")
+
 # inv_freq has ⌈d/2⌉ frequencies, so an odd d makes tables one wider than the heads.
 odd_head_size = Rule(
     "odd-head-size",
@@ -95,7 +98,7 @@ FAMILY = arch.Family(
         heads_divide_hidden,
         common.padding_in_vocabulary,
         *common.PROBLEM_TYPE_RULES,
-        *dropouts.ranges(dropouts.ENCODER),
+        *dropouts.ranges(BUILT_DROPOUTS),
         *activations.rules("jina_embeddings_v3"),
     ),
     step_rules=(
@@ -103,6 +106,7 @@ FAMILY = arch.Family(
         step_rules.zero_width_heads("hidden_size"),
         step_rules.no_token_type_row,
         odd_head_size,
+        dropouts.dropout_range("attention_probs_dropout_prob", dropouts.with_layers()),
         *dropouts.in_step(dropouts.ENCODER),
     ),
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"),),
