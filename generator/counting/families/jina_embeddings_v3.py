@@ -77,7 +77,9 @@ heads_divide_hidden = common.in_every_layer(
 )
 
 # The attention's dropout is nn.functional.dropout in the forward: nothing checks it when the model is built.
-BUILT_DROPOUTS: dropouts.Dropouts = tuple(entry for entry in dropouts.ENCODER if entry[0] != "attention_probs_dropout_prob")
+BUILT_DROPOUTS: dropouts.Dropouts = tuple(
+    entry for entry in dropouts.ENCODER if entry[0] != "attention_probs_dropout_prob"
+)
 
 # inv_freq has ⌈d/2⌉ frequencies, so an odd d makes tables one wider than the heads.
 odd_head_size = Rule(
