@@ -12,6 +12,7 @@ import yaml
 
 from conftest import MODELS, REFERENCE, TEST_CARDS, card_by_id, count_card, reference_for
 from generator.cards.card import load_card
+from generator.cards.problems import InputError
 from generator.counting.architecture import Kind
 from generator.counting.compute import count_compute
 from generator.counting.inventory import count_parameters
@@ -130,3 +131,16 @@ def test_rope_parameters_are_a_mapping_or_null() -> None:
     """RopeParameters is a TypedDict: the schema types it as a mapping, once."""
     types = json.loads(SCHEMA.read_text(encoding="utf-8"))["types"]
     assert types["rope_parameters"] == {"union": ["dict", "none"]}
+
+
+def test_a_hidden_size_the_heads_do_not_divide_is_refused_with_what_transformers_builds(
+    write_card: Callable[[str], Path],
+) -> None:
+    """The class has no head check: it builds A·(H // A)-wide projections, which the site does not count."""
+    config = {"hidden_size": 8, "num_attention_heads": 3, "vocab_size": 13, "pad_token_id": 1}
+    text = yaml.safe_dump({"title": "odd", "family": "jina_embeddings_v3", "head": "base", "config": config})
+    with pytest.raises(InputError) as error:
+        load_card(write_card(text))
+    (problem,) = error.value.problems
+    assert problem.key == "config.hidden_size"
+    assert "transformers would build 6-wide query, key and value projections" in problem.message
