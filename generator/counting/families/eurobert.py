@@ -8,7 +8,8 @@ before each sub-layer and after the last; rotary tables made once a step; a SwiG
 network; and grouped-query attention, whose key and value have num_key_value_heads heads.
 
 The forward repeats each key and value head for its group before the scores (``repeat_kv``): the
-products and what they keep are as wide as the query, A heads of head_dim. Every bias follows
+products and what they keep are as wide as the query, A heads of head_dim. The rotary tables are
+made afresh for the s positions each step (no cache by length), so no formula bends with s. Every bias follows
 ``attention_bias`` or ``mlp_bias`` (both off by default), but the classifier's two always have one.
 """
 
@@ -45,7 +46,7 @@ SYMBOLS = symbols(
 
 BACKBONE = "model."  # the attribute every head class stores the encoder under
 ATTENTION_DROPOUT = ops.probability("attention_dropout")
-TABLES = rotary.tables()
+WITH_LAYERS = gt("num_hidden_layers", 0)
 
 
 def _head_size(on: Mapping[str, bool]) -> Poly:
@@ -99,7 +100,8 @@ def _layer_ops(on: Mapping[str, bool]) -> tuple[arch.Op, ...]:
     query, _ = _widths(on)
     attention = ops.attention("self_attn", query, A, "attention_dropout", float_softmax=True)
     return (
-        rotary.rotated(attention, rotary.tables(width=_head_size(on))),
+        # Shared by every layer, so counted once whatever L: without layers nothing keeps them.
+        rotary.rotated(attention, rotary.tables(width=_head_size(on), when=WITH_LAYERS)),
         *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj"),
     )
 
@@ -158,7 +160,6 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 OWN_HEAD_DIM = given("head_dim")
 GROUPED = given("num_key_value_heads")
-WITH_LAYERS = gt("num_hidden_layers", 0)
 
 # EuroBertAttention scales by head_dim ** -0.5, which raises for a head size of 0.
 zero_head_size = Rule(
