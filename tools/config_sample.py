@@ -167,7 +167,7 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
     for family in FAMILY_ORDER:
         small = small_config(family)
         for key in sorted(config_types(type(AutoConfig.for_model(family)))):
-            # A copy of each value: a config class may fill a dict in place (EuroBERT's rope_parameters).
+            # A copy of each value: a config class may fill a dict in place (a rope_parameters dict).
             configs += [(family, TYPES_HEAD, key, {**small, key: copy.deepcopy(value)}) for value in WRONG_TYPES]
     return configs
 
