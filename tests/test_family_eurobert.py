@@ -100,11 +100,24 @@ def test_tied_head_and_biases() -> None:
     assert count_parameters(card).total == reference_for(card.id)["total"]
 
 
-def test_one_key_value_head_has_no_step_figure_and_others_refuse() -> None:
+def test_one_key_value_head_is_kept_alone_at_a_batch_of_one() -> None:
+    """repeat_kv's reshape of one head is a view: at b = 1 the products keep that head, s × d; at b > 1
+    they copy it for all 6 query heads, as with 6 key and value heads."""
+    one = small("one-head")
+    six = with_config(one, num_key_value_heads=None)
+    s, layers, width, fp32 = 3, 2, 4, 4
+    for b in (1, 2):
+        assert count_compute(one).at(b, s).activations["fp32"] == measured(one.id)[(b, s)]["fp32"]
+    assert count_compute(six).at(2, s).activations == count_compute(one).at(2, s).activations
+    # At b = 1 the key and value of each layer are s × d, not s × 6d.
+    smaller = count_compute(six).at(1, s).activations["fp32"] - count_compute(one).at(1, s).activations["fp32"]
+    assert smaller == layers * 2 * s * (6 - 1) * width * fp32
+
+
+def test_the_step_refuses_what_torch_cannot_run() -> None:
     card = small("masked-lm")
     assert step_inexact(card) is None
-    assert step_inexact(with_config(card, num_key_value_heads=1)) is not None
-    assert step_inexact(with_config(card, num_key_value_heads=1, num_attention_heads=1, hidden_size=4)) is None
+    assert step_refusal(card) is None
     assert step_refusal(with_config(card, num_key_value_heads=4)) is not None  # 4 does not divide 6
     assert step_refusal(with_config(card, head_dim=5)) is not None  # odd: the rotary tables are 6 wide
     assert step_refusal(small("classifier-late")) is None

@@ -15,6 +15,7 @@ made afresh for the s positions each step (no cache by length), so no formula be
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 
@@ -96,14 +97,31 @@ def _layer_ops(on: Mapping[str, bool]) -> tuple[arch.Op, ...]:
 
     The key and value are kept at the query's width: repeat_kv copies each of K heads for its group
     (a new storage), and with one head per group the product copies the transposed view instead.
+    One head for all is kept alone at b = 1 (``_one_head_kept``).
     """
     query, _ = _widths(on)
     attention = ops.attention("self_attn", query, A, "attention_dropout", float_softmax=True)
+    if on["grouped"] and on["one_key_value_head"]:
+        attention = dataclasses.replace(attention, saved=_one_head_kept(on, attention.saved))
     return (
         # Shared by every layer, so counted once whatever L: without layers nothing keeps them.
         rotary.rotated(attention, rotary.tables(width=_head_size(on), when=WITH_LAYERS)),
         *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj"),
     )
+
+
+def _one_head_kept(on: Mapping[str, bool], saved: tuple[arch.Saved, ...]) -> tuple[arch.Saved, ...]:
+    """With one key and value head for all query heads, repeat_kv's reshape is a view of that head.
+    The products fold it without a copy when b = 1 (they keep the head itself, s × d) and copy it
+    for every query head otherwise (b × s × A·d, as with one head per query head)."""
+    width = K * _head_size(on)
+    repeated = tuple(
+        dataclasses.replace(t, key=f"repeated {t.key}", batch_above_one=True)
+        for t in saved
+        if t.key in ("key", "value")
+    )
+    heads = (arch.Saved("key head", (s, width), batch_one=True), arch.Saved("value head", (s, width), batch_one=True))
+    return tuple(t for t in saved if t.key not in ("key", "value")) + repeated + heads
 
 
 @per_setting_read
@@ -187,15 +205,6 @@ kv_heads_divide_heads = Rule(
     ("num_attention_heads", "num_key_value_heads"),
 )
 
-# With one key and value head for several query heads, repeat_kv returns a view of that head, which the
-# products fold without a copy when b = 1 and copy otherwise: the memory kept is smaller at b = 1, a
-# piece the formulas cannot take off (they add what b = 1 keeps, never subtract).
-one_key_value_head = Rule(
-    "one-key-value-head",
-    WITH_LAYERS & GROUPED & eq("num_key_value_heads", 1) & gt("num_attention_heads", 1),
-    ("num_key_value_heads", "num_attention_heads"),
-)
-
 # Any other pooling leaves the classifier's logits unset, and the forward raises.
 unknown_pooling = Rule(
     "unknown-pooling",
@@ -231,11 +240,16 @@ FAMILY = arch.Family(
         *activations.rules("eurobert"),
     ),
     step_rules=STEP_RULES,
-    inexact_steps=(one_key_value_head,),
     switches=(
         Switch("attention_bias", truthy("attention_bias"), ("layer",)),
         Switch("own_head_dim", OWN_HEAD_DIM, ("layer",)),
         Switch("grouped", GROUPED, ("layer",)),
+        # One key and value head for several query heads (multi-query attention): see _one_head_kept.
+        Switch(
+            "one_key_value_head",
+            GROUPED & eq("num_key_value_heads", 1) & gt("num_attention_heads", 1),
+            ("layer",),
+        ),
         Switch("mlp_bias", truthy("mlp_bias"), ("layer", "mlm-head")),
         common.tied("mlm-head"),
         Switch("late_pooling", LATE, ("classifier",)),
