@@ -14,7 +14,7 @@ import pytest
 
 from generator.counting import architecture as arch
 from generator.counting import families
-from generator.counting.families.blocks import factorized, gated, prenorm, relative, rotary
+from generator.counting.families.blocks import factorized, gated, prenorm, relative, rmsnorm, rotary
 from generator.counting.layouts import layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Switches
@@ -45,7 +45,7 @@ def test_the_blocks_package_imports_and_declares_no_family() -> None:
         info.name
         for info in pkgutil.iter_modules(importlib.import_module("generator.counting.families.blocks").__path__)
     ]
-    assert inside == ["factorized", "gated", "prenorm", "relative", "rotary"]
+    assert inside == ["factorized", "gated", "prenorm", "relative", "rmsnorm", "rotary"]
     for name in inside:
         assert not hasattr(importlib.import_module(f"generator.counting.families.blocks.{name}"), "FAMILY")
     assert "blocks" not in families.families()
@@ -238,6 +238,20 @@ def test_first_layer_apart(later: bool) -> None:
         assert blocks[1].instances(VALUES) == [(1,)]
     final = prenorm.final_norm("encoder.", _norm("LayerNorm", "final-norm"))
     assert (final.key, final.kind, [m.path for m in final.modules]) == ("final-norm", arch.Kind.ENCODER, ["LayerNorm"])
+
+
+def test_rms_norm_is_a_scale_and_keeps_three_storages() -> None:
+    # EuroBertRMSNorm: one weight; saved_tensors_hooks keeps the fp32 input, the fp32 reciprocal root
+    # mean square per row, and the normalized rows in the model's type (torch 2.13, transformers 5.23).
+    norm = rmsnorm.rms_norm("input_layernorm", "attention-norm", H)
+    assert tensors((norm,)) == [("input_layernorm.weight", (16,))]
+    assert norm.part is arch.Part.NORMS
+    assert [(t.key, t.dtype, tuple(d.evaluate(VALUES) for d in t.shape)) for t in norm.saved] == [
+        ("input_layernorm input", arch.Dtype.FLOAT32, (15, 16)),
+        ("input_layernorm reciprocal root mean square", arch.Dtype.FLOAT32, (15,)),
+        ("input_layernorm normalized", arch.Dtype.ACTIVATION, (15, 16)),
+    ]
+    assert norm.products == ()
 
 
 def test_factorized_projection() -> None:

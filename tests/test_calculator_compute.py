@@ -87,6 +87,8 @@ def figures(data: dict[str, Any], head: str, config: Mapping[str, Any], b: int, 
                     continue
                 if tensor.get("seq_above_one") and s == 1:
                     continue
+                if tensor.get("batch_above_one") and b == 1:
+                    continue
                 elements = 1
                 for dim in tensor["shape"]:
                     elements *= polynomial(dim, values)

@@ -18,10 +18,12 @@ import pytest
 
 from conftest import ALL_CARD_PATHS, REFERENCE, TEST_CARDS, card_by_id
 from generator.cards.card import load_card
-from generator.counting import compute
+from generator.counting import architecture as arch
+from generator.counting import compute, layouts
 from generator.counting.compute import Compute, count_compute, declared_compute, step_inexact, step_refusal
 from generator.counting.compute_derivation import derive_compute
 from generator.counting.expr import to_text
+from generator.counting.poly import Poly
 from generator.site.render import Renderer, SiteOptions
 from generator.site.views import model_of
 
@@ -222,3 +224,16 @@ def test_cards_that_read_the_same_share_their_step_blocks_and_no_other_does() ->
     counted = [count_compute(card).at(8, 128) for card in (base, still)]
     compute._steps.clear()  # counted afresh: the same figures
     assert [count_compute(card).at(8, 128) for card in (base, still)] == counted
+
+
+def test_a_copy_kept_only_above_a_batch_of_one_is_taken_off_at_b_1() -> None:
+    """A storage kept only when b > 1 counts at every b and comes off at b = 1, where the view it
+    replaces (kept only when b = 1) counts instead."""
+    b, s, width = layouts.b, layouts.s, Poly.symbol("H")
+    copy = arch.Saved("repeated key", (b, s, 4 * width), batch_above_one=True)
+    view = arch.Saved("key head", (s, width), batch_one=True)
+    block = arch.Block("layer", arch.Kind.ENCODER, "", ())
+    module = compute.ModuleCompute("attention", "attention", (), Poly(), (copy, view))
+    saved = compute.BlockCompute(block, (module,), Poly.constant(1)).saved_bytes("fp32")
+    assert saved.at(2, 3).evaluate({"H": 8, "b": 2, "s": 3}) == 4 * 2 * 3 * 4 * 8  # the copy alone
+    assert saved.at(1, 3).evaluate({"H": 8, "b": 1, "s": 3}) == 4 * 3 * 8  # the view alone

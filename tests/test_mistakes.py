@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from test_calculator import CARDS, document, evaluate, polynomial
+from test_calculator import CARDS, document, evaluate, polynomial, value, whole
 
 from conftest import MODELS, ROOT, card_by_id
 from generator.analysis.erratum_methods import ERRATUM_METHODS, candidates
@@ -72,8 +72,9 @@ def exported(data: dict[str, Any], head: str, config: Mapping[str, Any], total: 
     result = evaluate(data, head, config)
     values = {}
     for symbol in data["symbols"]:
-        v = config.get(symbol["key"]) if not symbol["value"] else None
-        if isinstance(v, int) and not isinstance(v, bool):
+        # A derived symbol (a head's size, H / A) is computed, as calculator.js computes it.
+        v = value(symbol["value"], config) if symbol["value"] else config.get(symbol["key"])
+        if whole(v):
             values[symbol["name"]] = v
     out = set()
     for mistake in data["mistakes"]:

@@ -10,9 +10,10 @@ writes what each step declares, in the config's symbols and b, s:
   ``backward_only`` where the forward does not run it (``Product.backward_only``);
 * ``saved``: each tensor autograd keeps, by storage ``key`` (one storage per block, or per model
   when ``shared``), with its shape (times the repeat, unless shared), element type, condition,
-  whether only a batch of one keeps it (``batch_one``) and whether a sequence of one token does
-  not (``seq_above_one``); an activation function's step names the config key (or the
-  fixed function) that decides which of its input and output it keeps (``activations``).
+  whether only a batch of one keeps it (``batch_one``), whether a batch of one does not
+  (``batch_above_one``) and whether a sequence of one token does not (``seq_above_one``); an
+  activation function's step names the config key (or the fixed function) that decides which of
+  its input and output it keeps (``activations``).
 
 and for the family: its compute-only symbols, the bytes per element of each type, what each
 activation function keeps, which blocks the backward skips for which head, Adam's bytes per
@@ -102,6 +103,8 @@ def _saved(tensor: Saved, repeat: Poly) -> JSON:
         data["batch_one"] = True
     if tensor.seq_above_one:
         data["seq_above_one"] = True
+    if tensor.batch_above_one:
+        data["batch_above_one"] = True
     if tensor.when is not None:
         data["when"] = tensor.when.to_json()
     return data

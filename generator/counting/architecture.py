@@ -168,6 +168,9 @@ class Saved:
     # Kept only when s > 1: a .contiguous() copy of a transposed (b, s, ·) tensor, which at s = 1 is
     # contiguous already and so is its input's own storage (a convolution's input).
     seq_above_one: bool = False
+    # Kept only when b > 1: a copy made for a batched product, which at b = 1 folds a view of a
+    # smaller storage instead (declared apart, with ``batch_one``): a head repeated for its group.
+    batch_above_one: bool = False
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,8 @@ class UndeclaredActivationError(ValueError):
 @dataclass(frozen=True)
 class SavedBytes:
     """The bytes autograd keeps, in symbols: ``every`` for every b but 1 and every s but 1;
-    ``batch_one`` is what b = 1 adds (views torch folds without a copy) and ``seq_one`` what s = 1
+    ``batch_one`` is what b = 1 adds (views torch folds without a copy; less the copies it then
+    does not make, so it may be negative) and ``seq_one`` what s = 1
     takes off (copies that are their input's storage then). Both are zero for most families."""
 
     every: Poly
@@ -164,6 +165,8 @@ class BlockCompute:
                         add_into(single, size)
                     if tensor.seq_above_one:
                         add_into(short, size)
+                    if tensor.batch_above_one:
+                        add_into(single, size * -1)  # counted at every b, taken off at b = 1
         found = {}
         for p, (own, shared, single, short) in sums.items():
             every = Poly.of_terms(own) * self.copies + Poly.of_terms(shared)

@@ -102,7 +102,9 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
                 p: tuple(
                     line(t.key, stored_bytes(t.shape, t.dtype, p), once=t.shared)
                     for t in module.saved
-                    if (batch == 1 or not t.batch_one) and (seq > 1 or not t.seq_above_one)
+                    if (batch == 1 or not t.batch_one)
+                    and (batch > 1 or not t.batch_above_one)
+                    and (seq > 1 or not t.seq_above_one)
                 )
                 for p in PRECISIONS
             }

@@ -790,6 +790,7 @@
           scope[x.key] = true;
           if (x.batch_one && (b !== 1n || x.shared)) { return; }
           if (x.seq_above_one && s === 1n) { return; }
+          if (x.batch_above_one && b === 1n) { return; }
           var n = elements(x.shape, values);
           ["fp32", "bf16"].forEach(function (p) {
             var size = n * BigInt(c.element_bytes[x.dtype || "activation"][p]);

@@ -4,6 +4,7 @@
 - ``rotary``: rotary position tables that attention multiplies its query and key by;
 - ``gated``: gated feed-forward layers (GeGLU, SwiGLU), fused or split;
 - ``prenorm``: pre-LayerNorm layers, where each sub-layer reads its own norm's output;
+- ``rmsnorm``: RMSNorm, a scale over the input divided by its root mean square;
 - ``factorized``: E-wide embedding tables projected to the hidden size H.
 
 Each returns the vocabulary of ``architecture.py`` (modules, ops, blocks), never a family:

@@ -16,8 +16,7 @@ A sub-layer's first projections read the norm's output: the family names that st
   ``final_norm("encoder.", ...)`` at ``LayerNorm``.
 * ESM: ``NORMS_AFTER``, ``attention.LayerNorm`` and ``LayerNorm``, final ``emb_layer_norm_after``.
 * EuroBERT: ``NORMS_LAST``, ``input_layernorm`` and ``post_attention_layernorm``, final ``norm``.
-  Its RMSNorm is not declared yet: a scale alone. With saved_tensors_hooks it keeps its input in
-  fp32 (a copy in bf16), the fp32 reciprocal root mean square per row, and its normalized output.
+  Its norm is ``rmsnorm.rms_norm``, a scale alone.
 """
 
 from __future__ import annotations
