@@ -128,3 +128,27 @@ def test_attention_dropout_is_made_only_by_full_attention(write_card: Any, atten
     else:
         with pytest.raises(InputError, match="attention_probs_dropout_prob is a dropout probability"):
             load_card(path)
+
+
+def test_block_sparse_flops_are_one_polynomial_in_the_padded_length() -> None:
+    """Random blocks are drawn afresh each step, but their number is fixed, so torch's FLOPs past the
+    fallback length are deterministic. Worked from the modeling file, with s' = s rounded up to a
+    whole block and n = s'/block: the first and last query blocks read all s' keys, the second and
+    second-last (4 + r) blocks, the n − 4 middle ones (5 + r). QKᵀ and the product by V cost 2·d per
+    query-key pair and head each. Every layer runs at s'; the backward doubles all but the unread pooler."""
+    for card_id in ("test-big-bird-block-sparse", *CATALOG):
+        path = TEST_CARDS / f"{card_id}.yaml"
+        card = load_card(path) if path.exists() else card_by_id(card_id)
+        config = card.config
+        width, inner, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+        block, r = config["block_size"], config["num_random_blocks"]
+        for point in measured(card_id):
+            b, s = point["batch"], point["seq"]
+            if s <= fallback_length(card):
+                continue
+            padded = -(-s // block) * block
+            pairs = 2 * block * padded + 2 * block * (4 + r) * block + (padded // block - 4) * block * (5 + r) * block
+            attention = 4 * b * width * pairs  # 2·d·A = 2·H a pair, for QKᵀ and again for the product by V
+            layer = 2 * b * padded * (4 * width * width + 2 * width * inner) + attention
+            pooler = 2 * b * width * width
+            assert (point["forward"], point["backward"]) == (layers * layer + pooler, 2 * layers * layer), point
