@@ -128,7 +128,7 @@ def test_start_here_names_the_base_model_of_every_family_that_changed_bert(site:
     start = re.search(r'<section aria-labelledby="start-here">(.*?)</section>', html, re.S)
     variants = re.search(r'<section aria-labelledby="variants">(.*?)</section>', html, re.S)
     assert start is not None and variants is not None
-    assert "then the base model of each family that changed BERT." in start[1]
+    assert "The base model of each family, grouped by what it changed." in start[1]
     in_start = re.findall(r'<td><a href="families/([\w-]+)/index.html">', start[1])
     jumps = re.findall(r'<a href="#family-([\w-]+)">', start[1])
     # Every family of the catalog but those shown apart is one link in the jump line.

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import ALL_CARD_PATHS, MODELS, REFERENCE
+from conftest import ALL_CARD_PATHS, MODELS, REFERENCE, ROOT
 from generator.counting.families import FAMILIES
 
 NAMES = sorted(FAMILIES)
@@ -36,6 +36,14 @@ def test_a_family_has_a_catalog_card(family: str) -> None:
 @pytest.mark.parametrize("family", IMPLEMENTED)
 def test_a_family_transformers_implements_declares_its_ground_truth(family: str) -> None:
     assert FAMILIES[family].ground_truth is not None, f"{family}: no ground_truth (docs/adding-a-family.md)"
+
+
+@pytest.mark.parametrize("family", IMPLEMENTED)
+def test_a_family_transformers_implements_has_its_config_class_recorded(family: str) -> None:
+    """The card check's activation rules, and the config's keys and defaults, come from this file."""
+    path = ROOT / "generator" / "counting" / "families" / "transformers" / f"{family}.json"
+    assert path.is_file(), f"{family}: tools/reference.py --schemas-only {family} writes {path.name}"
+    assert json.loads(path.read_text(encoding="utf-8"))["activations"]["names"]
 
 
 @pytest.mark.parametrize("family", [name for name in NAMES if name not in IMPLEMENTED])

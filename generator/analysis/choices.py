@@ -32,7 +32,7 @@ class Choices:
     reference_family: str  # described against by the others, and listed first
     calculator_family: str  # the calculator opens with it when the address names none
     apart_families: tuple[str, ...]  # each shown in a section of its own, after the variants
-    start_here: tuple[str, ...]  # the cards the home page lists first, in this order
+    start_groups: tuple[tuple[str, tuple[str, ...]], ...]  # the home page's first lists: (group, its cards)
     labelled: tuple[str, ...]  # landmarks labelled in the rule-of-thumb chart, besides outliers
     memory_models: tuple[str, ...]  # the memory chart's lines
     pairs: tuple[tuple[str, str], ...]  # every comparison page, from the first card to the second
@@ -41,6 +41,11 @@ class Choices:
     tensorflow_scopes: Mapping[str, str]  # family: the variable scope of its TensorFlow checkpoints
     errata: Mapping[str, tuple[str, ...]]  # erratum: the cards it is worked on
     exercises: tuple[ExerciseChoice, ...]  # in the page's order
+
+    @property
+    def start_here(self) -> tuple[str, ...]:
+        """The cards the home page lists first, every group's in turn."""
+        return tuple(card for _, cards in self.start_groups for card in cards)
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ def _loaded(root: Path) -> Choices:
         reference_family=read.name(("reference-family",)),
         calculator_family=read.name(("calculator-family",)),
         apart_families=read.names(("apart-families",)),
-        start_here=read.names(("start-here",)),
+        start_groups=tuple((group, read.names(("start-here", group))) for group in read.mapping(("start-here",))),
         labelled=read.names(("charts", "labelled")),
         memory_models=read.names(("charts", "memory")),
         pairs=tuple(_pair(read, ("diffs", i)) for i in range(len(read.list(("diffs",))))),

@@ -224,6 +224,11 @@ def catalog_words(text: Text, root: str) -> dict[str, object]:
     own: dict[str, object] = {key: words.html(key) for key in ("variants-heading", "variant", "variants", "start")}
     own |= {key: words.html(key) for key in ("built-by-transformers", "built-by-each")}
     own["exercises"] = words.html("exercises", root=root)
+    groups = words.section("start-groups")
+    own["start-groups"] = {
+        key: {part: groups.section(key).html(part) for part in ("title", "line")}
+        for key, _ in load_choices().start_groups
+    }
     apart = words.section("apart")
     keys = ("heading", "one", "many", "built-by", "lede")
     own["apart"] = {

@@ -340,13 +340,21 @@ class FamilyGroup:
 
 
 @dataclass(frozen=True)
+class StartGroup:
+    """One list of the home page's first section: a group of families, and the models it shows."""
+
+    key: str  # the group's name, which keys its words (site.yaml: catalog, start-groups)
+    models: tuple[Summary, ...]
+
+
+@dataclass(frozen=True)
 class Catalog:
     """Every model in the sections the index shows: the variants by family, the families apart, the exercises."""
 
     variants: tuple[FamilyGroup, ...]  # the reference family first, then the others by title
     apart: tuple[FamilyGroup, ...]  # the families shown in sections of their own (content/choices.yaml)
     exercises: tuple[FamilyGroup, ...]
-    start: tuple[Summary, ...] = ()  # the models most readers come for (START_HERE), listed above the table
+    start: tuple[StartGroup, ...] = ()  # the models most readers come for, listed above the table
 
     @property
     def groups(self) -> tuple[FamilyGroup, ...]:
@@ -355,7 +363,7 @@ class Catalog:
     @property
     def example(self) -> str:
         """A card's id to show as an example: the first model listed first, else the first of all, else none."""
-        first = self.start or tuple(m for group in self.groups for m in group.models)
+        first = tuple(m for group in self.start or self.groups for m in group.models)
         return first[0].id if first else ""
 
     @staticmethod
@@ -366,7 +374,8 @@ class Catalog:
 
 # The prefix of the textbook questions' cards (models/exercise-*.yaml).
 EXERCISE_PREFIX = "exercise-"
-# The models the index lists first, in this order (content/choices.yaml). Cards a build lacks are left out.
+# The models the index lists first, in groups, in this order (content/choices.yaml). Cards a build lacks are left out.
+START_GROUPS = load_choices().start_groups
 START_HERE = load_choices().start_here
 
 
@@ -379,7 +388,8 @@ def catalog(models: Iterable[Summary]) -> Catalog:
     apart = [m for m in others if m.card.family.name in apart_families]
     variants = [m for m in others if m.card.family.name not in apart_families]
     by_id = {m.id: m for m in variants}
-    start = tuple(by_id[i] for i in START_HERE if i in by_id)
+    start = tuple(StartGroup(key, tuple(by_id[i] for i in ids if i in by_id)) for key, ids in START_GROUPS)
+    start = tuple(group for group in start if group.models)
     return Catalog(_by_family(variants), _by_family(apart), _by_family(exercises), start)
 
 

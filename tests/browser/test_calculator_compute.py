@@ -86,6 +86,32 @@ def test_the_page_equals_the_python_figures_for_a_card_of_every_family_and_head(
     print(f"{opened} training steps in {time.monotonic() - started:.1f} s")
 
 
+def test_every_catalog_card_opens_with_its_count_and_its_step(site_url: str, open_page: Any) -> None:
+    """A course links a catalog model's calculator by its address alone: every card's page shows the
+    inventory's total, and for a measured family the step's six figures at b = 1, s = min(P, 512)."""
+    page = open_page(WIDE)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    started = time.monotonic()
+    mismatches = []
+    for card in CATALOG:
+        stepped = measured(card.family) and not step_refusal(card)
+        seq, _ = step_query(card.family, card.head, card.config, 1)
+        step = f"&batch=1&seq={seq}" if stepped else ""
+        page.goto(f"{site_url}{PAGE}?{query(card.family, card.head, card.config)}{step}", wait_until="commit")
+        page.wait_for_selector("#total[data-value]", state="attached", timeout=5_000)
+        found = {"total": page.get_attribute("#total", "data-value")}
+        want = {"total": str(count_parameters(card).total)}
+        if stepped:
+            found |= read_step(page)
+            want |= expected(card, 1, seq)
+        if found != want:
+            mismatches.append((card.id, found, want))
+    assert errors == []
+    assert mismatches == [], mismatches[:3]
+    print(f"{len(CATALOG)} catalog cards in {time.monotonic() - started:.1f} s")
+
+
 def test_the_piecewise_and_backward_only_rules_run_in_the_page(site_url: str, open_page: Any) -> None:
     """The test cards whose figures are not one polynomial in b and s, or that count a product only in
     the backward: DeBERTa's convolution (grouped and whole: no input copy at s = 1, a kernel gradient

@@ -35,7 +35,6 @@ from generator.counting.conditions import (
     gt,
     head_is,
     is_kind,
-    is_null,
     lt,
     ne,
     truthy,
@@ -192,22 +191,8 @@ _value_types = FirstOf(
             truthy("relative_attention") & ~is_kind("max_relative_positions", "int"),
             ("max_relative_positions",),
         ),
-        # Only ContextPooler, in the classification head, reads pooler_hidden_size (nn.Linear(W, W)).
-        Rule(
-            "whole-pooler-hidden-size",
-            given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
-            ("pooler_hidden_size",),
-        ),
-        Rule(
-            "pooler-not-negative",
-            head_is("sequence-classification") & lt("pooler_hidden_size", 0),
-            ("pooler_hidden_size",),
-        ),
-        Rule(
-            "string-pos-att-type",
-            ~(is_null("pos_att_type") | is_kind("pos_att_type", "str") | is_kind("pos_att_type", "strings")),
-            ("pos_att_type",),
-        ),
+        *heads.CONTEXT_POOLER_RULES,
+        relative.POSITION_TERMS_ARE_TEXT,
     )
 )
 

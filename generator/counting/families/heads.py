@@ -14,12 +14,12 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import Condition, const, eq, given, is_null, ne
+from generator.counting.conditions import Condition, const, eq, given, head_is, is_kind, is_null, lt, ne
 from generator.counting.families.blocks import factorized
 from generator.counting.families.common import ENCODER_OUTPUT, POOLED_OUTPUT, C, E, H, OnTop, V
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import per_setting_read
+from generator.counting.switches import Rule, per_setting_read
 
 
 def bert_heads(mlm: Callable[[], arch.Block], pretraining: Callable[[], arch.Block]) -> OnTop:
@@ -286,6 +286,20 @@ def _deberta_mlm_head(on: Mapping[str, bool], backbone: str) -> arch.Block:
 @per_setting_read
 def _deberta_classification(on: Mapping[str, bool], pooler_width: Poly) -> tuple[arch.Block, ...]:
     return context_pooler_heads(pooler_width if on["wide_pooler"] else H)
+
+
+# The value checks of DeBERTa's pooler width. Only ContextPooler, in the classification head, reads
+# pooler_hidden_size (nn.Linear(W, W)); a family puts these among its value rules.
+CONTEXT_POOLER_RULES = (
+    Rule(
+        "whole-pooler-hidden-size",
+        given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
+        ("pooler_hidden_size",),
+    ),
+    Rule(
+        "pooler-not-negative", head_is("sequence-classification") & lt("pooler_hidden_size", 0), ("pooler_hidden_size",)
+    ),
+)
 
 
 def deberta_heads(on: Mapping[str, bool], backbone: str, pooler_width: Poly) -> OnTop:

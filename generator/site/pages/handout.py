@@ -1,4 +1,4 @@
-"""The handout: a formula sheet to print on one or two pages (A4 or Letter).
+"""The handout: a formula sheet to print on a few pages (A4 or Letter).
 
 The symbols, the closed form of every family's base model and what each head adds or leaves
 out, one model worked in numbers (content/choices.yaml: ``handout``), and its memory at each

@@ -30,9 +30,17 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import Condition
+from generator.counting.conditions import Condition, is_kind, is_null
 from generator.counting.layouts import TOKENS, b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
+from generator.counting.switches import Rule
+
+# DeBERTa reads pos_att_type as one string of terms joined by "|", or a list of them.
+POSITION_TERMS_ARE_TEXT = Rule(
+    "string-pos-att-type",
+    ~(is_null("pos_att_type") | is_kind("pos_att_type", "str") | is_kind("pos_att_type", "strings")),
+    ("pos_att_type",),
+)
 
 P, B, R, H, A, L = (Poly.symbol(name) for name in "PBRHAL")
 

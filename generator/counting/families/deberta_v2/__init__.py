@@ -27,9 +27,7 @@ from generator.counting.conditions import (
     ge,
     given,
     gt,
-    head_is,
     is_kind,
-    is_null,
     lt,
     mod,
     mul,
@@ -238,27 +236,13 @@ _value_types = FirstOf(
             truthy("relative_attention") & ~is_kind("position_buckets", "int"),
             ("position_buckets",),
         ),
-        # Only ContextPooler, in the classification head, reads pooler_hidden_size (nn.Linear(W, W)).
-        Rule(
-            "whole-pooler-hidden-size",
-            given("pooler_hidden_size") & ~is_kind("pooler_hidden_size", "int"),
-            ("pooler_hidden_size",),
-        ),
-        Rule(
-            "pooler-not-negative",
-            head_is("sequence-classification") & lt("pooler_hidden_size", 0),
-            ("pooler_hidden_size",),
-        ),
+        *heads.CONTEXT_POOLER_RULES,
         Rule(
             "string-norm-rel-ebd",
             ~is_kind("norm_rel_ebd", "str"),
             ("norm_rel_ebd",),
         ),
-        Rule(
-            "string-pos-att-type",
-            ~(is_null("pos_att_type") | is_kind("pos_att_type", "str") | is_kind("pos_att_type", "strings")),
-            ("pos_att_type",),
-        ),
+        relative.POSITION_TERMS_ARE_TEXT,
     )
 )
 
