@@ -88,14 +88,15 @@ def test_the_page_equals_the_python_figures_for_a_card_of_every_family_and_head(
 
 def test_every_catalog_card_opens_with_its_count_and_its_step(site_url: str, open_page: Any) -> None:
     """A course links a catalog model's calculator by its address alone: every card's page shows the
-    inventory's total, and for a measured family the step's six figures at b = 1, s = min(P, 512)."""
+    inventory's total, and for a measured family the step's six figures at b = 1, s = min(P, 512),
+    unless no polynomial says the step (BigBird's block-sparse models show why instead)."""
     page = open_page(WIDE)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     started = time.monotonic()
     mismatches = []
     for card in CATALOG:
-        stepped = measured(card.family) and not step_refusal(card)
+        stepped = measured(card.family) and not step_refusal(card) and not step_inexact(card)
         seq, _ = step_query(card.family, card.head, card.config, 1)
         step = f"&batch=1&seq={seq}" if stepped else ""
         page.goto(f"{site_url}{PAGE}?{query(card.family, card.head, card.config)}{step}", wait_until="commit")
