@@ -142,8 +142,10 @@ def restore_attention_type(model: torch.nn.Module, device: str) -> None:
     attention too; a fresh model would not."""
     switch = getattr(model.base_model, "set_attention_type", None)
     if switch is not None:
+        # BigBirdModel builds a decoder with cross-attention as full attention, whatever the config says.
+        built = "original_full" if model.config.add_cross_attention else model.config.attention_type
         with torch.device(device):  # the new attention module's own projections, dropped at once
-            switch(model.config.attention_type)
+            switch(built)
 
 
 def measure(
