@@ -278,3 +278,14 @@ def test_deberta_v1_fused_projection() -> None:
     ]
     assert [p.flops.evaluate(VALUES) for p in fused.products] == [2 * 15 * 48 * 16]
     assert keys(fused.saved) == ["layer input"]
+
+
+def test_an_unread_block_keeps_its_forward_and_drops_its_backward() -> None:
+    """``common.unread``: a pooler no loss reads has the same products, each with no backward."""
+    from generator.counting.families import common
+
+    pooler = common.bert_pooler("")
+    products = [p for m in common.unread(pooler).modules for p in m.products]
+    assert [(p.what, p.backward) for p in products] == [("pooler-dense", 0)]
+    assert [m.saved for m in common.unread(pooler).modules] == [m.saved for m in pooler.modules]
+    assert [p.backward for m in pooler.modules for p in m.products] == [2]

@@ -19,11 +19,16 @@ import pytest
 from conftest import MODELS, REFERENCE, card_by_id, reference_for
 from generator.analysis.calculator_compute import longest_of
 from generator.cards.card import load_card
-from generator.counting.compute import count_compute
+from generator.counting.compute import count_compute, step_inexact
 from generator.site import thumb_view
 
 COMPUTE = REFERENCE / "compute"
-CATALOG = [p.stem for p in sorted(MODELS.glob("*.yaml")) if load_card(p).family.name != "transformer"]
+# A card whose step no polynomial says (BigBird's block-sparse models) shows no step to check.
+CATALOG = [
+    p.stem
+    for p in sorted(MODELS.glob("*.yaml"))
+    if load_card(p).family.name != "transformer" and step_inexact(load_card(p)) is None
+]
 TRANSFORMERS = [p.stem for p in sorted(MODELS.glob("*.yaml")) if load_card(p).family.name == "transformer"]
 
 

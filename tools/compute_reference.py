@@ -136,10 +136,23 @@ def storage_key(tensor: torch.Tensor) -> int:
     return int(tensor.untyped_storage()._cdata)
 
 
+def restore_attention_type(model: torch.nn.Module, device: str) -> None:
+    """Start each step from the config's attention type. BigBirdModel switches itself to full
+    attention for good on a short input, so a later, longer step of the same model would run full
+    attention too; a fresh model would not."""
+    switch = getattr(model.base_model, "set_attention_type", None)
+    if switch is not None:
+        # BigBirdModel builds a decoder with cross-attention as full attention, whatever the config says.
+        built = "original_full" if model.config.add_cross_attention else model.config.attention_type
+        with torch.device(device):  # the new attention module's own projections, dropped at once
+            switch(built)
+
+
 def measure(
     model: torch.nn.Module, family: str, head: str, b: int, s: int, device: str, *, flops: bool = True
 ) -> dict[str, int]:
     """One training step's forward and backward FLOPs (unless ``flops`` is False) and saved-activation bytes."""
+    restore_attention_type(model, device)
     own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
     inputs = batch_inputs(family, head, model.config, b, s, device)
     saved: dict[int, int] = {}

@@ -11,7 +11,7 @@ from .conftest import PHONE, WIDE
 
 @pytest.mark.parametrize("key", ["flops", "memory"])
 def test_the_comparison_sorts_by_a_compute_column(open_page: Any, site_url: str, key: str) -> None:
-    """Largest first by the column's exact figure; the models with no measured step come last."""
+    """Largest first by the column's exact figure; the models with no step figure come last."""
     page = open_page(WIDE)
     page.goto(site_url + "compare/index.html")
     page.select_option("form.table-tools select[name=order]", f"-{key}")
@@ -24,7 +24,8 @@ def test_the_comparison_sorts_by_a_compute_column(open_page: Any, site_url: str,
     assert figures == sorted(figures, reverse=True) and len(figures) >= 60
     unmeasured = [card for card, v in shown if v is None]
     assert unmeasured and [card for card, _ in shown[-len(unmeasured) :]] == unmeasured
-    assert all(card.startswith("transformer") for card in unmeasured)
+    # The 2017 Transformer has no class to run; BigBird's block-sparse models no polynomial step.
+    assert all(card.startswith(("transformer", "bigbird")) for card in unmeasured)
     # The cell holds the same figure as the row's key.
     first = shown[0][0]
     column = {"flops": "flops", "memory": "memory"}[key]

@@ -181,6 +181,7 @@ def test_the_calculator_says_where_a_figure_went_wrong(
 REFUSED = [
     ("bert", "base", "hidden_size=1024&num_hidden_layers=24", "is not a multiple of the number of attention heads"),
     ("bert", "base", "add_cross_attention=true", "add_cross_attention is true but is_decoder is false"),
+    ("big_bird", "base", "attention_type=sparse", "BigBird knows only original_full and block_sparse"),
     ("bert", "base", "pad_token_id=40000", "is not a row of the"),
     ("albert", "base", "hidden_size=1000", "is not a multiple of the number of attention heads"),
     ("distilbert", "base", "dim=770", "does not divide dim"),

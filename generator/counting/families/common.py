@@ -307,3 +307,9 @@ def bert_pooler(prefix: str) -> arch.Block:
         (linear("dense", "pooler-dense", H, H, rows=b, saves=ENCODER_OUTPUT),),
         ops=(ops.tanh("activation", "pooler-tanh", (b, H), POOLED_OUTPUT.key),),
     )
+
+
+def unread(block: arch.Block) -> arch.Block:
+    """The same block, run in the forward but read by no loss: the backward skips its products."""
+    modules = tuple(replace(m, products=tuple(replace(p, backward=0) for p in m.products)) for m in block.modules)
+    return replace(block, modules=modules)

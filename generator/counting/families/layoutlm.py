@@ -16,7 +16,6 @@ dropout. There is no pre-training class and no cross-attention.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Mapping
 
@@ -70,19 +69,10 @@ def _layer(prefix: str) -> arch.Block:
     return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops)
 
 
-def _unread(block: arch.Block) -> arch.Block:
-    """The same block, run in the forward but read by no loss: the backward skips its products."""
-    modules = tuple(
-        dataclasses.replace(m, products=tuple(dataclasses.replace(p, backward=0) for p in m.products))
-        for m in block.modules
-    )
-    return dataclasses.replace(block, modules=modules)
-
-
 def _backbone(head: arch.Head, prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     # LayoutLMModel builds and runs its pooler under every head.
     pooler = common.bert_pooler(prefix)
-    return (_embeddings(prefix), _layer(prefix), _unread(pooler) if head is arch.Head.MASKED_LM else pooler)
+    return (_embeddings(prefix), _layer(prefix), common.unread(pooler) if head is arch.Head.MASKED_LM else pooler)
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
