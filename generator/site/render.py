@@ -25,7 +25,7 @@ from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
-from generator.site import comparison_step, content, exports, formats
+from generator.site import comparison_step, content, exports, formats, translation
 from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
@@ -115,7 +115,9 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        extensions=["jinja2.ext.i18n"],  # {% trans %} and _(): the templates' sentences, from translation.py
     )
+    env.install_gettext_translations(translation.translations(language))  # type: ignore[attr-defined]
     env.filters.update(
         # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
         num=lambda n: Markup(formats.count(n)),
