@@ -6,9 +6,23 @@ types a number where English has a placeholder fails the build's check, located 
 
 from __future__ import annotations
 
-from babel.messages.pofile import read_po
+import functools
+import re
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
-from generator.site import translation
+import pytest
+import yaml
+from babel.messages.pofile import read_po, write_po
+
+from conftest import catalog_copy
+from generator.cli import main
+from generator.counting import texts
+from generator.site import content, translation
+from generator.site.content import CONTENT
 from generator.site.translation import LOCALES
 
 
@@ -29,3 +43,130 @@ def test_each_language_catalog_has_the_catalog_templates_sentences() -> None:
     assert "zh" in languages
     for language in languages:
         assert _ids(f"{language}/LC_MESSAGES/messages.po") == _ids("messages.pot"), language
+
+
+# A second edition built whole, from a small translation: tests/translation/zh.yaml, the rest copied. --
+
+FIXTURE = Path(__file__).parent / "translation" / "zh.yaml"
+CARDS = ("bert-base-uncased", "albert-base-v2", "distilbert-base-uncased")
+
+
+def write_translation(folder: Path, edit: Callable[[dict[str, Any]], None] | None = None) -> tuple[Path, Path]:
+    """content/ and locales/ with a zh edition: the fixture's Chinese, English for every other text.
+
+    ``edit`` may change the fixture first, to break the translation one way."""
+    fixture = yaml.safe_load(FIXTURE.read_text("utf-8"))
+    if edit is not None:
+        edit(fixture)
+    root = folder / "content"
+    shutil.copytree(CONTENT, root, ignore=shutil.ignore_patterns("zh"))
+    shutil.copytree(CONTENT / "en", root / "zh")
+    for name, words in fixture["content"].items():
+        path = root / "zh" / name
+        data = yaml.safe_load(path.read_text("utf-8"))
+        for dotted, text in words.items():
+            *keys, last = dotted.split(".")
+            section = functools.reduce(lambda d, k: d.setdefault(k, {}), keys, data)
+            section[last] = text
+        path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000), "utf-8")
+    with (LOCALES / "messages.pot").open("rb") as file:
+        catalog = read_po(file, locale="zh")
+    for message in catalog:
+        if message.id:
+            message.string = fixture["templates"].get(message.id, message.id)
+    for msgid, text in fixture["templates"].items():
+        if msgid not in catalog:  # a text the fixture adds on purpose
+            catalog.add(msgid, text)
+    locales = folder / "locales"
+    translation.catalog_path("zh", locales).parent.mkdir(parents=True)
+    with translation.catalog_path("zh", locales).open("wb") as file:
+        write_po(file, catalog, width=0)
+    return root, locales
+
+
+@pytest.fixture
+def translated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The fixture translation, where a build looks for content/ and locales/."""
+    root, locales = write_translation(tmp_path)
+    monkeypatch.setattr(content, "CONTENT", root)
+    monkeypatch.setattr(texts, "CONTENT", root)
+    monkeypatch.setattr(translation, "LOCALES", locales)
+    return root, locales
+
+
+def _build(tmp_path: Path, *more: str) -> Path:
+    out = tmp_path / "site"
+    assert (
+        main(
+            [
+                "build",
+                "--models",
+                str(catalog_copy(tmp_path / "models", CARDS)),
+                "--out",
+                str(out),
+                "--no-search",
+                "--no-cache",
+                *more,
+            ]
+        )
+        == 0
+    )
+    return out
+
+
+def _pages(folder: Path) -> list[str]:
+    return sorted(
+        p.relative_to(folder).as_posix() for p in folder.rglob("*.html") if not p.is_relative_to(folder / "zh")
+    )
+
+
+def test_every_english_page_has_its_twin_with_every_anchor_and_value(
+    translated: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = _build(tmp_path, "--base-url", "https://atlas.example/")
+    english = _pages(out)
+    assert len(english) > 20 and "404.html" in english and "calculator/index.html" in english
+    assert _pages(out / "zh") == english
+    for path in english:
+        page, twin = (out / path).read_text("utf-8"), (out / "zh" / path).read_text("utf-8")
+        for attribute in ("id", "data-value"):
+            found = re.findall(rf'\s{attribute}="([^"]*)"', page)
+            assert Counter(re.findall(rf'\s{attribute}="([^"]*)"', twin)) == Counter(found), (path, attribute)
+    assert (out / "zh" / "calculator" / "bert.json").is_file()
+
+
+def test_each_edition_names_its_language_and_links_its_twin(translated: tuple[Path, Path], tmp_path: Path) -> None:
+    out = _build(tmp_path, "--base-url", "https://atlas.example/")
+    page = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    twin = (out / "zh" / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    assert '<html lang="en">' in page and '<html lang="zh-CN">' in twin
+    alternates = (
+        '<link rel="alternate" hreflang="en" href="https://atlas.example/models/bert-base-uncased/">\n'
+        '<link rel="alternate" hreflang="x-default" href="https://atlas.example/models/bert-base-uncased/">\n'
+        '<link rel="alternate" hreflang="zh-CN" href="https://atlas.example/zh/models/bert-base-uncased/">\n'
+    )
+    assert alternates in page and alternates in twin
+    assert '<link rel="canonical" href="https://atlas.example/zh/models/bert-base-uncased/">' in twin
+    switch = '<a class="language" href="{}" hreflang="{}" lang="{}" onclick="this.hash = location.hash">{}</a>'
+    assert switch.format("../../zh/models/bert-base-uncased/index.html", "zh-CN", "zh-CN", "中文") in page
+    assert switch.format("../../../models/bert-base-uncased/index.html", "en", "en", "English") in twin
+    assert "中文" not in twin and "English</a>" not in page
+    # The words: the catalog's for the templates, content/zh/ for the rest; the numbers are the same objects'.
+    assert '<a class="skip" href="#main">跳到正文</a>' in twin
+    assert "<title>BERT-Base, uncased：109,482,240 个参数 · BERT Parameter Atlas</title>" in twin
+    home = (out / "zh" / "index.html").read_text("utf-8")
+    assert '<a class="language" href="../index.html" hreflang="en"' in home  # the home page keeps index.html
+    missing = (out / "zh" / "404.html").read_text("utf-8")
+    assert "<h1>页面不存在</h1>" in missing and 'href="https://atlas.example/zh/index.html"' in missing
+    sitemap = (out / "sitemap.xml").read_text("utf-8")
+    assert "<loc>https://atlas.example/models/bert-base-uncased/</loc>" in sitemap
+    assert "<loc>https://atlas.example/zh/models/bert-base-uncased/</loc>" in sitemap
+    assert sitemap.count("<loc>") == 2 * sitemap.count("<loc>https://atlas.example/zh/")
+    assert not (out / "zh" / "sitemap.xml").exists() and not (out / "zh" / "robots.txt").exists()
+
+
+def test_one_edition_alone_links_no_other(translated: tuple[Path, Path], tmp_path: Path) -> None:
+    out = _build(tmp_path, "--language", "zh")
+    page = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    assert '<html lang="zh-CN">' in page and "hreflang" not in page and not (out / "zh").exists()
+    assert '<a class="skip" href="#main">跳到正文</a>' in page
