@@ -19,10 +19,12 @@ import yaml
 from babel.messages.pofile import read_po, write_po
 
 from conftest import catalog_copy
+from generator.cards.problems import display_path
 from generator.cli import main
 from generator.counting import texts
 from generator.site import content, translation
 from generator.site.content import CONTENT
+from generator.site.page import TEMPLATES
 from generator.site.translation import LOCALES
 
 
@@ -67,7 +69,10 @@ def write_translation(folder: Path, edit: Callable[[dict[str, Any]], None] | Non
         for dotted, text in words.items():
             *keys, last = dotted.split(".")
             section = functools.reduce(lambda d, k: d.setdefault(k, {}), keys, data)
-            section[last] = text
+            if text is None:  # a text the translation loses
+                del section[last]
+            else:
+                section[last] = text
         path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000), "utf-8")
     with (LOCALES / "messages.pot").open("rb") as file:
         catalog = read_po(file, locale="zh")
@@ -75,7 +80,9 @@ def write_translation(folder: Path, edit: Callable[[dict[str, Any]], None] | Non
         if message.id:
             message.string = fixture["templates"].get(message.id, message.id)
     for msgid, text in fixture["templates"].items():
-        if msgid not in catalog:  # a text the fixture adds on purpose
+        if text is None:  # a sentence the catalog loses
+            del catalog[msgid]
+        elif msgid not in catalog:  # a sentence no template has
             catalog.add(msgid, text)
     locales = folder / "locales"
     translation.catalog_path("zh", locales).parent.mkdir(parents=True)
@@ -170,3 +177,88 @@ def test_one_edition_alone_links_no_other(translated: tuple[Path, Path], tmp_pat
     page = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
     assert '<html lang="zh-CN">' in page and "hreflang" not in page and not (out / "zh").exists()
     assert '<a class="skip" href="#main">跳到正文</a>' in page
+
+
+# A translation with one thing wrong: the build stops before it starts, and says where. --------------
+
+
+def _line(path: Path, text: str) -> int:
+    """The line, from 1, on which ``text`` first appears."""
+    return next(i for i, line in enumerate(path.read_text("utf-8").splitlines(), 1) if text in line)
+
+
+def _failed_build(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    templates: dict[str, str | None],
+    site: dict[str, str | None],
+) -> tuple[list[str], Path, Path]:
+    """The error lines of a build from the fixture translation changed so; its zh/site.yaml and zh catalog."""
+
+    def edit(fixture: dict[str, Any]) -> None:
+        fixture["templates"].update(templates)
+        fixture["content"]["site.yaml"].update(site)
+
+    root, locales = write_translation(tmp_path, edit)
+    monkeypatch.setattr(content, "CONTENT", root)
+    monkeypatch.setattr(texts, "CONTENT", root)
+    monkeypatch.setattr(translation, "LOCALES", locales)
+    out = tmp_path / "site"
+    args = ["build", "--models", str(catalog_copy(tmp_path / "models", CARDS[:1])), "--out", str(out), "--no-search"]
+    assert main([*args, "--no-cache"]) == 1
+    assert not out.exists()
+    lines = capsys.readouterr().err.splitlines()
+    return lines, root / "zh" / "site.yaml", translation.catalog_path("zh", locales)
+
+
+def test_a_catalog_without_a_sentence_or_with_one_no_template_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines, _, po = _failed_build(tmp_path, monkeypatch, capsys, {"Models": None, "Made up": "编的"}, {})
+    base = TEMPLATES / "base.html"
+    extra, models = _line(po, 'msgid "Made up"'), _line(base, '_("Models")')
+    assert lines[:2] == [
+        f"{display_path(po)}:{extra}:1: msgid: no template has this text: remove it",
+        f"{display_path(base)}:{models}:1: expected a translation of 'Models' in messages.po, found none",
+    ]
+
+
+def test_a_catalog_that_drops_a_placeholder_or_types_its_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jump = "Jump to a family in the table of all %(count)s variants:"
+    lines, _, po = _failed_build(tmp_path, monkeypatch, capsys, {jump: "在全部 3 个变体的表中跳到一个模型族："}, {})
+    line = _line(po, 'msgid "Jump to a family')  # the entry starts there; its msgstr follows
+    where = f"{display_path(po)}:{line}:1: msgstr:"
+    assert lines[:2] == [
+        f"{where} expected the placeholder 'count', as in English, found none",
+        f"{where} the number 3 is not in the English text: write a placeholder (count)",
+    ]
+
+
+def test_content_that_loses_a_text_adds_one_or_types_a_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = {
+        "search.description": None,
+        "search.made-up": "编的",
+        "model.title": "{title}：109,482,240 个参数 · {site}",
+    }
+    lines, path, _ = _failed_build(tmp_path, monkeypatch, capsys, {}, site)
+    shown = display_path(path)
+    title, search, made_up = _line(path, "title: "), _line(path, "search:"), _line(path, "made-up:")
+    assert lines[:4] == [
+        f"{shown}:{title}:10: model.title: expected the placeholder 'total', as in English, found none",
+        f"{shown}:{title}:10: model.title: the number 109,482,240 is not in the English text: write a placeholder (site, title, total)",
+        f"{shown}:{search}:1: search: expected the key 'description' here, as in English, found none",
+        f"{shown}:{made_up}:3: search.made-up: not a key in English",
+    ]
+
+
+def test_a_catalog_alone_publishes_no_edition(tmp_path: Path) -> None:
+    """locales/zh/ is there for translators; until content/zh/ is too, a build writes English alone."""
+    assert translation.catalog_path("zh").is_file() and not (CONTENT / "zh").exists()
+    out = _build(tmp_path)
+    assert not (out / "zh").exists()
+    assert "hreflang" not in (out / "index.html").read_text("utf-8")
