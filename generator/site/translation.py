@@ -49,7 +49,7 @@ def translations(language: str, root: Path | None = None) -> gettext.NullTransla
     if language == LANGUAGE:
         return gettext.NullTranslations()
     with catalog_path(language, root).open("rb") as file:
-        catalog = read_po(file, locale=language)
+        catalog = read_po(file)
     compiled = io.BytesIO()
     write_mo(compiled, catalog)  # fuzzy entries are left out: their English shows until they are reviewed
     compiled.seek(0)
@@ -94,7 +94,7 @@ def catalog_problems(language: str, locales: Path | None = None, templates: Path
     if not path.is_file():
         return [Problem(Location(path), "", f"expected the catalog of the templates' sentences in {language!r}")]
     with path.open("rb") as file:
-        catalog = read_po(file, locale=language)
+        catalog = read_po(file)
     found: list[Problem] = []
     sentences = {message: (filename, line) for filename, line, message in extract(folder)}
     for message, (filename, line) in sentences.items():
