@@ -18,7 +18,8 @@ import pytest
 import yaml
 from babel.messages.pofile import read_po, write_po
 
-from conftest import catalog_copy
+from conftest import cards_through, catalog_copy, snapshot
+from generator.build import pipeline
 from generator.cards.problems import display_path
 from generator.cli import main
 from generator.counting import texts
@@ -228,7 +229,7 @@ def test_a_catalog_that_drops_a_placeholder_or_types_its_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     jump = "Jump to a family in the table of all %(count)s variants:"
-    lines, _, po = _failed_build(tmp_path, monkeypatch, capsys, {jump: "在全部 3 个变体的表中跳到一个模型族："}, {})
+    lines, _, po = _failed_build(tmp_path, monkeypatch, capsys, {jump: "在全部3个变体的表中跳到一个模型族："}, {})
     line = _line(po, 'msgid "Jump to a family')  # the entry starts there; its msgstr follows
     where = f"{display_path(po)}:{line}:1: msgstr:"
     assert lines[:2] == [
@@ -262,3 +263,18 @@ def test_a_catalog_alone_publishes_no_edition(tmp_path: Path) -> None:
     out = _build(tmp_path)
     assert not (out / "zh").exists()
     assert "hreflang" not in (out / "index.html").read_text("utf-8")
+
+
+def test_a_rebuild_of_both_editions_reuses_every_page(
+    translated: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each edition keeps its own entries in the cache: nothing changed, nothing is counted again."""
+    models = catalog_copy(tmp_path / "models", CARDS)
+    out, cache = tmp_path / "site", tmp_path / "cache"
+    args = ["build", "--models", str(models), "--out", str(out), "--no-search", "--cache-dir", str(cache), "-j", "1"]
+    assert main(args) == 0
+    first = snapshot(out)
+    seen = cards_through(monkeypatch, pipeline, "named_or_counted")
+    assert main(args) == 0
+    assert (seen, snapshot(out)) == ([], first)
+    assert any(path.startswith("zh/models/") for path in first)

@@ -73,7 +73,8 @@ def build(
 
     jobs = jobs or available_jobs()
     progress.start("reading cards")
-    read = load_cards(models_dir, progress.advance, jobs, Reuse(caches[0]).card if caches[0] else None)
+    reuse = Reuse(caches[0])
+    read = load_cards(models_dir, progress.advance, jobs, reuse.card if caches[0] else None)
     progress.finish(f"{len(read):,} cards")
 
     with staged_site(out_dir, caches[0].spare(out_dir) if caches[0] is not None else None) as staging:
@@ -81,21 +82,24 @@ def build(
         for edition, cache in zip(editions, caches, strict=True):
             if edition.prefix:
                 progress.say(f"the {edition.language} edition, in {edition.prefix}")
+                reuse = Reuse(cache)
+                for card in read if cache is not None else ():  # this edition's entries of the cards read
+                    reuse.card(card.path)
             place = staging if not edition.prefix else Staging(staging.path / edition.language, staging.reused)
-            written = _write_edition(_in_language(read, edition.language), edition, place, cache, progress, jobs)
+            written = _write_edition(_in_language(read, edition.language), edition, place, reuse, progress, jobs)
             made.update(edition.prefix + path for path in written)
         # Measured here, before the swap: once swapped in, another build may replace the site.
         files, pages, size = staging.measure(made)
-        if any(cache is not None and not cache.close() for cache in caches):
+        sealed = [cache.close() for cache in caches if cache is not None]  # every one, sealed or broken
+        if not all(sealed):
             progress.say("the generator, templates or content changed during this build: the cache will not reuse it")
     return BuildResult(len(read), pages, files, size)
 
 
 def _write_edition(
-    cards: list[Card], options: SiteOptions, staging: Staging, cache: Cache | None, progress: Progress, jobs: int
+    cards: list[Card], options: SiteOptions, staging: Staging, reuse: Reuse, progress: Progress, jobs: int
 ) -> set[str]:
-    """One edition's files, written below ``staging``: every path it made, from the edition's root."""
-    reuse = Reuse(cache)
+    """One edition's files, written below ``staging`` with ``reuse``: every path it made, from the edition's root."""
     renderer = Renderer(options, cards=cards)
     search_key = reuse.cards_key("search", cards) if options.search else ""
     with (
