@@ -35,8 +35,9 @@ DOMAIN = "messages"
 # How Babel reads the templates: the same options as the build's environment (render.environment), so
 # a line number it gives is the template's. babel.cfg says the same to ``pybabel extract``.
 EXTRACT_OPTIONS = {"extensions": "jinja2.ext.i18n", "trim_blocks": "True", "lstrip_blocks": "True"}
-# A number as a translator would type one: 768, 3,072, 1.09 (not a digit inside a name such as fp32).
-NUMBER = re.compile(r"(?<![\w.])\d[\d,.]*(?![\w])")
+# A number as a translator would type one: 768, 3,072, 1.09, also against a Chinese character (3个), but
+# not a digit inside a name such as fp32 or bf16 (ASCII letters around it).
+NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d(?:[\d,.]*\d)?(?![A-Za-z0-9_])")
 
 
 def catalog_path(language: str, root: Path | None = None) -> Path:
