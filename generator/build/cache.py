@@ -90,7 +90,7 @@ def _stamp(folders: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
 
 # The sources as this process loaded them: the generator's modules are imported about now, and the
 # families' words in content/ read with them (the templates are read later, during the build).
-SOURCES = (GENERATOR, GENERATOR.parent / "templates", GENERATOR.parent / "content")
+SOURCES = (GENERATOR, *(GENERATOR.parent / name for name in ("templates", "content", "locales")))
 LOADED = _stamp(SOURCES)
 
 
