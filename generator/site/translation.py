@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -65,18 +64,6 @@ def extract(templates: Path | None = None) -> Iterator[tuple[str, int, str]]:
     for filename, line, message, _comments, _context in extract_from_dir(str(folder), method_map, options_map):
         if isinstance(message, str):  # a plural form comes as a tuple: the templates use none
             yield filename, line, message
-
-
-def template_catalog(templates: Path | None = None) -> Catalog:
-    """The templates' sentences as a Babel catalog, the source of locales/messages.pot."""
-    catalog = Catalog(project="BERT Parameter Atlas", fuzzy=False)
-    for filename, line, message in extract(templates):
-        catalog.add(message, locations=[(f"templates/{filename}", line)], flags=_flags(message))
-    return catalog
-
-
-def _flags(message: str) -> tuple[str, ...]:
-    return ("python-format",) if "%(" in message else ()
 
 
 def check(language: str, locales: Path | None = None, templates: Path | None = None) -> None:
