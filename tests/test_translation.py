@@ -229,13 +229,18 @@ def test_a_catalog_that_drops_a_placeholder_or_types_its_number(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     jump = "Jump to a family in the table of all %(count)s variants:"
-    lines, _, po = _failed_build(tmp_path, monkeypatch, capsys, {jump: "在全部3个变体的表中跳到一个模型族："}, {})
+    broken = {jump: "在全部3个变体的表中跳到一个模型族：", "Link copied: {address}": "链接已复制"}
+    lines, _, po = _failed_build(tmp_path, monkeypatch, capsys, broken, {})
     line = _line(po, 'msgid "Jump to a family')  # the entry starts there; its msgstr follows
     where = f"{display_path(po)}:{line}:1: msgstr:"
-    assert lines[:2] == [
-        f"{where} expected the placeholder 'count', as in English, found none",
-        f"{where} the number 3 is not in the English text: write a placeholder (count)",
-    ]
+    copied = _line(po, 'msgid "Link copied: {address}"')
+    assert sorted(lines[:3]) == sorted(
+        [
+            f"{where} expected the placeholder 'count', as in English, found none",
+            f"{where} the number 3 is not in the English text: write a placeholder (count)",
+            f"{display_path(po)}:{copied}:1: msgstr: expected the placeholder 'address', as in English, found none",
+        ]
+    )
 
 
 def test_content_that_loses_a_text_adds_one_or_types_a_number(

@@ -97,8 +97,9 @@ def catalog_problems(language: str, locales: Path | None = None, templates: Path
         found.append(Problem(Location(path, entry.lineno or 1), "msgid", "no template has this text: remove it"))
     for entry in catalog:
         if entry.id in sentences and isinstance(entry.string, str) and entry.string:
-            source = set(re.findall(r"%\((\w+)\)s", str(entry.id)))
-            target = set(re.findall(r"%\((\w+)\)s", entry.string))
+            # %(name)s is the template's to fill in, {name} a script's (permalink.js fills {address}).
+            source = set(re.findall(r"%\((\w+)\)s", str(entry.id))) | _fields(str(entry.id))
+            target = set(re.findall(r"%\((\w+)\)s", entry.string)) | _fields(entry.string)
             found += _changed(Location(path, entry.lineno or 1), "msgstr", str(entry.id), entry.string, source, target)
     return found
 
