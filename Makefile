@@ -5,7 +5,7 @@ BIN     = $(VENV)/bin
 PORT   ?= 8000
 REFERENCE_VENV ?= .venv-reference
 
-.PHONY: site test quick check serve reference clean bench
+.PHONY: site test quick check serve reference clean bench messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,12 @@ check: $(VENV)/.installed-dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports  # the layers contract in pyproject.toml: no module imports a layer above its own
 	$(BIN)/python tools/module_sizes.py  # no module of generator/ over 450 lines
+
+# The templates' sentences: extracted into locales/messages.pot, then merged into each language's catalog
+# (locales/<language>/LC_MESSAGES/messages.po) for its translator. docs/translating.md says what follows.
+messages: $(VENV)/.installed-base
+	$(BIN)/pybabel extract -F babel.cfg --no-wrap --sort-by-file --project="BERT Parameter Atlas" -o locales/messages.pot templates
+	$(BIN)/pybabel update -i locales/messages.pot -d locales --no-wrap --ignore-obsolete
 
 serve: $(VENV)/.installed-base
 	$(BIN)/python -m generator serve --models models --out site --port $(PORT)

@@ -60,9 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     build_cmd.add_argument(
         "--language",
-        default=LANGUAGE,
         metavar="CODE",
-        help=f"the folder of content/ the site's prose comes from, and its <html lang> (default: {LANGUAGE})",
+        help=f"build this edition alone, at the root: the folder of content/ its prose comes from (default: every "
+        f"folder of content/, {LANGUAGE} at the root and each other under <CODE>/)",
     )
     build_cmd.add_argument("--no-search", action="store_true", help="skip the Pagefind search index")
     build_cmd.add_argument(
@@ -407,6 +407,7 @@ def _build(args: argparse.Namespace) -> int:
 def _build_without_collector(args: argparse.Namespace) -> int:
     from generator.build.pipeline import build
     from generator.build.progress import Progress
+    from generator.site.content import languages
     from generator.site.page import SettingError
     from generator.site.render import SiteOptions
     from generator.site.search import SearchIndexError
@@ -417,7 +418,10 @@ def _build_without_collector(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
-        options = SiteOptions.from_environment(args.base_url, search=not args.no_search, language=args.language)
+        editions = (LANGUAGE, *(code for code in languages() if code != LANGUAGE)) if args.language is None else ()
+        options = SiteOptions.from_environment(
+            args.base_url, search=not args.no_search, language=args.language or LANGUAGE, editions=editions
+        )
         cache = None if args.no_cache else args.cache_dir
         result = build(args.models, args.out, options, progress, args.jobs, cache)
         # What is left now (the families' declarations, the compiled templates) lives until the process ends;

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from babel.messages.pofile import read_po, write_po
 from test_calculator import every_path
 
 from conftest import MODELS
@@ -30,7 +31,7 @@ from generator.counting import texts
 from generator.counting.architecture import Head, Part, Tie, holder, part_of
 from generator.counting.families import FAMILIES, declaration
 from generator.counting.switches import FirstOf, Rule
-from generator.site import compute_view, content, render, search_records
+from generator.site import compute_view, content, render, search_records, translation
 from generator.site.content import CONTENT, Text
 from generator.site.pages import errata
 from generator.site.render import SiteOptions
@@ -385,17 +386,32 @@ def test_a_build_in_a_second_language(tmp_path: Path, monkeypatch: pytest.Monkey
     )
     monkeypatch.setattr(content, "CONTENT", target.parents[1])
     monkeypatch.setattr(texts, "CONTENT", target.parents[1])  # the families' words: the same content/
+    _english_catalog(tmp_path, "zh", monkeypatch)
     out = tmp_path / "out"
     args = ["build", "--models", str(_one_card(tmp_path)), "--out", str(out), "--no-search", "--jobs", "1", "--quiet"]
     assert main([*args, "--language", "zh"]) == 0
     home = (out / "index.html").read_text("utf-8")
-    assert home.startswith('<!doctype html>\n<html lang="zh">\n')
+    assert home.startswith('<!doctype html>\n<html lang="zh-CN">\n')
     assert '<meta name="description" content="逐个张量的精确参数量, for BERT and its variants.">' in home
     for page in ("404.html", "models/bert-base-uncased/index.html", "errata/index.html"):
-        assert '<html lang="zh">' in (out / page).read_text("utf-8"), page
-    assert main(args) == 0  # the default is English
+        assert '<html lang="zh-CN">' in (out / page).read_text("utf-8"), page
+    assert main(args) == 0  # English at the root, the zh edition under zh/
     home = (out / "index.html").read_text("utf-8")
     assert home.startswith('<!doctype html>\n<html lang="en">\n') and "逐个" not in home
+
+
+def _english_catalog(tmp_path: Path, language: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """locales/ where a build looks for it, with a catalog of ``language`` that keeps every template sentence in English."""
+    locales = tmp_path / "locales"
+    path = translation.catalog_path(language, locales)
+    path.parent.mkdir(parents=True)
+    with (translation.LOCALES / "messages.pot").open("rb") as file:
+        catalog = read_po(file)
+    for message in catalog:
+        message.string = message.id
+    with path.open("wb") as file:
+        write_po(file, catalog)
+    monkeypatch.setattr(translation, "LOCALES", locales)
 
 
 def test_an_unknown_language(tmp_path: Path) -> None:
@@ -562,6 +578,7 @@ def test_the_family_words_follow_the_build_language(tmp_path: Path, monkeypatch:
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     monkeypatch.setattr(content, "CONTENT", root)  # where --language looks for its folder
     monkeypatch.setattr(texts, "CONTENT", root)
+    _english_catalog(tmp_path, "xx", monkeypatch)
     models = tmp_path / "models"
     models.mkdir()
     for name in ("bert-base-uncased", "albert-base-v2"):

@@ -1,7 +1,7 @@
 """A built wheel renders the site: the templates, static files and texts are package data.
 
-The package reaches templates/ and content/ at the top of the repository through two links,
-generator/site/templates and generator/site/texts; setuptools copies what the links hold into a
+The package reaches templates/, content/ and locales/ at the top of the repository through links,
+generator/site/templates, generator/site/texts and generator/site/locales; setuptools copies what the links hold into a
 wheel by the package-data patterns in pyproject.toml. A file those patterns miss would be in an
 editable install and missing from a wheel, so every file of both folders is checked against them.
 docs/site.md ("Installing from a wheel") gives the whole check, wheel built and installed.
@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from conftest import ROOT
 from generator.site.content import CONTENT
 from generator.site.page import TEMPLATES
+from generator.site.translation import LOCALES
 
 PACKAGE = ROOT / "generator" / "site"
 
@@ -40,13 +41,14 @@ def _packaged(path: PurePosixPath, patterns: list[str]) -> bool:
 def test_the_links_reach_the_folders_at_the_top() -> None:
     assert (PACKAGE / "templates").is_symlink() and (ROOT / "templates").resolve() == TEMPLATES
     assert (PACKAGE / "texts").is_symlink() and (ROOT / "content").resolve() == CONTENT
+    assert (PACKAGE / "locales").is_symlink() and (ROOT / "locales").resolve() == LOCALES
 
 
 def test_every_template_static_file_and_text_is_package_data() -> None:
     patterns = _patterns()
     files = [
         PurePosixPath(link, path.relative_to(folder).as_posix())
-        for link, folder in (("templates", TEMPLATES), ("texts", CONTENT))
+        for link, folder in (("templates", TEMPLATES), ("texts", CONTENT), ("locales", LOCALES))
         for path in sorted(folder.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts
     ]

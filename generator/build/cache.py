@@ -2,7 +2,7 @@
 
 A rebuild after editing one card parses, counts and renders that card alone; every other file
 is taken from the cache. Each entry's key is a digest of everything its files depend on: the
-build's fingerprint (the generator's code, every file under templates/ and content/, the
+build's fingerprint (the generator's code, every file under templates/, content/ and locales/, the
 options, the versions of Python and of the libraries that shape the output) and the entry's own
 inputs (a card's path and text; for a page about many models, the keys of the cards it shows). A key that
 names its inputs needs no invalidation: anything changed is a new key, and a stale entry is
@@ -58,7 +58,7 @@ GENERATOR = Path(__file__).resolve().parent.parent
 FORMAT = b"bert-atlas-cache 1\n"
 # The libraries whose versions can change a byte of the site: pyproject.toml's dependencies
 # (tests/test_cache.py checks the list against it) and what they render with.
-LIBRARIES = ("jinja2", "markdown", "nh3", "pyyaml", "pagefind", "pagefind-bin", "markupsafe")
+LIBRARIES = ("jinja2", "markdown", "nh3", "pyyaml", "pagefind", "pagefind-bin", "markupsafe", "babel")
 
 
 def _digest(*parts: bytes) -> str:
@@ -90,7 +90,7 @@ def _stamp(folders: Iterable[Path]) -> tuple[tuple[str, int, int], ...]:
 
 # The sources as this process loaded them: the generator's modules are imported about now, and the
 # families' words in content/ read with them (the templates are read later, during the build).
-SOURCES = (GENERATOR, GENERATOR.parent / "templates", GENERATOR.parent / "content")
+SOURCES = (GENERATOR, *(GENERATOR.parent / name for name in ("templates", "content", "locales")))
 LOADED = _stamp(SOURCES)
 
 
@@ -104,14 +104,15 @@ def _version(name: str) -> str:
 
 
 def fingerprint(options: SiteOptions, folders: Iterable[Path] | None = None) -> str:
-    """A digest of everything a build's output depends on besides the cards (the generator, templates/ and
-    content/ unless ``folders`` are named)."""
+    """A digest of everything a build's output depends on besides the cards (the generator, templates/,
+    content/ and locales/ unless ``folders`` are named)."""
     if folders is None:
         # Imported here: the command line names DEFAULT_CACHE, and ``count`` or ``--help`` need no site.
         from generator.site.content import CONTENT
         from generator.site.render import TEMPLATES
+        from generator.site.translation import LOCALES
 
-        folders = (GENERATOR, TEMPLATES, CONTENT)
+        folders = (GENERATOR, TEMPLATES, CONTENT, LOCALES)
     parts = [FORMAT, repr(options).encode(), sys.version.encode()]
     parts += [f"{name}=={_version(name)}".encode() for name in LIBRARIES]
     for folder in folders:

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generator.build.cache import GENERATOR, Blob, Cache, fingerprint
-from generator.build.output import check_cache_dir, check_output_dir, staged_site
+from generator.build.output import Staging, check_cache_dir, check_output_dir, staged_site
 from generator.build.progress import Progress
 from generator.build.reuse import ModelEntry, Reuse
 from generator.cards.card import Card, load_cards
 from generator.counting.families import family_in
 from generator.parallel import available_jobs, map_parallel
-from generator.site import content
+from generator.site import content, translation
 from generator.site.page import Piece
 from generator.site.render import TEMPLATES, Renderer, SiteOptions
 from generator.site.search import SITE_SHARD, search_index
@@ -50,39 +50,66 @@ def build(
 ) -> BuildResult:
     """Build the site from a directory of cards; raise InputError, touching nothing, on bad input.
 
-    With ``cache_dir``, what the cache holds for unchanged inputs is reused (see cache.py); the
-    site is the same, byte for byte, as one built without it.
+    Each edition of ``options.editions`` is written (the first at the root, each other under its
+    language's folder); without any, the one of ``options.language``. With ``cache_dir``, what the
+    cache holds for unchanged inputs is reused (see cache.py); the site is the same, byte for byte,
+    as one built without it.
     """
     options = options or SiteOptions()
     progress = progress or Progress()
     check_output_dir(
-        out_dir, [models_dir, Path.cwd(), PROJECT_ROOT], inputs=[models_dir, GENERATOR, TEMPLATES, content.CONTENT]
+        out_dir,
+        [models_dir, Path.cwd(), PROJECT_ROOT],
+        inputs=[models_dir, GENERATOR, TEMPLATES, content.CONTENT, translation.LOCALES],
     )
-    content.check_language(options.language)  # before the cards are read: a typo fails at once
-    content.check_family_words(options.language)
+    editions = [dataclasses.replace(options, language=language) for language in options.editions or (options.language,)]
+    for edition in editions:  # before the cards are read: a typo or a gap in a translation fails at once
+        content.check_language(edition.language)
+        content.check_family_words(edition.language)
+        translation.check(edition.language)
     if cache_dir is not None:
         check_cache_dir(cache_dir, out_dir)
-    cache = Cache(cache_dir, fingerprint(options)) if cache_dir is not None else None
-    reuse = Reuse(cache)
+    caches = [Cache(cache_dir, fingerprint(edition)) if cache_dir is not None else None for edition in editions]
 
     jobs = jobs or available_jobs()
     progress.start("reading cards")
-    cards = _in_language(
-        load_cards(models_dir, progress.advance, jobs, reuse.card if cache else None), options.language
-    )
-    progress.finish(f"{len(cards):,} cards")
+    reuse = Reuse(caches[0])
+    read = load_cards(models_dir, progress.advance, jobs, reuse.card if caches[0] else None)
+    progress.finish(f"{len(read):,} cards")
 
+    with staged_site(out_dir, caches[0].spare(out_dir) if caches[0] is not None else None) as staging:
+        made: set[str] = set()
+        for edition, cache in zip(editions, caches, strict=True):
+            if edition.prefix:
+                progress.say(f"the {edition.language} edition, in {edition.prefix}")
+                reuse = Reuse(cache)
+                for card in read if cache is not None else ():  # this edition's entries of the cards read
+                    reuse.card(card.path)
+            place = staging if not edition.prefix else Staging(staging.path / edition.language, staging.reused)
+            written = _write_edition(_in_language(read, edition.language), edition, place, reuse, progress, jobs)
+            made.update(edition.prefix + path for path in written)
+        # Measured here, before the swap: once swapped in, another build may replace the site.
+        files, pages, size = staging.measure(made)
+        sealed = [cache.close() for cache in caches if cache is not None]  # every one, sealed or broken
+        if not all(sealed):
+            progress.say("the generator, templates or content changed during this build: the cache will not reuse it")
+    return BuildResult(len(read), pages, files, size)
+
+
+def _write_edition(
+    cards: list[Card], options: SiteOptions, staging: Staging, reuse: Reuse, progress: Progress, jobs: int
+) -> set[str]:
+    """One edition's files, written below ``staging`` with ``reuse``: every path it made, from the edition's root."""
     renderer = Renderer(options, cards=cards)
     search_key = reuse.cards_key("search", cards) if options.search else ""
     with (
-        staged_site(out_dir, cache.spare(out_dir) if cache is not None else None) as staging,
         # Every card as a build that indexed them had it: its index is placed at once, and no page's
         # record is worked out or written for Pagefind (a second on 1,000 cards with nothing changed).
         search_index(
             (placed := reuse.place_all(search_key, staging.path) if options.search else {}) is None,
             len(cards),
             staging.path,
-            options.language,
+            options.tag,
         ) as index,
     ):
         made = set(placed or ())  # every file put in the site with the cache (a reused staging keeps no other)
@@ -183,11 +210,7 @@ def build(
                 reuse.store_all(search_key, bundle)
                 made.update(bundle)
             progress.finish()
-        # Measured here, before the swap: once swapped in, another build may replace the site.
-        files, pages, size = staging.measure(made)
-        if cache is not None and not cache.close():
-            progress.say("the generator, templates or content changed during this build: the cache will not reuse it")
-    return BuildResult(len(cards), pages, files, size)
+    return made
 
 
 def _in_language(cards: list[Card], language: str) -> list[Card]:

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from generator.site.content import CONTENT
 from generator.site.render import TEMPLATES
+from generator.site.translation import LOCALES
 
 WATCHED_SUFFIXES = {".yaml", ".yml", ".html", ".css", ".svg", ".py", ".json"}
 # The preview's own addresses, outside any the site uses.
@@ -217,7 +218,7 @@ def serve(
 ) -> int:
     """Build, serve ``out`` on 127.0.0.1, and rebuild on every change until interrupted."""
     builder = builder or Builder(models, out)
-    folders = [models, TEMPLATES, CONTENT, Path(__file__).resolve().parent.parent]  # and the whole generator package
+    folders = [models, TEMPLATES, CONTENT, LOCALES, Path(__file__).resolve().parent.parent]  # and the generator package
     # The handler resolves every request against the directory's path, so it serves whichever
     # site a rebuild has swapped in there.
     handler = functools.partial(PreviewHandler, directory=str(out.resolve()))

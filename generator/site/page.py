@@ -19,6 +19,10 @@ from typing import Any
 TEMPLATES = (Path(__file__).parent / "templates").resolve()
 SITE_TITLE = "BERT Parameter Atlas"
 LANGUAGE = "en"  # the folder of content/ a site is built from unless told otherwise
+# The tag of <html lang> and hreflang where it is not the folder's name, and each language's own name for
+# itself, which its switch shows on every other edition's pages.
+LANGUAGE_TAGS = {"zh": "zh-CN"}
+LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 # The last second a date can be made of: 9999-12-31 23:59:59 UTC.
 LAST_EPOCH = 253_402_300_799
 
@@ -51,18 +55,46 @@ class SiteOptions:
     date: datetime.date | None = None  # from SOURCE_DATE_EPOCH; never the clock
     search: bool = True  # run Pagefind over the finished pages
     language: str = LANGUAGE  # the folder of content/ its sentences come from
+    # Every edition one build writes, the first at the site's root and each other under <language>/.
+    # Pages link their twins only when there are two or more.
+    editions: tuple[str, ...] = ()
 
     @staticmethod
-    def from_environment(base_url: str | None, *, search: bool = True, language: str = LANGUAGE) -> SiteOptions:
+    def from_environment(
+        base_url: str | None, *, search: bool = True, language: str = LANGUAGE, editions: tuple[str, ...] = ()
+    ) -> SiteOptions:
         """Options with the date taken from SOURCE_DATE_EPOCH, when it is set (SettingError if it is malformed)."""
         date = source_date(os.environ.get("SOURCE_DATE_EPOCH", ""))
         if base_url and not base_url.endswith("/"):
             base_url += "/"
-        return SiteOptions(base_url or None, date, search, language)
+        return SiteOptions(base_url or None, date, search, language, editions)
+
+    @property
+    def tag(self) -> str:
+        """The edition's language as <html lang> and hreflang write it: zh-CN for the zh folder."""
+        return LANGUAGE_TAGS.get(self.language, self.language)
+
+    @property
+    def prefix(self) -> str:
+        """The edition's folder below the site's root: none for the first edition, ``zh/`` for zh."""
+        return self.prefix_of(self.language)
+
+    def prefix_of(self, language: str) -> str:
+        return "" if not self.editions or language == self.editions[0] else f"{language}/"
 
     def absolute(self, url: str) -> str:
-        """A site URL made absolute with the base URL, or left relative to the site root."""
-        return f"{self.base_url}{url}" if self.base_url else url
+        """An edition's URL made absolute with the base URL, or left relative to the edition's root."""
+        return f"{self.base_url}{self.prefix}{url}" if self.base_url else url
+
+    def twins(self, url: str) -> list[tuple[str, str, str]]:
+        """Each edition's page at ``url``: its language tag, the language's own name, and its path from the
+        site's root. None when this build writes one edition."""
+        if len(self.editions) < 2:
+            return []
+        return [
+            (LANGUAGE_TAGS.get(lang, lang), LANGUAGE_NAMES.get(lang, lang), f"{self.prefix_of(lang)}{url}")
+            for lang in self.editions
+        ]
 
 
 @dataclass(frozen=True)

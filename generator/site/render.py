@@ -25,7 +25,7 @@ from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
-from generator.site import comparison_step, content, exports, formats
+from generator.site import comparison_step, content, exports, formats, translation
 from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
@@ -115,7 +115,9 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        extensions=["jinja2.ext.i18n"],  # {% trans %} and _(): the templates' sentences, from translation.py
     )
+    env.install_gettext_translations(translation.translations(language))  # type: ignore[attr-defined]
     env.filters.update(
         # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
         num=lambda n: Markup(formats.count(n)),
@@ -314,7 +316,11 @@ class Renderer:
 
     def render(self, page: Page) -> bytes:
         template = self.env.get_template(page.template)
-        return template.render(page=page, root=page.root, options=self.options, **page.gather()).encode("utf-8")
+        site_root = page.root + "../" * self.options.prefix.count("/")  # past the edition's folder
+        context = page.gather()
+        return template.render(page=page, root=page.root, site_root=site_root, options=self.options, **context).encode(
+            "utf-8"
+        )
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
@@ -374,9 +380,12 @@ class Renderer:
         return {page.path: self.render(page)}
 
     def _site_files(self, urls: list[str], models: Sequence[Summary]) -> dict[str, bytes]:
+        if self.options.prefix:  # the sitemap and robots.txt are the whole site's: its first edition writes them
+            return {"404.html": self.not_found(models)}
+        every = [self.options.prefix_of(language) + url for language in self.options.editions or ("",) for url in urls]
         return {
             "404.html": self.not_found(models),
-            "sitemap.xml": sitemap(urls, self.options).encode("utf-8"),
+            "sitemap.xml": sitemap(every, self.options).encode("utf-8"),
             "robots.txt": robots(self.options).encode("utf-8"),
         }
 
@@ -384,12 +393,14 @@ class Renderer:
         """404.html: served for a missing address at any depth, so its links start from the base URL (or /)."""
         words = self.text.section("not-found")
         page = Page("404.html", "404.html", words("title", site=SITE_TITLE), words("description"))
-        root = self.options.base_url or "/"
+        site_root = self.options.base_url or "/"
+        root = site_root + self.options.prefix
         return (
             self.env.get_template("404.html")
             .render(
                 page=page,
                 root=root,
+                site_root=site_root,
                 options=self.options,
                 catalog=catalog(models),
                 catalog_words=catalog_words(self.text, root),
