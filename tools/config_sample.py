@@ -20,6 +20,7 @@ does; the verdicts and counts are transformers' own.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
 import sys
@@ -166,7 +167,8 @@ def typed_configs() -> list[tuple[str, str, str, dict[str, Any]]]:
     for family in FAMILY_ORDER:
         small = small_config(family)
         for key in sorted(config_types(type(AutoConfig.for_model(family)))):
-            configs += [(family, TYPES_HEAD, key, {**small, key: value}) for value in WRONG_TYPES]
+            # A copy of each value: a config class may fill in a mapping it is given (rope_parameters).
+            configs += [(family, TYPES_HEAD, key, {**small, key: copy.deepcopy(value)}) for value in WRONG_TYPES]
     return configs
 
 

@@ -242,6 +242,8 @@ def _type_json(annotation: Any) -> Any:
         return _SIMPLE[type(None) if annotation is None else annotation]
     if annotation is Any:
         return "any"
+    if typing.is_typeddict(annotation):
+        return "dict"  # RopeParameters: the card check takes any mapping, as the strict dataclass does
     if origin in (typing.Union, types.UnionType):
         # A nested config class (a folding model's own config) or a tuple (a list of vocabulary
         # pieces) is no value a card can write: JSON and YAML have no tuple. Its other members are.
