@@ -205,7 +205,7 @@ FAMILY = arch.Family(
             "type_vocab_size": ((1, 2), (0,)),
             "tie_word_embeddings": ((True, False), (ABSENT,)),
             "pad_token_id": ((0, 3), (None,)),
-            "head_dim": ((4, 6), (ABSENT, None)),
+            "head_dim": ((4, 6), (ABSENT, None, 0, 3, 5)),  # 0, 3 and 5: the build and step rules on the head size
         },
         derived=("head_dim",),
         # The cos and sin tables are made afresh each step for s positions: no cache to outgrow.
