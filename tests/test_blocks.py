@@ -140,6 +140,12 @@ def test_rotary_tables_shared_or_per_layer() -> None:
     ]
 
 
+def test_rotary_interior_lengths_lie_between_three_and_the_longest() -> None:
+    # NomicBERT and GTE make their tables afresh each step: these lengths show no piece begins there.
+    assert rotary.interior_lengths({"max_position_embeddings": 16}) == (4, 5, 9)
+    assert rotary.interior_lengths({"max_position_embeddings": 8192}) == (4, 5, 4097)
+
+
 def test_roformer_sinusoid_table_is_counted_and_frozen() -> None:
     # RoFormerEncoder.embed_positions: nn.Embedding(max_position_embeddings, H / A, _freeze=True).
     table = rotary.sinusoid_table()

@@ -409,7 +409,8 @@ def test_the_address_keys_are_checked_as_count_checks_a_cards(name: str) -> None
     assert config["class"] == schema.config_class and config["version"] == schema.version
     for key, kind in schema.types.items():
         # A float the form reads as a number: the declared type, with whole numbers (config_keys.checked_type).
-        as_number = {"union": [*kind["union"], "int"]} if isinstance(kind, dict) and "union" in kind else kind
+        members = list(kind["union"]) if isinstance(kind, dict) and "union" in kind else [kind]
+        as_number = {"union": [*members, "int"]}  # a bare "float" too (NomicBertConfig's dropouts)
         assert (config["types"].get(key) if key not in inputs else inputs[key]["type"]) in (kind, as_number, None), key
         assert (key in config["types"]) is (key not in inputs), key
     assert set(config["null_refused"]) == set(family.null_refused) <= inputs.keys()

@@ -212,6 +212,8 @@ EXPECTED = {
     ("exercise-language-id-2", "1,538"): ("exact", (1_538,), (1_538,)),
     ("exercise-bert-base-v30000", "109,227,552"): ("not within rounding", (109_081_344,), (None,)),
     ("exercise-bert-40k-8l-8h", "218,671,424"): ("not within rounding", (88_409_856,), (None,)),
+    ("nomic-embed-text-v1.5", "137M"): ("rounding", (136_731_648,), (136_731_648,)),
+    ("gte-multilingual-base", "305M"): ("rounding", (305_368_320,), (305_368_320,)),
 }
 
 

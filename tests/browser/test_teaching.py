@@ -229,6 +229,9 @@ REFUSED = [
     ("modernbert", "base", "hidden_activation=gelux", "hidden_activation names no activation function"),
     ("transformer", "base", "d_word_vec=500", "must equal d_model"),
     ("transformer", "base", "n_tgt_vocab=100", "needs one vocabulary"),
+    ("nomic_bert", "base", "head_dim=0", "each attention head is 0 wide"),
+    ("nomic_bert", "base", "head_dim=5", "odd and above 4"),
+    ("gte", "base", "num_attention_heads=1000", "which rounds down to 0"),
 ]
 
 

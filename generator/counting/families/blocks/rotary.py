@@ -15,6 +15,7 @@ A family adds the tables to its attention op (``rotated``). What each family set
 
 * ModernBERT: ``tables("global rotary")`` and ``tables("local rotary", when=...)``.
 * ESM, NomicBERT, GTE, EuroBERT: ``tables()``, once, and ``rotated(attention, tables())``.
+  NomicBERT and GTE measure at ``interior_lengths`` too: their tables are made afresh each step.
 * RoFormer: ``sinusoid_table()`` in its encoder block, ``tables(shared=False)`` in its layer.
   With ``rotary_value`` it rotates the value too, by the same two tables.
 
@@ -23,7 +24,9 @@ Every family declares the compute symbol d (hidden_size / num_attention_heads) t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from generator.counting import architecture as arch
 from generator.counting.conditions import Condition
@@ -56,3 +59,13 @@ def rotated(attention: arch.Op, *pairs: tuple[arch.Saved, arch.Saved]) -> arch.O
 def sinusoid_table(path: str = "embed_positions", rows: Poly = P, width: Poly = HEAD_SIZE) -> arch.Module:
     """RoFormer's sinusoid table: nn.Embedding(``rows``, ``width``, _freeze=True), a parameter nothing trains."""
     return embedding(path, "rotary-sinusoid-table-frozen", rows, width, frozen=True)
+
+
+def interior_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
+    """Sequence lengths to measure between 3 and the longest (``GroundTruth.lengths``).
+
+    A model that makes its tables each step, from the positions it is given, makes them for s
+    positions whatever the longest is: no cache by length, so no length where a figure bends.
+    These points show it, where a cache grown past some length would add a piece.
+    """
+    return (4, 5, config["max_position_embeddings"] // 2 + 1)
