@@ -204,6 +204,8 @@ EXPECTED = {
     ("xlm-roberta-large", "560M"): ("rounding", (559_890_432,), (559_890_432,)),
     ("xlm-roberta-xl", "3.5B"): ("rounding", (3_482_485_760,), (3_482_485_760,)),
     ("xlm-roberta-xxl", "10.7B"): ("rounding", (10_712_735_744,), (10_712_735_744,)),
+    ("longformer-base-4096", "149M"): ("rounding", (148_659_456,), (148_659_456,)),
+    ("longformer-large-4096", "435M"): ("rounding", (434_600_960,), (434_600_960,)),
     ("exercise-topic-classifier-5", "3,845"): ("exact", (3_845,), (3_845,)),
     ("exercise-language-id-2", "1,538"): ("exact", (1_538,), (1_538,)),
     ("exercise-bert-base-v30000", "109,227,552"): ("not within rounding", (109_081_344,), (None,)),
