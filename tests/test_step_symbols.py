@@ -8,6 +8,10 @@ from conftest import card_by_id
 from generator.counting.architecture import Symbol
 from generator.counting.compute import declared_compute
 from generator.counting.conditions import div, largest, length, maximum, minimum, mul, neg, smallest, sub
+from generator.counting.families import common
+from generator.counting.families.blocks.padded import padded, substitute
+from generator.counting.layouts import b, s
+from generator.counting.poly import Poly
 from generator.counting.step_symbols import step_symbols
 
 PADDED = Symbol("S", "s padded to a multiple of 8", value=neg(mul(div(neg("seq"), 8), 8)))
@@ -42,3 +46,12 @@ def test_a_value_given_per_layer_is_read_through_its_ends_and_length() -> None:
     assert largest("w").evaluate({"w": [2, "x"]}) is None
     assert largest("w").to_json() == {"largest": {"key": "w"}}
     assert minimum("a", 3).to_json() == {"min": [{"key": "a"}, {"const": 3}]}
+
+
+def test_a_padded_block_runs_on_the_padded_length() -> None:
+    length = Poly.symbol("w") * Poly.symbol("N") * 2
+    pooler = padded(common.bert_pooler(""), length)
+    assert pooler.modules[0].saved[0].shape == (b, length, common.H)
+    assert substitute(s * s + s, Poly.constant(3)) == Poly.constant(12)
+    # A product that reads no s keeps its size: the pooler's dense layer runs on b rows.
+    assert pooler.modules[0].products == common.bert_pooler("").modules[0].products
