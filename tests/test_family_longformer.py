@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
 
-from conftest import TEST_CARDS, card_by_id, count_card, reference_for
-from generator.cards.card import Card
+from conftest import REFERENCE, TEST_CARDS, card_by_id, count_card, reference_for
+from generator.cards.card import Card, load_card
+from generator.counting.compute import count_compute, step_inexact
 from generator.counting.derivation import derive
 from generator.counting.expr import to_text
 from generator.counting.inventory import count_parameters
@@ -79,3 +81,40 @@ def test_a_window_transformers_refuses_is_refused(window: object, rule: str) -> 
     config = with_config(card, attention_window=window).config
     failed = [check.name for check in card.family.build_rules if isinstance(check, Rule) and check(config)]
     assert failed == [rule]
+
+
+def measured(stem: str) -> list[dict[str, int]]:
+    points: list[dict[str, int]] = json.loads((REFERENCE / "compute" / f"{stem}.json").read_text("utf-8"))["points"]
+    return points
+
+
+@pytest.mark.parametrize("stem", ["test-longformer-masked-lm", "test-longformer-untied-mlm"])
+def test_the_step_is_torchs_on_every_piece_of_the_padding(stem: str) -> None:
+    compute = count_compute(load_card(TEST_CARDS / f"{stem}.yaml"))
+    points = measured(stem)
+    pieces = {(compute.values_at(p["batch"], p["seq"])[name], name) for p in points for name in "Nck"}
+    # One, two and three windows; one sequence and several; one token and several.
+    assert {(n, "N") for n in (1, 2, 3)} <= pieces and {(0, "c"), (1, "c"), (0, "k"), (1, "k")} <= pieces
+    for point in points:
+        figures = compute.at(point["batch"], point["seq"])
+        assert (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"]) == (
+            point["forward"],
+            point["backward"],
+            point["fp32"],
+            point["bf16"],
+        )
+
+
+def test_the_sliding_products_grow_with_the_windows_not_with_s_squared() -> None:
+    compute = count_compute(card_by_id("longformer-base-4096"))
+    attention = next(m for block in compute.blocks for m in block.modules if m.path == "attention.self")
+    # Scores 8bHw²(2N − 1), the product by the values 12bHNw²: linear in N, where full attention is s².
+    assert to_text(compute.closed_form(attention.forward)) == "28Hw²Nb − 8Hw²b"
+    # 4,096 tokens are 8 windows of 512: a length of 4,097 pads to 9 windows, 4,608 tokens.
+    assert [compute.values_at(1, s)["N"] for s in (4096, 4097)] == [8, 9]
+
+
+def test_windows_that_differ_and_the_global_token_are_declared_inexact() -> None:
+    assert "differ" in (step_inexact(load_card(TEST_CARDS / "test-longformer-windows-per-layer.yaml")) or "")
+    assert "global" in (step_inexact(load_card(TEST_CARDS / "test-longformer-classifier-3.yaml")) or "")
+    assert [step_inexact(card_by_id(card_id)) for card_id in CATALOG] == [None, None]
