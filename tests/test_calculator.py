@@ -70,6 +70,14 @@ def value(node: dict[str, Any], config: Mapping[str, Any]) -> Any:
     if "neg" in node:
         a = value(node["neg"], config)
         return -a if whole(a) else None
+    if "length" in node:
+        found = value(node["length"], config)
+        return len(found) if isinstance(found, list) else None
+    for op, pick in (("largest", max), ("smallest", min)):
+        if op in node:
+            found = value(node[op], config)
+            many = isinstance(found, list) and found and all(whole(x) for x in found)
+            return found if whole(found) else pick(found) if many else None
     (op, (left, right)), *_ = node.items()
     a, b = value(left, config), value(right, config)
     if not (whole(a) and whole(b)):
@@ -78,6 +86,8 @@ def value(node: dict[str, Any], config: Mapping[str, Any]) -> Any:
         return a * b
     if op == "sub":
         return a - b
+    if op in ("min", "max"):
+        return min(a, b) if op == "min" else max(a, b)
     if b == 0:
         return None
     return a // b if op == "div" else a % b

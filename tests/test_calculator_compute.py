@@ -46,8 +46,9 @@ def figures(data: dict[str, Any], head: str, config: Mapping[str, Any], b: int, 
     rules = data["compute"]
     on = {sw["name"]: holds(sw["when"], config) for sw in data["switches"]}
     values = {}
+    stepped = {**config, "batch": b, "seq": s}  # a step symbol reads the step's b and s
     for symbol in data["symbols"] + rules["symbols"]:
-        found = value(symbol["value"], config) if symbol["value"] else config.get(symbol["key"])
+        found = value(symbol["value"], stepped) if symbol["value"] else config.get(symbol["key"])
         if isinstance(found, int) and not isinstance(found, bool):
             values[symbol["name"]] = found
     values |= {"b": b, "s": s}

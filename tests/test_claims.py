@@ -208,6 +208,8 @@ EXPECTED = {
     ("eurobert-210m", "210M"): ("rounding", (211_766_016,), (211_766_016,)),
     ("eurobert-610m", "610M"): ("rounding", (607_874_688,), (607_874_688,)),
     ("eurobert-2.1b", "2.1B"): ("rounding", (2_107_590_912,), (2_107_590_912,)),
+    ("longformer-base-4096", "149M"): ("rounding", (148_659_456,), (148_659_456,)),
+    ("longformer-large-4096", "435M"): ("rounding", (434_600_960,), (434_600_960,)),
     ("exercise-topic-classifier-5", "3,845"): ("exact", (3_845,), (3_845,)),
     ("exercise-language-id-2", "1,538"): ("exact", (1_538,), (1_538,)),
     ("exercise-bert-base-v30000", "109,227,552"): ("not within rounding", (109_081_344,), (None,)),

@@ -169,7 +169,7 @@ def measure(
 
     counters = (FlopCounterMode(display=False), FlopCounterMode(display=False))
     forward = counters[0] if flops else contextlib.nullcontext()
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward:
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward, items_on_meta(family, head):
         output = model(**inputs)
     loss = output.last_hidden_state.sum() if head == "base" else output.loss
     if loss is None:
@@ -182,16 +182,47 @@ def measure(
     return measured
 
 
+@contextlib.contextmanager
+def items_on_meta(family: str, head: str) -> Any:
+    """A meta tensor's .item() gives what the step's inputs give on a CPU, where the family declares it
+    (``GroundTruth.meta_items``); elsewhere it raises, as torch's does."""
+    items = ground_truth(family).meta_items
+    if head not in items:
+        yield
+        return
+    item = torch.Tensor.item
+
+    def answer(tensor: torch.Tensor) -> Any:
+        return items[head] if tensor.device.type == "meta" else item(tensor)
+
+    torch.Tensor.item = answer  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.Tensor.item = item  # type: ignore[method-assign]
+
+
+def device_of(family: str, head: str) -> str:
+    """The meta device, or a CPU for a head whose step reads its data (``GroundTruth.cpu_heads``)."""
+    return "cpu" if head in ground_truth(family).cpu_heads else "meta"
+
+
+def models_on(device: str, head: str, cfg: Any) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """The class in fp32 and in bf16, on the meta device or with random weights on a CPU."""
+    made = model_of_cpu if device == "cpu" else model_of
+    return made(head, cfg).train(), made(head, cfg).train().to(torch.bfloat16)
+
+
 def card_reference(card: dict[str, Any], *, check_cpu: bool) -> dict[str, Any]:
-    """Every point of one card, in fp32 and bf16, on the meta device."""
+    """Every point of one card, in fp32 and bf16, on the meta device (a CPU for ``GroundTruth.cpu_heads``)."""
     family, head = card["family"], card["head"]
     cfg = build_config(family, {**(card.get("config") or {}), "attn_implementation": "eager"})
-    model = model_of(head, cfg).train()
-    half = model_of(head, cfg).train().to(torch.bfloat16)
+    device = device_of(family, head)
+    model, half = models_on(device, head, cfg)
     rows = []
     for b, s in points(family, cfg):
-        fp32 = measure(model, family, head, b, s, "meta")
-        bf16 = measure(half, family, head, b, s, "meta", flops=False)
+        fp32 = measure(model, family, head, b, s, device)
+        bf16 = measure(half, family, head, b, s, device, flops=False)
         rows.append(
             {
                 "batch": b,
@@ -202,7 +233,7 @@ def card_reference(card: dict[str, Any], *, check_cpu: bool) -> dict[str, Any]:
                 "bf16": bf16["activations"],
             }
         )
-    if check_cpu and sum(p.numel() for p in model.parameters()) < 5_000_000:
+    if check_cpu and device == "meta" and sum(p.numel() for p in model.parameters()) < 5_000_000:
         b, s = rows[0]["batch"], rows[0]["seq"]
         real = model_of_cpu(head, cfg)
         cpu = measure(real, family, head, b, s, "cpu")
@@ -230,7 +261,8 @@ def explain(card: dict[str, Any], b: int, s: int, dtype: torch.dtype) -> None:
     """Print each module's FLOPs and the storages first saved while it ran."""
     family, head = card["family"], card["head"]
     cfg = build_config(family, {**(card.get("config") or {}), "attn_implementation": "eager"})
-    model = model_of(head, cfg).train().to(dtype)
+    device = device_of(family, head)
+    model = (model_of_cpu if device == "cpu" else model_of)(head, cfg).train().to(dtype)
     own = {storage_key(t) for t in (*model.parameters(), *model.buffers())}
     names = {module: name for name, module in model.named_modules()}
     stack: list[str] = []
@@ -254,9 +286,9 @@ def explain(card: dict[str, Any], b: int, s: int, dtype: torch.dtype) -> None:
 
     handles = [m.register_forward_pre_hook(pre) for m in model.modules()]
     handles += [m.register_forward_hook(post) for m in model.modules()]
-    inputs = batch_inputs(family, head, model.config, b, s, "meta")
+    inputs = batch_inputs(family, head, model.config, b, s, device)
     forward = FlopCounterMode(display=False, depth=None)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward:
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), forward, items_on_meta(family, head):
         output = model(**inputs)
     loss = output.last_hidden_state.sum() if head == "base" else output.loss
     with FlopCounterMode(display=False, depth=None) as backward:
@@ -298,12 +330,12 @@ def sample_reference(entries: list[dict[str, Any]], measured: dict[str, dict[str
         length = cfg.max_position_embeddings
         row: dict[str, Any] = {"index": index, "family": family, "head": head, "digest": digest}
         try:
-            model = model_of(head, cfg).train()
-            half = model_of(head, cfg).train().to(torch.bfloat16)
+            device = device_of(family, head)
+            model, half = models_on(device, head, cfg)
             points = []
             for b, s in sorted({(1, 1), (2, min(3, length)), (1, min(7, length)), (3, length)}):
-                fp32 = measure(model, family, head, b, s, "meta")
-                bf16 = measure(half, family, head, b, s, "meta", flops=False)
+                fp32 = measure(model, family, head, b, s, device)
+                bf16 = measure(half, family, head, b, s, device, flops=False)
                 counts = {"forward": fp32["forward"], "backward": fp32["backward"], "fp32": fp32["activations"]}
                 points.append({"batch": b, "seq": s, **counts, "bf16": bf16["activations"]})
             row["points"] = points

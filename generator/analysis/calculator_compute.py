@@ -32,13 +32,15 @@ from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Mo
 from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured, rule_keys
 from generator.counting.conditions import Condition, Value, gt, sub, value
 from generator.counting.poly import Poly
+from generator.counting.step_symbols import STEP_BATCH, STEP_LENGTH
 from generator.counting.step_totals import StepTotals
 
 JSON = Any
 # The config key that bounds the sequence length (generator count --seq checks the same).
 POSITIONS = "max_position_embeddings"
-# The inputs the calculator adds to a family's config: b and s (s left empty: min(P, 512)).
-BATCH, SEQ = "batch", "seq"
+# The inputs the calculator adds to a family's config: b and s (s left empty: min(P, 512)). A step
+# symbol's value reads them under the same names (step_symbols.py).
+BATCH, SEQ = STEP_BATCH, STEP_LENGTH
 DEFAULT_SEQ = 512
 
 
@@ -147,7 +149,7 @@ def reads(family: Family, blocks: Iterable[Block]) -> list[str]:
     keys = rule_keys(blocks)
     for symbol in family.compute_symbols:
         keys |= symbol.value.reads() if symbol.value is not None else set()
-    return sorted(keys)
+    return sorted(keys - {BATCH, SEQ})  # a step symbol reads the step's inputs, which are not config keys
 
 
 def step_inputs() -> list[JSON]:

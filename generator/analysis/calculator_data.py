@@ -208,7 +208,7 @@ def inputs(name: str, language: str = LANGUAGE) -> list[JSON]:
     for key in switch_keys:
         add(key, _kind(flags, key, defaults.get(key)), _switch_meaning(family, key), "structure")
     for key in dict.fromkeys(rule_keys):
-        add(key, _kind(flags, key, defaults.get(key)), "", "checked")
+        add(key, _kind(flags, key, defaults.get(key), checked_type(family, schema, key)), "", "checked")
     return inputs
 
 
@@ -221,7 +221,7 @@ def compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     return [
         {
             "key": key,
-            "kind": (kind := _kind(flags, key, defaults.get(key))),
+            "kind": (kind := _kind(flags, key, defaults.get(key), checked_type(family, schema, key))),
             "default": defaults.get(key),
             "optional": kind in (INT, VALUE),
             "meaning": "",  # the page's words say what these change (content/<language>/calculator.yaml)
@@ -235,12 +235,14 @@ def compute_inputs(family: Family, keys: Sequence[str]) -> list[JSON]:
     ]
 
 
-def _kind(flags: Sequence[str], key: str, default: object) -> str:
-    """The form's kind of input for a key; ``flags`` is the family's ``flag_keys`` (worked out once by the caller)."""
+def _kind(flags: Sequence[str], key: str, default: object, declared: object = None) -> str:
+    """The form's kind of input for a key; ``flags`` is the family's ``flag_keys`` (worked out once by the caller).
+
+    A whole-number key whose declared type also takes a list (a window per layer) is written as a value."""
     if key in flags or isinstance(default, bool):
         return FLAG
     if isinstance(default, int):
-        return INT
+        return VALUE if '"list"' in json.dumps(declared) else INT
     if isinstance(default, str):
         return TEXT
     return VALUE

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from generator.counting.architecture import (
@@ -29,6 +29,7 @@ from generator.counting.architecture import (
     Product,
     Saved,
 )
+from generator.counting.conditions import Value
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.memo import IdentityMemo
@@ -37,6 +38,7 @@ from generator.counting.step_refusals import StepCannotRunError as StepCannotRun
 from generator.counting.step_refusals import StepNotExactError as StepNotExactError
 from generator.counting.step_refusals import step_inexact as step_inexact
 from generator.counting.step_refusals import step_refusal as step_refusal
+from generator.counting.step_symbols import step_symbols, work_out
 from generator.counting.step_totals import StepTotals
 
 PRECISIONS = ("fp32", "bf16")
@@ -213,6 +215,13 @@ class Compute:
     order: tuple[str, ...]  # the symbols in the order formulas write them, then b and s
     parameters: int
     trainable: int
+    # The step symbols' values (step_symbols.py) and the config they read: worked out at each (b, s).
+    per_step: tuple[tuple[str, Value], ...] = ()
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def values_at(self, batch: int, seq: int) -> dict[str, int]:
+        """Every symbol's number at this batch size and sequence length: the card's, b, s and the step symbols'."""
+        return {**self.values, "b": batch, "s": seq, **work_out(self.per_step, self.config, batch, seq)}
 
     @property
     def blocks(self) -> tuple[BlockCompute, ...]:
@@ -242,11 +251,11 @@ class Compute:
         return _written(poly, self.order)
 
     def substituted(self, poly: Poly, batch: int, seq: int) -> Expr:
-        return substitute(_written(poly, self.order), {**self.values, "b": batch, "s": seq})
+        return substitute(_written(poly, self.order), self.values_at(batch, seq))
 
     def at(self, batch: int, seq: int) -> StepTotals:
         """Every figure as a number at batch size ``batch`` and sequence length ``seq``."""
-        values = {**self.values, "b": batch, "s": seq}
+        values = self.values_at(batch, seq)
         activations = {p: self.saved_bytes(p).at(batch, seq).evaluate(values) for p in PRECISIONS}
         return StepTotals(
             batch=batch,
@@ -283,7 +292,9 @@ def declared_compute(card: Counted) -> Compute:
     order = (*(s.name for s in (*card.family.symbols, *card.family.compute_symbols)), "b", "s")
     totals = count_totals(card)
     trainable = totals.total - _frozen(architecture.blocks, values)
-    return Compute(_step_blocks(architecture, card.head, card.config), values, order, totals.total, trainable)
+    per_step = tuple((s.name, s.value) for s in step_symbols(card.family) if s.value is not None)
+    steps = _step_blocks(architecture, card.head, card.config)
+    return Compute(steps, values, order, totals.total, trainable, per_step, card.config if per_step else {})
 
 
 # Kept step blocks, by declaration (an Architecture is built once per setting of the switches and head,

@@ -30,7 +30,7 @@ class Line:
 
 def worked_line(compute: Compute, poly: Poly, batch: int, seq: int, what: str = "") -> Line:
     """A polynomial at (b, s): its closed form, the card's numbers put in, the result."""
-    value = poly.evaluate({**compute.values, "b": batch, "s": seq})
+    value = poly.evaluate(compute.values_at(batch, seq))
     return Line(what, poly, compute.closed_form(poly), compute.substituted(poly, batch, seq), value)
 
 
@@ -82,7 +82,7 @@ class ComputeDerivation:
 
 def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
     """Work a card's training step at batch size ``batch`` and sequence length ``seq``."""
-    values = {**compute.values, "b": batch, "s": seq}
+    values = compute.values_at(batch, seq)
 
     worked: dict[Poly, Line] = {}  # a layer repeats a few shapes (b·s·H) many times
 

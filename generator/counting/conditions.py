@@ -9,7 +9,9 @@ but is computed from config values (H / conv_groups) is a ``Value``.
 The language, and its JSON:
 
 * values: ``{"key": k}`` (the config value, null when absent), ``{"const": c}``,
-  ``{"mul": [a, b]}``, ``{"sub": [a, b]}``, ``{"div": [a, b]}`` (floor division), ``{"mod": [a, b]}``, ``{"neg": a}``;
+  ``{"mul": [a, b]}``, ``{"sub": [a, b]}``, ``{"div": [a, b]}`` (floor division), ``{"mod": [a, b]}``, ``{"neg": a}``,
+  ``{"min": [a, b]}``, ``{"max": [a, b]}``; ``{"largest": a}`` and ``{"smallest": a}`` (a whole number, or the
+  largest or smallest of a list of them) and ``{"length": a}`` (a list's length), for a value given per layer;
   arithmetic on anything but whole numbers, or by zero, gives null;
 * conditions: ``{"truthy": k}`` (Python's truth: null, false, 0, "" and [] are false),
   ``{"null": k}``, ``{"is": [k, kind]}`` (kind: int, a whole number and not a boolean; str; bool;
@@ -73,7 +75,7 @@ class Const:
 
 @dataclass(frozen=True)
 class Arithmetic:
-    """mul, sub, div (floor division, as Python's //), mod (as Python's %), neg (b unused)."""
+    """mul, sub, div (floor, as Python's //), mod (as Python's %), min, max; neg and the list ops (b unused)."""
 
     op: str
     a: Value
@@ -81,6 +83,8 @@ class Arithmetic:
 
     def evaluate(self, config: Mapping[str, Any]) -> int | None:
         a = self.a.evaluate(config)
+        if self.op in LIST_OPS:
+            return _of_list(self.op, a)
         b = self.b.evaluate(config) if self.b is not None else 0
         if not _whole(a) or not _whole(b):
             return None
@@ -90,13 +94,15 @@ class Arithmetic:
             return int(a * b)
         if self.op == "sub":
             return int(a - b)
+        if self.op in ("min", "max"):
+            return int(min(a, b) if self.op == "min" else max(a, b))
         if b == 0:
             return None
         return int(a // b) if self.op == "div" else int(a % b)
 
     def to_json(self) -> JSON:
-        if self.op == "neg":
-            return {"neg": self.a.to_json()}
+        if self.op == "neg" or self.op in LIST_OPS:
+            return {self.op: self.a.to_json()}
         assert self.b is not None
         return {self.op: [self.a.to_json(), self.b.to_json()]}
 
@@ -105,6 +111,21 @@ class Arithmetic:
 
 
 Value = Key | Const | Arithmetic
+
+
+# Ops on a key given as one whole number or as a list of them (one per layer).
+LIST_OPS = ("largest", "smallest", "length")
+
+
+def _of_list(op: str, found: Any) -> int | None:
+    """largest and smallest: the number, or the list's largest or smallest; length: a list's length. Else None."""
+    if op == "length":
+        return len(found) if isinstance(found, list) else None
+    if _whole(found):
+        return found
+    if isinstance(found, list) and found and all(_whole(item) for item in found):
+        return int(max(found) if op == "largest" else min(found))
+    return None
 
 
 def value(item: Value | str | int | bool | None) -> Value:
@@ -139,6 +160,29 @@ def mod(a: Value | str | int, b: Value | str | int) -> Arithmetic:
 
 def neg(a: Value | str | int) -> Arithmetic:
     return Arithmetic("neg", value(a))
+
+
+def minimum(a: Value | str | int, b: Value | str | int) -> Arithmetic:
+    return Arithmetic("min", value(a), value(b))
+
+
+def maximum(a: Value | str | int, b: Value | str | int) -> Arithmetic:
+    return Arithmetic("max", value(a), value(b))
+
+
+def largest(a: Value | str) -> Arithmetic:
+    """A key given as one whole number or as a list of them (one per layer): the number, or the list's largest."""
+    return Arithmetic("largest", value(a))
+
+
+def smallest(a: Value | str) -> Arithmetic:
+    """As ``largest``, the smallest."""
+    return Arithmetic("smallest", value(a))
+
+
+def length(a: Value | str) -> Arithmetic:
+    """A list's length (null for anything else)."""
+    return Arithmetic("length", value(a))
 
 
 # --- conditions -----------------------------------------------------------------------------------

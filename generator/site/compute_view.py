@@ -160,6 +160,8 @@ class ComputeView:
     squared_saved: Line  # the bf16 bytes in s², the whole model
     masks: tuple[Mask, ...]
     rules: ThumbRules
+    # Whether the figures read step symbols (a padded length): the lines by degree in s are then not worked.
+    stepped: bool = False
 
     @property
     def mask_bytes(self) -> dict[str, int]:
@@ -241,6 +243,7 @@ def compute_view(card: Counted, compute: Compute, words: Words) -> ComputeView:
         worked_line(compute, apart(compute).kept_s2, 1, seq),
         masks,
         compare_thumb_rules(compute, seq, sum(x.flops for x in derivation.skipped)),
+        bool(compute.per_step),
     )
 
 

@@ -36,7 +36,7 @@ def to_json(inventory: Inventory, compute: Compute | None) -> str:
     return "{\n" + ",\n".join([*_json_lines(card), found[1]]) + "\n}\n"
 
 
-def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
+def compute_json(compute: Compute) -> dict[str, Any]:
     """Each figure of a training step as a polynomial in b and s with the card's numbers put in.
 
     ``training_memory_*`` and ``activations_*`` hold for every b and s but 1; at b = 1 add the
@@ -55,22 +55,30 @@ def compute_json(compute: Compute) -> dict[str, list[dict[str, int]]]:
         **{f"seq_one_{p}": compute.saved_bytes(p).seq_one for p in PRECISIONS},
         **{f"training_memory_{n}": compute.activations(p) + states[n] for n, p in MEMORY.items()},
     }
-    return {name: _terms(compute.in_batch(poly)) for name, poly in polys.items()}
+    found: dict[str, Any] = {name: _terms(compute.in_batch(poly), compute) for name, poly in polys.items()}
+    if compute.per_step:  # a step symbol's value, in the calculator's condition language (step_symbols.py)
+        found["step_symbols"] = {name: value.to_json() for name, value in compute.per_step}
+    return found
 
 
 PRECISIONS = ("fp32", "bf16")
 MEMORY = {"fp32": "fp32", "bf16_mixed": "bf16"}  # each training memory and the activations' precision in it
 
 
-def _terms(poly: Poly) -> list[dict[str, int]]:
-    """A polynomial in b and s as terms with both exponents written out, constant first."""
+def _terms(poly: Poly, compute: Compute) -> list[dict[str, int]]:
+    """A polynomial in b and s as terms with both exponents written out, constant first.
+
+    A step symbol's exponent (a padded length's) is written too, only where it is not 0."""
+    stepped = {name for name, _ in compute.per_step}
     terms = []
     for mono, coefficient in poly.terms:
         powers = dict(mono)
-        if set(powers) - {"b", "s"}:
+        if set(powers) - {"b", "s"} - stepped:
             raise ValueError(f"a figure still holds a config symbol after the card's numbers: {sorted(powers)}")
-        terms.append({"b": powers.get("b", 0), "s": powers.get("s", 0), "coefficient": coefficient})
-    return sorted(terms, key=lambda t: (t["b"], t["s"]))
+        term = {"b": powers.get("b", 0), "s": powers.get("s", 0)}
+        term.update((name, powers[name]) for name in sorted(stepped) if name in powers)
+        terms.append({**term, "coefficient": coefficient})
+    return sorted(terms, key=lambda t: tuple(t.values()))
 
 
 # One encoder for every value: json.dumps with options builds a new encoder on each call.

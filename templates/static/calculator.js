@@ -96,15 +96,27 @@
     return v === undefined ? null : v;
   }
 
+  // A key given as one whole number or a list of them (one per layer), as conditions._of_list.
+  function ofList(op, v) {
+    if (op === "length") { return Array.isArray(v) ? BigInt(v.length) : null; }
+    if (isInt(v)) { return v; }
+    if (!Array.isArray(v) || v.length === 0 || !v.every(isInt)) { return null; }
+    return v.reduce(function (m, x) { return (op === "largest" ? x > m : x < m) ? x : m; });
+  }
+
   function value(node, config) {
     if ("key" in node) { var found = config[node.key]; return found === undefined ? null : found; }
     if ("const" in node) { return fromJson(node.const); }
     if ("neg" in node) { var x = value(node.neg, config); return isInt(x) ? -x : null; }
+    var listOp = ["largest", "smallest", "length"].filter(function (k) { return k in node; })[0];
+    if (listOp) { return ofList(listOp, value(node[listOp], config)); }
     var op = Object.keys(node)[0];
     var a = value(node[op][0], config), b = value(node[op][1], config);
     if (!isInt(a) || !isInt(b)) { return null; }
     if (op === "mul") { return a * b; }
     if (op === "sub") { return a - b; }
+    if (op === "min") { return a < b ? a : b; }
+    if (op === "max") { return a > b ? a : b; }
     if (b === 0n) { return null; }
     return op === "div" ? floorDiv(a, b) : floorMod(a, b);
   }
@@ -762,8 +774,10 @@
     var inexact = stepInexact(config);  // a step torch runs whose figures no polynomial says
     if (inexact !== null) { throw new Error(t("step-not-exact", { reason: inexact })); }
     var values = Object.assign({}, result.values);
-    c.symbols.forEach(function (s) { var v = value(s.value, config); if (isInt(v)) { values[s.name] = v; } });
     var b = config.batch, s = sequenceLength(config);
+    // A step symbol (a padded length) reads the step's b and s as the keys batch and seq.
+    var stepConfig = Object.assign({}, config, { batch: b, seq: s });
+    c.symbols.forEach(function (x) { var v = value(x.value, stepConfig); if (isInt(v)) { values[x.name] = v; } });
     values.b = b;
     values.s = s;
     var out = { batch: b, seq: s, forward: 0n, backward: 0n, fp32: 0n, bf16: 0n, frozen: 0n };

@@ -18,6 +18,7 @@ from typing import Any
 
 from conftest import MODELS, TEST_CARDS, card_by_id
 from generator.analysis.address import query, step_query
+from generator.analysis.calculator_compute import longest_of
 from generator.cards.card import Card, load_card
 from generator.counting.compute import count_compute, measured, step_inexact, step_refusal
 from generator.counting.inventory import count_parameters
@@ -116,14 +117,16 @@ def test_every_catalog_card_opens_with_its_count_and_its_step(site_url: str, ope
 def test_the_piecewise_and_backward_only_rules_run_in_the_page(site_url: str, open_page: Any) -> None:
     """The test cards whose figures are not one polynomial in b and s, or that count a product only in
     the backward: DeBERTa's convolution (grouped and whole: no input copy at s = 1, a kernel gradient
-    the counter overcounts) and ModernBERT with one head (all of its QKV output at any b)."""
+    the counter overcounts), ModernBERT with one head (all of its QKV output at any b), and Longformer's
+    step symbols (the padded length, and the copies made only for b > 1)."""
     page = open_page(WIDE)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     mismatches = []
-    for name in ("test-deberta-v2-unshared-classifier", "test-deberta-v2-conv-regression", "test-modernbert-one-head"):
+    piecewise = ("test-deberta-v2-unshared-classifier", "test-deberta-v2-conv-regression", "test-modernbert-one-head")
+    for name in (*piecewise, "test-longformer-masked-lm"):
         card = load_card(TEST_CARDS / f"{name}.yaml")
-        for b, s in ((1, 1), (2, 1), (2, 3), (3, card.config["max_position_embeddings"])):
+        for b, s in ((1, 1), (2, 1), (2, 3), (3, longest_of(card.family, card.config))):
             page.goto(f"{site_url}{PAGE}?{query(card.family, card.head, card.config)}&batch={b}&seq={s}")
             found, want = read_step(page), expected(card, b, s)
             if found != want:

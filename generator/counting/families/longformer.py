@@ -1,0 +1,235 @@
+"""Longformer (transformers ``model_type`` "longformer"): modeling_longformer.py in transformers 5.23.
+
+RoBERTa's classes under ``longformer.``, with one more set of projections. LongformerSelfAttention
+registers ``query``, ``key`` and ``value``, then ``query_global``, ``key_global`` and
+``value_global``, each H × H with a bias: six projections in every layer, not three. The layer
+has no cross-attention. The embeddings, the masked-LM head and the classifier on the first
+token are RoBERTa's, tensor for tensor.
+
+``attention_window`` (an int, or one value per layer) sizes no tensor. It changes the step:
+the model pads the sequence to a multiple of the widest window and attends within sliding
+chunks. The classifier class puts global attention on the first token, so its global
+projections run; the masked LM gives no global mask, so its do not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from generator.counting import architecture as arch
+from generator.counting import ops
+from generator.counting.conditions import (
+    div,
+    eq,
+    ge,
+    gt,
+    head_is,
+    largest,
+    le,
+    length,
+    minimum,
+    mod,
+    mul,
+    ne,
+    neg,
+    smallest,
+    sub,
+)
+from generator.counting.families import activations, common, dropouts, roberta
+from generator.counting.families.blocks.padded import padded
+from generator.counting.families.symbols import symbols
+from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
+from generator.counting.layouts import b, layer_norm, linear, s
+from generator.counting.poly import Poly
+from generator.counting.switches import Rule
+
+H = common.H
+
+SYMBOLS = symbols("VPTHILAC")
+
+BACKBONE = "longformer."  # the attribute every head class stores the encoder under
+
+
+# The step's symbols: w, half the (widest) window, and N, the windows the padded sequence holds.
+W_HALF = arch.Symbol("w", "attention_window / 2", value=div(largest("attention_window"), 2))
+WINDOWS = arch.Symbol("N", "⌈s / attention_window⌉", value=neg(div(neg("seq"), largest("attention_window"))))
+# Two pieces, each 1 or 0: whether b > 1, and whether b > 1 and s > 1. A copy is made only then.
+MANY = arch.Symbol("c", "1 if b > 1, else 0", value=minimum(1, sub("batch", 1)))
+CUT = arch.Symbol("k", "1 if b > 1 and s > 1, else 0", value=minimum(1, mul(sub("batch", 1), sub("seq", 1))))
+w, N, c, k = (Poly.symbol(name) for name in "wNck")
+PADDED = w * N * 2  # the length the model pads s to: N windows of 2w tokens
+
+
+def _attention(path: str) -> tuple[arch.Module, ...]:
+    """LongformerAttention: the local query, key and value, their global copies, then the output.
+
+    The local projections read the layer's input transposed to (s, b, H): each copies it first, and
+    keeps its own copy. The global projections run only for global tokens, which these steps lack.
+    """
+    own = f"{path}.self."
+    # With one sequence the transposed input is laid out as before: the three read the layer's input itself.
+    once = arch.Saved("layer input", (Poly.constant(1) + c * -1, b, s, H))
+    local = tuple(
+        linear(f"{own}{name}", name, H, H, heads="A", part=arch.Part.ATTENTION, saves=(once, _copy(name)))
+        for name in ("query", "key", "value")
+    )
+    global_projections = tuple(
+        arch.Module(f"{own}{name}_global", f"{name}-global", m.params, "A", part=arch.Part.ATTENTION)
+        for name, m in zip(("query", "key", "value"), local, strict=True)
+    )
+    return (
+        *local,
+        *global_projections,
+        common.attention_output(f"{path}.output.dense"),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
+    )
+
+
+def _copy(name: str) -> arch.Saved:
+    return arch.Saved(f"{name} input copy", (c, b, s, H))
+
+
+def sliding_attention(path: str) -> arch.Op:
+    """Sliding-chunk attention over the padded length 2wN, with no global token.
+
+    Scores: the query and key cut into 2N − 1 overlapping chunks of 2w rows, each chunk's rows times
+    its columns. Output: 2N chunks of w rows, each over 3w values. Each operand is a copy it keeps.
+    The softmax keeps 2w + 1 scores a token; the two edge windows keep their masks; the model's
+    mask of padded tokens is kept once for all layers.
+    """
+    heads = common.A
+    chunked = (b, N * 2 + -1, w * 2, H)
+    grid = (b, PADDED, heads, w * 2 + 1)
+    dropout = ops.probability("attention_probs_dropout_prob")
+    return arch.Op(
+        path,
+        "attention",
+        products=(
+            arch.Product("scores QKᵀ", b * (N * 2 + -1) * w * 2, w * 2, H),
+            arch.Product("probabilities × V", b * N * w * 2, w * 3, H),
+        ),
+        saved=(
+            arch.Saved("query chunks", chunked),
+            arch.Saved("key chunks", chunked),
+            arch.Saved("first window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
+            arch.Saved("last window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
+            arch.Saved("probabilities", grid, arch.Dtype.FLOAT32),
+            arch.Saved("padded tokens", (b, PADDED), arch.Dtype.BOOL, shared=True),
+            arch.Saved("attention dropout mask", grid, when=dropout),
+            arch.Saved("value chunks", (b, N * 2, w * 3, H)),
+            arch.Saved("diagonal probabilities", (b, heads, N * 2, w, w * 3 + 2)),
+        ),
+    )
+
+
+def _layer(prefix: str) -> arch.Block:
+    """LongformerLayer, repeated L times: the attention above, then BERT's feed-forward, on the padded length."""
+    modules = (
+        *_attention("attention"),
+        *common.feed_forward("intermediate.dense", "output.dense"),
+        layer_norm("output.LayerNorm", "output-layernorm", H),
+    )
+    layer_ops = (sliding_attention("attention.self"), *common.bert_layer_ops()[1:])
+    return padded(common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops), PADDED)
+
+
+def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
+    blocks = (padded(roberta.embeddings(prefix), PADDED), _layer(prefix))
+    # The pooler reads the first token of the unpadded output, a view of the padded one.
+    return (*blocks, padded(common.bert_pooler(prefix), PADDED)) if pooler else blocks
+
+
+def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
+    """Declare the tensors of the transformers Longformer class for this head."""
+    found = roberta.roberta_like(on, head, stem="Longformer", heads_first=False, attribute=BACKBONE, backbone=_backbone)
+    return dataclasses.replace(found, blocks=tuple(_unpadded_input(block) for block in found.blocks))
+
+
+def _unpadded_input(block: arch.Block) -> arch.Block:
+    """The masked-LM head reads the first s tokens of the padded output. With b > 1 and s > 1 its dense
+    layer copies them, and keeps the copy; otherwise the tokens are a view, which keeps the padded output."""
+    kept = (
+        arch.Saved("encoder output", (Poly.constant(1) + k * -1, b, PADDED, H), shared=True),
+        arch.Saved("transform input copy", (k, b, s, H)),
+    )
+    modules = tuple(dataclasses.replace(m, saved=kept) if m.key == "transform-dense" else m for m in block.modules)
+    return dataclasses.replace(block, modules=modules)
+
+
+WINDOW = "attention_window"
+
+# LongformerModel.__init__ and LongformerSelfAttention.__init__ assert that each window is even and
+# positive, and that a list has one window per layer. The conditions read a list's two ends: a list
+# whose inner values alone are odd passes here, and transformers refuses it.
+WINDOW_RULES = (
+    Rule("longformer-window-even", gt(mod(smallest(WINDOW), 2), 0) | gt(mod(largest(WINDOW), 2), 0), (WINDOW,)),
+    Rule("longformer-window-positive", le(smallest(WINDOW), 0), (WINDOW,)),
+    Rule(
+        "longformer-window-per-layer",
+        ge(length(WINDOW), 0) & ne(length(WINDOW), "num_hidden_layers"),
+        (WINDOW, "num_hidden_layers"),
+    ),
+)
+
+# With no layers, LongformerModel's window list is empty, and padding to its largest raises.
+no_layers = Rule("longformer-no-layers", eq("num_hidden_layers", 0), ("num_hidden_layers",))
+
+# With a window of 2 (w = 1), the scores' first chunk takes an empty slice, which raises.
+window_of_two = Rule("longformer-window-of-two", gt("num_hidden_layers", 0) & eq(smallest(WINDOW), 2), (WINDOW,))
+
+# Layers of different windows attend over different spans: their sum is not L times one layer's.
+INEXACT_STEPS = (
+    Rule(
+        "longformer-windows-differ",
+        gt("num_hidden_layers", 0) & ne(smallest(WINDOW), largest(WINDOW)),
+        (WINDOW,),
+    ),
+    # The classifier's global first token adds products and copies not declared yet.
+    Rule("longformer-global-token", gt("num_hidden_layers", 0) & head_is("sequence-classification"), ()),
+)
+
+
+def _edges(window: object) -> tuple[int, ...]:
+    widest = max(window) if isinstance(window, list) else window
+    return (widest - 1, widest, widest + 1, 2 * widest, 2 * widest + 1) if isinstance(widest, int) else ()
+
+
+FAMILY = arch.Family(
+    name="longformer",
+    symbols=SYMBOLS,
+    heads=common.WITHOUT_PRETRAINING,
+    declare=declare,
+    build_rules=(
+        common.in_every_layer(common.heads_divide_hidden),
+        *WINDOW_RULES,
+        roberta.padding_fits_tables,
+        *common.PROBLEM_TYPE_RULES,
+        *dropouts.ranges(dropouts.ENCODER),
+        *activations.rules("longformer"),
+    ),
+    step_rules=(*roberta.STEP_RULES, no_layers, window_of_two),
+    switches=(common.tied("mlm-head"),),
+    positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
+    inexact_steps=INEXACT_STEPS,
+    compute_symbols=(W_HALF, WINDOWS, MANY, CUT),
+    ground_truth=GroundTruth(
+        draws={
+            "type_vocab_size": ((1, 2), (0,)),
+            "tie_word_embeddings": ((True, False), (ABSENT,)),
+            "pad_token_id": ((0, 3), (None, -1, 40)),
+            "attention_window": ((2, 4), (ABSENT,)),
+        },
+        # LongformerEncoder asks whether any token is global (.item()): no for a head given no global mask.
+        # The classifier's global first token makes nonzero() size its tensors: a CPU runs it.
+        meta_items={"base": False, "masked-lm": False},
+        # Each piece of the padding: a window's edge, one past it, and a second window.
+        lengths=lambda config: _edges(config.get("attention_window", 512)),
+        cpu_heads=("sequence-classification",),
+        pinned=(
+            Pinned("sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),
+            # A window per layer, two of them different.
+            Pinned("masked-lm", {"num_hidden_layers": 2, WINDOW: [2, 4], "vocab_size": 40}),
+        ),
+    ),
+)
