@@ -33,7 +33,7 @@ from generator.counting.conditions import Value
 from generator.counting.expr import Expr, poly_expr, substitute
 from generator.counting.inventory import Counted, count_totals
 from generator.counting.memo import IdentityMemo
-from generator.counting.poly import Coefficients, Monomial, Poly, add_into, product, total
+from generator.counting.poly import Coefficients, Poly, add_into, partially_evaluated, product, total
 from generator.counting.step_refusals import StepCannotRunError as StepCannotRunError
 from generator.counting.step_refusals import StepNotExactError as StepNotExactError
 from generator.counting.step_refusals import step_inexact as step_inexact
@@ -245,7 +245,7 @@ class Compute:
 
     def in_batch(self, poly: Poly) -> Poly:
         """A figure with the card's numbers put in: a polynomial in b and s alone."""
-        return _partial(poly, tuple(self.values.items()))
+        return partially_evaluated(poly, tuple(self.values.items()))
 
     def closed_form(self, poly: Poly) -> Expr:
         return _written(poly, self.order)
@@ -431,22 +431,3 @@ def _written(poly: Poly, order: tuple[str, ...]) -> Expr:
     """A polynomial as a formula, written once (keyed by value): a family's formulas recur in every
     layer of every card, and a page writes each both as it is and with the numbers put in."""
     return poly_expr(poly, order)
-
-
-@functools.lru_cache(maxsize=256)
-def _partial(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
-    """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
-
-    Remembered for the last few cards: a page's section and its JSON ask for the same totals."""
-    values = dict(items)
-    coefficients: dict[Monomial, int] = {}
-    for mono, coeff in poly.terms:
-        kept = []
-        for symbol, exp in mono:
-            if symbol in values:
-                coeff *= values[symbol] ** exp
-            else:
-                kept.append((symbol, exp))
-        rest = tuple(kept)  # still in the monomial's sorted order
-        coefficients[rest] = coefficients.get(rest, 0) + coeff
-    return Poly.of_terms(coefficients)

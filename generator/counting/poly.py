@@ -150,3 +150,22 @@ def add_into(coefficients: Coefficients, poly: Poly) -> None:
     """Add a polynomial into a sum kept as its coefficients."""
     for mono, coeff in poly.terms:
         coefficients[mono] = coefficients.get(mono, 0) + coeff
+
+
+@functools.lru_cache(maxsize=256)
+def partially_evaluated(poly: Poly, items: tuple[tuple[str, int], ...]) -> Poly:
+    """Put in the symbols that have values (``items``), keeping the others (b and s) as symbols.
+
+    Remembered for the last few cards: a page's compute section and its JSON ask for the same totals."""
+    values = dict(items)
+    coefficients: dict[Monomial, int] = {}
+    for mono, coeff in poly.terms:
+        kept = []
+        for symbol, exp in mono:
+            if symbol in values:
+                coeff *= values[symbol] ** exp
+            else:
+                kept.append((symbol, exp))
+        rest = tuple(kept)  # still in the monomial's sorted order
+        coefficients[rest] = coefficients.get(rest, 0) + coeff
+    return Poly.of_terms(coefficients)
