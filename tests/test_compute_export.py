@@ -1,6 +1,7 @@
 """The ``compute`` of each models/<id>.json: coefficients in b and s that give torch's figures.
 
 A reader evaluates the exported terms with nothing but arithmetic; these tests do the same and
+work out a padded model's step symbols from their exported rules (``step_symbols``), and
 compare with the reference files torch wrote (tests/reference/compute/), at every point of every
 card measured there, and the training memory with the engine's own rule (``StepTotals.training_memory``).
 """
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_calculator import value
 from test_compute import COMPUTE
 from test_compute import _cases as measured_cases
 
@@ -35,39 +38,51 @@ def _json(inventory: Inventory) -> dict[str, Any]:
     return data
 
 
-def _evaluate(terms: list[dict[str, int]], b: int, s: int) -> int:
-    return sum(t["coefficient"] * b ** t["b"] * s ** t["s"] for t in terms)
+def _evaluate(terms: list[dict[str, int]], b: int, s: int, steps: dict[str, int] | None = None) -> int:
+    """The terms at (b, s), each exponent's symbol given its value: b, s, or a step symbol."""
+    at = {"b": b, "s": s, **(steps or {})}
+    return sum(t["coefficient"] * math.prod(at[k] ** e for k, e in t.items() if k != "coefficient") for t in terms)
 
 
-def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int) -> int:
+def _steps(compute: dict[str, Any], config: dict[str, Any], b: int, s: int) -> dict[str, int]:
+    """Each step symbol's value at (b, s), from its exported rule, which reads the config, batch and seq."""
+    return {
+        name: value(rule, {**config, "batch": b, "seq": s}) for name, rule in compute.get("step_symbols", {}).items()
+    }
+
+
+def _at(compute: dict[str, Any], figure: str, precision: str, b: int, s: int, steps: dict[str, int]) -> int:
     """A memory figure as docs/site.md says to read it: the terms, plus the b = 1 terms when b is 1, less
     the s = 1 terms when s is 1."""
-    single = _evaluate(compute[f"batch_one_{precision}"], b, s) if b == 1 else 0
-    short = _evaluate(compute[f"seq_one_{precision}"], b, s) if s == 1 else 0
-    return _evaluate(compute[figure], b, s) + single - short
+    single = _evaluate(compute[f"batch_one_{precision}"], b, s, steps) if b == 1 else 0
+    short = _evaluate(compute[f"seq_one_{precision}"], b, s, steps) if s == 1 else 0
+    return _evaluate(compute[figure], b, s, steps) + single - short
 
 
 @pytest.mark.parametrize("path", measured_cases())
 def test_exported_terms_give_the_reference(path: Path) -> None:
     inventory = count_card(path)
     compute = _json(inventory)["compute"]
+    steps = compute.pop("step_symbols", {})
     assert sorted(compute) == sorted(FIGURES)
     for terms in compute.values():
         assert all(type(t["coefficient"]) is int and t["coefficient"] != 0 for t in terms)
-        assert all(set(t) == {"b", "s", "coefficient"} for t in terms)
+        assert all({"b", "s", "coefficient"} <= set(t) <= {"b", "s", "coefficient", *steps} for t in terms)
+    compute["step_symbols"] = steps
     reference = json.loads((COMPUTE / f"{path.stem}.json").read_text(encoding="utf-8"))
     engine = count_compute(inventory.card)
     found, expected = [], []
     for point in reference["points"]:
         b, s = point["batch"], point["seq"]
+        at = _steps(compute, dict(inventory.card.config), b, s)
         found.append(
             (
-                _evaluate(compute["forward"], b, s),
-                _evaluate(compute["backward"], b, s),
-                _at(compute, "activations_fp32", "fp32", b, s),
-                _at(compute, "activations_bf16", "bf16", b, s),
-                _at(compute, "training_memory_fp32", "fp32", b, s),
-                _at(compute, "training_memory_bf16_mixed", "bf16", b, s),
+                _evaluate(compute["forward"], b, s, at),
+                _evaluate(compute["backward"], b, s, at),
+                _at(compute, "activations_fp32", "fp32", b, s, at),
+                _at(compute, "activations_bf16", "bf16", b, s, at),
+                _at(compute, "training_memory_fp32", "fp32", b, s, at),
+                _at(compute, "training_memory_bf16_mixed", "bf16", b, s, at),
             )
         )
         memory = engine.at(b, s).training_memory

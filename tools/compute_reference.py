@@ -67,7 +67,7 @@ import transformers
 import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
-from reference import build_config, ground_truth, implemented, model_of, write_json
+from reference import FAMILIES, build_config, ground_truth, implemented, model_of, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 # Only a warning, and it reads a value (.item()), which the meta device cannot (modeling_utils.py).
@@ -207,6 +207,17 @@ def device_of(family: str, head: str) -> str:
     return "cpu" if head in ground_truth(family).cpu_heads else "meta"
 
 
+def longest(family: str, cfg: Any, device: str) -> int:
+    """The sample's longest length: P, or on a CPU, which checks every index, the longest whose positions
+    stay in the table when they start past the padding index (``Family.positions_after``)."""
+    length: int = cfg.max_position_embeddings
+    after = FAMILIES[family].positions_after
+    offset = getattr(cfg, after, None) if isinstance(after, str) else after
+    if device == "cpu" and isinstance(offset, int) and offset >= 0:
+        return min(length, length - offset - 1)
+    return length
+
+
 def models_on(device: str, head: str, cfg: Any) -> tuple[torch.nn.Module, torch.nn.Module]:
     """The class in fp32 and in bf16, on the meta device or with random weights on a CPU."""
     made = model_of_cpu if device == "cpu" else model_of
@@ -327,10 +338,10 @@ def sample_reference(entries: list[dict[str, Any]], measured: dict[str, dict[str
             found.append({**measured[digest], "index": index})
             continue
         cfg = build_config(family, {**entry["config"], "attn_implementation": "eager"})
-        length = cfg.max_position_embeddings
         row: dict[str, Any] = {"index": index, "family": family, "head": head, "digest": digest}
         try:
             device = device_of(family, head)
+            length = longest(family, cfg, device)
             model, half = models_on(device, head, cfg)
             points = []
             for b, s in sorted({(1, 1), (2, min(3, length)), (1, min(7, length)), (3, length)}):

@@ -64,7 +64,7 @@ class GroundTruth:
     # no index, runs such a step, so the sample's verdict is taken from the rule, not from torch.
     meta_blind: tuple[str, ...] = ()
     # A step that reads one value of its data with .item(), which the meta device cannot: by head, what
-    # that read gives for the step's inputs (Longformer's "is any token global?" for a head given no mask).
+    # that read gives for the step's inputs ("is any token global?" for a head given no mask).
     meta_items: Mapping[str, Any] = field(default_factory=dict)
     # Heads whose step reads its data further (nonzero() of a mask sizes a tensor): they run on a CPU, with
     # random weights, so the tools measure them on small cards only.

@@ -17,7 +17,7 @@ import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
-from generator.counting.conditions import is_null, le, sub
+from generator.counting.conditions import Condition, is_null, le, sub
 from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import GroundTruth, Pinned
@@ -95,18 +95,21 @@ def roberta_like(
     heads_first: bool,
     attribute: str = BACKBONE,
     backbone: common.Backbone | None = None,
+    classifier_dropout: Condition | None = None,
 ) -> arch.Architecture:
     """Declare a RoBERTa-style class; ``heads_first`` when the head is registered before the backbone.
 
     ``attribute`` is where the head classes store the backbone; ``backbone`` replaces RoBERTa's own
     embeddings and layers, for a class that keeps RoBERTa's heads only (XLM-RoBERTa-XL's).
+    ``classifier_dropout`` is the classifier's dropout where it is not ``classifier_dropout``'s.
     """
     tied_first = head is arch.Head.MASKED_LM and heads_first and on["tied"]
     if backbone is None:
         backbone = functools.partial(_backbone, on, DECODER if tied_first else None)
     on_top = {
         arch.Head.MASKED_LM: lambda: _lm_head(on, heads_first=heads_first, attribute=attribute),
-        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("tanh"),),  # on the first token: no pooler
+        # On the first token: no pooler.
+        arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("tanh", classifier_dropout),),
     }
     return common.assemble(
         stem, attribute, head, backbone, on_top, pooled=frozenset({arch.Head.BASE}), heads_first=heads_first
