@@ -229,16 +229,23 @@ REFUSED = [
     ("modernbert", "base", "hidden_activation=gelux", "hidden_activation names no activation function"),
     ("transformer", "base", "d_word_vec=500", "must equal d_model"),
     ("transformer", "base", "n_tgt_vocab=100", "needs one vocabulary"),
-    ("nomic_bert", "base", "head_dim=0", "each attention head is 0 wide"),
+    ("nomic_bert", "base", "hidden_size=4&num_attention_heads=8", "each attention head is 0 wide"),
     ("nomic_bert", "base", "head_dim=5", "odd and above 4"),
     ("gte", "base", "num_attention_heads=1000", "which rounds down to 0"),
+    ("longformer", "base", "attention_window=0", "holds a window below 2"),
+    ("longformer", "base", "attention_window=3", "holds an odd window"),
+    ("longformer", "base", "attention_window=[512,512]", "not one window for each of the 12 layers"),
+    ("jina_embeddings_v3", "base", "num_attention_heads=7", "is not a multiple of the number of attention heads"),
 ]
 
 
 # Rules the form cannot break: its fields only ever hand over a whole number or nothing for
 # pooler_hidden_size (an int field), and text for norm_rel_ebd (a text field). DeBERTa v1's config
 # class declares max_relative_positions an int, so the type check refuses anything else first.
+# EuroBERT's heads are 0 wide only with head_dim 0, which the form's size field refuses first: a hidden
+# size below the head count is refused as not a multiple of it.
 UNREACHABLE = {
+    "each attention head is 0 wide (head_dim {head_dim}, hidden_size {hidden_size})",
     "pooler_hidden_size must be a whole number",
     "norm_rel_ebd must be a string",
     "max_relative_positions must be a whole number (below 1",
