@@ -282,7 +282,12 @@ def card_texts(root: Path) -> list[tuple[str, str]]:
         for data, depth, width in templates:
             card = {k: v for k, v in data.items() if k not in ("id", "_id")}
             config = dict(card["config"])
-            config[depth] = max(1, round(int(config[depth]) * factor))
+            layers = int(config[depth])
+            config[depth] = max(1, round(layers * factor))
+            # A value given per layer (Longformer's windows) follows the new depth.
+            for key, value in config.items():
+                if isinstance(value, list) and len(value) == layers and value:
+                    config[key] = (value * (config[depth] // layers + 1))[: config[depth]]
             config[width] = int(config[width]) + 32 * variation
             card = {"id": "ID_HERE", "title": "TITLE_HERE", **{k: v for k, v in card.items() if k != "title"}}
             card["config"] = config
