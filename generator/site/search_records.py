@@ -39,8 +39,8 @@ WHOLE = {"errata": "erratum", "exercises": "exercise"}
 # Pages a name search should not put above a model or family page: each word on them counts this much.
 # At 0.5, a family's name that is on nearly every page (so Pagefind weighs its rarer extensions, its
 # possessive) ranked the exercises page above that family's page; at 0.3 the family page leads.
-# The errata work BERT-Base in numbers and name it on nearly every line: at 0.3, with a hundred models,
-# they ranked above BERT-Base's own page for its name; at 0.2 the model page leads.
+# The errata work the reference family's base model in numbers and name it on nearly every line: at
+# 0.3, with a hundred models, they ranked above that model's own page for its name; at 0.2 it leads.
 LIGHTER = {"diff": 0.3, "erratum": 0.2, "exercise": 0.3, "page": 0.3}
 # A model page's title, weighted above any heading of a page indexed from its HTML (Pagefind's h1 is 7),
 # and the rest of its record below plain text: a name search then ranks the page whose title it is
