@@ -237,3 +237,15 @@ def test_a_copy_kept_only_above_a_batch_of_one_is_taken_off_at_b_1() -> None:
     saved = compute.BlockCompute(block, (module,), Poly.constant(1)).saved_bytes("fp32")
     assert saved.at(2, 3).evaluate({"H": 8, "b": 2, "s": 3}) == 4 * 2 * 3 * 4 * 8  # the copy alone
     assert saved.at(1, 3).evaluate({"H": 8, "b": 1, "s": 3}) == 4 * 3 * 8  # the view alone
+
+
+def test_a_source_each_layer_casts_is_kept_once_in_fp32_and_its_copies_in_bf16() -> None:
+    """An fp32 mask that every layer casts to the model's type: in fp32 the casts are no-ops, so one
+    storage is kept for the model; in bf16 each layer keeps its own cast copy, and the source none."""
+    shape, layers, values = (layouts.b, layouts.s), 4, {"b": 2, "s": 3}
+
+    def kept(precision: str) -> int:
+        source = compute.stored_bytes(shape, arch.Dtype.UNCAST, precision)
+        return (source + compute.stored_bytes(shape, arch.Dtype.CAST, precision) * layers).evaluate(values)
+
+    assert (kept("fp32"), kept("bf16")) == (4 * 2 * 3, layers * 2 * 2 * 3)
