@@ -12,6 +12,7 @@ from conftest import REFERENCE, TEST_CARDS, card_by_id, reference_for
 from generator.cards.card import Card, load_card
 from generator.cards.problems import InputError
 from generator.counting import compute
+from generator.counting.architecture import Head
 from generator.counting.compute import count_compute, declared_compute, step_inexact, step_refusal
 from generator.counting.derivation import derive
 from generator.counting.expr import to_text
@@ -83,32 +84,56 @@ def test_use_bias_drops_the_query_key_and_value_biases() -> None:
     assert with_biases - reference_for("test-big-bird-masked-lm")["total"] == 3 * 12 * 2
 
 
-def test_full_attention_up_to_the_fallback_length_and_not_past_it() -> None:
-    """BigBirdModel runs full attention for s ≤ (5 + 2r)·block: there the step is BERT's polynomial, which
-    torch matches to the FLOP and byte. Past it block-sparse attention runs, and the same polynomial misses."""
+def test_one_set_of_formulas_holds_on_both_pieces() -> None:
+    """Full attention for s ≤ (5 + 2r)·block, block-sparse past it: one declaration, in the pieces' 0/1
+    symbols and the padded length, matches torch to the FLOP and byte at every point of each piece."""
     card = load_card(TEST_CARDS / "test-big-bird-block-sparse.yaml")
     last = fallback_length(card)
     assert last == 14 and card.config["max_position_embeddings"] > last
-    polynomial = declared_compute(card)
+    figures = declared_compute(card)
     for point in measured("test-big-bird-block-sparse"):
-        figures = polynomial.at(point["batch"], point["seq"])
-        found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
-        expected = (point["forward"], point["backward"], point["fp32"], point["bf16"])
-        assert (found == expected) is (point["seq"] <= last), point
+        found = figures.at(point["batch"], point["seq"])
+        assert (found.forward, found.backward, found.activations["fp32"], found.activations["bf16"]) == (
+            point["forward"],
+            point["backward"],
+            point["fp32"],
+            point["bf16"],
+        ), point
     assert {p["seq"] for p in measured("test-big-bird-block-sparse")} >= {last, last + 1, last + 2}
 
 
-def test_a_block_sparse_card_whose_table_is_longer_shows_no_step() -> None:
-    """Both published models reach block-sparse attention at s = P: their pages say so and show no figure."""
+@pytest.mark.parametrize(
+    ("seq", "pieces"),
+    [
+        (704, {"f": 0, "n": 11, "m": 704, "q": 0}),
+        (705, {"f": 1, "n": 12, "m": 768, "q": 1}),
+        (768, {"f": 1, "n": 12, "m": 768, "q": 0}),
+    ],
+)
+def test_the_step_symbols_switch_at_the_fallback_length(seq: int, pieces: dict[str, int]) -> None:
+    """f turns to 1 one token past 704; m, the layers' length, is then s rounded up to whole blocks of
+    64, and q says whether that pads."""
+    values = declared_compute(card_by_id("bigbird-roberta-base")).values_at(1, seq)
+    assert {name: values[name] for name in pieces} == pieces
+
+
+def test_only_the_bare_model_is_exact_past_the_fallback_length() -> None:
+    """Both published models reach block-sparse attention at s = P, and their bare model is declared
+    there. A head reads the unpadded output, whose copies are not declared: it shows no figure."""
     for card_id in CATALOG:
         card = card_by_id(card_id)
-        assert step_inexact(card) is not None and step_refusal(card) is None
-        with pytest.raises(compute.StepNotExactError):
-            count_compute(card)
-    base = card_by_id("bigbird-roberta-base")
-    assert step_inexact(with_config(base, attention_type="original_full")) is None
-    assert step_inexact(with_config(base, max_position_embeddings=fallback_length(base))) is None
-    assert step_inexact(with_config(base, max_position_embeddings=fallback_length(base) + 1)) is not None
+        assert step_inexact(card) is None and step_refusal(card) is None
+        point = next(p for p in measured(card_id) if (p["batch"], p["seq"]) == (2, 4_096))
+        found = count_compute(card).at(2, 4_096)
+        assert (found.forward, found.activations["bf16"]) == (point["forward"], point["bf16"])
+    masked = dataclasses.replace(card_by_id("bigbird-roberta-base"), head=Head.MASKED_LM)
+    assert step_inexact(masked) is not None
+    with pytest.raises(compute.StepNotExactError):
+        count_compute(masked)
+    fallback = fallback_length(masked)
+    assert step_inexact(with_config(masked, max_position_embeddings=fallback)) is None
+    assert step_inexact(with_config(masked, attention_type="original_full")) is None
+    assert step_inexact(with_config(masked, add_cross_attention=True, is_decoder=True)) is None
 
 
 @pytest.mark.parametrize(("attention_type", "built"), [("block_sparse", True), ("original_full", False)])
