@@ -30,7 +30,7 @@ from typing import Any
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, div, eq, gt, head_is, maximum, minimum, mul, neg, sub, truthy, value
+from generator.counting.conditions import const, div, eq, gt, maximum, minimum, mod, mul, neg, sub, truthy, value
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks.padded import padded
 from generator.counting.families.symbols import symbols
@@ -181,21 +181,20 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
         # BigBirdClassificationHead: RoBERTa's shape, with the config's hidden_act instead of tanh.
         arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("hidden_act", configured=True),),
     }
-    return common.assemble("BigBird", BACKBONE, head, functools.partial(_backbone, on, head), on_top)
+    found = common.assemble("BigBird", BACKBONE, head, functools.partial(_backbone, on, head), on_top)
+    if not on["block_sparse"]:
+        return found
+    return dataclasses.replace(found, blocks=tuple(_unpadded_input(block) for block in found.blocks))
 
 
-# BigBirdModel runs full attention up to (5 + 2·num_random_blocks)·block_size tokens. A block-sparse
-# config whose position table is longer reaches block-sparse attention at s = P: P − 5·block_size
-# exceeds 2·num_random_blocks·block_size. The base model's step is declared there; a head reads the
-# unpadded output, a view whose copies are not declared yet.
-block_sparse_reached = Rule(
-    "big-bird-block-sparse-long",
-    eq("attention_type", const("block_sparse"))
-    & ~truthy("add_cross_attention")
-    & ~head_is("base")
-    & gt(sub("max_position_embeddings", mul(5, "block_size")), mul(mul(2, "num_random_blocks"), "block_size")),
-    ("attention_type", "block_size", "num_random_blocks", "max_position_embeddings"),
-)
+def _unpadded_input(block: arch.Block) -> arch.Block:
+    """The masked-LM head reads the first s of m tokens. When the model padded (q = 1) and b > 1, its
+    dense layer copies them, and keeps the copy; otherwise it reads a view of the padded output."""
+    copy = arch.Saved("transform input copy", (q, b, s, H), batch_above_one=True)
+    modules = tuple(
+        dataclasses.replace(x, saved=(*x.saved, copy)) if x.key == "transform-dense" else x for x in block.modules
+    )
+    return dataclasses.replace(block, modules=modules)
 
 
 def fallback_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
@@ -209,6 +208,16 @@ def fallback_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
 
 FULL = eq("attention_type", const("original_full"))
 BLOCK_SPARSE = eq("attention_type", const("block_sparse"))
+# Past F the model pads s to whole blocks. When P is no whole number of blocks, s = P pads past the
+# position table, and the embeddings' sum raises: transformers cannot run the step at full length.
+padding_past_positions = Rule(
+    "big-bird-padding-past-positions",
+    BLOCK_SPARSE
+    & ~truthy("add_cross_attention")
+    & gt("max_position_embeddings", FALLBACK)
+    & gt(mod("max_position_embeddings", "block_size"), 0),
+    ("max_position_embeddings", "block_size"),
+)
 # BigBirdAttention knows two types; BigBirdModel.forward raises on any other even without layers.
 unknown_attention_type = Rule(
     "big-bird-attention-type",
@@ -230,12 +239,13 @@ attention_dropout_in_step = dropouts.dropout_range(
 )
 
 
-SPARSE_AT_19 = {
+SPARSE_AT_20 = {
     "attention_type": "block_sparse",
     "block_size": 2,
     "num_random_blocks": 1,
-    "max_position_embeddings": 19,
+    "max_position_embeddings": 20,
 }
+SPARSE_AT_19 = {**SPARSE_AT_20, "max_position_embeddings": 19}
 
 
 FAMILY = arch.Family(
@@ -254,15 +264,17 @@ FAMILY = arch.Family(
         *step_rules.COMMON,
         step_rules.no_token_type_row,
         unknown_attention_type,
+        padding_past_positions,
         attention_dropout_in_step,
         *dropouts.in_step(dropouts.ENCODER),
     ),
-    inexact_steps=(block_sparse_reached,),
     compute_symbols=STEP_SYMBOLS,
     switches=(
         Switch("qkv_bias", truthy("use_bias"), ("layer",)),
         # BigBirdModel builds a decoder with cross-attention as full attention whatever the config says.
-        Switch("block_sparse", BLOCK_SPARSE & ~truthy("add_cross_attention"), ("embeddings", "layer", "pooler")),
+        Switch(
+            "block_sparse", BLOCK_SPARSE & ~truthy("add_cross_attention"), ("embeddings", "layer", "pooler", "mlm-head")
+        ),
         common.tied("mlm-head"),
         common.CROSS_ATTENTION,
     ),
@@ -281,8 +293,10 @@ FAMILY = arch.Family(
         },
         pinned=(
             Pinned("sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),
-            # Block-sparse at (3, P): three sequences, padded from 19 to 20 tokens.
+            # At s = P = 19 the model pads to 20 positions, past its table: the step raises.
             Pinned("base", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40, **SPARSE_AT_19}),
+            # Block-sparse at (3, P): three sequences of 20 tokens under the masked LM.
+            Pinned("masked-lm", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40, **SPARSE_AT_20}),
         ),
         sentence_label="next_sentence_label",
         lengths=fallback_lengths,
