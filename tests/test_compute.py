@@ -21,7 +21,7 @@ from generator.cards.card import load_card
 from generator.counting import architecture as arch
 from generator.counting import compute, layouts
 from generator.counting.compute import Compute, count_compute, declared_compute, step_inexact, step_refusal
-from generator.counting.compute_derivation import derive_compute
+from generator.counting.compute_derivation import derive_compute, kept_at
 from generator.counting.expr import to_text
 from generator.counting.poly import Poly
 from generator.site.render import Renderer, SiteOptions
@@ -237,3 +237,27 @@ def test_a_copy_kept_only_above_a_batch_of_one_is_taken_off_at_b_1() -> None:
     saved = compute.BlockCompute(block, (module,), Poly.constant(1)).saved_bytes("fp32")
     assert saved.at(2, 3).evaluate({"H": 8, "b": 2, "s": 3}) == 4 * 2 * 3 * 4 * 8  # the copy alone
     assert saved.at(1, 3).evaluate({"H": 8, "b": 1, "s": 3}) == 4 * 3 * 8  # the view alone
+
+
+def test_a_source_each_layer_casts_is_kept_once_in_fp32_and_its_copies_in_bf16() -> None:
+    """An fp32 mask that every layer casts to the model's type: in fp32 the casts are no-ops, so one
+    storage is kept for the model; in bf16 each layer keeps its own cast copy, and the source none."""
+    shape, layers, values = (layouts.b, layouts.s), 4, {"b": 2, "s": 3}
+
+    def kept(precision: str) -> int:
+        source = compute.stored_bytes(shape, arch.Dtype.UNCAST, precision)
+        return (source + compute.stored_bytes(shape, arch.Dtype.CAST, precision) * layers).evaluate(values)
+
+    assert (kept("fp32"), kept("bf16")) == (4 * 2 * 3, layers * 2 * 2 * 3)
+
+
+@pytest.mark.parametrize(
+    ("flag", "kept"),
+    [("batch_one", ((1, 3), (1, 1))), ("batch_above_one", ((2, 3), (2, 1))), ("seq_above_one", ((1, 3), (2, 3)))],
+)
+def test_a_page_works_out_only_the_storages_kept_at_its_point(flag: str, kept: tuple[tuple[int, int], ...]) -> None:
+    """The page's derivation and its list of storages both take the storages kept at (b, s): a copy kept
+    only above b = 1 is not listed at b = 1, beside the view kept there instead."""
+    tensor = arch.Saved("copy", (layouts.b, layouts.s), **{flag: True})
+    points = ((1, 1), (1, 3), (2, 1), (2, 3))
+    assert tuple(p for p in points if kept_at(tensor, *p)) == tuple(sorted(kept))

@@ -11,11 +11,11 @@ import pytest
 from conftest import REFERENCE, TEST_CARDS, card_by_id, reference_for
 from generator.cards.card import Card, load_card
 from generator.cards.problems import InputError
-from generator.counting import compute
 from generator.counting.compute import count_compute, declared_compute, step_inexact, step_refusal
 from generator.counting.derivation import derive
 from generator.counting.expr import to_text
 from generator.counting.inventory import count_parameters
+from generator.counting.poly import product
 
 CATALOG = ("bigbird-roberta-base", "bigbird-roberta-large")
 
@@ -83,32 +83,64 @@ def test_use_bias_drops_the_query_key_and_value_biases() -> None:
     assert with_biases - reference_for("test-big-bird-masked-lm")["total"] == 3 * 12 * 2
 
 
-def test_full_attention_up_to_the_fallback_length_and_not_past_it() -> None:
-    """BigBirdModel runs full attention for s ≤ (5 + 2r)·block: there the step is BERT's polynomial, which
-    torch matches to the FLOP and byte. Past it block-sparse attention runs, and the same polynomial misses."""
+def test_one_set_of_formulas_holds_on_both_pieces() -> None:
+    """Full attention for s ≤ (5 + 2r)·block, block-sparse past it: one declaration, in the pieces' 0/1
+    symbols and the padded length, matches torch to the FLOP and byte at every point of each piece."""
     card = load_card(TEST_CARDS / "test-big-bird-block-sparse.yaml")
     last = fallback_length(card)
     assert last == 14 and card.config["max_position_embeddings"] > last
-    polynomial = declared_compute(card)
+    figures = declared_compute(card)
     for point in measured("test-big-bird-block-sparse"):
-        figures = polynomial.at(point["batch"], point["seq"])
-        found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
-        expected = (point["forward"], point["backward"], point["fp32"], point["bf16"])
-        assert (found == expected) is (point["seq"] <= last), point
+        found = figures.at(point["batch"], point["seq"])
+        assert (found.forward, found.backward, found.activations["fp32"], found.activations["bf16"]) == (
+            point["forward"],
+            point["backward"],
+            point["fp32"],
+            point["bf16"],
+        ), point
     assert {p["seq"] for p in measured("test-big-bird-block-sparse")} >= {last, last + 1, last + 2}
 
 
-def test_a_block_sparse_card_whose_table_is_longer_shows_no_step() -> None:
-    """Both published models reach block-sparse attention at s = P: their pages say so and show no figure."""
-    for card_id in CATALOG:
-        card = card_by_id(card_id)
-        assert step_inexact(card) is not None and step_refusal(card) is None
-        with pytest.raises(compute.StepNotExactError):
-            count_compute(card)
-    base = card_by_id("bigbird-roberta-base")
-    assert step_inexact(with_config(base, attention_type="original_full")) is None
-    assert step_inexact(with_config(base, max_position_embeddings=fallback_length(base))) is None
-    assert step_inexact(with_config(base, max_position_embeddings=fallback_length(base) + 1)) is not None
+@pytest.mark.parametrize(
+    ("seq", "pieces"),
+    [
+        (704, {"f": 0, "n": 11, "m": 704, "q": 0}),
+        (705, {"f": 1, "n": 12, "m": 768, "q": 1}),
+        (768, {"f": 1, "n": 12, "m": 768, "q": 0}),
+    ],
+)
+def test_the_step_symbols_switch_at_the_fallback_length(seq: int, pieces: dict[str, int]) -> None:
+    """f turns to 1 one token past 704; m, the layers' length, is then s rounded up to whole blocks of
+    64, and q says whether that pads."""
+    values = declared_compute(card_by_id("bigbird-roberta-base")).values_at(1, seq)
+    assert {name: values[name] for name in pieces} == pieces
+
+
+@pytest.mark.parametrize("card_id", CATALOG)
+def test_a_published_model_shows_its_step_at_its_full_length(card_id: str) -> None:
+    """Both published models reach block-sparse attention at s = P = 4,096: their pages show that step."""
+    card = card_by_id(card_id)
+    assert step_inexact(card) is None and step_refusal(card) is None
+    point = next(p for p in measured(card_id) if (p["batch"], p["seq"]) == (2, 4_096))
+    found = count_compute(card).at(2, 4_096)
+    assert (found.forward, found.backward, found.activations["fp32"], found.activations["bf16"]) == (
+        point["forward"],
+        point["backward"],
+        point["fp32"],
+        point["bf16"],
+    )
+
+
+@pytest.mark.parametrize(("batch", "seq", "copied"), [(2, 15, True), (1, 15, False), (2, 16, False), (2, 14, False)])
+def test_the_masked_lm_head_copies_its_input_only_from_a_padded_batch(batch: int, seq: int, copied: bool) -> None:
+    """The heads read the first s of m tokens. Only when the model padded (s = 15) and b > 1 is that slice
+    strided, and the masked LM's dense layer copies it; at s = 16 there is no padding, at 14 no block."""
+    figures = declared_compute(load_card(TEST_CARDS / "test-big-bird-block-sparse-pretraining.yaml"))
+    module = next(x for block in figures.blocks for x in block.modules if x.path.endswith("transform.dense"))
+    copy = next(t for t in module.saved if t.key == "transform input copy")
+    values = figures.values_at(batch, seq)
+    elements = product(copy.shape).evaluate(values) if batch > 1 or not copy.batch_above_one else 0
+    assert elements == (batch * seq * 16 if copied else 0)
 
 
 @pytest.mark.parametrize(("attention_type", "built"), [("block_sparse", True), ("original_full", False)])
@@ -152,3 +184,12 @@ def test_block_sparse_flops_are_one_polynomial_in_the_padded_length() -> None:
             layer = 2 * b * padded * (4 * width * width + 2 * width * inner) + attention
             pooler = 2 * b * width * width
             assert (point["forward"], point["backward"]) == (layers * layer + pooler, 2 * layers * layer), point
+
+
+@pytest.mark.parametrize(("length", "refused"), [(24, False), (25, True), (14, False), (15, True)])
+def test_a_table_of_no_whole_number_of_blocks_cannot_run_its_full_length(length: int, refused: bool) -> None:
+    """Past 14 tokens the model pads s to whole blocks of 2: at s = P an odd table is one position short,
+    and the step raises (the sample's config with P = 19 records torch's error)."""
+    card = with_config(load_card(TEST_CARDS / "test-big-bird-block-sparse.yaml"), max_position_embeddings=length)
+    assert (step_refusal(card) is not None) is refused
+    assert step_refusal(with_config(card, attention_type="original_full")) is None

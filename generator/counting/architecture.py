@@ -108,6 +108,9 @@ class Dtype(enum.Enum):
     # A copy cast to the model's type: the same storage as its fp32 source in an fp32 model, a second
     # one in bf16 (attention probabilities computed in fp32 and cast back).
     CAST = "cast"
+    # The fp32 source of such copies when it is all that is kept: itself in an fp32 model, where the
+    # cast is a no-op, and nothing in bf16, where each cast copy (CAST) is kept instead (a mask each layer casts).
+    UNCAST = "uncast"
 
     __hash__ = object.__hash__  # see Head
 

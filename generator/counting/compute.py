@@ -49,6 +49,7 @@ ELEMENT_BYTES: Mapping[Dtype, Mapping[str, int]] = {
     Dtype.INT64: {"fp32": 8, "bf16": 8},
     Dtype.BOOL: {"fp32": 1, "bf16": 1},
     Dtype.CAST: {"fp32": 0, "bf16": 2},
+    Dtype.UNCAST: {"fp32": 4, "bf16": 0},
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.counting.architecture import Block
+from generator.counting.architecture import Block, Saved
 from generator.counting.compute import PRECISIONS, BlockCompute, Compute, stored_bytes
 from generator.counting.expr import Expr
 from generator.counting.poly import Poly
@@ -80,6 +80,15 @@ class ComputeDerivation:
     skipped: tuple[Skipped, ...]
 
 
+def kept_at(tensor: Saved, batch: int, seq: int) -> bool:
+    """Whether a storage is kept at this (b, s): some are kept only at b = 1, only above it, or only for s > 1."""
+    return (
+        (batch == 1 or not tensor.batch_one)
+        and (batch > 1 or not tensor.batch_above_one)
+        and (seq > 1 or not tensor.seq_above_one)
+    )
+
+
 def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
     """Work a card's training step at batch size ``batch`` and sequence length ``seq``."""
     values = compute.values_at(batch, seq)
@@ -102,9 +111,7 @@ def derive_compute(compute: Compute, batch: int, seq: int) -> ComputeDerivation:
                 p: tuple(
                     line(t.key, stored_bytes(t.shape, t.dtype, p), once=t.shared)
                     for t in module.saved
-                    if (batch == 1 or not t.batch_one)
-                    and (batch > 1 or not t.batch_above_one)
-                    and (seq > 1 or not t.seq_above_one)
+                    if kept_at(t, batch, seq)
                 )
                 for p in PRECISIONS
             }

@@ -22,7 +22,7 @@ from generator.counting.compute import (
     ModuleCompute,
     elements,
 )
-from generator.counting.compute_derivation import Line, ModuleLines, derive_compute, worked_line
+from generator.counting.compute_derivation import Line, ModuleLines, derive_compute, kept_at, worked_line
 from generator.counting.expr import Expr
 from generator.counting.inventory import Counted
 from generator.counting.ops import is_mask
@@ -275,6 +275,7 @@ def _module(
         )
         for declared, line in zip(computed.products, worked.forward, strict=True)
     )
+    kept = tuple(t for t in computed.saved if kept_at(t, 1, seq))  # the storages the derivation works out
     saved = tuple(
         SavedStorage(
             words.name("saved", _storage(computed.path, tensor.key)),
@@ -283,7 +284,7 @@ def _module(
             tensor.shared,
             is_mask(computed.path, tensor.key),
         )
-        for tensor, *lines in zip(computed.saved, *(worked.saved[p] for p in PRECISIONS), strict=True)
+        for tensor, *lines in zip(kept, *(worked.saved[p] for p in PRECISIONS), strict=True)
     )
     return ShownModule(anchor, label, products, worked.backward, saved)
 

@@ -15,21 +15,28 @@ attends in blocks of ``block_size`` tokens (global, sliding and ``num_random_blo
 and pads s up to a multiple of the block. Both hold the same query, key and value tensors. For
 s ≤ (5 + 2·num_random_blocks)·block_size, BigBirdModel switches itself to full attention (for good:
 the model keeps that type for every later step).
+
+The step is declared on both pieces at once: the full attention times 1 − f, the block-sparse
+attention times f, every block on the length m (s, or s padded to whole blocks once f = 1). The
+step symbols f, n, m and q are worked out at each (b, s) (step_symbols.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import Any
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, eq, gt, mul, sub, truthy
+from generator.counting.conditions import const, div, eq, gt, maximum, minimum, mod, mul, neg, sub, truthy, value
 from generator.counting.families import activations, common, dropouts, heads, step_rules
+from generator.counting.families.blocks.padded import padded
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
-from generator.counting.layouts import b, embedding, layer_norm, linear
+from generator.counting.layouts import b, embedding, layer_norm, linear, s
+from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
 
 H = common.H
@@ -38,14 +45,33 @@ SYMBOLS = symbols("VPTHILAC")
 
 BACKBONE = "bert."  # the attribute every head class stores the encoder under
 
+# The step's symbols. Past F = (5 + 2r)·k tokens (f = 1) the model pads s to n whole blocks of k and
+# attends block-sparse; up to F (f = 0) it runs full attention on s. m is the length the layers run on.
+FALLBACK = mul(sub(5, mul(-2, "num_random_blocks")), "block_size")
+SPARSE_NOW = minimum(1, maximum(0, sub("seq", FALLBACK)))
+BLOCKS_NOW = neg(div(neg("seq"), "block_size"))
+LENGTH_NOW = sub("seq", mul(SPARSE_NOW, sub("seq", mul(BLOCKS_NOW, "block_size"))))
+STEP_SYMBOLS = (
+    arch.Symbol("k", "block_size", value=value("block_size")),
+    arch.Symbol("r", "num_random_blocks", value=value("num_random_blocks"), minimum=0),
+    arch.Symbol("f", "1 if s > (5 + 2r)·k, else 0", value=SPARSE_NOW),
+    arch.Symbol("n", "⌈s / k⌉", value=BLOCKS_NOW),
+    arch.Symbol("m", "s, or nk past (5 + 2r)·k", value=LENGTH_NOW),
+    arch.Symbol("q", "1 if the model pads s, else 0", value=minimum(1, sub(LENGTH_NOW, "seq"))),
+)
+k, r, f, n, m, q = (Poly.symbol(name) for name in "krfnmq")
+FULL_NOW = Poly.constant(1) + f * -1
 
-def _embeddings(prefix: str) -> arch.Block:
+
+def _embeddings(prefix: str, sparse: bool) -> arch.Block:
     """BertEmbeddings' tables and LayerNorm. The position and token type ids are views of buffers:
-    BigBirdModel expands the zero buffer itself, so the segment table keeps nothing new."""
+    BigBirdModel expands the zero buffer itself, so the segment table keeps nothing new. When it pads
+    (q = 1), the padded token types are a new tensor, which the segment table keeps."""
+    types = arch.Saved("padded token types", (q, b, s), arch.Dtype.INT64) if sparse else None
     modules = (
         common.token_table(H),
         common.position_table(H),
-        embedding("token_type_embeddings", "segment-embeddings", common.T, H, ids=None),
+        embedding("token_type_embeddings", "segment-embeddings", common.T, H, ids=types),
         common.embedding_norm(H),
     )
     return common.embeddings_block(prefix, modules)
@@ -64,17 +90,66 @@ def _attention(path: str, bias: bool) -> tuple[arch.Module, ...]:
     )
 
 
+def _scaled(op: arch.Op, factor: Poly) -> arch.Op:
+    """The op on one piece of the lengths: its products and saved tensors times ``factor`` (1 or 0)."""
+    products = tuple(dataclasses.replace(p, m=p.m * factor) for p in op.products)
+    saved = tuple(dataclasses.replace(t, shape=(factor, *t.shape)) for t in op.saved)
+    return dataclasses.replace(op, products=products, saved=saved)
+
+
+def block_sparse_attention(path: str) -> arch.Op:
+    """BigBirdBlockSparseAttention on m = nk tokens, with A heads and r random blocks.
+
+    The first and last query blocks attend to all m keys; the second and second-last to 4 + r blocks;
+    the n − 4 middle ones to 5 + r (3 sliding, r random, 2 global). Each part keeps its own keys,
+    values and probabilities. With b > 1 the batched products copy the query, key and value blocks
+    they read; with one sequence they read views, which keep the query itself.
+    """
+    heads = common.A
+    TWO, THREE, FOUR, EIGHT = (Poly.constant(c) for c in (2, 3, 4, 8))
+    middle = m + k * -4  # the middle query blocks' tokens, (n − 4)·k
+    second = k * (r + 4)
+    kept = (
+        arch.Saved("random blocks", (b, heads, n + -2, r), arch.Dtype.INT64),
+        arch.Saved("blocked key", (b, m, H)),
+        arch.Saved("blocked value", (b, m, H)),
+        arch.Saved("blocked query", (b, m, H), batch_one=True),
+        arch.Saved("global rows' probabilities", (b, heads, k * 2, m)),
+        arch.Saved("second rows' keys and values", (b, FOUR, second, H)),
+        arch.Saved("second rows' probabilities", (b, heads, k * 2, second)),
+        arch.Saved("middle rows' sliding keys and values", (b, TWO, middle, THREE, H)),
+        arch.Saved("middle queries, copied", (b, TWO, middle, H)),
+        arch.Saved("middle rows' random keys and values", (b, TWO, middle, r, H)),
+        arch.Saved("middle rows' probabilities", (b, heads, middle, k * (r + 5))),
+        arch.Saved("sliding block positions", (n + -4, THREE), arch.Dtype.INT64),
+        # The padded mask, fp32: each layer casts it to the model's type (a new copy in bf16 only).
+        arch.Saved("attention mask", (b, m), arch.Dtype.UNCAST, shared=True),
+        arch.Saved("attention mask, cast", (b, m), arch.Dtype.CAST),
+        arch.Saved("keys and values, copied for the global rows", (b, FOUR, m, H), batch_above_one=True),
+        arch.Saved("query, key and value blocks, copied", (b, EIGHT, k, H), batch_above_one=True),
+        arch.Saved("middle queries, copied for the global keys", (b, TWO, middle, H), batch_above_one=True),
+    )
+    rows = (("global", b * k * 2, m), ("second", b * k * 2, second), ("middle", b * middle, k * (r + 5)))
+    products = tuple(arch.Product(f"{name} rows QKᵀ", queries, keys, H) for name, queries, keys in rows)
+    products += tuple(arch.Product(f"{name} rows' probabilities × V", queries, H, keys) for name, queries, keys in rows)
+    return _scaled(arch.Op(path, "block-sparse-attention", products=products, saved=kept), f)
+
+
 def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     """BigBirdLayer, repeated L times: attention, cross-attention for a decoder, feed-forward."""
     modules = _attention("attention", on["qkv_bias"])
     if on["cross_attention"]:
         cross = _attention("crossattention", on["qkv_bias"])
-        modules += tuple(arch.Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
+        modules += tuple(arch.Module(x.path, f"cross-attention-{x.key}", x.params, x.heads, part=x.part) for x in cross)
     modules += (
         *common.feed_forward("intermediate.dense", "output.dense"),
         layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, common.bert_layer_ops())
+    if not on["block_sparse"]:
+        return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, common.bert_layer_ops())
+    full, *rest = common.bert_layer_ops()
+    pieces = (_scaled(full, FULL_NOW), block_sparse_attention(full.path))
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, (*pieces, *rest))
 
 
 def _pooler(prefix: str, read: bool) -> arch.Block:
@@ -92,7 +167,9 @@ def _pooler(prefix: str, read: bool) -> arch.Block:
 def _backbone(on: Mapping[str, bool], head: arch.Head, prefix: str, _pooled: bool) -> tuple[arch.Block, ...]:
     # Every head class builds BigBirdModel with its pooler; only the pre-training head reads it.
     read = head in (arch.Head.BASE, arch.Head.PRETRAINING)
-    return (_embeddings(prefix), _layer(on, prefix), _pooler(prefix, read))
+    blocks = (_embeddings(prefix, on["block_sparse"]), _layer(on, prefix), _pooler(prefix, read))
+    # Block-sparse attention pads s to m before the embeddings; the pooler reads the padded output.
+    return tuple(padded(block, m) for block in blocks) if on["block_sparse"] else blocks
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
@@ -104,18 +181,20 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
         # BigBirdClassificationHead: RoBERTa's shape, with the config's hidden_act instead of tanh.
         arch.Head.SEQUENCE_CLASSIFICATION: lambda: (heads.dense_classifier("hidden_act", configured=True),),
     }
-    return common.assemble("BigBird", BACKBONE, head, functools.partial(_backbone, on, head), on_top)
+    found = common.assemble("BigBird", BACKBONE, head, functools.partial(_backbone, on, head), on_top)
+    if not on["block_sparse"]:
+        return found
+    return dataclasses.replace(found, blocks=tuple(_unpadded_input(block) for block in found.blocks))
 
 
-# BigBirdModel runs full attention up to (5 + 2·num_random_blocks)·block_size tokens. A block-sparse
-# config whose position table is longer reaches block-sparse attention at s = P: P − 5·block_size
-# exceeds 2·num_random_blocks·block_size.
-block_sparse_reached = Rule(
-    "big-bird-block-sparse-long",
-    eq("attention_type", const("block_sparse"))
-    & gt(sub("max_position_embeddings", mul(5, "block_size")), mul(mul(2, "num_random_blocks"), "block_size")),
-    ("attention_type", "block_size", "num_random_blocks", "max_position_embeddings"),
-)
+def _unpadded_input(block: arch.Block) -> arch.Block:
+    """The masked-LM head reads the first s of m tokens. When the model padded (q = 1) and b > 1, its
+    dense layer copies them, and keeps the copy; otherwise it reads a view of the padded output."""
+    copy = arch.Saved("transform input copy", (q, b, s, H), batch_above_one=True)
+    modules = tuple(
+        dataclasses.replace(x, saved=(*x.saved, copy)) if x.key == "transform-dense" else x for x in block.modules
+    )
+    return dataclasses.replace(block, modules=modules)
 
 
 def fallback_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
@@ -129,6 +208,16 @@ def fallback_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
 
 FULL = eq("attention_type", const("original_full"))
 BLOCK_SPARSE = eq("attention_type", const("block_sparse"))
+# Past F the model pads s to whole blocks. When P is no whole number of blocks, s = P pads past the
+# position table, and the embeddings' sum raises: transformers cannot run the step at full length.
+padding_past_positions = Rule(
+    "big-bird-padding-past-positions",
+    BLOCK_SPARSE
+    & ~truthy("add_cross_attention")
+    & gt("max_position_embeddings", FALLBACK)
+    & gt(mod("max_position_embeddings", "block_size"), 0),
+    ("max_position_embeddings", "block_size"),
+)
 # BigBirdAttention knows two types; BigBirdModel.forward raises on any other even without layers.
 unknown_attention_type = Rule(
     "big-bird-attention-type",
@@ -150,6 +239,15 @@ attention_dropout_in_step = dropouts.dropout_range(
 )
 
 
+SPARSE_AT_20 = {
+    "attention_type": "block_sparse",
+    "block_size": 2,
+    "num_random_blocks": 1,
+    "max_position_embeddings": 20,
+}
+SPARSE_AT_19 = {**SPARSE_AT_20, "max_position_embeddings": 19}
+
+
 FAMILY = arch.Family(
     name="big_bird",
     symbols=SYMBOLS,
@@ -166,12 +264,17 @@ FAMILY = arch.Family(
         *step_rules.COMMON,
         step_rules.no_token_type_row,
         unknown_attention_type,
+        padding_past_positions,
         attention_dropout_in_step,
         *dropouts.in_step(dropouts.ENCODER),
     ),
-    inexact_steps=(block_sparse_reached,),
+    compute_symbols=STEP_SYMBOLS,
     switches=(
         Switch("qkv_bias", truthy("use_bias"), ("layer",)),
+        # BigBirdModel builds a decoder with cross-attention as full attention whatever the config says.
+        Switch(
+            "block_sparse", BLOCK_SPARSE & ~truthy("add_cross_attention"), ("embeddings", "layer", "pooler", "mlm-head")
+        ),
         common.tied("mlm-head"),
         common.CROSS_ATTENTION,
     ),
@@ -188,7 +291,13 @@ FAMILY = arch.Family(
             "block_size": ((2, 4), (ABSENT,)),
             "num_random_blocks": ((1, 2), (ABSENT,)),
         },
-        pinned=(Pinned("sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),),
+        pinned=(
+            Pinned("sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),
+            # At s = P = 19 the model pads to 20 positions, past its table: the step raises.
+            Pinned("base", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40, **SPARSE_AT_19}),
+            # Block-sparse at (3, P): three sequences of 20 tokens under the masked LM.
+            Pinned("masked-lm", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40, **SPARSE_AT_20}),
+        ),
         sentence_label="next_sentence_label",
         lengths=fallback_lengths,
     ),
