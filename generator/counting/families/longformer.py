@@ -57,7 +57,9 @@ WINDOWS = arch.Symbol("N", "⌈s / attention_window⌉", value=neg(div(neg("seq"
 # Two pieces, each 1 or 0: whether b > 1, and whether b > 1 and s > 1. A copy is made only then.
 MANY = arch.Symbol("c", "1 if b > 1, else 0", value=minimum(1, sub("batch", 1)))
 CUT = arch.Symbol("k", "1 if b > 1 and s > 1, else 0", value=minimum(1, mul(sub("batch", 1), sub("seq", 1))))
-w, N, c, k = (Poly.symbol(name) for name in "wNck")
+# Whether A = 1, for a card: with one sequence of one head, the chunks are views, not copies.
+ONE_HEAD = arch.Symbol("o", "1 if A = 1, else 0", value=sub(1, minimum(1, sub("num_attention_heads", 1))))
+w, N, c, k, o = (Poly.symbol(name) for name in "wNcko")
 PADDED = w * N * 2  # the length the model pads s to: N windows of 2w tokens
 
 
@@ -95,11 +97,15 @@ def sliding_attention(path: str) -> arch.Op:
 
     Scores: the query and key cut into 2N − 1 overlapping chunks of 2w rows, each chunk's rows times
     its columns. Output: 2N chunks of w rows, each over 3w values. Each operand is a copy it keeps.
-    The softmax keeps 2w + 1 scores a token; the two edge windows keep their masks; the model's
-    mask of padded tokens is kept once for all layers.
+    With one sequence of one head, the batched products read the chunks as views instead: they keep
+    the query, the key, and the value padded by w on both ends. The softmax keeps 2w + 1 scores a
+    token; the two edge windows keep their masks; the model's mask of padded tokens is kept once
+    for all layers.
     """
     heads = common.A
-    chunked = (b, N * 2 + -1, w * 2, H)
+    views = o * (Poly.constant(1) + c * -1)
+    copied = Poly.constant(1) + views * -1
+    chunked = (copied, b, N * 2 + -1, w * 2, H)
     grid = (b, PADDED, heads, w * 2 + 1)
     dropout = ops.probability("attention_probs_dropout_prob")
     return arch.Op(
@@ -112,12 +118,15 @@ def sliding_attention(path: str) -> arch.Op:
         saved=(
             arch.Saved("query chunks", chunked),
             arch.Saved("key chunks", chunked),
+            arch.Saved("query", (views, b, PADDED, H)),
+            arch.Saved("key", (views, b, PADDED, H)),
             arch.Saved("first window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
             arch.Saved("last window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
             arch.Saved("probabilities", grid, arch.Dtype.FLOAT32),
             arch.Saved("padded tokens", (b, PADDED), arch.Dtype.BOOL, shared=True),
             arch.Saved("attention dropout mask", grid, when=dropout),
-            arch.Saved("value chunks", (b, N * 2, w * 3, H)),
+            arch.Saved("value chunks", (copied, b, N * 2, w * 3, H)),
+            arch.Saved("padded value", (views, b, PADDED + w * 2, H)),
             arch.Saved("diagonal probabilities", (b, heads, N * 2, w, w * 3 + 2)),
         ),
     )
@@ -195,8 +204,6 @@ INEXACT_STEPS = (
     ),
     # The classifier's global first token adds products and copies not declared yet.
     Rule("longformer-global-token", gt("num_hidden_layers", 0) & head_is("sequence-classification"), ()),
-    # Measured: with one head a layer saves one b·s′·H tensor fewer, a view where more heads copy.
-    Rule("longformer-one-head", gt("num_hidden_layers", 0) & eq("num_attention_heads", 1), ("num_attention_heads",)),
 )
 
 
@@ -234,7 +241,7 @@ FAMILY = arch.Family(
     switches=(common.tied("mlm-head"),),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
     inexact_steps=INEXACT_STEPS,
-    compute_symbols=(W_HALF, WINDOWS, MANY, CUT),
+    compute_symbols=(W_HALF, WINDOWS, MANY, CUT, ONE_HEAD),
     ground_truth=GroundTruth(
         draws={
             "type_vocab_size": ((1, 2), (0,)),
