@@ -15,6 +15,7 @@ projections run; the masked LM gives no global mask, so its do not.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
@@ -24,7 +25,6 @@ from generator.counting.conditions import (
     eq,
     ge,
     gt,
-    head_is,
     largest,
     le,
     length,
@@ -37,7 +37,7 @@ from generator.counting.conditions import (
     sub,
 )
 from generator.counting.families import activations, common, dropouts, roberta
-from generator.counting.families.blocks.padded import padded
+from generator.counting.families.blocks.padded import padded, substitute
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 from generator.counting.layouts import b, layer_norm, linear, s
@@ -53,19 +53,26 @@ BACKBONE = "longformer."  # the attribute every head class stores the encoder un
 
 # The step's symbols: w, half the (widest) window, and N, the windows the padded sequence holds.
 W_HALF = arch.Symbol("w", "attention_window / 2", value=div(largest("attention_window"), 2))
-WINDOWS = arch.Symbol("N", "⌈s / attention_window⌉", value=neg(div(neg("seq"), largest("attention_window"))))
+WINDOWS_HELD = neg(div(neg("seq"), largest("attention_window")))
+WINDOWS = arch.Symbol("N", "⌈s / attention_window⌉", value=WINDOWS_HELD)
 # Two pieces, each 1 or 0: whether b > 1, and whether b > 1 and s > 1. A copy is made only then.
 MANY = arch.Symbol("c", "1 if b > 1, else 0", value=minimum(1, sub("batch", 1)))
 CUT = arch.Symbol("k", "1 if b > 1 and s > 1, else 0", value=minimum(1, mul(sub("batch", 1), sub("seq", 1))))
-w, N, c, k = (Poly.symbol(name) for name in "wNck")
+# Whether A = 1, for a card: with one sequence of one head, the chunks are views, not copies.
+ONE_HEAD = arch.Symbol("o", "1 if A = 1, else 0", value=sub(1, minimum(1, sub("num_attention_heads", 1))))
+# Whether the padded sequence holds more than one window.
+WINDOWS_MORE = arch.Symbol("m", "1 if N > 1, else 0", value=minimum(1, sub(WINDOWS_HELD, 1)))
+w, N, c, k, o, m = (Poly.symbol(name) for name in "wNckom")
 PADDED = w * N * 2  # the length the model pads s to: N windows of 2w tokens
+VIEWS = o * (Poly.constant(1) + c * -1)  # 1 when one sequence of one head reads its chunks as views
 
 
-def _attention(path: str) -> tuple[arch.Module, ...]:
+def _attention(path: str, global_token: bool) -> tuple[arch.Module, ...]:
     """LongformerAttention: the local query, key and value, their global copies, then the output.
 
     The local projections read the layer's input transposed to (s, b, H): each copies it first, and
-    keeps its own copy. The global projections run only for global tokens, which these steps lack.
+    keeps its own copy. The global key and value read it the same way, for the global token only.
+    The global query reads the global token's b rows alone.
     """
     own = f"{path}.self."
     # With one sequence the transposed input is laid out as before: the three read the layer's input itself.
@@ -74,10 +81,27 @@ def _attention(path: str) -> tuple[arch.Module, ...]:
         linear(f"{own}{name}", name, H, H, heads="A", part=arch.Part.ATTENTION, saves=(once, _copy(name)))
         for name in ("query", "key", "value")
     )
-    global_projections = tuple(
-        arch.Module(f"{own}{name}_global", f"{name}-global", m.params, "A", part=arch.Part.ATTENTION)
-        for name, m in zip(("query", "key", "value"), local, strict=True)
-    )
+    if global_token:
+        global_projections = (
+            linear(f"{own}query_global", "query-global", H, H, heads="A", part=arch.Part.ATTENTION, rows=b),
+            *(
+                linear(
+                    f"{own}{name}_global",
+                    f"{name}-global",
+                    H,
+                    H,
+                    heads="A",
+                    part=arch.Part.ATTENTION,
+                    saves=(once, _copy(f"{name} global")),
+                )
+                for name in ("key", "value")
+            ),
+        )
+    else:
+        global_projections = tuple(
+            arch.Module(f"{own}{name}_global", f"{name}-global", m.params, "A", part=arch.Part.ATTENTION)
+            for name, m in zip(("query", "key", "value"), local, strict=True)
+        )
     return (
         *local,
         *global_projections,
@@ -90,19 +114,22 @@ def _copy(name: str) -> arch.Saved:
     return arch.Saved(f"{name} input copy", (c, b, s, H))
 
 
-def sliding_attention(path: str) -> arch.Op:
+def sliding_attention(path: str, global_token: bool = False) -> arch.Op:
     """Sliding-chunk attention over the padded length 2wN, with no global token.
 
     Scores: the query and key cut into 2N − 1 overlapping chunks of 2w rows, each chunk's rows times
     its columns. Output: 2N chunks of w rows, each over 3w values. Each operand is a copy it keeps.
-    The softmax keeps 2w + 1 scores a token; the two edge windows keep their masks; the model's
-    mask of padded tokens is kept once for all layers.
+    With one sequence of one head, the batched products read the chunks as views instead: they keep
+    the query, the key, and the value padded by w on both ends. The softmax keeps 2w + 1 scores a
+    token; the two edge windows keep their masks; the model's mask of padded tokens is kept once
+    for all layers.
     """
     heads = common.A
-    chunked = (b, N * 2 + -1, w * 2, H)
-    grid = (b, PADDED, heads, w * 2 + 1)
+    views, copied = VIEWS, Poly.constant(1) + VIEWS * -1
+    chunked = (copied, b, N * 2 + -1, w * 2, H)
+    grid = (b, PADDED, heads, w * 2 + 1 + int(global_token))
     dropout = ops.probability("attention_probs_dropout_prob")
-    return arch.Op(
+    op = arch.Op(
         path,
         "attention",
         products=(
@@ -112,30 +139,70 @@ def sliding_attention(path: str) -> arch.Op:
         saved=(
             arch.Saved("query chunks", chunked),
             arch.Saved("key chunks", chunked),
+            arch.Saved("query", (views, b, PADDED, H)),
+            arch.Saved("key", (views, b, PADDED, H)),
             arch.Saved("first window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
             arch.Saved("last window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
             arch.Saved("probabilities", grid, arch.Dtype.FLOAT32),
             arch.Saved("padded tokens", (b, PADDED), arch.Dtype.BOOL, shared=True),
             arch.Saved("attention dropout mask", grid, when=dropout),
-            arch.Saved("value chunks", (b, N * 2, w * 3, H)),
+            arch.Saved("value chunks", (copied, b, N * 2, w * 3, H)),
+            arch.Saved("padded value", (views, b, PADDED + w * 2, H)),
             arch.Saved("diagonal probabilities", (b, heads, N * 2, w, w * 3 + 2)),
         ),
     )
+    return _with_global_token(op) if global_token else op
 
 
-def _layer(prefix: str) -> arch.Block:
+def _with_global_token(op: arch.Op) -> arch.Op:
+    """The classifier's first token, global: each token also scores it, and it scores every token.
+
+    Four more products, each b·s′·H: the scores against the global key, the global value's share of
+    each output, then the global query's scores and output over all s′ tokens.
+    """
+    heads = common.A
+    dropout = ops.probability("attention_probs_dropout_prob")
+    products = (
+        arch.Product("scores against the global key", b * PADDED, Poly.constant(1), H),
+        arch.Product("global probabilities × global V", b * PADDED, H, Poly.constant(1)),
+        arch.Product("global scores", b, PADDED, H),
+        arch.Product("global probabilities × V", b, H, PADDED),
+    )
+    saved = (
+        arch.Saved("global token index", (b, Poly.constant(2)), arch.Dtype.INT64),
+        arch.Saved("global token batch index", (b, Poly.constant(2)), arch.Dtype.INT64),
+        arch.Saved("global key", (b, H)),
+        # The query is copied again for its scores against the global key, unless one window holds it all.
+        arch.Saved("query for the global key", (m * (Poly.constant(1) + VIEWS * -1), b, PADDED, H)),
+        arch.Saved("global value", (b, H)),
+        arch.Saved("global query", (b, H)),
+        arch.Saved("probabilities of the global key", (b, PADDED, heads)),
+        arch.Saved("global key projection", (b, PADDED, H)),
+        arch.Saved("global value projection", (b, PADDED, H)),
+        arch.Saved("global probabilities", (b, heads, PADDED), arch.Dtype.FLOAT32),
+        arch.Saved("global dropout mask", (b, heads, PADDED), when=dropout),
+        *ops.either(
+            dropout,
+            arch.Saved("dropped global probabilities", (b, heads, PADDED)),
+            arch.Saved("global probabilities, cast", (b, heads, PADDED), arch.Dtype.CAST),
+        ),
+    )
+    return dataclasses.replace(op, products=(*op.products, *products), saved=(*op.saved, *saved))
+
+
+def _layer(prefix: str, global_token: bool) -> arch.Block:
     """LongformerLayer, repeated L times: the attention above, then BERT's feed-forward, on the padded length."""
     modules = (
-        *_attention("attention"),
+        *_attention("attention", global_token),
         *common.feed_forward("intermediate.dense", "output.dense"),
         layer_norm("output.LayerNorm", "output-layernorm", H),
     )
-    layer_ops = (sliding_attention("attention.self"), *common.bert_layer_ops()[1:])
+    layer_ops = (sliding_attention("attention.self", global_token), *common.bert_layer_ops()[1:])
     return padded(common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops), PADDED)
 
 
-def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
-    blocks = (padded(roberta.embeddings(prefix), PADDED), _layer(prefix))
+def _backbone(prefix: str, pooler: bool, global_token: bool = False) -> tuple[arch.Block, ...]:
+    blocks = (padded(roberta.embeddings(prefix), PADDED), _layer(prefix, global_token))
     # The pooler reads the first token of the unpadded output, a view of the padded one.
     return (*blocks, padded(common.bert_pooler(prefix), PADDED)) if pooler else blocks
 
@@ -148,7 +215,7 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
         stem="Longformer",
         heads_first=False,
         attribute=BACKBONE,
-        backbone=_backbone,
+        backbone=functools.partial(_backbone, global_token=head is arch.Head.SEQUENCE_CLASSIFICATION),
         classifier_dropout=ops.probability("hidden_dropout_prob"),
     )
     return dataclasses.replace(found, blocks=tuple(_unpadded_input(block) for block in found.blocks))
@@ -161,8 +228,20 @@ def _unpadded_input(block: arch.Block) -> arch.Block:
         arch.Saved("encoder output", (Poly.constant(1) + k * -1, b, PADDED, H), shared=True),
         arch.Saved("transform input copy", (k, b, s, H)),
     )
-    modules = tuple(dataclasses.replace(m, saved=kept) if m.key == "transform-dense" else m for m in block.modules)
+    modules = tuple(
+        dataclasses.replace(m, saved=kept)
+        if m.key == "transform-dense"
+        else dataclasses.replace(m, saved=tuple(_padded_output(t) for t in m.saved))
+        for m in block.modules
+    )
     return dataclasses.replace(block, modules=modules)
+
+
+def _padded_output(saved: arch.Saved) -> arch.Saved:
+    """The classifier's token 0 is a view of the padded output: without dropout, its dense keeps all of it."""
+    if saved.key != common.ENCODER_OUTPUT.key:
+        return saved
+    return dataclasses.replace(saved, shape=tuple(substitute(size, PADDED) for size in saved.shape))
 
 
 WINDOW = "attention_window"
@@ -193,10 +272,6 @@ INEXACT_STEPS = (
         gt("num_hidden_layers", 0) & ne(smallest(WINDOW), largest(WINDOW)),
         (WINDOW,),
     ),
-    # The classifier's global first token adds products and copies not declared yet.
-    Rule("longformer-global-token", gt("num_hidden_layers", 0) & head_is("sequence-classification"), ()),
-    # Measured: with one head a layer saves one b·s′·H tensor fewer, a view where more heads copy.
-    Rule("longformer-one-head", gt("num_hidden_layers", 0) & eq("num_attention_heads", 1), ("num_attention_heads",)),
 )
 
 
@@ -234,7 +309,7 @@ FAMILY = arch.Family(
     switches=(common.tied("mlm-head"),),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
     inexact_steps=INEXACT_STEPS,
-    compute_symbols=(W_HALF, WINDOWS, MANY, CUT),
+    compute_symbols=(W_HALF, WINDOWS, MANY, CUT, ONE_HEAD, WINDOWS_MORE),
     ground_truth=GroundTruth(
         draws={
             "type_vocab_size": ((1, 2), (0,)),
