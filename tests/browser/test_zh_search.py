@@ -132,6 +132,8 @@ def test_a_chinese_word_finds_the_chinese_page_about_it_first(
     assert found and all(r["url"].startswith("zh/") for r in found), found
     assert found[0]["url"] == first, [r["url"] for r in found]
     assert query in found[0]["title"] + found[0]["excerpt"], found[0]
+    # what a reader sees is the text, not the index's pieces: no space between two Han characters
+    assert not any(re.search(r"[\u4e00-\u9fff] [\u4e00-\u9fff]", r["title"] + r["excerpt"]) for r in found), found
 
 
 def test_each_glossary_term_finds_a_page_that_shows_it(open_page: Any, zh_url: str, zh_site: Path) -> None:
