@@ -60,6 +60,9 @@ window.addEventListener("DOMContentLoaded", function () {
   var ui = new PagefindUI({
     element: "#search",
     showSubResults: true,
+    // An excerpt is counted in words, and a Chinese page's words are its characters: 12 (the default
+    // with sub-results) would show a dozen characters. 0 keeps the default.
+    excerptLength: pieces ? 30 : 0,
     showImages: false,
     mergeIndex: bundles,
     ranking: ranking,
