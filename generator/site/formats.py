@@ -6,6 +6,7 @@ the inventory (or arithmetic on it) produced.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -46,6 +47,16 @@ def reading(number: int, language: str) -> str:
     near = (number + step // 2) // step * step
     scale, unit = next((scale, unit) for scale, unit in units if near >= scale)
     return f"{decimal(Fraction(near, scale), '')} {unit}"
+
+
+def reading_data(language: str, about: str) -> str:
+    """The reading's units (exponents of ten) and its words (``about``, with ``{reading}``) as JSON for the
+    scripts; empty for a language that has no reading, whose pages carry none."""
+    units = MYRIADS.get(language, ())
+    if not units:
+        return ""
+    exponents = {unit: len(str(scale)) - 1 for scale, unit in units}
+    return json.dumps({"units": exponents, "about": about}, ensure_ascii=False, separators=(",", ":"))
 
 
 def signed(number: int) -> str:

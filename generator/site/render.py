@@ -117,7 +117,8 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         keep_trailing_newline=True,
         extensions=["jinja2.ext.i18n"],  # {% trans %} and _(): the templates' sentences, from translation.py
     )
-    env.install_gettext_translations(translation.translations(language))  # type: ignore[attr-defined]
+    words_of_language = translation.translations(language)
+    env.install_gettext_translations(words_of_language)  # type: ignore[attr-defined]
     env.filters.update(
         # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
         num=lambda n: Markup(formats.count(n)),
@@ -146,6 +147,9 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     tf_words["caption"] = Markup(tf.template("caption"))
     six_n = Markup(everywhere.template("six-n"))  # its numbers are the model's, filled in by the template
     env.globals.update(words={"footer": everywhere.html("footer"), "six_n": six_n, "tf": tf_words})
+    # A total's reading for the scripts (calculator.js, check.js), where the language has one: its units and words.
+    about = words_of_language.gettext("(about %(reading)s)") % {"reading": "{reading}"}
+    env.globals["reading_data"] = formats.reading_data(language, about)
     env.globals.update(memory_rows=memory_rows, index_rows=functools.partial(index_rows, language=language))
     env.globals.update(compare_rows=functools.partial(compare_rows, language=language))
     return env
