@@ -1,14 +1,20 @@
-"""The Chinese edition in Chromium, on a sample of its pages (conftest.py: edition_site)."""
+"""The Chinese edition in Chromium, on a sample of its pages (conftest.py: edition_site): the calculator's
+count and words, and Chinese characters drawn from a Chinese face on screen and on A4 paper."""
 
 from __future__ import annotations
 
 import random
+import re
+import shutil
+import subprocess
 from typing import Any
+
+import pytest
 
 from conftest import count_parameters
 from generator.site import formats
 
-from .conftest import EDITION, SAMPLE_SEED, WIDE
+from .conftest import EDITION, PHONE, SAMPLE_SEED, WIDE, missing
 from .test_calculator import CONFIGS, address, read_result
 from .test_layout import page_kind
 
@@ -60,3 +66,54 @@ def test_the_answer_check_reads_a_figure_in_myriads_on_the_twin_only(open_page: 
         None,  # a count noun after the unit is not read
     ]
     assert read[""] == [None, None, None, ["109500000", "100000"], None]
+
+
+def _faces(page: Any, selector: str) -> set[str]:
+    """The fonts Chromium drew the element's text with, as the DevTools protocol reports them."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    node = cdp.send(
+        "DOM.querySelector", {"nodeId": cdp.send("DOM.getDocument")["root"]["nodeId"], "selector": selector}
+    )
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node["nodeId"]})["fonts"]
+    return {font["familyName"] for font in fonts}
+
+
+# The faces a Chinese page asks for, in order (style.css): those of Simplified Chinese, never left to the system.
+CHINESE_FACES = ["PingFang SC", "Hiragino Sans GB", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei"]
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+def test_chinese_characters_come_from_a_chinese_face(open_page: Any, edition_url: str, width: int) -> None:
+    """The twin asks for Simplified Chinese faces, and Chromium draws its characters with the one CI installs."""
+    stacks = []
+    for prefix in ("", TWIN):
+        page = open_page(width)
+        page.goto(edition_url + prefix + MODEL)
+        stacks.append(
+            [face.strip().strip('"') for face in page.evaluate("getComputedStyle(document.body).fontFamily").split(",")]
+        )
+    english, chinese = stacks
+    assert not set(CHINESE_FACES) & set(english)
+    assert [face for face in chinese if face in CHINESE_FACES] == CHINESE_FACES
+    assert chinese[-1] == "sans-serif"
+    assert "Noto Sans CJK SC" in _faces(page, "p.total .reading")  # （约 1.09 亿）
+
+
+def test_the_handout_twin_prints_on_a4_in_a_chinese_face(open_page: Any, edition_url: str) -> None:
+    """On paper as on screen, and on as many A4 sheets as the English handout."""
+    if shutil.which("pdfinfo") is None:
+        missing("pdfinfo", "apt-get install poppler-utils")
+    sheets = {}
+    for prefix in ("", TWIN):
+        page = open_page(WIDE)
+        page.goto(edition_url + prefix + HANDOUT)
+        page.emulate_media(media="print")
+        if prefix:
+            assert "Noto Sans CJK SC" in _faces(page, "tr.sum .reading")  # （约 1.09 亿）
+        info = subprocess.run(["pdfinfo", "-"], input=page.pdf(format="A4"), capture_output=True, check=True)
+        text = info.stdout.decode()
+        assert "(A4)" in text, text
+        sheets[prefix] = int(re.findall(r"Pages:\s+(\d+)", text)[0])
+    assert sheets[TWIN] == sheets[""], sheets
