@@ -102,14 +102,14 @@ def translated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, P
     return root, locales
 
 
-def _build(tmp_path: Path, *more: str) -> Path:
+def _build(tmp_path: Path, *more: str, cards: tuple[str, ...] = CARDS) -> Path:
     out = tmp_path / "site"
     assert (
         main(
             [
                 "build",
                 "--models",
-                str(catalog_copy(tmp_path / "models", CARDS)),
+                str(catalog_copy(tmp_path / "models", cards)),
                 "--out",
                 str(out),
                 "--no-search",
@@ -128,12 +128,34 @@ def _pages(folder: Path) -> list[str]:
     )
 
 
+# A page of each kind, by the template that draws it: every page template of templates/ is here (checked below).
+PAGE_KINDS = {
+    "404.html": "404.html",
+    "calculator.html": "calculator/index.html",
+    "charts.html": "charts/index.html",
+    "compare.html": "compare/index.html",
+    "diff.html": "diffs/bert-base-uncased--albert-base-v2/index.html",
+    "diffs.html": "diffs/index.html",
+    "errata.html": "errata/index.html",
+    "exercises.html": "exercises/index.html",
+    "families.html": "families/index.html",
+    "family.html": "families/bert/index.html",
+    "handout.html": "handout/index.html",
+    "index.html": "index.html",
+    "model.html": "models/bert-base-uncased/index.html",
+    "search.html": "search/index.html",
+}
+EXERCISE = "exercise-bert-base-v30000"  # a card the exercises page works through: without one it is not built
+
+
 def test_every_english_page_has_its_twin_with_every_anchor_and_value(
     translated: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    out = _build(tmp_path, "--base-url", "https://atlas.example/")
+    out = _build(tmp_path, "--base-url", "https://atlas.example/", cards=(*CARDS, EXERCISE))
     english = _pages(out)
-    assert len(english) > 20 and "404.html" in english and "calculator/index.html" in english
+    templates = {p.name for p in TEMPLATES.glob("*.html") if not p.name.startswith("_") and p.name != "base.html"}
+    assert set(PAGE_KINDS) == templates  # a new kind of page is listed above, so that its twin is checked
+    assert set(PAGE_KINDS.values()) <= set(english)
     assert _pages(out / "zh") == english
     for path in english:
         page, twin = (out / path).read_text("utf-8"), (out / "zh" / path).read_text("utf-8")
