@@ -214,17 +214,12 @@ def render_markdown(text: str) -> Markup:
 
 
 def model_page(
-    model: Model,
-    text: Text,
-    related: Related | None = None,
-    compute: ComputeView | None = None,
-    language: str = LANGUAGE,
+    model: Model, text: Text, related: Related | None = None, compute: ComputeView | None = None, language: str = ""
 ) -> Page:
-    """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages.
-
-    Its texts may say the total's reading, ``{reading}`` (1.09 亿), where the language has one."""
+    """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages, whose
+    texts may give the total's reading, ``{reading}`` (1.09 亿), where the language has one."""
     words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
-    words["reading"] = formats.reading(model.total, language)
+    words["reading"] = formats.reading(model.total, language or LANGUAGE)
     own = text.section("model")
     return Page(
         f"models/{model.id}/index.html",
