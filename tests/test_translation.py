@@ -345,6 +345,9 @@ def test_a_rebuild_of_both_editions_reuses_every_page(
     args = ["build", "--models", str(models), "--out", str(out), "--no-search", "--cache-dir", str(cache), "-j", "1"]
     assert main(args) == 0
     first = snapshot(out)
+    # Without a base URL no alternate is written: search engines take one only at a full address.
+    assert 'rel="alternate"' not in (out / "index.html").read_text("utf-8")
+    assert 'class="language"' in (out / "index.html").read_text("utf-8")
     seen = cards_through(monkeypatch, pipeline, "named_or_counted")
     assert main(args) == 0
     assert (seen, snapshot(out)) == ([], first)
