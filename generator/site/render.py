@@ -25,7 +25,7 @@ from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
-from generator.site import comparison_step, content, exports, formats, translation
+from generator.site import comparison_step, content, exports, formats, translation, typography
 from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
@@ -318,9 +318,8 @@ class Renderer:
         template = self.env.get_template(page.template)
         site_root = page.root + "../" * self.options.prefix.count("/")  # past the edition's folder
         context = page.gather()
-        return template.render(page=page, root=page.root, site_root=site_root, options=self.options, **context).encode(
-            "utf-8"
-        )
+        html = template.render(page=page, root=page.root, site_root=site_root, options=self.options, **context)
+        return typography.tidy_spacing(html, self.options.language).encode("utf-8")
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
@@ -395,18 +394,15 @@ class Renderer:
         page = Page("404.html", "404.html", words("title", site=SITE_TITLE), words("description"))
         site_root = self.options.base_url or "/"
         root = site_root + self.options.prefix
-        return (
-            self.env.get_template("404.html")
-            .render(
-                page=page,
-                root=root,
-                site_root=site_root,
-                options=self.options,
-                catalog=catalog(models),
-                catalog_words=catalog_words(self.text, root),
-            )
-            .encode("utf-8")
+        html = self.env.get_template("404.html").render(
+            page=page,
+            root=root,
+            site_root=site_root,
+            options=self.options,
+            catalog=catalog(models),
+            catalog_words=catalog_words(self.text, root),
         )
+        return typography.tidy_spacing(html, self.options.language).encode("utf-8")
 
     def _assets(self) -> dict[str, bytes]:
         static = self.templates / "static"

@@ -1,0 +1,46 @@
+"""The spacing of a rendered page in a language whose full-width punctuation carries its own space.
+
+Chinese writes no space next to ，。：；（）: the mark's own width is the gap. Templates and code
+join a language's words with the spaces English needs: two sentences ``{% endtrans %} {% trans %}``,
+a name and its note ``<code>BertModel</code> （本页）``. Each join could take a word of the edition
+instead, but there are hundreds, and every new template would add more. So the page is tidied once,
+after rendering: whitespace next to a full-width mark goes, across inline tags too (``。</a> 对于``).
+The text of ``pre``, ``code``, ``script``, ``style`` and ``textarea`` is kept as written, and so is
+every tag and attribute. English pages are never tidied: their bytes stay as the templates write them.
+"""
+
+from __future__ import annotations
+
+import re
+
+# The languages whose pages are tidied: their full-width punctuation takes no space beside it.
+SPACELESS = frozenset({"zh"})
+# Full-width marks with no Latin twin. Curly quotes and the ellipsis are left out: English quoted on a
+# Chinese page uses the same characters, with spaces around them.
+FULL_WIDTH = "，。、；：？！（）［］【】《》〈〉「」『』〔〕"
+_SPACE = "[ \t\r\n]"
+# An element whose text is kept as written, or a comment; and any other tag, kept whole but seen through.
+_KEPT = r"<(?P<element>pre|code|script|style|textarea)\b.*?</(?P=element)\s*>|<!--.*?-->"
+_TAG = r"<(?!(?:pre|code|script|style|textarea)\b)[^>]*>"
+# One regular expression does the work: a kept element or a tag is passed over whole; a full-width mark
+# takes the whitespace after it (across tags), and whitespace takes the tags after it up to a mark.
+_TIDY = re.compile(
+    rf"(?P<kept>{_KEPT})|(?P<tag>{_TAG})"
+    rf"|(?P<mark>[{FULL_WIDTH}])(?P<after>(?:{_SPACE}|{_TAG})*+)"
+    rf"|(?P<before>{_SPACE}(?:{_SPACE}|{_TAG})*+)(?=[{FULL_WIDTH}])",
+    re.S | re.I,
+)
+_GAP = re.compile(rf"({_TAG})|{_SPACE}+", re.S)
+
+
+def _tidied(found: re.Match[str]) -> str:
+    if found["mark"] is not None:
+        return found["mark"] + _GAP.sub(r"\1", found["after"])
+    if found["before"] is not None:
+        return _GAP.sub(r"\1", found["before"])
+    return found.group()
+
+
+def tidy_spacing(html: str, language: str) -> str:
+    """``html`` with no whitespace next to a full-width mark, in a language of ``SPACELESS``; else as is."""
+    return _TIDY.sub(_tidied, html) if language in SPACELESS else html
