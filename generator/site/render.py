@@ -22,6 +22,7 @@ from generator.analysis.choices import load_choices
 from generator.cards.card import Card
 from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
+from generator.counting import memory
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
@@ -146,6 +147,9 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     six_n = Markup(everywhere.template("six-n"))  # its numbers are the model's, filled in by the template
     env.globals.update(words={"footer": everywhere.html("footer"), "six_n": six_n, "tf": tf_words})
     env.globals.update(compare_rows=compare_rows, memory_rows=memory_rows, index_rows=index_rows)
+    env.globals.update(marks=typography.marks_of(text))  # the language's list, clause and sentence joins
+    held = text.section("footprints")  # a footprint's name in words, by the name the counting gives it
+    env.globals.update(footprints={name: held(slug(name)) for name, *_ in (*memory.HELD_AS, *memory.TRAINING_STATE)})
     return env
 
 

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import re
 
+from markupsafe import Markup, escape
+
+from generator.site.content import Text
+
 # The languages whose pages are tidied: their full-width punctuation takes no space beside it.
 SPACELESS = frozenset({"zh"})
 # Full-width marks with no Latin twin. Curly quotes and the ellipsis are left out: English quoted on a
@@ -44,3 +48,13 @@ def _tidied(found: re.Match[str]) -> str:
 def tidy_spacing(html: str, language: str) -> str:
     """``html`` with no whitespace next to a full-width mark, in a language of ``SPACELESS``; else as is."""
     return _TIDY.sub(_tidied, html) if language in SPACELESS else html
+
+
+# The marks of content/<language>/site.yaml's ``punctuation``, each the key templates and code use.
+MARKS = ("list", "comma", "colon", "semicolon", "stop", "open", "close")
+
+
+def marks_of(text: Text) -> dict[str, Markup]:
+    """The language's punctuation for what templates and code join (``text`` is site.yaml's), as markup."""
+    section = text.section("punctuation")
+    return {key: escape(section(key)) for key in MARKS}
