@@ -47,6 +47,7 @@ class RowWords:
     once: str  # after a storage the whole model keeps once
     no_variable: str  # a tensor no TensorFlow checkpoint of Google's holds
     tf_reuses: str  # a tensor whose checkpoint variable is another's: {variable}
+    colon: str  # between a component's label and its first step (site.yaml ``punctuation``)
 
     @staticmethod
     def of(text: Text) -> RowWords:
@@ -59,8 +60,9 @@ class RowWords:
         once = html.escape(text("saved-once"), quote=False)
         no_variable = html.escape(text("no-variable"), quote=False)
         tf_reuses = html.escape(text("tf-reuses", variable="{variable}"), quote=False)
+        colon = html.escape(text.root.section("punctuation")("colon"), quote=False)
         link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
-        return RowWords(link, tied, reuses, conjunction, saves, once, no_variable, tf_reuses)
+        return RowWords(link, tied, reuses, conjunction, saves, once, no_variable, tf_reuses, colon)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -157,7 +159,7 @@ def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
     rows = []
     for number, x in enumerate(module.products):
         own = x.name == module.label
-        head = f"{escape(label)}{'' if own else ': '}" if number == 0 else ""
+        head = f"{escape(label)}{'' if own else words.colon}" if number == 0 else ""
         name = "" if own else escape(x.name)
         tail = f" {link}" if number == 0 else ""
         line = x.line
@@ -169,7 +171,7 @@ def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
         )
     for number, k in enumerate(module.saved):
         first = number == 0 and not module.products
-        head = f"{escape(label)}: " if first else ""
+        head = f"{escape(label)}{words.colon}" if first else ""
         once = f" {words.once}" if k.once else ""
         tail = f" {link}" if first else ""
         saved = k.elements
