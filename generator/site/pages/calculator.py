@@ -23,7 +23,7 @@ from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
 from generator.counting.step_totals import StepTotals
-from generator.site import content
+from generator.site import content, typography
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
 from generator.site.page import LANGUAGE, Page, Piece, guide_page
@@ -58,6 +58,7 @@ def _base_model(own: Sequence[Summary], defaults: Sequence[Summary]) -> Summary 
 
 def _entries(models: Sequence[Summary], t: Text, language: str) -> tuple[FamilyEntry, ...]:
     entries = []
+    listed = content.load("site", language).section("punctuation")("list")  # between the config keys named
     by_title = sorted(families(language).items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower()))
     for name, family in by_title:
         own = tuple(m for m in models if m.card.family.name == name)
@@ -72,9 +73,10 @@ def _entries(models: Sequence[Summary], t: Text, language: str) -> tuple[FamilyE
         schema = load_schema(family)
         origin = t("origin-own" if family.own_config else "origin-class", config_class=schema.config_class)
         if missing and own:
-            origin += " " + t("origin-preset", model=own[0].card.title, keys=", ".join(missing))
+            origin += " " + t("origin-preset", model=own[0].card.title, keys=listed.join(missing))
         elif same:
             origin += " " + t("origin-same", model=same[0].card.title)
+        origin = typography.tidy_spacing(origin, language)  # an attribute: the page's own tidying passes it by
         entries.append(
             FamilyEntry(
                 name=name,
