@@ -20,9 +20,9 @@ from markupsafe import Markup, escape
 
 from generator.analysis.choices import load_choices
 from generator.cards.card import Card
+from generator.counting import memory
 from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
-from generator.counting import memory
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo

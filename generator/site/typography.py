@@ -11,10 +11,12 @@ every tag and attribute. English pages are never tidied: their bytes stay as the
 
 from __future__ import annotations
 
+import functools
 import re
 
 from markupsafe import Markup, escape
 
+from generator.site import content
 from generator.site.content import Text
 
 # The languages whose pages are tidied: their full-width punctuation takes no space beside it.
@@ -58,3 +60,9 @@ def marks_of(text: Text) -> dict[str, Markup]:
     """The language's punctuation for what templates and code join (``text`` is site.yaml's), as markup."""
     section = text.section("punctuation")
     return {key: escape(section(key)) for key in MARKS}
+
+
+@functools.lru_cache(maxsize=64)
+def mark(language: str, key: str) -> str:
+    """One punctuation mark of ``language`` (a key of ``MARKS``), for text the code joins outside a template."""
+    return content.load("site", language).section("punctuation")(key)

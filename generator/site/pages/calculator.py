@@ -58,7 +58,6 @@ def _base_model(own: Sequence[Summary], defaults: Sequence[Summary]) -> Summary 
 
 def _entries(models: Sequence[Summary], t: Text, language: str) -> tuple[FamilyEntry, ...]:
     entries = []
-    listed = content.load("site", language).section("punctuation")("list")  # between the config keys named
     by_title = sorted(families(language).items(), key=lambda item: (item[0] != FIRST_FAMILY, item[1].title.lower()))
     for name, family in by_title:
         own = tuple(m for m in models if m.card.family.name == name)
@@ -73,7 +72,9 @@ def _entries(models: Sequence[Summary], t: Text, language: str) -> tuple[FamilyE
         schema = load_schema(family)
         origin = t("origin-own" if family.own_config else "origin-class", config_class=schema.config_class)
         if missing and own:
-            origin += " " + t("origin-preset", model=own[0].card.title, keys=listed.join(missing))
+            origin += " " + t(
+                "origin-preset", model=own[0].card.title, keys=typography.mark(language, "list").join(missing)
+            )
         elif same:
             origin += " " + t("origin-same", model=same[0].card.title)
         origin = typography.tidy_spacing(origin, language)  # an attribute: the page's own tidying passes it by
