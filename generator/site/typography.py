@@ -1,12 +1,16 @@
-"""The spacing of a rendered page in a language whose full-width punctuation carries its own space.
+"""How a language punctuates what the templates and the code join, and how a page is spaced.
 
-Chinese writes no space next to ，。：；（）: the mark's own width is the gap. Templates and code
-join a language's words with the spaces English needs: two sentences ``{% endtrans %} {% trans %}``,
-a name and its note ``<code>BertModel</code> （本页）``. Each join could take a word of the edition
-instead, but there are hundreds, and every new template would add more. So the page is tidied once,
-after rendering: whitespace next to a full-width mark goes, across inline tags too (``。</a> 对于``).
-The text of ``pre``, ``code``, ``script``, ``style`` and ``textarea`` is kept as written, and so is
-every tag and attribute. English pages are never tidied: their bytes stay as the templates write them.
+Two problems, two tools. Which mark joins items, a label or a note is a word of the language:
+English writes ", " and ": ", Chinese "、" and "：". No rule can tell a list from a clause, so
+each mark is a text of content/<language>/site.yaml (``punctuation``) that the edition sets.
+
+Spacing is a rule. Chinese writes no space next to ，。：；（）: the mark's own width is the gap.
+Templates join sentences with a space (``{% endtrans %} {% trans %}``), and a name and its note
+too (``<code>BertModel</code> （本页）``). A joining word for each would mean hundreds, and every
+new template would add more. So the page is tidied once, after rendering: whitespace next to a
+full-width mark goes, across inline tags too (``。</a> 对于``). The text of ``pre``, ``code``,
+``script``, ``style`` and ``textarea`` is kept as written, and so is every tag and attribute.
+English pages are never tidied: their bytes stay as the templates write them.
 """
 
 from __future__ import annotations
