@@ -243,6 +243,31 @@ def test_one_edition_alone_links_no_other(translated: tuple[Path, Path], tmp_pat
     assert '<a class="skip" href="#main">跳到正文</a>' in page
 
 
+# Text a reader sees: kept elements (code, pre, script, style) stand as one Latin letter, tags as nothing.
+_KEPT = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S)
+# A space beside a full-width mark, or an ASCII comma or semicolon after a Chinese item.
+_SPACED_MARK = re.compile(r"[ \t\n]+[，。、；：（）]|[，。、；：（）][ \t\n]+")
+_ASCII_SEPARATOR = re.compile(r"[\u4e00-\u9fff）][,;] ")
+
+
+def test_a_chinese_page_joins_with_chinese_punctuation_and_no_space_beside_it(
+    translated: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Templates join sentences with a space and lists with marks: on zh pages, the edition's marks, unspaced."""
+    out = _build(tmp_path, "--language", "zh")
+    page = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    state = (
+        "fp16 权重（2 字节）、fp16 梯度（2 字节）、fp32 主权重（4 字节）、fp32 一阶矩（4 字节）和 fp32 二阶矩（4 字节）"
+        "：共 16 字节。一阶矩是梯度的滑动平均；"
+    )
+    assert state in page
+    assert '<th scope="row">权重，fp16 或 bf16</th>' in page
+    for path in sorted(out.rglob("*.html")):
+        text = re.sub(r"<[^>]*>", "", _KEPT.sub("x", path.read_text("utf-8")))
+        assert _SPACED_MARK.findall(text) == [], path
+        assert _ASCII_SEPARATOR.findall(text) == [], path
+
+
 # A translation with one thing wrong: the build stops before it starts, and says where. --------------
 
 
