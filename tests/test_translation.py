@@ -223,7 +223,7 @@ def test_zh_pages_give_each_stated_total_its_reading(translated: tuple[Path, Pat
     said = formats.reading(total, "zh")
     about = f'<span class="reading">（约 {said}）</span>'
     model = (out / "zh" / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
-    assert f'data-value="{total}">{total:,}</strong> {about}</p>' in model
+    assert f'data-value="{total}">{total:,}</strong>{about}</p>' in model  # no space before a full-width bracket
     assert f"有 {total:,} 个参数（约 {said}）：" in model  # the description, from content/zh/
     home = (out / "zh" / "index.html").read_text("utf-8")
     assert f'<td class="n count">{total:,}</td>\n  <td class="n">{said}</td>' in home
