@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, div, eq, gt, is_null, mod
+from generator.counting.conditions import const, eq, is_null
 from generator.counting.families import bert, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import prenorm, rotary
 from generator.counting.families.symbols import symbols
@@ -175,11 +175,7 @@ STEP_RULES = (
     *step_rules.COMMON,
     step_rules.zero_width_heads("hidden_size"),
     # inv_freq has ⌈d/2⌉ frequencies, so an odd d makes tables one wider than the heads.
-    Rule(
-        "odd-head-size",
-        ROTARY & gt("num_hidden_layers", 0) & eq(mod(div("hidden_size", "num_attention_heads"), 2), 1),
-        ("hidden_size", "num_attention_heads"),
-    ),
+    rotary.odd_head_size(when=ROTARY),
     # create_position_ids_from_input_ids compares the ids with the padding index, which must be a number.
     Rule("esm-null-padding", is_null("pad_token_id"), ("pad_token_id",)),
     # Token dropout compares the ids with mask_token_id, and a comparison with null is no tensor.
@@ -193,9 +189,7 @@ FAMILY = arch.Family(
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    compute_symbols=(
-        arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
-    ),
+    compute_symbols=(rotary.HEAD_SIZE_SYMBOL,),
     build_rules=(
         common.in_every_layer(common.heads_divide_hidden),
         common.in_every_layer(cross_attention_needs_decoder),

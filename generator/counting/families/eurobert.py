@@ -41,7 +41,7 @@ SYMBOLS = symbols(
     arch.Symbol("K", "num_key_value_heads", optional=True),
     # Null means H / A, as EuroBertConfig.__post_init__ sets it.
     arch.Symbol("D", "head_dim", optional=True, minimum=0),
-    arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
+    rotary.HEAD_SIZE_SYMBOL,
     "C",
 )
 

@@ -19,13 +19,11 @@ from collections.abc import Mapping
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import div, eq, gt, mod
 from generator.counting.families import activations, common, dropouts, roberta, step_rules
 from generator.counting.families.blocks import rotary
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 from generator.counting.layouts import b, layer_norm, s
-from generator.counting.switches import Rule
 
 H, A = common.H, common.A
 
@@ -81,20 +79,14 @@ BUILT_DROPOUTS: dropouts.Dropouts = tuple(
 )
 
 # inv_freq has ⌈d/2⌉ frequencies, so an odd d makes tables one wider than the heads.
-odd_head_size = Rule(
-    "odd-head-size",
-    gt("num_hidden_layers", 0) & eq(mod(div("hidden_size", "num_attention_heads"), 2), 1),
-    ("hidden_size", "num_attention_heads"),
-)
+odd_head_size = rotary.odd_head_size()
 
 FAMILY = arch.Family(
     name="jina_embeddings_v3",
     symbols=SYMBOLS,
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
-    compute_symbols=(
-        arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
-    ),
+    compute_symbols=(rotary.HEAD_SIZE_SYMBOL,),
     build_rules=(
         heads_divide_hidden,
         common.padding_in_vocabulary,

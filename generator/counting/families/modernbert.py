@@ -19,14 +19,14 @@ from typing import Any
 
 from generator.counting import architecture as arch
 from generator.counting import ops
-from generator.counting.conditions import const, div, eq, gt, mod, ne, truthy
+from generator.counting.conditions import const, eq, gt, ne, truthy
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import gated, prenorm, rotary
 from generator.counting.families.symbols import shared, symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
-from generator.counting.switches import Rule, Switch, per_setting_read
+from generator.counting.switches import Switch, per_setting_read
 
 V, H, I, C, A = (Poly.symbol(name) for name in "VHICA")
 
@@ -197,11 +197,7 @@ STEP_RULES = (
     step_rules.zero_width_heads("hidden_size"),
     # The rotary tables are built for an even head size (an odd one is rounded up): the rotation
     # cannot broadcast over an odd-sized head.
-    Rule(
-        "odd-head-size",
-        gt("num_hidden_layers", 0) & eq(mod(div("hidden_size", "num_attention_heads"), 2), 1),
-        ("hidden_size", "num_attention_heads"),
-    ),
+    rotary.odd_head_size(),
     dropouts.dropout_range("attention_dropout", dropouts.with_layers()),
     *dropouts.in_step(DROPOUTS),
 )
@@ -212,9 +208,7 @@ FAMILY = arch.Family(
     heads=common.WITHOUT_PRETRAINING,
     declare=declare,
     extra_config=EXTRA_CONFIG,
-    compute_symbols=(
-        arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
-    ),
+    compute_symbols=(rotary.HEAD_SIZE_SYMBOL,),
     build_rules=(
         common.heads_divide_hidden,
         common.padding_in_vocabulary,

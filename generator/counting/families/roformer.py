@@ -19,19 +19,19 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from generator.counting import architecture as arch
-from generator.counting.conditions import div, eq, given, gt, mod, ne
+from generator.counting.conditions import given, ne
 from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized, rotary
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, s
-from generator.counting.switches import Rule, Switch
+from generator.counting.switches import Switch
 
 SYMBOLS = symbols(
     "VPT",
     arch.Symbol("E", "embedding_size", optional=True, minimum=0),
     "HILA",
-    arch.Symbol("d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")),
+    rotary.HEAD_SIZE_SYMBOL,
     "C",
 )
 
@@ -83,11 +83,7 @@ DROPOUTS: dropouts.Dropouts = (
 
 # apply_rotary_position_embeddings chunks the (s, d) table into halves and stacks each twice:
 # with an odd d the halves differ, and the stack cannot take the table's shape.
-odd_head_size = Rule(
-    "odd-head-size",
-    gt("num_hidden_layers", 0) & eq(mod(div("hidden_size", "num_attention_heads"), 2), 1),
-    ("hidden_size", "num_attention_heads"),
-)
+odd_head_size = rotary.odd_head_size()
 
 FAMILY = arch.Family(
     name="roformer",

@@ -19,7 +19,8 @@ A family adds the tables to its attention op (``rotated``). What each family set
 * RoFormer: ``sinusoid_table()`` in its encoder block, ``tables(shared=False)`` in its layer.
   With ``rotary_value`` it rotates the value too, by the same two tables.
 
-Every family declares the compute symbol d (hidden_size / num_attention_heads) the tables use.
+Every family declares the compute symbol d the tables use: ``HEAD_SIZE_SYMBOL``, or its own where
+``head_dim`` may set it. ``odd_head_size`` is the rule that refuses an odd d.
 """
 
 from __future__ import annotations
@@ -29,12 +30,26 @@ from dataclasses import replace
 from typing import Any
 
 from generator.counting import architecture as arch
-from generator.counting.conditions import Condition
+from generator.counting.conditions import Condition, div, eq, gt, mod
 from generator.counting.layouts import embedding, s
 from generator.counting.poly import Poly
+from generator.counting.switches import Rule
 
 P = Poly.symbol("P")
 HEAD_SIZE = Poly.symbol("d")  # a compute symbol: the family declares d (hidden_size / num_attention_heads)
+HEAD_SIZE_SYMBOL = arch.Symbol(
+    "d", "hidden_size / num_attention_heads", value=div("hidden_size", "num_attention_heads")
+)
+
+
+def odd_head_size(when: Condition | None = None) -> Rule:
+    """Refuses a config whose heads have an odd size: its rotation of queries and keys raises.
+
+    ``when`` narrows it to configs that rotate at all (ESM's position_embedding_type).
+    """
+    layers, odd = gt("num_hidden_layers", 0), eq(mod(div("hidden_size", "num_attention_heads"), 2), 1)
+    fails = layers & odd if when is None else when & layers & odd
+    return Rule("odd-head-size", fails, ("hidden_size", "num_attention_heads"))
 
 
 def tables(
