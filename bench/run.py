@@ -12,7 +12,8 @@ search index is Pagefind run on a short record of each page, not on the publishe
 
 1. The catalog: ``python -m generator build`` on ``models/``. If ``build --help`` offers a flag
    that skips the search index, the build is timed with and without it and the difference is the
-   search index's cost.
+   search index's cost. When ``content/`` holds a second edition, the default build (every
+   edition) is set against ``--language en`` (English alone), as a ratio of the same run.
 2. Scale: 1 (fixed cost), 100, 1,000 and 10,000 generated cards. The cards are real catalog cards
    (the smallest and the largest of every family) with their depth and feed-forward size varied;
    every block of 100 consecutive cards has the same mix, so the per-card cost at each scale is
@@ -65,6 +66,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 TARGET_CATALOG_S = 0.6  # the catalog's build, first set at 1 s
 TARGET_GROWTH = 1.5
 TARGET_PEAK_MB = 1024.0
+TARGET_EDITIONS = 2.2  # the build of every edition against the English-only build, in one run
 
 VARIATIONS = 5  # depth factors below; templates x VARIATIONS is the size of one repeating block
 DEPTH_FACTORS = (0.5, 0.75, 1.0, 1.25, 1.5)
@@ -722,6 +724,39 @@ def build_imports(root: Path) -> str:
 
 
 # A stage of a build as ``--verbose`` reports it: "model pages: 68 models in 0.80 s".
+def editions(root: Path) -> list[str]:
+    """The editions a default build of ``root`` writes: each folder of content/ (English first)."""
+    found = sorted(p.name for p in (root / "content").iterdir() if p.is_dir() and any(p.glob("*.yaml")))
+    return sorted(found, key=lambda name: name != "en")
+
+
+def editions_report(
+    root: Path, python: str, catalog_cmd: Sequence[str], every: Series, times: int, before: Callable[[], None]
+) -> tuple[list[str], bool]:
+    """The default build (``every`` edition, measured already) against English alone, timed here the
+    same way: the report's lines, and whether the ratio meets TARGET_EDITIONS (True when not measured)."""
+    names = editions(root)
+    if len(names) < 2 or not build_flags(root, python, "--language"):
+        return [f"Editions: {', '.join(names) or 'none'} in `content/`, so no second edition to time.", ""], True
+    english = repeat("catalog --language en", times, [*catalog_cmd, "--language", "en"], root, before)
+    ratio = every.wall / english.wall
+    lines = [
+        "### Every edition",
+        "",
+        "The catalog's default build, every edition, set against English alone: the same command, the same run.",
+        "",
+        "| what | wall time | CPU time | peak memory |",
+        "|---|--:|--:|--:|",
+        f"| every edition ({', '.join(names)}), the default build | {row(every)} |",
+        f"| English alone (`--language en`) | {row(english)} |",
+        "",
+        f"Target: every edition in at most {TARGET_EDITIONS:g} × the English build: "
+        f"{verdict(ratio <= TARGET_EDITIONS)} ({ratio:.2f} ×).",
+        "",
+    ]
+    return lines, ratio <= TARGET_EDITIONS
+
+
 _STAGE = re.compile(r"^([a-z][a-z ]*): (?:.*\bin )?(\d+\.\d+) s$", re.MULTILINE)
 
 
@@ -883,6 +918,11 @@ def main(argv: list[str] | None = None) -> int:
         ]
         if catalog.wall >= TARGET_CATALOG_S:
             misses.append("catalog")
+        print("editions", file=sys.stderr)
+        lines, met = editions_report(root, python, catalog_cmd, catalog, args.repeat, fresh(site))
+        report += lines
+        if not met:
+            misses.append("editions")
 
         # 2. Scale. With a flag to skip the search index, each size is built both without it and as a
         # default build, so the index's time shows apart (the difference). A default build runs Pagefind

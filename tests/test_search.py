@@ -16,6 +16,7 @@ from generator.site.search_records import (
     ASIDE_WEIGHT,
     LIGHTER,
     NOTES_OPENING,
+    RECORD_WEIGHT,
     TITLE_WEIGHT,
     SearchRecord,
     _opening,
@@ -24,6 +25,8 @@ from generator.site.search_records import (
     kind_of,
     model_record,
     page_record,
+    searchable,
+    stand_in,
 )
 from generator.site.views import model_of
 
@@ -92,6 +95,17 @@ def test_a_stand_in_written_beside_its_page_is_indexed_as_written_and_not_writte
     assert (indexed / "albert-base-v2" / "index.html").is_file()
     # the shard's digest is of the records, however their stand-ins were written
     assert index.contents(["models-0"]) == _both_added(tmp_path / "other", first, second)
+
+
+def test_a_chinese_page_is_indexed_with_a_piece_starting_at_each_han_character() -> None:
+    """Pagefind cuts a Chinese query into pieces (层归一化 as 层|归|一|化): each must start a word."""
+    html = "<h1>层归一化</h1><p>BERT-Base 的参数量：109,482,240（约 1.09 亿）。</p>"
+    assert searchable(html, "zh-CN") == (
+        "<h1>层归一化 归一化 一化 化</h1><p>BERT-Base 的参数量 参数量 数量 量：109,482,240（约 1.09 亿）。</p>"
+    )
+    assert searchable(html, "en") == html  # a language that spaces its words is indexed as written
+    record = SearchRecord("models/bert-base-uncased/", "BERT-Base", "参数量", kind="model")
+    assert f'<p data-pagefind-weight="{RECORD_WEIGHT}">参数量 数量 量</p>' in stand_in(record, "zh-CN")
 
 
 SITE_URLS = (

@@ -23,7 +23,7 @@ from generator.build import pipeline
 from generator.cards.problems import display_path
 from generator.cli import main
 from generator.counting import texts
-from generator.site import content, translation
+from generator.site import content, formats, translation
 from generator.site.content import CONTENT
 from generator.site.page import TEMPLATES
 from generator.site.translation import LOCALES
@@ -102,14 +102,14 @@ def translated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, P
     return root, locales
 
 
-def _build(tmp_path: Path, *more: str) -> Path:
+def _build(tmp_path: Path, *more: str, cards: tuple[str, ...] = CARDS) -> Path:
     out = tmp_path / "site"
     assert (
         main(
             [
                 "build",
                 "--models",
-                str(catalog_copy(tmp_path / "models", CARDS)),
+                str(catalog_copy(tmp_path / "models", cards)),
                 "--out",
                 str(out),
                 "--no-search",
@@ -128,12 +128,34 @@ def _pages(folder: Path) -> list[str]:
     )
 
 
+# A page of each kind, by the template that draws it: every page template of templates/ is here (checked below).
+PAGE_KINDS = {
+    "404.html": "404.html",
+    "calculator.html": "calculator/index.html",
+    "charts.html": "charts/index.html",
+    "compare.html": "compare/index.html",
+    "diff.html": "diffs/bert-base-uncased--albert-base-v2/index.html",
+    "diffs.html": "diffs/index.html",
+    "errata.html": "errata/index.html",
+    "exercises.html": "exercises/index.html",
+    "families.html": "families/index.html",
+    "family.html": "families/bert/index.html",
+    "handout.html": "handout/index.html",
+    "index.html": "index.html",
+    "model.html": "models/bert-base-uncased/index.html",
+    "search.html": "search/index.html",
+}
+EXERCISE = "exercise-bert-base-v30000"  # a card the exercises page works through: without one it is not built
+
+
 def test_every_english_page_has_its_twin_with_every_anchor_and_value(
     translated: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    out = _build(tmp_path, "--base-url", "https://atlas.example/")
+    out = _build(tmp_path, "--base-url", "https://atlas.example/", cards=(*CARDS, EXERCISE))
     english = _pages(out)
-    assert len(english) > 20 and "404.html" in english and "calculator/index.html" in english
+    templates = {p.name for p in TEMPLATES.glob("*.html") if not p.name.startswith("_") and p.name != "base.html"}
+    assert set(PAGE_KINDS) == templates  # a new kind of page is listed above, so that its twin is checked
+    assert set(PAGE_KINDS.values()) <= set(english)
     assert _pages(out / "zh") == english
     for path in english:
         page, twin = (out / path).read_text("utf-8"), (out / "zh" / path).read_text("utf-8")
@@ -171,6 +193,47 @@ def test_each_edition_names_its_language_and_links_its_twin(translated: tuple[Pa
     assert "<loc>https://atlas.example/zh/models/bert-base-uncased/</loc>" in sitemap
     assert sitemap.count("<loc>") == 2 * sitemap.count("<loc>https://atlas.example/zh/")
     assert not (out / "zh" / "sitemap.xml").exists() and not (out / "zh" / "robots.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("count", "said"),
+    [
+        (109_482_240, "1.09 亿"),  # BERT-Base: three significant digits
+        (335_141_888, "3.35 亿"),
+        (110_000_000, "1.1 亿"),  # no trailing zero
+        (4_385_920, "439 万"),
+        (12_345, "1.23 万"),
+        (10_000, "1 万"),
+        (99_995_000, "1 亿"),  # rounded first: never 10000 万
+        (10_700_000_000, "107 亿"),
+        (1_234_567_890_123, "1.23 万亿"),
+        (9_999, ""),  # read as written
+    ],
+)
+def test_a_chinese_reading_is_three_significant_digits_in_the_largest_unit(count: int, said: str) -> None:
+    assert formats.reading(count, "zh") == said
+    assert formats.reading(count, "en") == ""
+
+
+def test_zh_pages_give_each_stated_total_its_reading(translated: tuple[Path, Path], tmp_path: Path) -> None:
+    """The model headline and description, the home and family lists, the comparison and the handout."""
+    out = _build(tmp_path)
+    total = 109_482_240
+    said = formats.reading(total, "zh")
+    about = f'<span class="reading">（约 {said}）</span>'
+    model = (out / "zh" / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    assert f'data-value="{total}">{total:,}</strong> {about}</p>' in model
+    assert f"有 {total:,} 个参数（约 {said}）：" in model  # the description, from content/zh/
+    home = (out / "zh" / "index.html").read_text("utf-8")
+    assert f'<td class="n count">{total:,}</td>\n  <td class="n">{said}</td>' in home
+    family = (out / "zh" / "families" / "bert" / "index.html").read_text("utf-8")
+    assert f'>{total:,}</td><td class="n" data-pagefind-ignore="all">{said}</td>' in family
+    compare = (out / "zh" / "compare" / "index.html").read_text("utf-8")
+    assert f'<strong>{total:,}</strong><br><span class="bytes">（约 {said}）</span></td>' in compare
+    handout = (out / "zh" / "handout" / "index.html").read_text("utf-8")
+    assert f"<strong>{total:,}</strong>{about}</td>" in handout
+    english = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    assert "亿" not in english and '<span class="rounded">≈ 109.5M</span>' in english
 
 
 def test_one_edition_alone_links_no_other(translated: tuple[Path, Path], tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from markupsafe import Markup, escape
 
 from generator.counting.architecture import Kind
-from generator.site.formats import binary, count, decimal, percent
+from generator.site.formats import binary, count, decimal, percent, reading
+from generator.site.page import LANGUAGE
 from generator.site.views import COMPARED_SYMBOLS, Summary, rounded
 
 
@@ -24,8 +25,12 @@ def _row_data(model: Summary, title: str) -> str:
     )
 
 
-def index_rows(models: Iterable[Summary], root: str, symbols: Iterable[tuple[str, str]]) -> Markup:
-    """The home page's row for each model: its link, count, rounded count, family, head and ``symbols``."""
+def index_rows(
+    models: Iterable[Summary], root: str, symbols: Iterable[tuple[str, str]], language: str = LANGUAGE
+) -> Markup:
+    """The home page's row for each model: its link, count, rounded count, family, head and ``symbols``.
+
+    The rounded count is the total's reading where ``language`` has one (1.09 亿), else as papers print it."""
     root, names = escape(root), [name for name, _ in symbols]
     out = []
     for model in models:
@@ -35,7 +40,7 @@ def index_rows(models: Iterable[Summary], root: str, symbols: Iterable[tuple[str
             f'<tr id="{link}"{_row_data(model, title)}>',
             f'  <th scope="row"><a href="{root}models/{link}/index.html">{title}</a></th>',
             f'  <td class="n count">{model.total:,}</td>',
-            f'  <td class="n">{rounded(model.total)}</td>',
+            f'  <td class="n">{reading(model.total, language) or rounded(model.total)}</td>',
             f"  <td>{escape(card.family.title)}</td>",
             f"  <td>{escape(card.head.value)}</td>",
         ]
@@ -45,12 +50,13 @@ def index_rows(models: Iterable[Summary], root: str, symbols: Iterable[tuple[str
     return Markup("\n".join(out))  # the template ends the last line
 
 
-def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:
+def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str], language: str = LANGUAGE) -> Markup:
     """The comparison's row for each model: its link, total, embedding share, family, head, compared
     symbols, subtotals by component, and its training step's FLOPs per token and memory.
 
     ``words``: ``forward`` (before the forward's FLOPs), ``at`` (after a figure taken at s = P, with
-    ``{seq}``), ``bytes`` (after a count of bytes) and ``unmeasured`` (a step no class measures)."""
+    ``{seq}``), ``bytes`` (after a count of bytes), ``unmeasured`` (a step no class measures) and
+    ``about`` (the total's reading, with ``%(reading)s``, for a ``language`` that has one: 约 1.09 亿)."""
     root = escape(root)
     forward, per_bytes = escape(words["forward"]), escape(words["bytes"])
     unmeasured = f'<td class="not-measured">{escape(words["unmeasured"])}</td>'
@@ -66,7 +72,7 @@ def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str])
         cells = [
             f'<tr id="{link}"{data}>',
             f'  <th scope="row"><a href="{root}models/{link}/index.html">{title}</a></th>',
-            f'  <td class="n count"><strong>{model.total:,}</strong></td>',
+            f'  <td class="n count"><strong>{model.total:,}</strong>{_about(model.total, words, language)}</td>',
             f'  <td class="n">{percent(model.embedding_share)}</td>',
             f"  <td>{escape(card.family.title)}</td>",
             f"  <td>{escape(card.head.value)}</td>",
@@ -88,6 +94,12 @@ def compare_rows(models: Iterable[Summary], root: str, words: Mapping[str, str])
         cells.append("</tr>")
         out.append("\n".join(cells))
     return Markup("\n".join(out))  # the template ends the last line
+
+
+def _about(total: int, words: Mapping[str, str], language: str) -> str:
+    """The total's reading under it, in the page's words; nothing for a language that has none."""
+    said = reading(total, language)
+    return f'<br><span class="bytes">{escape(words["about"] % {"reading": said})}</span>' if said else ""
 
 
 def memory_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:

@@ -6,6 +6,7 @@ the inventory (or arithmetic on it) produced.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -13,6 +14,10 @@ from typing import Any
 MINUS = "\u2212"
 NO_SHARE = "\u2014"  # an em dash: the share of a total of 0 is not defined
 BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+# Languages whose readers count large numbers in myriads (10⁴), largest unit first. English counts in
+# thousands: it has no reading, and its pages show the figure alone.
+MYRIADS = {"zh": ((10**12, "万亿"), (10**8, "亿"), (10**4, "万"))}
+READING_DIGITS = 3  # significant digits of a reading: 109,482,240 is read 1.09 亿
 
 
 def binary(size: int) -> str:
@@ -27,6 +32,31 @@ def binary(size: int) -> str:
 def count(number: int | None) -> str:
     """A whole number with its thousands separated (109,482,240); a dash for a value the card leaves out."""
     return NO_SHARE if number is None else f"{number:,}"
+
+
+def reading(number: int, language: str) -> str:
+    """A large count as a reader of ``language`` says it: 1.09 亿, 439 万, 33.5 亿 (three significant digits).
+
+    Rounded half up before the unit is chosen, so 99,995,000 reads 1 亿, not 10000 万. Empty for a
+    language that counts in thousands, and for a count under the smallest unit, which is read as written.
+    A page writes the words around it (约, "about"): they are its translation's, not this function's."""
+    units = MYRIADS.get(language, ())
+    if not units or number < units[-1][0]:
+        return ""
+    step = 10 ** max(len(str(number)) - READING_DIGITS, 0)
+    near = (number + step // 2) // step * step
+    scale, unit = next((scale, unit) for scale, unit in units if near >= scale)
+    return f"{decimal(Fraction(near, scale), '')} {unit}"
+
+
+def reading_data(language: str, about: str) -> str:
+    """The reading's units (exponents of ten) and its words (``about``, with ``{reading}``) as JSON for the
+    scripts; empty for a language that has no reading, whose pages carry none."""
+    units = MYRIADS.get(language, ())
+    if not units:
+        return ""
+    exponents = {unit: len(str(scale)) - 1 for scale, unit in units}
+    return json.dumps({"units": exponents, "about": about}, ensure_ascii=False, separators=(",", ":"))
 
 
 def signed(number: int) -> str:

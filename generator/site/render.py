@@ -117,11 +117,13 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         keep_trailing_newline=True,
         extensions=["jinja2.ext.i18n"],  # {% trans %} and _(): the templates' sentences, from translation.py
     )
-    env.install_gettext_translations(translation.translations(language))  # type: ignore[attr-defined]
+    words_of_language = translation.translations(language)
+    env.install_gettext_translations(words_of_language)  # type: ignore[attr-defined]
     env.filters.update(
         # Numbers need no escaping: returned as markup, they skip it (there are hundreds a page).
         num=lambda n: Markup(formats.count(n)),
         rounded=rounded,
+        reading=functools.partial(formats.reading, language=language),
         formula=formula,
         mathtext=to_text,
         shape=shape_text,
@@ -145,7 +147,11 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     tf_words["caption"] = Markup(tf.template("caption"))
     six_n = Markup(everywhere.template("six-n"))  # its numbers are the model's, filled in by the template
     env.globals.update(words={"footer": everywhere.html("footer"), "six_n": six_n, "tf": tf_words})
-    env.globals.update(compare_rows=compare_rows, memory_rows=memory_rows, index_rows=index_rows)
+    # A total's reading for the scripts (calculator.js, check.js), where the language has one: its units and words.
+    about = words_of_language.gettext("(about %(reading)s)") % {"reading": "{reading}"}
+    env.globals["reading_data"] = formats.reading_data(language, about)
+    env.globals.update(memory_rows=memory_rows, index_rows=functools.partial(index_rows, language=language))
+    env.globals.update(compare_rows=functools.partial(compare_rows, language=language))
     return env
 
 
@@ -207,9 +213,13 @@ def render_markdown(text: str) -> Markup:
     return Markup(clean)
 
 
-def model_page(model: Model, text: Text, related: Related | None = None, compute: ComputeView | None = None) -> Page:
-    """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages."""
+def model_page(
+    model: Model, text: Text, related: Related | None = None, compute: ComputeView | None = None, language: str = ""
+) -> Page:
+    """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages, whose
+    texts may give the total's reading, ``{reading}`` (1.09 亿), where the language has one."""
     words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
+    words["reading"] = formats.reading(model.total, language or LANGUAGE)
     own = text.section("model")
     return Page(
         f"models/{model.id}/index.html",
@@ -326,7 +336,7 @@ class Renderer:
         """A model's page and its tensors as JSON and CSV."""
         return {
             f"models/{model.id}/index.html": self.render(
-                model_page(model, self.text, self.related.get(model.id), self.compute_of(model))
+                model_page(model, self.text, self.related.get(model.id), self.compute_of(model), self.options.language)
             ),
             f"models/{model.id}.json": exports.to_json(model.inventory, model.compute).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),

@@ -22,7 +22,7 @@ from pathlib import Path
 import pagefind_bin  # type: ignore[import-untyped]  # the package ships no type information
 
 from generator.site.page import LANGUAGE
-from generator.site.search_records import SearchRecord, stand_in
+from generator.site.search_records import SearchRecord, searchable, stand_in
 
 
 class SearchIndexError(Exception):
@@ -115,7 +115,8 @@ class SearchIndex:
             run.running.clear()
 
     def add_page(self, record: SearchRecord) -> None:
-        self._write(SITE_SHARD, record.url, record.html if record.html is not None else stand_in(record, self.language))
+        page = stand_in(record, self.language) if record.html is None else searchable(record.html, self.language)
+        self._write(SITE_SHARD, record.url, page)
 
     def write_model(self, record: SearchRecord) -> None:
         """Write a model's stand-in page for Pagefind now, from any process (a worker, beside the model's

@@ -137,16 +137,35 @@ def _kind_marks(kind: str) -> str:
     return f'<span data-pagefind-meta="kind:{kind}"></span>'
 
 
+# Chinese has no spaces between words, and Pagefind's own binary indexes a whole run of Han characters
+# as one word. The browser cuts a query with Intl.Segmenter ("层归一化" as 层|归|一|化, "参数量" as
+# 参数|量) and needs every piece to start a word of the page. So a zh page is indexed with each Han
+# character starting a word of its next PIECE_LENGTH characters: any piece up to that length finds
+# where it is written. static/search.js joins the pieces again in what a result shows.
+_HAN_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+PIECE_LENGTH = 4
+SEGMENTED = ("zh",)  # languages (the primary subtag of <html lang>) whose words no space separates
+
+
+def searchable(page: str, language: str) -> str:
+    """``page`` as Pagefind should read it in ``language``: in Chinese, each run of Han characters as
+    overlapping pieces ("层归一化" as "层归一化 归一化 一化 化"); in any other language, as it is."""
+    if language.split("-")[0].lower() not in SEGMENTED:
+        return page
+    return _HAN_RUN.sub(lambda run: " ".join(run[0][i : i + PIECE_LENGTH] for i in range(len(run[0]))), page)
+
+
 def stand_in(record: SearchRecord, language: str) -> str:
     """A minimal page holding only what the index should know; it is indexed, never published."""
-    return (
+    return searchable(
         f'<!doctype html><html lang="{escape(language)}"><head><meta charset="utf-8">'
         f"<title>{escape(record.title)}</title></head>"
         f"<body data-pagefind-body>{_kind_marks(record.kind)}"
         f'<h1 data-pagefind-weight="{TITLE_WEIGHT}">{escape(record.title)}</h1>'
         f'<p data-pagefind-weight="{RECORD_WEIGHT}">{escape(record.content)}</p>'
         + (f'<p data-pagefind-weight="{ASIDE_WEIGHT}">{escape(record.aside)}</p>' if record.aside else "")
-        + "</body></html>"
+        + "</body></html>",
+        language,
     )
 
 

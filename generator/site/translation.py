@@ -34,6 +34,9 @@ DOMAIN = "messages"
 # How Babel reads the templates: the same options as the build's environment (render.environment), so
 # a line number it gives is the template's. babel.cfg says the same to ``pybabel extract``.
 EXTRACT_OPTIONS = {"extensions": "jinja2.ext.i18n", "trim_blocks": "True", "lstrip_blocks": "True"}
+# Placeholders a translation may add where English has another: a total's reading in 万 and 亿
+# ({reading}: 1.09 亿) wherever the English text states the total.
+READINGS = {"total": "reading"}
 # A number as a translator would type one: 768, 3,072, 1.09, also against a Chinese character (3个), but
 # not a digit inside a name such as fp32 or bf16 (ASCII letters around it).
 NUMBER = re.compile(r"(?<![A-Za-z0-9_.])\d(?:[\d,.]*\d)?(?![A-Za-z0-9_])")
@@ -155,6 +158,7 @@ def _changed(
     where: Location, key: str, english: str, translated: str, source: set[str], target: set[str]
 ) -> list[Problem]:
     """The placeholders a translation drops or invents, and each number it types that English does not."""
+    target = target - {READINGS[name] for name in source if name in READINGS}  # a reading English lacks
     found = [
         Problem(where, key, f"expected the placeholder {name!r}, as in English, found none")
         for name in sorted(source - target)

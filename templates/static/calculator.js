@@ -21,7 +21,7 @@
     family: null, head: null, data: null, raw: {}, given: {}, extra: {}, addressProblems: [],
     keepRatio: false, last: null, checkData: null
   };
-  var root, families, S = {};
+  var root, families, S = {}, reading = {};
   var answers = { titles: {}, printed: [], errata: "" };  // for the answer check: errata's titles and printed figures
 
   // --- the page's words ---------------------------------------------------------------------------
@@ -235,6 +235,19 @@
       if (n >= scales[i][0]) { return (Number(n) / Number(scales[i][0])).toFixed(scales[i][2]) + scales[i][1]; }
     }
     return n.toString();
+  }
+
+  // A total as the model pages round it: its reading in the page's language where it has one (formats.py:
+  // reading; the units and words from the page's data-reading: 约 1.09 亿), else as papers print it (109.5M).
+  function roundedTotal(n) {
+    var units = Object.keys(reading.units || {}).map(function (u) { return [10n ** BigInt(reading.units[u]), u]; })
+      .sort(function (a, b) { return a[0] < b[0] ? 1 : -1; });
+    if (!units.length || n < units[units.length - 1][0]) { return '<span class="rounded">≈ ' + rounded(n) + "</span>"; }
+    var digits = n.toString().length, step = digits > 3 ? 10n ** BigInt(digits - 3) : 1n;
+    var near = (n + step / 2n) / step * step;
+    var unit = units.filter(function (u) { return near >= u[0]; })[0];
+    var said = quotient(near, unit[0]).replace(/,/g, "") + " " + unit[1];
+    return '<span class="reading">' + escapeHtml(reading.about.replace("{reading}", said)) + "</span>";
   }
 
   function substitute(e, values) {
@@ -1660,7 +1673,7 @@
     }
     html = '<p class="total" aria-live="polite"><span class="label">' + h("parameters-of", { class_name: "<code>" + escapeHtml(result.className) + "</code>" }) +
       '</span> <strong id="total" tabindex="-1" data-value="' + result.total.toString() + '">' + commas(result.total) +
-      '</strong> <span class="rounded">≈ ' + rounded(result.total) + "</span></p>";
+      "</strong> " + roundedTotal(result.total) + "</p>";
     html += '<p class="calc-link">' + h("link") + ' <a id="calc-link" href="' + escapeHtml(address()) + '">' +
       escapeHtml("calculator/" + address()) + "</a></p>";
     html += renderCompute(result);
@@ -1744,6 +1757,7 @@
     families = readFamilies();
     if (!families.length) { return; }
     S = json(root, "data-strings", {});
+    reading = json(root, "data-reading", {});
     answers = { titles: json(root, "data-errata-titles", {}), printed: json(root, "data-printed", []), errata: root.getAttribute("data-errata") };
     var params = new URLSearchParams(window.location.search);
     var first = familyEntry(params.get("family")) || familyEntry(root.getAttribute("data-first")) || families[0];

@@ -12,15 +12,27 @@
   // there, as the model pages read published figures: [value − step/2, value + step).
   function parse(text) {
     var t = String(text).trim().toLowerCase().replace(/^(≈|~|about)\s*/, "").replace(/\s*parameters?$/, "");
-    var m = /^(\d[\d,_\s]*)(?:\.(\d+))?\s*([a-z]*)$/.exec(t);
+    var own = reading();
+    if (own.before) { t = t.replace(own.before, ""); }
+    var m = /^(\d[\d,_\s]*)(?:\.(\d+))?\s*([a-z]*|[^\x00-\x7f]*)$/.exec(t);
     if (!m) { return null; }
     var unit = m[3], frac = m[2] || "";
-    if (unit && !(unit in UNITS)) { return null; }
-    var exponent = unit ? UNITS[unit] : 0;
+    if (unit && !(unit in UNITS) && !Object.prototype.hasOwnProperty.call(own.units, unit)) { return null; }
+    var exponent = unit ? (unit in UNITS ? UNITS[unit] : own.units[unit]) : 0;
     if (frac.length > exponent) { return null; }  // 3.5 parameters is not a count
     var step = 10n ** BigInt(exponent - frac.length);
     var value = BigInt(m[1].replace(/[,_\s]/g, "") + frac) * step;
     return { value: value, step: step, low: value - step / 2n, high: value + step };
+  }
+
+  // The page's own units and words for a large count, where its language reads one in myriads (formats.py
+  // reading_data: 1.1 亿, 约 1.09 亿): data-reading, {units: {亿: 8, ...}, about: "（约 {reading}）"}.
+  function reading() {
+    var holder = document.querySelector("[data-reading]"), data = {};
+    try { data = JSON.parse(holder ? holder.getAttribute("data-reading") : "{}"); } catch (e) { data = {}; }
+    var around = (data.about || "").split("{reading}").map(function (w) { return w.replace(/[\s()（）]/g, ""); });
+    var escaped = (around[0] || "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return { units: data.units || {}, before: escaped ? new RegExp("^" + escaped + "\\s*") : null };
   }
 
   function holds(figure, count) {

@@ -31,6 +31,18 @@ window.addEventListener("DOMContentLoaded", function () {
     result.sub_results = rowResults.concat((result.sub_results || []).filter(function (s) { return s.url !== result.url; })).slice(0, 4);
     return result;
   }
+  // A Chinese page is indexed with each run of Han characters as overlapping pieces, one starting at
+  // each character ("层归一化 归一化 一化 化", search_records.py): what a result shows is joined again,
+  // each piece followed by another cut to its first character.
+  var pieces = /^zh\b/i.test(document.documentElement.lang);
+  var overlap = /(\p{Script=Han})\p{Script=Han}*(<\/mark>)? (?=(?:<mark>)?\p{Script=Han})/gu;
+  function joined(text) { return pieces && text ? text.replace(overlap, "$1$2") : text; }
+  function shown(result) {
+    if (result.meta) { result.meta.title = joined(result.meta.title); }
+    result.excerpt = joined(result.excerpt);
+    (result.sub_results || []).forEach(function (sub) { sub.title = joined(sub.title); sub.excerpt = joined(sub.excerpt); });
+    return result;
+  }
   // Words in a page's title are already weighted in its body (a model's record, a page's h1);
   // counted again from the title, a comparison titled "A → B" outranks both A's and B's pages.
   var ranking = { metaWeights: { title: 0 }, pageLength: 0 };
@@ -48,11 +60,14 @@ window.addEventListener("DOMContentLoaded", function () {
   var ui = new PagefindUI({
     element: "#search",
     showSubResults: true,
+    // An excerpt is counted in words, and a Chinese page's words are its characters: 12 (the default
+    // with sub-results) would show a dozen characters. 0 keeps the default.
+    excerptLength: pieces ? 30 : 0,
     showImages: false,
     mergeIndex: bundles,
     ranking: ranking,
     processTerm: function (term) { typed = term; return term.replace(/[._]/g, " "); },
-    processResult: rows
+    processResult: function (result) { return rows(shown(result)); }
   });
   var query = new URLSearchParams(window.location.search).get("q");
   if (query) { ui.triggerSearch(query); }

@@ -17,8 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import pytest
+from test_translation import write_translation
 
-from conftest import ROOT, QuietServer
+from conftest import ROOT, SITE_JOBS, QuietServer, catalog_copy
+from generator.build.pipeline import build
+from generator.counting import texts
+from generator.site import content, translation
+from generator.site.page import LANGUAGE, SiteOptions
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -76,6 +81,51 @@ def served_root(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Path:
 @pytest.fixture(scope="session")
 def built_site(site: Path) -> Path:
     return site
+
+
+# The second edition, checked on a sample: both editions of a few cards, drawn with SAMPLE_SEED, and of those
+# every page kind PAGES names needs. Its words are content/zh/ once the translation is in the tree; until
+# then the small test translation's (tests/translation/zh.yaml), the English for every other text.
+EDITION = "zh"
+EDITION_CARDS = (
+    *("bert-base-uncased", "albert-base-v2", "deberta-v3-xsmall", "bert-base-uncased-pretraining"),
+    "exercise-bert-base-v30000",  # the exercises page is built when a card it works through is there
+)
+EDITION_SAMPLE = 4  # cards drawn from the catalog besides EDITION_CARDS
+
+
+def edition_cards(seed: int = SAMPLE_SEED) -> list[str]:
+    """The cards of the second edition's build: EDITION_CARDS and a sample of the others, drawn with ``seed``."""
+    others = sorted(p.stem for p in (ROOT / "models").glob("*.yaml") if p.stem not in EDITION_CARDS)
+    return [*EDITION_CARDS, *random.Random(seed).sample(others, EDITION_SAMPLE)]
+
+
+@pytest.fixture(scope="session")
+def edition_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both editions of edition_cards(), without search: English at the root, the second under zh/."""
+    folder = tmp_path_factory.mktemp("edition")
+    options = SiteOptions(date=None, search=False, editions=(LANGUAGE, EDITION))
+    models = catalog_copy(folder / "models", edition_cards())
+    with pytest.MonkeyPatch.context() as patch:
+        if not (content.CONTENT / EDITION).is_dir():
+            root, locales = write_translation(folder)
+            patch.setattr(content, "CONTENT", root)
+            patch.setattr(texts, "CONTENT", root)
+            patch.setattr(translation, "LOCALES", locales)
+        build(models, folder / "site", options, jobs=SITE_JOBS)  # forked workers inherit the words patched above
+    return folder / "site"
+
+
+@pytest.fixture(scope="session")
+def edition_url(served_root: Path, site_url: str, edition_site: Path) -> str:
+    """The address of edition_site's root (its English pages; the second edition is under zh/)."""
+    (served_root / f"{SUBPATH}-editions").symlink_to(edition_site, target_is_directory=True)
+    return site_url.replace(f"/{SUBPATH}/", f"/{SUBPATH}-editions/")
+
+
+def edition_pages(site: Path) -> list[str]:
+    """The second edition's pages of ``site``, as paths from the site's root (zh/...)."""
+    return sorted(p.relative_to(site).as_posix() for p in (site / EDITION).rglob("*.html"))
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
