@@ -86,8 +86,9 @@ class _Body:
         pass
 
 
-def run_lighthouse(url: str, chromium: str, preset: str) -> tuple[dict[str, int], dict[str, str]]:
-    """The four category scores (0 to 100) of one page, and its performance metrics as Lighthouse shows them."""
+def run_lighthouse(url: str, chromium: str, preset: str) -> tuple[dict[str, int], dict[str, str], list[str]]:
+    """The four category scores (0 to 100) of one page, its performance metrics as Lighthouse shows them,
+    and the audits outside performance that cost it points (their ids), so a score below 100 says why."""
     command = ["lighthouse", url, "--quiet", "--output=json", "--output-path=stdout"]
     command += ["--chrome-flags=--headless=new --no-sandbox --disable-gpu"]
     command.append(f"--only-categories={','.join(CATEGORIES)}")
@@ -100,7 +101,14 @@ def run_lighthouse(url: str, chromium: str, preset: str) -> tuple[dict[str, int]
     report = json.loads(result.stdout)
     scores = {name: round(report["categories"][name]["score"] * 100) for name in CATEGORIES}
     metrics = {key: report["audits"][key]["displayValue"] for key in METRICS}
-    return scores, metrics
+    failed = [
+        ref["id"]
+        for name in CATEGORIES
+        if name != "performance"
+        for ref in report["categories"][name]["auditRefs"]
+        if ref.get("weight") and report["audits"][ref["id"]].get("score") not in (None, 1)
+    ]
+    return scores, metrics, failed
 
 
 def main() -> int:
@@ -126,10 +134,12 @@ def main() -> int:
         worst = 100
         try:
             for page in args.pages:
-                scores, metrics = run_lighthouse(base + page, args.chromium, args.preset)
+                scores, metrics, failed = run_lighthouse(base + page, args.chromium, args.preset)
                 worst = min(worst, *scores.values())
                 row = f"{page:<40} " + " ".join(f"{scores[c]:>14}" for c in CATEGORIES)
                 print(row + "   " + ", ".join(f"{METRICS[k]} {v}" for k, v in metrics.items()), flush=True)
+                if failed:
+                    print(f"{'':<40} failed: {', '.join(failed)}", flush=True)
         finally:
             server.shutdown()
     return 0 if worst == 100 else 1

@@ -177,10 +177,11 @@ def test_each_edition_names_its_language_and_links_its_twin(translated: tuple[Pa
     )
     assert alternates in page and alternates in twin
     assert '<link rel="canonical" href="https://atlas.example/zh/models/bert-base-uncased/">' in twin
-    switch = '<a class="language" href="{}" hreflang="{}" lang="{}" onclick="this.hash = location.hash">{}</a>'
+    switch = '<a class="language" href="{}" hreflang="{}" lang="{}">{}</a>'
     assert switch.format("../../zh/models/bert-base-uncased/index.html", "zh-CN", "zh-CN", "中文") in page
     assert switch.format("../../../models/bert-base-uncased/index.html", "en", "en", "English") in twin
     assert "中文" not in twin and "English</a>" not in page
+    assert '<script src="../../static/language.js" defer></script>' in page  # keeps a deep link's anchor
     # The words: the catalog's for the templates, content/zh/ for the rest; the numbers are the same objects'.
     assert '<a class="skip" href="#main">跳到正文</a>' in twin
     assert "<title>BERT-Base, uncased：109,482,240 个参数 · BERT Parameter Atlas</title>" in twin
@@ -222,7 +223,7 @@ def test_zh_pages_give_each_stated_total_its_reading(translated: tuple[Path, Pat
     said = formats.reading(total, "zh")
     about = f'<span class="reading">（约 {said}）</span>'
     model = (out / "zh" / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
-    assert f'data-value="{total}">{total:,}</strong> {about}</p>' in model
+    assert f'data-value="{total}">{total:,}</strong>{about}</p>' in model  # no space before a full-width bracket
     assert f"有 {total:,} 个参数（约 {said}）：" in model  # the description, from content/zh/
     home = (out / "zh" / "index.html").read_text("utf-8")
     assert f'<td class="n count">{total:,}</td>\n  <td class="n">{said}</td>' in home
@@ -241,6 +242,31 @@ def test_one_edition_alone_links_no_other(translated: tuple[Path, Path], tmp_pat
     page = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
     assert '<html lang="zh-CN">' in page and "hreflang" not in page and not (out / "zh").exists()
     assert '<a class="skip" href="#main">跳到正文</a>' in page
+
+
+# Text a reader sees: kept elements (code, pre, script, style) stand as one Latin letter, tags as nothing.
+_KEPT = re.compile(r"<(pre|code|script|style|textarea)\b.*?</\1>", re.S)
+# A space beside a full-width mark, or an ASCII comma or semicolon after a Chinese item.
+_SPACED_MARK = re.compile(r"[ \t\n]+[，。、；：（）]|[，。、；：（）][ \t\n]+")
+_ASCII_SEPARATOR = re.compile(r"[\u4e00-\u9fff）][,;] ")
+
+
+def test_a_chinese_page_joins_with_chinese_punctuation_and_no_space_beside_it(
+    translated: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Templates join sentences with a space and lists with marks: on zh pages, the edition's marks, unspaced."""
+    out = _build(tmp_path, "--language", "zh")
+    page = (out / "models" / "bert-base-uncased" / "index.html").read_text("utf-8")
+    state = (
+        "fp16 权重（2 字节）、fp16 梯度（2 字节）、fp32 主权重（4 字节）、fp32 一阶矩（4 字节）和 fp32 二阶矩（4 字节）"
+        "：共 16 字节。一阶矩是梯度的滑动平均；"
+    )
+    assert state in page
+    assert '<th scope="row">权重，fp16 或 bf16</th>' in page
+    for path in sorted(out.rglob("*.html")):
+        text = re.sub(r"<[^>]*>", "", _KEPT.sub("x", path.read_text("utf-8")))
+        assert _SPACED_MARK.findall(text) == [], path
+        assert _ASCII_SEPARATOR.findall(text) == [], path
 
 
 # A translation with one thing wrong: the build stops before it starts, and says where. --------------
@@ -349,6 +375,9 @@ def test_a_rebuild_of_both_editions_reuses_every_page(
     args = ["build", "--models", str(models), "--out", str(out), "--no-search", "--cache-dir", str(cache), "-j", "1"]
     assert main(args) == 0
     first = snapshot(out)
+    # Without a base URL no alternate is written: search engines take one only at a full address.
+    assert 'rel="alternate"' not in (out / "index.html").read_text("utf-8")
+    assert 'class="language"' in (out / "index.html").read_text("utf-8")
     seen = cards_through(monkeypatch, pipeline, "named_or_counted")
     assert main(args) == 0
     assert (seen, snapshot(out)) == ([], first)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 # "ZeRO", section 3.1): fp16 weights and gradients, and an fp32 master copy with Adam's two moments.
 # The flag says whether a parameter nothing trains needs it too: a frozen table is still read in
 # the forward pass (its fp16 copy), but has no gradient, no master copy and no optimizer state.
+# How the parameters alone may be held: a precision's name and its bytes per parameter.
+HELD_AS = (("fp32", 4), ("fp16 or bf16", 2), ("int8", 1))
 TRAINING_STATE = (
     ("fp16 weights", 2, True),
     ("fp16 gradients", 2, False),
@@ -67,9 +69,9 @@ def memory_of(parameters: int, trainable: int | None = None) -> Memory:
     return Memory(
         parameters=parameters,
         trainable=trained,
-        fp32=footprint("fp32", 4),
-        half=footprint("fp16 or bf16", 2),
-        int8=footprint("int8", 1),
+        fp32=footprint(*HELD_AS[0]),
+        half=footprint(*HELD_AS[1]),
+        int8=footprint(*HELD_AS[2]),
         training=Footprint("training, Adam in mixed precision", per_trained, trained, sum(f.bytes for f in state)),
         training_state=state,
     )

@@ -101,6 +101,7 @@ class NameExample:
     """One tensor that the two models name differently."""
 
     part: Part
+    label: str  # the module's label, as the tensor tables write it
     role: str
     name_a: str
     name_b: str
@@ -390,7 +391,7 @@ def _name_examples(by_role: Sequence[tuple[Tensor, Tensor]]) -> tuple[NameExampl
     examples: dict[Part, NameExample] = {}
     for x, y in by_role:
         if x.part is not None and x.part not in examples and x.name != y.name:
-            examples[x.part] = NameExample(x.part, f"{x.module.label}, {x.role}", x.name, y.name)
+            examples[x.part] = NameExample(x.part, x.module.label, x.role, x.name, y.name)
     return tuple(examples[p] for p in Part if p in examples)
 
 

@@ -47,6 +47,8 @@ class RowWords:
     once: str  # after a storage the whole model keeps once
     no_variable: str  # a tensor no TensorFlow checkpoint of Google's holds
     tf_reuses: str  # a tensor whose checkpoint variable is another's: {variable}
+    colon: str  # between a component's label and its first step (site.yaml ``punctuation``)
+    layouts: tuple[tuple[Layout, str], ...]  # how a TensorFlow variable holds a tensor's numbers, in words
 
     @staticmethod
     def of(text: Text) -> RowWords:
@@ -59,8 +61,10 @@ class RowWords:
         once = html.escape(text("saved-once"), quote=False)
         no_variable = html.escape(text("no-variable"), quote=False)
         tf_reuses = html.escape(text("tf-reuses", variable="{variable}"), quote=False)
+        colon = html.escape(text.root.section("punctuation")("colon"), quote=False)
         link = f'<a class="permalink" href="#{{anchor}}" aria-label="{label}">#</a>'
-        return RowWords(link, tied, reuses, conjunction, saves, once, no_variable, tf_reuses)
+        layouts = tuple((layout, html.escape(text(f"layout-{layout.name.lower()}"), quote=False)) for layout in Layout)
+        return RowWords(link, tied, reuses, conjunction, saves, once, no_variable, tf_reuses, colon, layouts)
 
 
 def permalink(markup: str, anchor: str, label: str) -> Markup:
@@ -157,7 +161,7 @@ def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
     rows = []
     for number, x in enumerate(module.products):
         own = x.name == module.label
-        head = f"{escape(label)}{'' if own else ': '}" if number == 0 else ""
+        head = f"{escape(label)}{'' if own else words.colon}" if number == 0 else ""
         name = "" if own else escape(x.name)
         tail = f" {link}" if number == 0 else ""
         line = x.line
@@ -169,7 +173,7 @@ def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
         )
     for number, k in enumerate(module.saved):
         first = number == 0 and not module.products
-        head = f"{escape(label)}: " if first else ""
+        head = f"{escape(label)}{words.colon}" if first else ""
         once = f" {words.once}" if k.once else ""
         tail = f" {link}" if first else ""
         saved = k.elements
@@ -208,7 +212,7 @@ def tf_name_rows(model: Model, words: RowWords) -> Markup:
 
     Written in Python for the reason ``tensor_rows`` is: such a page names some thirty variables.
     """
-    rows = []
+    rows, layouts = [], dict(words.layouts)
     for group in model.groups:
         for entry in group.entries:
             name = escape(entry.name)
@@ -217,13 +221,13 @@ def tf_name_rows(model: Model, words: RowWords) -> Markup:
                 cells = f'  <td colspan="4">{words.no_variable}</td>\n'
             elif found.layout is Layout.NONE or not isinstance(entry, Tensor):  # tied: tf_name gives it NONE
                 reused = words.tf_reuses.format(variable=f"<code>{breakable(found.variable)}</code>")
-                cells = f'  <td colspan="2">{reused}</td><td>—</td><td>{escape(found.layout.value)}</td>\n'
+                cells = f'  <td colspan="2">{reused}</td><td>—</td><td>{layouts[found.layout]}</td>\n'
             else:
                 cells = (
                     f"  <td><code>{breakable(found.variable)}</code></td>\n"
                     f'  <td class="shape">{shape_text(found.shape(entry.shape))}</td>\n'
                     f'  <td class="shape">{shape_text(entry.shape)}</td>\n'
-                    f"  <td>{escape(found.layout.value)}</td>\n"
+                    f"  <td>{layouts[found.layout]}</td>\n"
                 )
             head = f'  <th scope="row"><code>{breakable(entry.name)}</code></th>\n'
             rows.append(f'<tr id="tf-{name}">\n{head}{cells}</tr>\n')

@@ -20,12 +20,13 @@ from markupsafe import Markup, escape
 
 from generator.analysis.choices import load_choices
 from generator.cards.card import Card
+from generator.counting import memory
 from generator.counting.architecture import Kind
 from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
-from generator.site import comparison_step, content, exports, formats, translation
+from generator.site import comparison_step, content, exports, formats, translation, typography
 from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
@@ -152,6 +153,9 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     env.globals["reading_data"] = formats.reading_data(language, about)
     env.globals.update(memory_rows=memory_rows, index_rows=functools.partial(index_rows, language=language))
     env.globals.update(compare_rows=functools.partial(compare_rows, language=language))
+    env.globals.update(marks=typography.marks_of(text))  # the language's list, clause and sentence joins
+    held = text.section("footprints")  # a footprint's name in words, by the name the counting gives it
+    env.globals.update(footprints={name: held(slug(name)) for name, *_ in (*memory.HELD_AS, *memory.TRAINING_STATE)})
     return env
 
 
@@ -328,9 +332,8 @@ class Renderer:
         template = self.env.get_template(page.template)
         site_root = page.root + "../" * self.options.prefix.count("/")  # past the edition's folder
         context = page.gather()
-        return template.render(page=page, root=page.root, site_root=site_root, options=self.options, **context).encode(
-            "utf-8"
-        )
+        html = template.render(page=page, root=page.root, site_root=site_root, options=self.options, **context)
+        return typography.tidy_spacing(html, self.options.language).encode("utf-8")
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page and its tensors as JSON and CSV."""
@@ -405,18 +408,15 @@ class Renderer:
         page = Page("404.html", "404.html", words("title", site=SITE_TITLE), words("description"))
         site_root = self.options.base_url or "/"
         root = site_root + self.options.prefix
-        return (
-            self.env.get_template("404.html")
-            .render(
-                page=page,
-                root=root,
-                site_root=site_root,
-                options=self.options,
-                catalog=catalog(models),
-                catalog_words=catalog_words(self.text, root),
-            )
-            .encode("utf-8")
+        html = self.env.get_template("404.html").render(
+            page=page,
+            root=root,
+            site_root=site_root,
+            options=self.options,
+            catalog=catalog(models),
+            catalog_words=catalog_words(self.text, root),
         )
+        return typography.tidy_spacing(html, self.options.language).encode("utf-8")
 
     def _assets(self) -> dict[str, bytes]:
         static = self.templates / "static"

@@ -184,7 +184,7 @@ def model_record(model: Model, text: Text) -> SearchRecord:
         card.id,
         own("kind", family=card.family.title, name=card.family.name, head=card.head.value, class_name=model.class_name),
         own("size", total=model.total, rounded=rounded(model.total)),
-        own("parts", parts=", ".join(group.block.title for group in model.groups)),
+        own("parts", parts=text.section("punctuation")("list").join(group.block.title for group in model.groups)),
     ]
     aside = [
         " ".join(own("published", figure=claim.figure, source=claim.source) for claim in card.claims),

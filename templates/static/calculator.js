@@ -295,6 +295,12 @@
     return "(" + toText(e.paren) + ")";
   }
 
+  // Sentences joined with English's space, spaced as the page's language writes them: no space next
+  // to a full-width mark (generator/site/typography.py does the same to the pages). English is untouched.
+  function tidySpacing(html) {
+    return html.replace(/[ \t\r\n]+(?=[，。、；：？！（）［］【】《》〈〉「」『』〔〕])|([，。、；：？！（）［］【】《》〈〉「」『』〔〕])[ \t\r\n]+/g, "$1");
+  }
+
   function escapeHtml(text) {
     return String(text).replace(/[&<>"']/g, function (c) {
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c];
@@ -1265,7 +1271,7 @@
       origin += ' <a href="?' + escapeHtml(entry.start.query) + '" data-start="' + escapeHtml(entry.start.query) + '">' +
         h("start-from", { model: escapeHtml(entry.start.title) }) + "</a>";
     }
-    document.getElementById("calc-origin").innerHTML = origin;
+    document.getElementById("calc-origin").innerHTML = tidySpacing(origin);
   }
 
   var GROUPS = ["training", "sizes", "structure", "checked", "compute"];

@@ -23,7 +23,7 @@ from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, count_compute, measured
 from generator.counting.families import families
 from generator.counting.step_totals import StepTotals
-from generator.site import content
+from generator.site import content, typography
 from generator.site.content import Text
 from generator.site.erratum import printed_figures, titles
 from generator.site.page import LANGUAGE, Page, Piece, guide_page
@@ -72,9 +72,12 @@ def _entries(models: Sequence[Summary], t: Text, language: str) -> tuple[FamilyE
         schema = load_schema(family)
         origin = t("origin-own" if family.own_config else "origin-class", config_class=schema.config_class)
         if missing and own:
-            origin += " " + t("origin-preset", model=own[0].card.title, keys=", ".join(missing))
+            origin += " " + t(
+                "origin-preset", model=own[0].card.title, keys=typography.mark(language, "list").join(missing)
+            )
         elif same:
             origin += " " + t("origin-same", model=same[0].card.title)
+        origin = typography.tidy_spacing(origin, language)  # an attribute: the page's own tidying passes it by
         entries.append(
             FamilyEntry(
                 name=name,

@@ -24,7 +24,7 @@ from generator.cards.problems import InputError, Location, Problem
 from generator.counting.architecture import Kind
 from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
 from generator.counting.poly import Poly
-from generator.site import content
+from generator.site import content, typography
 from generator.site.content import Text
 from generator.site.erratum import erratum_id, printed_figures, titles
 from generator.site.page import LANGUAGE, Page, guide_page
@@ -175,7 +175,8 @@ def _exercise(
 def _line(model: Model, block: str, key: str) -> Line:
     derivation = next(b for b in model.derivation.blocks if b.block.key == block)
     line = next(s for s in derivation.lines if s.key == key)  # by key: the label is the build language's
-    return Line(f"{derivation.block.title}: {line.label}", line.symbolic, line.value, f"d-{block}-{key}")
+    label = derivation.block.title + typography.mark(model.card.family.language, "colon") + line.label
+    return Line(label, line.symbolic, line.value, f"d-{block}-{key}")
 
 
 def _block(model: Model, block: str) -> Line:
