@@ -407,7 +407,7 @@ def _build(args: argparse.Namespace) -> int:
 def _build_without_collector(args: argparse.Namespace) -> int:
     from generator.build.pipeline import build
     from generator.build.progress import Progress
-    from generator.site.content import languages
+    from generator.site.content import editions as content_editions
     from generator.site.page import SettingError
     from generator.site.render import SiteOptions
     from generator.site.search import SearchIndexError
@@ -418,7 +418,7 @@ def _build_without_collector(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     progress = Progress.for_terminal(quiet=args.quiet, verbose=args.verbose)
     try:
-        editions = (LANGUAGE, *(code for code in languages() if code != LANGUAGE)) if args.language is None else ()
+        editions = content_editions() if args.language is None else ()
         options = SiteOptions.from_environment(
             args.base_url, search=not args.no_search, language=args.language or LANGUAGE, editions=editions
         )

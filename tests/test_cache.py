@@ -30,7 +30,7 @@ from generator.build.pipeline import build
 from generator.build.reuse import ModelEntry, Reuse
 from generator.cards.card import load_cards
 from generator.counting.families import families
-from generator.site import search
+from generator.site import content, search
 from generator.site.differences import PAIRS
 from generator.site.page import Page
 from generator.site.pages import calculator
@@ -461,10 +461,10 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of the generator, its templates and content, run with ``python -m generator`` from the copy."""
+    """A copy of the generator, its templates, content and catalogs, run with ``python -m generator`` from the copy."""
     copy = tmp_path / "project"
     copy.mkdir()
-    for name in ("generator", "templates", "content"):
+    for name in ("generator", "templates", "content", "locales"):
         shutil.copytree(ROOT / name, copy / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
 
@@ -515,7 +515,7 @@ def test_two_builds_at_once_and_a_build_killed_half_way(models: Path, tmp_path: 
     assert not (tmp_path / "killed").exists()
     both = [subprocess.Popen([sys.executable, *common, "--out", out], cwd=tmp_path, env=env) for out in ("one", "two")]
     assert [process.wait() for process in both] == [0, 0]
-    expected = fresh(models, tmp_path, SiteOptions(search=False))
+    expected = fresh(models, tmp_path, SiteOptions(search=False, editions=content.editions()))  # as the CLI builds
     assert snapshot(tmp_path / "one") == expected
     assert snapshot(tmp_path / "two") == expected
 

@@ -76,10 +76,22 @@ def test_docs_name_every_command_option_and_make_target() -> None:
 def test_build_from_another_directory_is_the_sessions_build(site: Path, tmp_path: Path) -> None:
     """`python -m generator build`, run outside the repository, writes what the session's in-process build wrote
     in the directory pytest runs in (tests/conftest.py): the site depends neither on the working directory
-    nor on the way the build is started. Both have no date (no SOURCE_DATE_EPOCH) and a search index."""
+    nor on the way the build is started. Both have no date (no SOURCE_DATE_EPOCH) and a search index.
+    The session's build is the English edition alone, so the command names that edition."""
     out = tmp_path / "out"
     env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
-    command = [sys.executable, "-m", "generator", "build", "--models", str(MODELS), "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "generator",
+        "build",
+        "--models",
+        str(MODELS),
+        "--out",
+        str(out),
+        "--language",
+        "en",
+    ]
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"built {len(list(MODELS.glob('*.yaml')))} models into ")

@@ -207,7 +207,8 @@ FORBIDDEN_ELEMENTS = {
     *("select", "base", "style", "svg", "template", "video", "audio", "source", "marquee", "isindex"),
 }
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster", "background", "cite", "xlink:href"}
-SITE_SCRIPTS = re.compile(r"^(\.\./)*(static|pagefind)/[\w.-]+\.js$")
+# The site's own script files, from a page's folder (../static/) or, on 404.html, served at any depth, from the root.
+SITE_SCRIPTS = re.compile(r"^(/|(\.\./)*)(static|pagefind)/[\w.-]+\.js$")
 
 
 def url_scheme(value: str) -> str | None:

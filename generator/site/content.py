@@ -102,6 +102,11 @@ def languages(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 
 
+def editions(root: Path | None = None) -> tuple[str, ...]:
+    """What a build writes when no language is named: English at the root, then each other language."""
+    return (LANGUAGE, *(code for code in languages(root) if code != LANGUAGE))
+
+
 def check_language(language: str, root: Path | None = None) -> None:
     """InputError, located at the folder looked for, unless content/ holds ``language``."""
     folder = root or CONTENT
