@@ -207,8 +207,9 @@ FORBIDDEN_ELEMENTS = {
     *("select", "base", "style", "svg", "template", "video", "audio", "source", "marquee", "isindex"),
 }
 URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "poster", "background", "cite", "xlink:href"}
-# The site's own script files, from a page's folder (../static/) or, on 404.html, served at any depth, from the root.
-SITE_SCRIPTS = re.compile(r"^(/|(\.\./)*)(static|pagefind)/[\w.-]+\.js$")
+# The site's own script files, from a page's folder (../static/) or, on 404.html, served at any depth, from the
+# root of its edition (/static/, /zh/static/).
+SITE_SCRIPTS = re.compile(r"^(/([a-z]{2}/)?|(\.\./)*)(static|pagefind)/[\w.-]+\.js$")
 
 
 def url_scheme(value: str) -> str | None:
