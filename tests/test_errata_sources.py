@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,27 @@ def test_each_claim_is_given_to_whoever_made_it(seeds: dict[str, str]) -> None:
     # 30,000 is the paper's own figure (Devlin et al. 2019, section 3), not only the textbook's.
     vocabulary = [s for s in ERRATA["vocabulary-30000"].sources if s.kind == "paper"]
     assert len(vocabulary) == 1 and vocabulary[0].url == "https://arxiv.org/abs/1810.04805"
+
+
+def test_the_chinese_page_quotes_the_chinese_sources_in_their_own_words(seeds: dict[str, str]) -> None:
+    """Each “…” of a Chinese claim stands in its source. The copies fold full-width ，：() to ASCII (NFKC)."""
+    chinese = {e.id: e for e in errata.worked(MODEL_LIST, "zh")}
+    quoted = {key: re.findall("“(.+?)”", chinese[key].claim) for key in CHINESE_SOURCES}
+    for key, quotes in quoted.items():
+        source = seeds[SEED_OF_KIND[ERRATA[key].sources[0].kind]]
+        assert quotes and all(unicodedata.normalize("NFKC", quote) in source for quote in quotes), key
+    words = " ".join(quote for quotes in quoted.values() for quote in quotes)
+    for phrase in CHINESE_SOURCES.values():
+        assert phrase in words
+
+
+# The Chinese sources' errata, each with the phrase the Chinese page must quote as the source wrote it.
+CHINESE_SOURCES = {
+    "lha-product": "12 * 768 * 12 = 110M",
+    "mean-and-variance": "两个可学习的参数：均值和方差",
+    "attention-over-heads": "3 * H^2 / num_heads",
+    "feed-forward-8h2": "8H^2 + 2H",
+}
 
 
 def test_no_reader_facing_text_speaks_of_seeds(site: Path) -> None:

@@ -354,9 +354,13 @@ def test_content_that_loses_a_text_adds_one_or_types_a_number(
     ]
 
 
-def test_a_catalog_alone_publishes_no_edition(tmp_path: Path) -> None:
-    """locales/zh/ is there for translators; until content/zh/ is too, a build writes English alone."""
-    assert translation.catalog_path("zh").is_file() and not (CONTENT / "zh").exists()
+def test_a_catalog_alone_publishes_no_edition(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A language with a catalog in locales/ but no content/ folder gets no edition: English alone."""
+    root = tmp_path / "content"
+    shutil.copytree(CONTENT, root, ignore=shutil.ignore_patterns("zh"))
+    monkeypatch.setattr(content, "CONTENT", root)
+    monkeypatch.setattr(texts, "CONTENT", root)
+    assert translation.catalog_path("zh").is_file()
     out = _build(tmp_path)
     assert not (out / "zh").exists()
     assert "hreflang" not in (out / "index.html").read_text("utf-8")
