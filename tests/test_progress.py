@@ -14,6 +14,7 @@ import pytest
 
 from conftest import MODELS
 from generator.build.progress import Progress
+from generator.site import content
 
 STAGES = ["reading cards", "model pages", "other pages", "search index"]
 # What the build prints does not depend on how many cards it reads: a few, of four families, are
@@ -49,7 +50,9 @@ def test_quiet_prints_nothing(models: Path, tmp_path: Path) -> None:
 def test_verbose_names_every_stage_with_its_time(models: Path, tmp_path: Path) -> None:
     result = run(models, "--out", str(tmp_path / "site"), "--verbose", cwd=tmp_path)
     lines = result.stderr.splitlines()
-    assert [line.split(":")[0] for line in lines] == STAGES[:3]
+    # Each edition after the first is announced, then written as the first is: its pages, then the others.
+    others = [stage for code in content.editions()[1:] for stage in (f"the {code} edition, in {code}/", *STAGES[1:3])]
+    assert [line.split(":")[0] for line in lines] == [*STAGES[:3], *others]
     assert lines[0].startswith(f"reading cards: {len(CARDS)} cards in ") and lines[0].endswith(" s")
 
 
