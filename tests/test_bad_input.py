@@ -157,7 +157,7 @@ def test_a_card_over_the_size_limit(models: Path) -> None:
 def test_a_card_at_the_size_limit_is_read(models: Path) -> None:
     notes = "x" * (MAX_BYTES - len(CARD) - len("notes: \n"))
     (models / "card.yaml").write_text(f"{CARD}notes: {notes}\n", encoding="utf-8")
-    assert load_cards(models)[0].notes == notes
+    assert load_cards(models)[0].notes.texts == {"en": notes}
 
 
 def test_a_directory_named_like_a_card(models: Path) -> None:
@@ -321,7 +321,7 @@ def test_special_yaml_scalars_are_only_text(models: Path) -> None:
     # YAML 1.1 resolves a plain = and << to tags of their own, and dates to timestamps.
     (models / "card.yaml").write_text(CARD.replace("title: t", "title: =") + "notes: 2002-12-14\n", encoding="utf-8")
     card = load_cards(models)[0]
-    assert (card.title, card.notes) == ("=", "2002-12-14")
+    assert (card.title, card.notes.texts) == ("=", {"en": "2002-12-14"})
 
 
 def test_keys_with_line_breaks_stay_on_one_line(models: Path) -> None:

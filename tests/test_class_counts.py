@@ -110,7 +110,7 @@ def test_minilm_sentence_embeddings_skip_the_pooler() -> None:
     own = row(model, "BertModel")
     assert own.this_card and own.pooler == pooler
     assert own.total - own.pooler == reference["total"] - pooler == 22_565_376
-    assert "Pooling and normalization have no weights" not in model.card.notes
+    assert "Pooling and normalization have no weights" not in model.card.notes.texts["en"]
     assert '<td class="n count">22,713,216</td><td class="n">22,565,376</td>' in page(model)
 
 
@@ -207,4 +207,4 @@ def test_figures_of_the_bare_encoder_not_the_checkpoints_masked_lm_class(
     assert (round(totals["base"] / 10**6), round(totals["masked-lm"] / 10**6)) == (bare, masked_lm)
     (claim, *_) = BY_ID[card_id].claim_checks
     assert claim.claim.figure == f"{bare}M" and claim.parts[0].exact == totals["base"]
-    assert f"{masked_lm}M" in BY_ID[card_id].card.notes
+    assert f"{masked_lm}M" in BY_ID[card_id].card.notes.texts["en"]

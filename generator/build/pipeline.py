@@ -18,6 +18,7 @@ from generator.build.output import Staging, check_cache_dir, check_output_dir, s
 from generator.build.progress import Progress
 from generator.build.reuse import ModelEntry, Reuse
 from generator.cards.card import Card, load_cards
+from generator.cards.problems import InputError, Problem
 from generator.counting.families import family_in
 from generator.parallel import available_jobs, map_parallel
 from generator.site import content, translation
@@ -76,6 +77,7 @@ def build(
     reuse = Reuse(caches[0])
     read = load_cards(models_dir, progress.advance, jobs, reuse.card if caches[0] else None)
     progress.finish(f"{len(read):,} cards")
+    check_note_languages(read, content.languages())
 
     with staged_site(out_dir, caches[0].spare(out_dir) if caches[0] is not None else None) as staging:
         made: set[str] = set()
@@ -215,4 +217,19 @@ def _write_edition(
 
 def _in_language(cards: list[Card], language: str) -> list[Card]:
     """The cards with their families' words in ``language`` (content/<language>/families.yaml)."""
-    return [dataclasses.replace(card, family=family_in(card.family.name, language)) for card in cards]
+    return [
+        dataclasses.replace(card, family=family_in(card.family.name, language), language=language) for card in cards
+    ]
+
+
+def check_note_languages(cards: Sequence[Card], languages: Sequence[str]) -> None:
+    """InputError, at each text, unless every card's notes are in languages content/ has an edition of."""
+    expected = f"expected one of the languages in content/ ({', '.join(languages)})"
+    problems = [
+        Problem(where, f"notes.{language}", f"{expected}, found {language!r}")
+        for card in cards
+        for language, where in card.notes.where.items()
+        if language not in languages
+    ]
+    if problems:
+        raise InputError(problems)

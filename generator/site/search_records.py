@@ -188,7 +188,7 @@ def model_record(model: Model, text: Text) -> SearchRecord:
     ]
     aside = [
         " ".join(own("published", figure=claim.figure, source=claim.source) for claim in card.claims),
-        _opening(card.notes),
+        _opening(card.notes_shown()[0]),
     ]
     url = f"models/{card.id}/"
     return SearchRecord(url, card.title, "\n".join(words), kind=kind_of(url), aside="\n".join(w for w in aside if w))
