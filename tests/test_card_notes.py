@@ -10,7 +10,7 @@ import pytest
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cli import main
-from generator.site import content
+from generator.site import translation
 
 CARD = "title: t\nfamily: bert\nhead: base\nconfig: {hidden_size: 64, num_attention_heads: 2, num_hidden_layers: 1, intermediate_size: 128, vocab_size: 100}\n"
 BOTH = CARD + "notes:\n  en: |\n    Written in English.\n  zh: |\n    用中文写的。\n"
@@ -85,7 +85,7 @@ def test_notes_in_a_language_with_no_edition_fail_the_build_where_they_are(
 ) -> None:
     (models / "card.yaml").write_text(CARD + "notes:\n  en: ok\n  fr: bien\n", encoding="utf-8")
     assert main(["build", "--models", str(models), "--out", "site", "--no-search", "--no-cache"]) == 1
-    languages = ", ".join(content.languages())
-    expected = f"models/card.yaml:7:7: notes.fr: expected one of the languages in content/ ({languages}), found 'fr'"
+    languages = ", ".join(translation.languages())
+    expected = f"models/card.yaml:7:7: notes.fr: expected one of the site's languages ({languages}), found 'fr'"
     assert expected in capsys.readouterr().err
     assert not Path("site").exists()

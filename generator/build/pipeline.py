@@ -77,7 +77,7 @@ def build(
     reuse = Reuse(caches[0])
     read = load_cards(models_dir, progress.advance, jobs, reuse.card if caches[0] else None)
     progress.finish(f"{len(read):,} cards")
-    check_note_languages(read, content.languages())
+    check_note_languages(read, translation.languages())
 
     with staged_site(out_dir, caches[0].spare(out_dir) if caches[0] is not None else None) as staging:
         made: set[str] = set()
@@ -223,8 +223,12 @@ def _in_language(cards: list[Card], language: str) -> list[Card]:
 
 
 def check_note_languages(cards: Sequence[Card], languages: Sequence[str]) -> None:
-    """InputError, at each text, unless every card's notes are in languages content/ has an edition of."""
-    expected = f"expected one of the languages in content/ ({', '.join(languages)})"
+    """InputError, at each text, unless every card's notes are in a language the site has words for.
+
+    That is any language with a catalog or a content folder, whether or not this build writes its
+    edition: a catalog card keeps its Chinese notes in a build of English alone.
+    """
+    expected = f"expected one of the site's languages ({', '.join(languages)})"
     problems = [
         Problem(where, f"notes.{language}", f"{expected}, found {language!r}")
         for card in cards

@@ -47,6 +47,12 @@ def catalog_path(language: str, root: Path | None = None) -> Path:
     return (root or LOCALES) / language / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
+def languages(root: Path | None = None) -> list[str]:
+    """The languages the site has words for: English, and each language with a catalog."""
+    found = {LANGUAGE, *(p.parents[1].name for p in (root or LOCALES).glob(f"*/LC_MESSAGES/{DOMAIN}.po"))}
+    return sorted(found | set(content.languages()))
+
+
 def translations(language: str, root: Path | None = None) -> gettext.NullTranslations:
     """The templates' sentences in ``language``: English as written, another from its catalog, compiled here."""
     if language == LANGUAGE:

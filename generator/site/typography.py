@@ -29,14 +29,16 @@ SPACELESS = frozenset({"zh"})
 # Chinese page uses the same characters, with spaces around them.
 FULL_WIDTH = "，。、；：？！（）［］【】《》〈〉「」『』〔〕"
 _SPACE = "[ \t\r\n]"
-# An element whose text is kept as written, or a comment; and any other tag, kept whole but seen through.
+# An element whose text is kept as written, or a comment, matched to be passed over whole; and any other tag.
 _KEPT = r"<(?P<element>pre|code|script|style|textarea)\b.*?</(?P=element)\s*>|<!--.*?-->"
 _TAG = r"<(?!(?:pre|code|script|style|textarea)\b)[^>]*>"
-# One regular expression does the work: a kept element or a tag is passed over whole; a full-width mark
-# takes the whitespace after it (across tags), and whitespace takes the tags after it up to a mark.
+# One regular expression finds only what may change, so that a page's many tags and marks cost no call:
+# a kept element, passed over whole; a full-width mark and the whitespace after it (across tags); and
+# whitespace, with the tags after it, up to a mark. A match that starts inside a tag (a mark in an
+# attribute's value) is left as it is.
 _TIDY = re.compile(
-    rf"(?P<kept>{_KEPT})|(?P<tag>{_TAG})"
-    rf"|(?P<mark>[{FULL_WIDTH}])(?P<after>(?:{_SPACE}|{_TAG})*+)"
+    rf"(?P<kept>{_KEPT})"
+    rf"|(?P<mark>[{FULL_WIDTH}])(?P<after>(?:{_TAG})*+{_SPACE}(?:{_SPACE}|{_TAG})*+)"
     rf"|(?P<before>{_SPACE}(?:{_SPACE}|{_TAG})*+)(?=[{FULL_WIDTH}])",
     re.S | re.I,
 )
@@ -44,6 +46,9 @@ _GAP = re.compile(rf"({_TAG})|{_SPACE}+", re.S)
 
 
 def _tidied(found: re.Match[str]) -> str:
+    html, start = found.string, found.start()
+    if html.rfind("<", 0, start) > html.rfind(">", 0, start):  # inside a tag
+        return found.group()
     if found["mark"] is not None:
         return found["mark"] + _GAP.sub(r"\1", found["after"])
     if found["before"] is not None:
