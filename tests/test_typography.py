@@ -17,6 +17,11 @@ from generator.site.typography import tidy_spacing
         ('<a href="#a">见上。</a> 对于', '<a href="#a">见上。</a>对于'),
         ("<code>BertModel</code> （本页）", "<code>BertModel</code>（本页）"),
         ("甲，\n  <em>乙</em>", "甲，<em>乙</em>"),
+        # Whitespace after code is the page's; the code's own stays. A comment ends the gap as code does.
+        ("<code>a </code> <b> ，乙", "<code>a </code><b>，乙"),
+        ("<!-- a --> 。", "<!-- a -->。"),
+        # A mark in an attribute, then one in the text: only the text's gap goes.
+        ('<a title="甲。 乙"> 。 </a> 丙', '<a title="甲。 乙">。</a>丙'),
         # The space between Chinese and Latin letters or digits stays.
         ("BERT-Base 有 109,482,240 个参数。", "BERT-Base 有 109,482,240 个参数。"),
     ],
