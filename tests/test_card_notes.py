@@ -6,11 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from generator.cards.card import load_cards
 from generator.cards.problems import InputError
 from generator.cli import main
-from generator.site import translation
+from generator.site import content, translation
+from tests.conftest import MODELS
 
 CARD = "title: t\nfamily: bert\nhead: base\nconfig: {hidden_size: 64, num_attention_heads: 2, num_hidden_layers: 1, intermediate_size: 128, vocab_size: 100}\n"
 BOTH = CARD + "notes:\n  en: |\n    Written in English.\n  zh: |\n    用中文写的。\n"
@@ -89,3 +91,17 @@ def test_notes_in_a_language_with_no_edition_fail_the_build_where_they_are(
     expected = f"models/card.yaml:7:7: notes.fr: expected one of the site's languages ({languages}), found 'fr'"
     assert expected in capsys.readouterr().err
     assert not Path("site").exists()
+
+
+# Numbers a translation must carry over unchanged: grouped (30,522), decimal (1.09) or of three digits and more.
+# Smaller ones may change form in another language ("12-layer" is "12 层", "October" is "10 月").
+EXACT_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+|\d+\.\d+|\d{3,}")
+
+
+@pytest.mark.parametrize("language", [code for code in content.editions() if code != "en"])
+def test_every_catalog_card_has_its_notes_in_every_edition_with_the_same_numbers(language: str) -> None:
+    for path in sorted(MODELS.glob("*.yaml")):
+        notes = yaml.safe_load(path.read_text(encoding="utf-8")).get("notes")
+        assert isinstance(notes, dict) and language in notes, f"{path.name}: no notes in {language}"
+        english, translated = (sorted(EXACT_NUMBER.findall(notes[code])) for code in ("en", language))
+        assert translated == english, f"{path.name}: the {language} notes' numbers differ from the English ones"

@@ -220,7 +220,7 @@ def test_the_exercises_say_what_the_assignment_chose_and_what_they_chose() -> No
     """The assignment's classifiers sit on "BERT" of hidden size 768, beside its own first model (~218 million):
     the cards say so before setting them on BERT-Base, and the 40,000-token question says what it counts."""
     for card_id in ("exercise-topic-classifier-5", "exercise-language-id-2"):
-        notes = " ".join(BY_ID[card_id].card.notes.split())
+        notes = " ".join(BY_ID[card_id].card.notes.texts["en"].split())
         assert "~218 million" in notes and "first question" in notes, card_id
         assert "has in mind" not in notes and "on BERT-Base's [CLS]" not in notes, card_id
     forty = EXERCISES["forty-k-eight-layers"]
@@ -239,7 +239,7 @@ def test_uncased_accent_stripping_deletes_devanagari_marks() -> None:
     assert strip_accents("में") == "म"  # the vowel sign E and the anusvara go
     assert strip_accents("हिन्दी") == "हिनदी"  # the virama goes, joining what it separated
     assert strip_accents("café") == "cafe"
-    assert '"में" arrives as "म"' in BY_ID["exercise-language-id-2"].card.notes
+    assert '"में" arrives as "म"' in BY_ID["exercise-language-id-2"].card.notes.texts["en"]
 
 
 def test_keras_bert_layers_hold_the_same_tensors() -> None:

@@ -26,7 +26,7 @@ from babel.messages.pofile import read_po
 from generator.cards.problems import InputError, Location, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
 from generator.site import content
-from generator.site.page import LANGUAGE, TEMPLATES
+from generator.site.page import LANGUAGE, LANGUAGE_NAMES, TEMPLATES
 
 # locales/ at the top of a source tree, reached through the link generator/site/locales (as content/ is).
 LOCALES = (Path(__file__).parent / "locales").resolve()
@@ -48,9 +48,9 @@ def catalog_path(language: str, root: Path | None = None) -> Path:
 
 
 def languages(root: Path | None = None) -> list[str]:
-    """The languages the site has words for: English, and each language with a catalog."""
-    found = {LANGUAGE, *(p.parents[1].name for p in (root or LOCALES).glob(f"*/LC_MESSAGES/{DOMAIN}.po"))}
-    return sorted(found | set(content.languages()))
+    """The languages the site knows: those it names (English, 中文), and each with a catalog or content."""
+    catalogs = (p.parents[1].name for p in (root or LOCALES).glob(f"*/LC_MESSAGES/{DOMAIN}.po"))
+    return sorted({*LANGUAGE_NAMES, *catalogs, *content.languages()})
 
 
 def translations(language: str, root: Path | None = None) -> gettext.NullTranslations:

@@ -9,8 +9,9 @@ Templates join sentences with a space (``{% endtrans %} {% trans %}``), and a na
 too (``<code>BertModel</code> （本页）``). A joining word for each would mean hundreds, and every
 new template would add more. So the page is tidied once, after rendering: whitespace next to a
 full-width mark goes, across inline tags too (``。</a> 对于``). The work starts from the marks,
-which are few, not from every tag and space: a scan of every tag cost a second for 170 pages. The text of ``pre``, ``code``,
-``script``, ``style`` and ``textarea`` is kept as written, and so is every tag and attribute.
+which are few, not from every tag and space: a scan of every tag cost a second for 170 pages.
+The text of ``pre``, ``code``, ``script``, ``style`` and ``textarea`` is kept as written, and so is
+every tag and attribute.
 English pages are never tidied: their bytes stay as the templates write them.
 """
 
