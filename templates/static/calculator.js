@@ -1089,7 +1089,8 @@
     return good;
   }
 
-  // The changes typing ``text`` into ``key`` makes: with "keep I = 4 × H" on, H brings I along.
+  // The changes typing ``text`` into ``key`` makes: with "keep I = 4 × H" on, H brings I along. Typing I
+  // sets the box to whether I = 4 × H still holds.
   function follow(key, text, changes) {
     changes[key] = text;
     var ratio = ratioKeys();
@@ -1097,7 +1098,18 @@
       var parsed = parse(inputOf(key), text);
       if (!parsed.error && isInt(parsed.value)) { changes[ratio.ffn] = (4n * parsed.value).toString(); }
     }
+    if (ratio && key === ratio.ffn) {
+      state.keepRatio = holdsRatio(ratio, state.raw[ratio.hidden], text);
+      var box = document.getElementById("calc-keep-ratio");
+      if (box) { box.checked = state.keepRatio; }
+    }
     return changes;
+  }
+
+  // Whether I = 4 × H holds for these texts of H and I.
+  function holdsRatio(ratio, hiddenText, ffnText) {
+    var hidden = parse(inputOf(ratio.hidden), hiddenText), ffn = parse(inputOf(ratio.ffn), ffnText);
+    return !hidden.error && !ffn.error && isInt(hidden.value) && isInt(ffn.value) && ffn.value === 4n * hidden.value;
   }
 
   function apply(changes) {
@@ -1294,10 +1306,13 @@
     });
   }
 
-  // "Keep I at 4 × H when H changes": off until the reader asks, so a value typed stays as typed.
+  // "Keep I at 4 × H when H changes": on when the model's configuration holds I = 4 × H, as most do, so
+  // that a new H brings I along as a student expects (6 layers of width 512 have I = 2,048). A value an
+  // address gives is never changed: the box acts only on what the reader types.
   function buildRatio(ratio) {
     var box = el("div", { class: "calc-field calc-flag calc-ratio" });
     var control = el("input", { type: "checkbox", id: "calc-keep-ratio" });
+    state.keepRatio = holdsRatio(ratio, state.raw[ratio.hidden], state.raw[ratio.ffn]);
     control.checked = state.keepRatio;
     control.addEventListener("change", function () {
       state.keepRatio = control.checked;

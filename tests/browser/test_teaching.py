@@ -386,16 +386,25 @@ def test_the_feed_forward_size_can_follow_the_hidden_size(site_url: str, open_pa
     page = open_page(WIDE)
     page.goto(f"{site_url}{CALCULATOR}?family=bert&head=base")
     read_result(page)
+    ratio = page.locator("#calc-keep-ratio")
+    assert ratio.is_checked()  # BERT-Base holds I = 4 × H, so a new H brings I along
     page.locator("#calc-hidden_size").fill("1020")
     page.wait_for_function("() => location.search.includes('hidden_size=1020')")
-    assert page.locator("#calc-intermediate_size").input_value() == "3072"  # off unless asked for
-    page.locator("#calc-keep-ratio").check()
-    assert page.locator("#calc-intermediate_size").input_value() == "4080"  # on: I follows at once
+    assert page.locator("#calc-intermediate_size").input_value() == "4080"
+    page.locator("#calc-intermediate_size").fill("4000")  # an I of the reader's own: the box lets go
+    page.wait_for_function("() => location.search.includes('intermediate_size=4000')")
+    assert not ratio.is_checked()
     page.locator("#calc-hidden_size").fill("384")
     page.wait_for_function("() => location.search.includes('hidden_size=384')")
+    assert page.locator("#calc-intermediate_size").input_value() == "4000"
+    ratio.check()  # asked for again: I follows at once
     assert page.locator("#calc-intermediate_size").input_value() == "1536"
     config = {**bert.config, "hidden_size": 384, "intermediate_size": 1536}
     assert read_result(page)["total"] == str(count_parameters(dataclasses.replace(bert, config=config)).total)
+    # A link's values stay as written: its H without I does not hold the ratio, and nothing follows.
+    page.goto(f"{site_url}{CALCULATOR}?family=bert&head=base&hidden_size=1020")
+    read_result(page)
+    assert page.locator("#calc-intermediate_size").input_value() == "3072" and not ratio.is_checked()
 
 
 def test_a_family_says_where_its_values_come_from_and_offers_its_base_model(site_url: str, open_page: Any) -> None:
@@ -450,7 +459,7 @@ def test_the_students_homework_on_a_phone(site_url: str, open_page: Any, output_
     read_result(page)
     page.locator("#calc-vocab_size").fill("30000")
     page.locator("#calc-num_hidden_layers").fill("6")
-    page.locator("#calc-keep-ratio").check()
+    assert page.locator("#calc-keep-ratio").is_checked()  # on by default: I = 4 × H comes along with H
     page.locator("#calc-hidden_size").fill("512")  # 12 heads do not divide 512
     page.wait_for_selector(".calc-fixes a")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE  # the page never scrolls sideways
