@@ -27,6 +27,7 @@ from generator.cards.yamlsource import Document, KeyPath, load_document
 from generator.counting.families import families
 from generator.counting.texts import MissingTextError
 from generator.site.page import LANGUAGE
+from generator.site.soft_space import soften
 
 CONTENT = (Path(__file__).parent / "texts").resolve()  # content/ in a source tree
 
@@ -142,7 +143,17 @@ def load(page: str, language: str = LANGUAGE, root: Path | None = None) -> Text:
         problems += _not_text(document, (), document.data)
     if problems:
         raise InputError(problems)
+    _soften(document.data, language)
     return Text(document, (), set())
+
+
+def _soften(data: dict[str, Any], language: str) -> None:
+    """Each text's spaces beside a placeholder, soft where they may fall between Han (soft_space.py)."""
+    for key, value in data.items():
+        if isinstance(value, str):
+            data[key] = soften(value, language)
+        elif isinstance(value, dict):
+            _soften(value, language)
 
 
 def _not_text(document: Document, keys: KeyPath, value: Any) -> list[Problem]:

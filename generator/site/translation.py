@@ -27,6 +27,7 @@ from generator.cards.problems import InputError, Location, Problem
 from generator.cards.yamlsource import Document, KeyPath, load_document
 from generator.site import content
 from generator.site.page import LANGUAGE, LANGUAGE_NAMES, TEMPLATES
+from generator.site.soft_space import soften
 
 # locales/ at the top of a source tree, reached through the link generator/site/locales (as content/ is).
 LOCALES = (Path(__file__).parent / "locales").resolve()
@@ -59,6 +60,11 @@ def translations(language: str, root: Path | None = None) -> gettext.NullTransla
         return gettext.NullTranslations()
     with catalog_path(language, root).open("rb") as file:
         catalog = read_po(file)
+    for message in catalog:  # a space beside a placeholder goes between Han characters (soft_space.py)
+        if isinstance(message.string, str):
+            message.string = soften(message.string, language)
+        elif message.string:
+            message.string = tuple(soften(form, language) for form in message.string)
     compiled = io.BytesIO()
     write_mo(compiled, catalog)  # fuzzy entries are left out: their English shows until they are reviewed
     compiled.seek(0)

@@ -24,9 +24,8 @@ from markupsafe import Markup, escape
 
 from generator.site import content
 from generator.site.content import Text
+from generator.site.soft_space import SOFT_SPACE, SPACELESS, resolved
 
-# The languages whose pages are tidied: their full-width punctuation takes no space beside it.
-SPACELESS = frozenset({"zh"})
 # Full-width marks with no Latin twin. Curly quotes and the ellipsis are left out: English quoted on a
 # Chinese page uses the same characters, with spaces around them.
 FULL_WIDTH = "，。、；：？！（）［］【】《》〈〉「」『』〔〕"
@@ -70,6 +69,39 @@ def _gap_before(html: str, mark: int, floor: int) -> int:
     return start
 
 
+_SOFT = re.compile(SOFT_SPACE)
+
+
+def _resolve_soft_spaces(html: str, kept: list[tuple[int, int]]) -> str:
+    """Each SOFT_SPACE outside a kept element as a space, or as nothing between two Han characters.
+
+    Its neighbours are the characters beside it, across tags (``一个 <a>编码器层</a>``). One inside a
+    kept element, or beside a placeholder not yet filled in, is a script's to resolve (the
+    calculator's texts, the answer check's).
+    """
+
+    def neighbour(at: int, step: int) -> str:
+        while 0 <= at < len(html):
+            if html[at] == SOFT_SPACE:
+                at += step
+            elif step < 0 and html[at] == ">" and (opening := html.rfind("<", 0, at)) >= 0:
+                at = opening - 1
+            elif step > 0 and html[at] == "<" and (closing := html.find(">", at)) >= 0:
+                at = closing + 1
+            else:
+                return html[at]
+        return ""
+
+    def replaced(found: re.Match[str]) -> str:
+        at = found.start()
+        before, after = neighbour(at - 1, -1), neighbour(at + 1, 1)
+        if any(start <= at < end for start, end in kept) or before == "}" or after == "{":
+            return SOFT_SPACE  # a script fills in the value beside it (a text in a data attribute)
+        return resolved(before, after)
+
+    return _SOFT.sub(replaced, html)
+
+
 def tidy_spacing(html: str, language: str) -> str:
     """``html`` with no whitespace next to a full-width mark, in a language of ``SPACELESS``; else as is.
 
@@ -79,6 +111,9 @@ def tidy_spacing(html: str, language: str) -> str:
     if language not in SPACELESS:
         return html
     spans = _kept_spans(html)
+    if SOFT_SPACE in html:
+        html = _resolve_soft_spaces(html, spans)
+        spans = _kept_spans(html)
     pieces: list[str] = []
     done = 0  # html[:done] is in pieces, tidied
     after_span = 0  # how many kept spans end at or before the mark

@@ -29,15 +29,27 @@
   // A sentence with {name} filled in, as plain text.
   function t(key, values) {
     var text = S[key] === undefined ? key : S[key];
-    return text.replace(/\{(\w+)\}/g, function (all, name) {
+    return softSpaces(text.replace(/\{(\w+)\}/g, function (all, name) {
       return values && name in values ? String(values[name]) : all;
-    });
+    }));
   }
 
   // A sentence as HTML: its own text escaped, the values given as HTML.
   function h(key, values) {
-    return escapeHtml(S[key] === undefined ? key : S[key]).replace(/\{(\w+)\}/g, function (all, name) {
+    return softSpaces(escapeHtml(S[key] === undefined ? key : S[key]).replace(/\{(\w+)\}/g, function (all, name) {
       return values && name in values ? String(values[name]) : all;
+    }));
+  }
+
+  // A Chinese text's space beside a filled-in value (U+E000, see generator/site/soft_space.py): nothing
+  // between two Han characters, across tags, and a space anywhere else.
+  var HAN = /[\u3400-\u4dbf\u4e00-\u9fff]/;
+  function softSpaces(text) {
+    if (text.indexOf("\ue000") < 0) { return text; }
+    return text.replace(/\ue000/g, function (all, at) {
+      var before = text.slice(0, at).replace(/(<[^>]*>|\ue000)+$/, "").slice(-1);
+      var after = text.slice(at + 1).replace(/^(<[^>]*>|\ue000)+/, "").charAt(0);
+      return HAN.test(before) && HAN.test(after) ? "" : " ";
     });
   }
 
@@ -247,7 +259,7 @@
     var near = (n + step / 2n) / step * step;
     var unit = units.filter(function (u) { return near >= u[0]; })[0];
     var said = quotient(near, unit[0]).replace(/,/g, "") + " " + unit[1];
-    return '<span class="reading">' + escapeHtml(reading.about.replace("{reading}", said)) + "</span>";
+    return '<span class="reading">' + softSpaces(escapeHtml(reading.about.replace("{reading}", said))) + "</span>";
   }
 
   function substitute(e, values) {

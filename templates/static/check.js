@@ -30,7 +30,7 @@
   function reading() {
     var holder = document.querySelector("[data-reading]"), data = {};
     try { data = JSON.parse(holder ? holder.getAttribute("data-reading") : "{}"); } catch (e) { data = {}; }
-    var around = (data.about || "").split("{reading}").map(function (w) { return w.replace(/[\s()（）]/g, ""); });
+    var around = (data.about || "").split("{reading}").map(function (w) { return w.replace(/[\s\ue000()（）]/g, ""); });
     var escaped = (around[0] || "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     return { units: data.units || {}, before: escaped ? new RegExp("^" + escaped + "\\s*") : null };
   }
@@ -49,10 +49,18 @@
   }
 
   function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, function (all, name) {
+    var filled = template.replace(/\{(\w+)\}/g, function (all, name) {
       return name in values ? escapeHtml(values[name]) : all;
     });
+    // A Chinese text's space beside a value (U+E000, see generator/site/soft_space.py): nothing between
+    // two Han characters, across tags, and a space anywhere else.
+    return filled.replace(/\ue000/g, function (all, at) {
+      var before = filled.slice(0, at).replace(/(<[^>]*>|\ue000)+$/, "").slice(-1);
+      var after = filled.slice(at + 1).replace(/^(<[^>]*>|\ue000)+/, "").charAt(0);
+      return HAN.test(before) && HAN.test(after) ? "" : " ";
+    });
   }
+  var HAN = /[\u3400-\u4dbf\u4e00-\u9fff]/;
 
   // The verdict as HTML: data is {answer, whole, part: {value, what}, mistakes: [{value, erratum, title, printed}]},
   // errata the address of the errata page; the answer itself is never shown.

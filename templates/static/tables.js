@@ -47,8 +47,9 @@
         groups.forEach(function (body) { body.hidden = true; });
         flat.hidden = false;
       }
+      // Both values are numbers: a Chinese text's space beside each (U+E000, soft_space.py) stays a space.
       form.querySelector("output").textContent = form.dataset.count
-        .replace("{shown}", shown.length).replace("{all}", rows.length);
+        .replace("{shown}", shown.length).replace("{all}", rows.length).replace(/\ue000/g, " ");
     }
     form.addEventListener("change", update);
     form.addEventListener("submit", function (event) { event.preventDefault(); });

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import count_parameters
 from generator.site import formats
+from generator.site.soft_space import HAN, SOFT_SPACE
 
 from .conftest import EDITION, PHONE, SAMPLE_SEED, WIDE, edition_pages, missing, one_of_each
 from .test_accessibility import PAGES, axe_report, keep_screenshot
@@ -89,6 +90,9 @@ def test_the_calculator_twin_counts_as_python_and_reads_the_total(open_page: Any
         shown = page.locator("#calc-summary .reading, #calc-summary .rounded").first.inner_text()
         found.append((card.id, result["total"], shown))
         expected.append((card.id, str(total), f"（约 {said}）" if said else shown))
+        # A space the script fills in beside a value goes between two Han characters ("一个编码器层的张量").
+        text = page.locator("main").inner_text()
+        assert SOFT_SPACE not in text and not re.search(f"[{HAN}] +[{HAN}]", text), card.id
     assert errors == []
     assert found == expected
 
@@ -113,6 +117,15 @@ def test_the_answer_check_reads_a_figure_in_myriads_on_the_twin_only(open_page: 
         None,  # a count noun after the unit is not read
     ]
     assert read[""] == [None, None, None, ["109500000", "100000"], None]
+
+
+def test_the_index_twin_counts_the_models_a_filter_shows_in_chinese(open_page: Any, edition_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(edition_url + TWIN + "index.html")
+    every = page.locator("#all-models tr[data-total]").count()
+    page.select_option("form.table-tools select[name=family]", "albert")
+    shown = page.locator("#all-models tr[data-total]:visible").count()
+    assert page.locator("form.table-tools output").inner_text() == f"显示 {shown} / {every} 个模型"
 
 
 def test_the_switch_keeps_the_anchor_of_a_deep_link(open_page: Any, edition_url: str) -> None:
