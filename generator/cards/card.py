@@ -13,6 +13,7 @@ from typing import Any
 from generator.cards.config import check_config, resolve_config
 from generator.cards.problems import InputError, Location, Problem, describe, display_path, shown_key
 from generator.cards.published import FigurePart, parse_figure
+from generator.cards.texts import Notes, read_notes, read_text
 from generator.cards.yamlsource import Document, load_document
 from generator.counting.architecture import Family, Head, Param
 from generator.counting.families import FAMILIES
@@ -37,32 +38,6 @@ class Source:
 
     title: str
     url: str
-
-
-# A language code as content/ names its folders: "en", "zh", "pt-BR".
-LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*")
-
-
-@dataclass(frozen=True)
-class Notes:
-    """A card's notes, Markdown, in each language they are written in.
-
-    A card's notes are either one text, in the site's default language (English), or a mapping of
-    language codes to texts with an English entry. An edition without its own text shows the
-    English one, marked as English, so that a card written in one language serves every edition.
-    """
-
-    texts: Mapping[str, str]  # language code -> Markdown; empty when the card has none
-    where: Mapping[str, Location]  # the place of each text, for a check that needs the editions
-
-    def __bool__(self) -> bool:
-        return bool(self.texts)
-
-    def in_language(self, language: str) -> tuple[str, str]:
-        """The text an edition in ``language`` shows, and the language that text is written in."""
-        if language in self.texts:
-            return self.texts[language], language
-        return self.texts.get(LANGUAGE, ""), LANGUAGE
 
 
 @dataclass(frozen=True)
@@ -197,7 +172,7 @@ def load_card(path: Path) -> Card:
     elif len(card_id) > MAX_ID_LENGTH:
         message = f"expected an id of at most {MAX_ID_LENGTH} characters, found {len(card_id)}"
         problems.append(Problem(where, "id", message))
-    title = _text(doc, "title", problems, required=True)
+    title = read_text(doc, "title", problems, required=True)
     family = _family(doc, problems)
     head = _head(doc, family, problems)
     config: dict[str, Any] = {}
@@ -209,7 +184,7 @@ def load_card(path: Path) -> Card:
     sources = _sources(doc, problems)
     claims = _claims(doc, family, problems)
     also_counted = _also_counted(doc, family, config, problems) if family is not None and config else ()
-    notes = _notes(doc, problems)
+    notes = read_notes(doc, problems)
     # A value the reader dropped (a forbidden tag, ...) is reported once, not again as missing.
     dropped = {(p.location, p.key) for p in doc.problems}
     problems = doc.problems + [p for p in problems if (p.location, p.key) not in dropped]
@@ -267,42 +242,6 @@ def _no_parameters(family: Family, head: Head, config: Mapping[str, Any], doc: D
 def _did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
     match = difflib.get_close_matches(word, list(choices), n=1)
     return f"; did you mean '{match[0]}'?" if match else ""
-
-
-def _text(doc: Document, key: str, problems: list[Problem], *, required: bool) -> str:
-    value = doc.data.get(key)
-    if value is None and not required:
-        return ""
-    if key not in doc.data:
-        problems.append(Problem(Location(doc.path), key, "missing; expected text"))
-        return ""
-    if not isinstance(value, str) or not value.strip():
-        problems.append(Problem(doc.where((key,)), key, f"expected text, found {describe(value)}"))
-        return ""
-    return value
-
-
-def _notes(doc: Document, problems: list[Problem]) -> Notes:
-    """The notes: one text (English), or a mapping of language codes to texts with an English one."""
-    value = doc.data.get("notes")
-    if not isinstance(value, Mapping):
-        text = _text(doc, "notes", problems, required=False)
-        return Notes({LANGUAGE: text} if text else {}, {LANGUAGE: doc.where(("notes",))} if text else {})
-    texts: dict[str, str] = {}
-    for language, text in value.items():
-        where = doc.where(("notes", language))
-        if not isinstance(language, str) or not LANGUAGE_CODE.fullmatch(language):
-            message = f"expected a language code such as en or zh, found {describe(language)}"
-            problems.append(Problem(doc.where_key(("notes", language)), "notes", message))
-        elif not isinstance(text, str) or not text.strip():
-            problems.append(Problem(where, f"notes.{language}", f"expected text, found {describe(text)}"))
-        else:
-            texts[language] = text
-    if LANGUAGE not in value:
-        found = ", ".join(map(str, value)) or "none"
-        message = f"expected an {LANGUAGE} entry (the text an edition without its own shows), found {found}"
-        problems.append(Problem(doc.where(("notes",)), "notes", message))
-    return Notes(texts, {language: doc.where(("notes", language)) for language in texts})
 
 
 def _family(doc: Document, problems: list[Problem]) -> Family | None:
