@@ -127,7 +127,7 @@ def derivation_rows(lines: Iterable[Line], block: Block, words: RowWords) -> Mar
     rows = []
     for line in lines:
         anchor = f"d-{block.key}-{line.key}"
-        link = permalink(words.permalink, anchor, f"{block.title}: {line.label}")
+        link = permalink(words.permalink, anchor, f"{block.title}{html.unescape(words.colon)}{line.label}")
         if line.tied:
             targets = words.conjunction.join(f"<code>{escape(target)}</code>" for _, target in line.tied)
             cells = f'  <td colspan="2">{words.reuses.format(targets=targets)}</td>\n'
@@ -157,7 +157,7 @@ def compute_rows(modules: Iterable[ShownModule], component: str, words: RowWords
 def _module_rows(module: ShownModule, component: str, words: RowWords) -> str:
     """One module's rows: each product, then each storage saved; the first names it and holds its permalink."""
     label = sentence(module.label)
-    link = permalink(words.permalink, module.anchor, f"{component}: {module.label}")
+    link = permalink(words.permalink, module.anchor, f"{component}{html.unescape(words.colon)}{module.label}")
     rows = []
     for number, x in enumerate(module.products):
         own = x.name == module.label
