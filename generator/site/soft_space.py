@@ -1,8 +1,8 @@
 """A space beside a filled-in value that stays only where the value meets Latin text.
 
 Chinese writes a space between Han and Latin letters or digits, and none between two Han
-characters. A translator cannot know which a value will be: a block is "编码器层" in one model
-and "Transformer 块" in another. So a Chinese text writes a space beside each placeholder, as if
+characters. A translator cannot know which a value will be: a step is "保存 Wi 的输出" in one
+model and "保存输入" in another. So a Chinese text writes a space beside each placeholder, as if
 the value were Latin (``一个 %(block)s 的``). When the catalog or the content is read, such a space
 becomes SOFT_SPACE; when the page is tidied, each one becomes a space, or nothing between two Han
 characters. The calculator's script does the same for the texts it fills in.
