@@ -1,0 +1,289 @@
+"""A model's architecture figure, read off its derivation: one box per block, step and run of steps.
+
+The figure draws what the family declares and nothing else: the blocks in the order the model runs
+them (embeddings, encoder, pooler, heads), and inside each block its derivation's steps in the order
+the class registers them, grouped into the runs the derivation heads (``runs.line_runs``). Each box
+is a link to its step's anchor and carries that step's count, so the figure cannot disagree with the
+page. Residual joins and the order of norms in the forward are not declared, so they are not drawn.
+``diagram_svg`` writes the figure for the page and for a standalone file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from generator.counting.architecture import Kind
+from generator.counting.derivation import BlockDerivation
+from generator.site import formats
+from generator.site.content import Text
+from generator.site.page import SiteOptions
+from generator.site.runs import line_runs
+from generator.site.views import Model
+
+# The order the model runs its blocks in; a class that registers its head first is drawn the same.
+RUN_ORDER = {Kind.EMBEDDINGS: 0, Kind.ENCODER: 1, Kind.POOLER: 2, Kind.HEAD: 3}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One box inside a block: a step, or a run's heading over its steps (``depth`` 1 and 2)."""
+
+    anchor: str
+    label: str
+    count: int  # one copy of its block
+    depth: int
+    names: tuple[str, ...] = ()  # the tensors it holds (a tie's target is found by name)
+    tied: tuple[str, ...] = ()  # the tensors it reuses from elsewhere
+    run: bool = False  # a run's heading: its count is its steps'
+
+
+@dataclass(frozen=True)
+class Group:
+    """One block: its heading, its rows, and how often it is stored and applied."""
+
+    anchor: str
+    title: str
+    per_copy: int
+    copies: int
+    subtotal: int
+    repeat: tuple[tuple[str, int], ...]  # each repeat symbol and its value: (("L", 12),)
+    applied: tuple[str, int] | None  # a shared block: the symbol of how often it runs, and its value
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Diagram:
+    """A model's figure before it is drawn: its groups and the total they add up to."""
+
+    title: str
+    total: int
+    groups: tuple[Group, ...]
+
+
+def diagram_of(model: Model) -> Diagram:
+    """The figure of a model, every count read from its derivation."""
+    ordered = sorted(model.derivation.blocks, key=lambda b: RUN_ORDER[b.block.kind])
+    return Diagram(model.card.title, model.total, tuple(_group(model, b) for b in ordered))
+
+
+def _group(model: Model, block: BlockDerivation) -> Group:
+    values = model.inventory.values
+    rows: list[Row] = []
+    for run in line_runs(model, block):
+        if run.anchor is not None:
+            rows.append(Row(run.anchor, run.title, sum(line.value for line in run.lines), 1, run=True))
+        for line in run.lines:
+            tied = tuple(target for _, target in line.tied)
+            depth = 2 if run.anchor is not None else 1
+            rows.append(Row(f"d-{block.block.key}-{line.key}", line.label, line.value, depth, line.names, tied))
+    applied = block.block.applied
+    return Group(
+        f"d-{block.block.key}",
+        block.block.title,
+        block.value,
+        block.repeat,
+        block.subtotal,
+        tuple((symbol, values[symbol]) for symbol in block.block.repeat),
+        (applied, values[applied]) if applied else None,
+        tuple(rows),
+    )
+
+
+# Layout, in the figure's units: NARROW across, so that at a 390 px phone's 366 px column a 12-unit
+# label is drawn at 12 px; the page lets it widen to 16 px at most (static/diagram.css).
+WIDTH = 360
+CHAR = 7.3  # a Latin character's width at 12 units; a Han character is about 12
+LANE = 18  # the right margin where ties are drawn
+ROW, GAP = 24, 4
+INDENT = (0, 12, 26)
+
+
+def _width(text: str) -> float:
+    return sum(12.0 if ord(char) > 0x2E80 else CHAR for char in text)
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+@dataclass(frozen=True)
+class _Box:
+    """A row placed: its top and height, and the right edge a tie's line meets."""
+
+    row: Row
+    top: float
+    height: float
+    right: float
+
+
+def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str | None = None) -> str:
+    """The figure as SVG: inline on the page (links ``#anchor``), or standalone with its own style,
+    its title and ``address`` in small print (links to the page at ``href``: ``href#anchor``)."""
+    standalone = address is not None
+    body: list[str] = []
+    boxes: list[_Box] = []
+    y = 30.0 if standalone else 2.0
+    right = WIDTH - LANE
+    for group in diagram.groups:
+        y = _draw_group(body, boxes, group, diagram.total, words, href, y, right) + 14
+    body.extend(_ties(boxes, words))
+    height = y + (20 if standalone else 0)
+    title = words("title", title=diagram.title, total=formats.count(diagram.total))
+    desc = _desc(diagram, words)
+    head = [
+        f'<svg class="diagram" viewBox="0 0 {WIDTH} {_n(height)}" role="group" aria-labelledby="diagram-title" '
+        f'aria-describedby="diagram-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="diagram-title">{escape(title)}</title>',
+        f'<desc id="diagram-desc">{escape(desc)}</desc>',
+        '<defs><marker id="diagram-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
+        'orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrow"/></marker></defs>',
+    ]
+    if standalone:
+        head.insert(1, f"<style>{STANDALONE_STYLE}</style>")
+        head.append(f'<text x="0" y="16" class="heading">{escape(title)}</text>')
+        body.append(f'<text x="0" y="{_n(height - 6)}" class="address">{escape(address or "")}</text>')
+    return "\n".join([*head, *body, "</svg>"])
+
+
+def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str) -> bytes:
+    """The figure as a file of its own beside the page at ``url``: its links lead to the page, at its
+    address where the build knows the site's, else beside the file; the address printed is the page's."""
+    if options.base_url:
+        return diagram_svg(diagram, words, href=options.absolute(url), address=options.absolute(url)).encode()
+    return diagram_svg(diagram, words, href="index.html", address=options.prefix + url).encode()
+
+
+def _draw_group(
+    out: list[str], boxes: list[_Box], group: Group, total: int, words: Text, href: str, y: float, right: float
+) -> float:
+    """One block's frame, heading and rows from ``y``; returns its bottom."""
+    top = y
+    repeated = bool(group.repeat)
+    heading = _sentence(group.title)
+    if repeated:  # × the times it runs: its copies, or for a shared block the times they are applied
+        runs = group.copies if group.applied is None else group.applied[1]
+        heading += " " + words("repeat", copies=formats.count(runs))
+    lines = [heading]
+    if repeated:
+        symbols = words("separator").join(f"{s} = {v}" for s, v in group.repeat)
+        lines.append(words("symbols", symbols=symbols))
+        if group.applied is not None:
+            symbol, times = group.applied
+            key = "applied" if group.copies == 1 else "applied-many"
+            lines.append(words(key, copies=formats.count(group.copies), symbol=symbol, times=formats.count(times)))
+        if group.copies != 1:
+            lines.append(words("one-copy", count=formats.count(group.per_copy), share=_share(group.per_copy, total)))
+    lines.append(words("count", count=formats.count(group.subtotal), share=_share(group.subtotal, total)))
+    parts = [f'<a href="{href}#{group.anchor}" class="block">']
+    height = 8 + 16 * len(lines)
+    parts.append(f'<rect x="0" y="{_n(y)}" width="{_n(right)}" height="{height}" rx="4" class="heading-box"/>')
+    for number, text in enumerate(lines):
+        kind = "title" if number == 0 else "count"
+        parts.append(f'<text x="8" y="{_n(y + 18 + 16 * number)}" class="{kind}">{escape(text)}</text>')
+    parts.append("</a>")
+    y += height + GAP
+    for row in group.rows:
+        y = _draw_row(parts, boxes, row, total, words, href, y, right)
+    bottom = y + 4
+    frame = "frame shared" if group.applied is not None else "frame"
+    shadows = []
+    if repeated and group.applied is None and group.copies > 1:  # copies stacked behind: one layer, × L
+        shadows = [
+            f'<rect x="{d}" y="{_n(top + d)}" width="{_n(right - 6)}" height="{_n(bottom - top)}" rx="6" class="copy"/>'
+            for d in (6, 3)
+        ]
+    out.extend(shadows)
+    out.append(f'<rect x="0" y="{_n(top)}" width="{_n(right)}" height="{_n(bottom - top)}" rx="6" class="{frame}"/>')
+    out.extend(parts)
+    return bottom + (6 if shadows else 0)
+
+
+def _draw_row(
+    out: list[str], boxes: list[_Box], row: Row, total: int, words: Text, href: str, y: float, right: float
+) -> float:
+    """One step or run heading as a linked box; its numbers on a second line where they do not fit beside it."""
+    left = INDENT[row.depth]
+    inner = right - 6 - left
+    label = _sentence(row.label)
+    if row.tied and not row.count:
+        numbers = words("tied")
+    else:
+        numbers = f"{formats.count(row.count)} · {_share(row.count, total)}"
+    two_lines = _width(label) + _width(numbers) + 24 > inner
+    height = ROW + (14 if two_lines else 0)
+    kind = "run" if row.run else "tied" if row.tied else "step"
+    out.append(f'<a href="{href}#{row.anchor}" class="{kind}">')
+    out.append(f'<rect x="{left}" y="{_n(y)}" width="{_n(inner)}" height="{height}" rx="3" class="box"/>')
+    out.append(f'<text x="{left + 6}" y="{_n(y + 16)}" class="label">{escape(label)}</text>')
+    number_y = y + (30 if two_lines else 16)
+    out.append(
+        f'<text x="{_n(left + inner - 6)}" y="{_n(number_y)}" class="number" text-anchor="end">{escape(numbers)}</text>'
+    )
+    out.append("</a>")
+    boxes.append(_Box(row, y, height, left + inner))
+    return y + height + GAP
+
+
+def _ties(boxes: list[_Box], words: Text) -> list[str]:
+    """A line in the right margin from each tied step to the step that holds its tensor."""
+    holders = {name: box for box in boxes for name in box.row.names}
+    out = []
+    drawn = 0
+    for box in boxes:
+        for target in dict.fromkeys(box.row.tied):
+            held = holders.get(target)
+            if held is None:
+                continue
+            lane = WIDTH - 4 - 6 * (drawn % 2)  # two ties of one step run side by side
+            drawn += 1
+            y0, y1 = box.top + box.height / 2, held.top + held.height / 2
+            out.append(
+                f'<path d="M{_n(box.right)},{_n(y0)} H{_n(lane)} V{_n(y1)} H{_n(held.right + 2)}" class="tie" '
+                f'marker-end="url(#diagram-arrow)"><title>{escape(words("tie", slot=box.row.label, target=held.row.label))}'
+                "</title></path>"
+            )
+    return out
+
+
+def _desc(diagram: Diagram, words: Text) -> str:
+    """The figure in words: every block with its count and share, then what it shares and ties."""
+    blocks = []
+    for group in diagram.groups:
+        share = _share(group.subtotal, diagram.total)
+        key = "block-copies" if group.repeat else "block"
+        values = {"title": group.title, "count": formats.count(group.subtotal), "share": share}
+        blocks.append(words(key, copies=formats.count(group.copies), **values))
+    sentences = [words("desc", title=diagram.title, blocks=words("separator").join(blocks))]
+    for group in diagram.groups:
+        if group.applied is not None:
+            symbol, times = group.applied
+            sentences.append(words("desc-shared", title=group.title, symbol=symbol, times=formats.count(times)))
+    holders = {name: row for group in diagram.groups for row in group.rows for name in row.names}
+    for group in diagram.groups:
+        for row in group.rows:
+            for target in dict.fromkeys(row.tied):
+                if target in holders:
+                    sentences.append(words("desc-tie", slot=row.label, target=holders[target].label))
+    return words("sentence-join").join(sentences)
+
+
+def _share(count: int, total: int) -> str:
+    return formats.percent(count, total)
+
+
+def _n(value: float) -> str:
+    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    return text
+
+
+# The standalone file's own style, for a slide: dark text on white, no reference outside the file.
+STANDALONE_STYLE = (
+    "text{font:12px system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans','Noto Sans CJK SC',sans-serif;fill:#1b1f24}"
+    ".heading{font-size:14px;font-weight:600}.address{font-size:10px;fill:#57606a}"
+    ".title{font-weight:600}.count,.number{fill:#57606a}"
+    ".frame{fill:#f6f8fa;stroke:#57606a}.frame.shared{stroke-dasharray:6 3}.copy{fill:#fff;stroke:#8c959f}"
+    ".heading-box{fill:none}.box{fill:#fff;stroke:#d0d7de}.run>.box{fill:#eaeef2}.tied>.box{fill:#fff8e1}"
+    ".run>.label{font-weight:600}.tie{fill:none;stroke:#bf5700;stroke-width:1.5;stroke-dasharray:4 2}"
+    ".arrow{fill:#bf5700}a{text-decoration:none}"
+)

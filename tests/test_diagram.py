@@ -1,0 +1,160 @@
+"""A model page's architecture figure: drawn from the declarations for every card and sampled config.
+
+Its blocks add up to the page's total, its steps to their blocks, and every box links to an id on
+the page whose row shows the box's own count. The standalone file beside the page is the same
+figure with its own style, its title and the page's address, and nothing outside the file.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_config_sample import ENTRIES, write_sample_card
+
+from conftest import MODELS
+from generator.cards.card import Card, load_card, load_cards
+from generator.cards.problems import InputError
+from generator.counting.families import FAMILIES
+from generator.site import content
+from generator.site.diagram import Diagram, diagram_of, diagram_svg
+from generator.site.render import Renderer, SiteOptions
+from generator.site.views import Model, model_of
+
+CATALOG = load_cards(MODELS)
+SEED = 43  # the sampled configs drawn, fixed so that a failure reproduces
+PER_FAMILY_HEAD = 2  # accepted sampled configs drawn for each family and head
+LINK = re.compile(r'<a href="#([^"]+)" class="(block|run|step|tied)">(.*?)</a>', re.S)
+NUMBER = re.compile(r'class="number" text-anchor="end">([^<]+)</text>')
+ROW_COUNT = re.compile(r'<tr id="(d-[^"]+)">.*?<td class="n count">([\d,]+)</td>', re.S)
+
+
+def sampled_cards(folder: Path) -> list[Card]:
+    """Accepted configs of the sampler's draw, PER_FAMILY_HEAD of each family and head, chosen with SEED."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for entry in ENTRIES:
+        if entry["accepted"]:
+            groups.setdefault((entry["family"], entry["head"]), []).append(entry)
+    rng = random.Random(SEED)
+    cards = []
+    drawn = [e for key in sorted(groups) for e in rng.sample(groups[key], min(PER_FAMILY_HEAD, len(groups[key])))]
+    for number, entry in enumerate(drawn):
+        place = folder / str(number)
+        place.mkdir()
+        try:
+            cards.append(load_card(write_sample_card(place, entry)))
+        except InputError:  # the card check refuses some configs transformers builds (test_config_sample)
+            continue
+    return cards
+
+
+def check_figure(model: Model, page: str) -> None:
+    """The figure's counts add up and every link lands on an id of ``page`` that shows the same count."""
+    diagram = diagram_of(model)
+    assert sum(group.subtotal for group in diagram.groups) == model.total, model.id
+    for group in diagram.groups:
+        steps = [row for row in group.rows if not row.run]
+        assert sum(row.count for row in steps) == group.per_copy, (model.id, group.anchor)
+        assert group.per_copy * group.copies == group.subtotal or not group.copies, (model.id, group.anchor)
+        for number, row in enumerate(group.rows):
+            if row.run:  # a run's heading counts the steps indented below it
+                below = [r.count for r in group.rows[number + 1 :]]
+                depth = [r.depth for r in group.rows[number + 1 :]]
+                inside = below[: next((i for i, d in enumerate(depth) if d < 2), len(depth))]
+                assert row.count == sum(inside), (model.id, row.anchor)
+    ids = set(re.findall(r' id="([^"]+)"', page))
+    figure = page[page.index('<figure id="architecture"') : page.index("</figure>", page.index('id="architecture"'))]
+    links = LINK.findall(figure)
+    assert len(links) == sum(1 + len(g.rows) for g in diagram.groups), model.id
+    assert [anchor for anchor, *_ in links if anchor not in ids] == [], model.id
+    shown = dict(ROW_COUNT.findall(page))
+    for anchor, kind, inside in links:
+        if kind == "step":  # a step's number is its derivation row's
+            (number,) = NUMBER.findall(inside)
+            assert number.split(" · ")[0] == shown[anchor], (model.id, anchor)
+
+
+@pytest.mark.slow  # renders every catalog card's page in both editions: some 20 s
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_catalog_cards_figure_adds_up_and_links_its_page(language: str) -> None:
+    renderer = Renderer(SiteOptions(search=False, language=language), cards=CATALOG)
+    for card in CATALOG:
+        model = model_of(card)
+        check_figure(model, renderer.model_files(model)[f"models/{model.id}/index.html"].decode())
+
+
+@pytest.mark.slow  # renders some 150 sampled configs' pages
+def test_every_sampled_configs_figure_adds_up_and_links_its_page(tmp_path: Path) -> None:
+    cards = sampled_cards(tmp_path)
+    sampled = {name for name, family in FAMILIES.items() if family.ground_truth is not None}
+    assert {c.family.name for c in cards} == sampled  # every family the sampler draws (not the 2017 Transformer)
+    renderer = Renderer(SiteOptions(search=False))
+    for card in cards:
+        model = model_of(card)
+        check_figure(model, renderer.model_files(model)[f"models/{model.id}/index.html"].decode())
+
+
+def figure_of(card_id: str) -> tuple[Model, Diagram]:
+    model = model_of(next(c for c in CATALOG if c.id == card_id))
+    return model, diagram_of(model)
+
+
+def test_bert_base_draws_its_blocks_and_runs_with_the_derivations_numbers() -> None:
+    model, diagram = figure_of("bert-base-uncased")
+    assert [(g.anchor, g.copies, g.subtotal) for g in diagram.groups] == [
+        ("d-embeddings", 1, 23_837_184),
+        ("d-layer", 12, 85_054_464),
+        ("d-pooler", 1, 590_592),
+    ]
+    layer = diagram.groups[1]
+    assert [(r.anchor, r.count) for r in layer.rows if r.run] == [
+        ("d-layer-attention", 2_362_368),
+        ("d-layer-feed-forward", 4_722_432),
+    ]
+    assert layer.repeat == (("L", 12),) and layer.applied is None
+
+
+def test_albert_draws_one_stored_layer_applied_l_times() -> None:
+    _, diagram = figure_of("albert-base-v2")
+    (layer,) = [g for g in diagram.groups if g.anchor == "d-layer"]
+    assert (layer.copies, layer.applied, layer.repeat) == (1, ("L", 12), (("G", 1), ("K", 1)))
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    assert "Shared encoder layer × 12" in svg and "one stored copy, applied L = 12 times" in svg
+    assert [g.anchor for g in diagram.groups] == ["d-embeddings", "d-embedding-projection", "d-layer", "d-pooler"]
+
+
+def test_a_tied_decoder_points_at_the_token_table() -> None:
+    _, diagram = figure_of("bert-base-uncased-pretraining")
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    ties = re.findall(r'<path [^>]*class="tie"[^>]*><title>([^<]+)</title>', svg)
+    assert ties == [
+        "decoder (tied) reuses the tensor of token embeddings",
+        "decoder (tied) reuses the tensor of output bias",
+    ]
+    assert "The decoder (tied) reuses the tensor of the token embeddings, counted once where it lives." in svg
+
+
+@pytest.mark.parametrize("base_url", [None, "https://example.org/atlas/"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_standalone_figure_is_self_contained_with_its_title_and_address(
+    base_url: str | None, language: str
+) -> None:
+    editions = ("en", "zh")
+    options = SiteOptions(base_url=base_url, search=False, language=language, editions=editions)
+    model = model_of(next(c for c in CATALOG if c.id == "bert-base-uncased"))
+    files = Renderer(options, cards=CATALOG).model_files(model)
+    svg = files["models/bert-base-uncased/architecture.svg"].decode()
+    page = files["models/bert-base-uncased/index.html"].decode()
+    prefix = "" if language == "en" else "zh/"
+    address = f"{base_url or ''}{prefix}models/bert-base-uncased/"
+    assert svg.startswith('<svg class="diagram"') and "<style>" in svg
+    page_link = address if base_url else "index.html"  # the page, at its address or beside the file
+    assert set(re.findall(r'(?:href|src)="([^"#]*)#', svg)) == {page_link}
+    assert "url(" not in svg.replace("url(#diagram-arrow)", "") and "@import" not in svg
+    title = content.load("site", language).section("diagram")("title", title=model.card.title, total="109,482,240")
+    assert f'class="heading">{title}</text>' in svg
+    assert f'class="address">{address}</text>' in svg
+    assert '<a href="architecture.svg" download' in page
