@@ -103,7 +103,7 @@ def figure_of(card_id: str) -> tuple[Model, Diagram]:
 
 
 def test_bert_base_draws_its_blocks_and_runs_with_the_derivations_numbers() -> None:
-    model, diagram = figure_of("bert-base-uncased")
+    _, diagram = figure_of("bert-base-uncased")
     assert [(g.anchor, g.copies, g.subtotal) for g in diagram.groups] == [
         ("d-embeddings", 1, 23_837_184),
         ("d-layer", 12, 85_054_464),

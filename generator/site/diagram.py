@@ -238,10 +238,10 @@ def _ties(boxes: list[_Box], words: Text) -> list[str]:
             lane = WIDTH - 4 - 6 * (drawn % 2)  # two ties of one step run side by side
             drawn += 1
             y0, y1 = box.top + box.height / 2, held.top + held.height / 2
+            tip = escape(words("tie", slot=box.row.label, target=held.row.label))
             out.append(
                 f'<path d="M{_n(box.right)},{_n(y0)} H{_n(lane)} V{_n(y1)} H{_n(held.right + 2)}" class="tie" '
-                f'marker-end="url(#diagram-arrow)"><title>{escape(words("tie", slot=box.row.label, target=held.row.label))}'
-                "</title></path>"
+                f'marker-end="url(#diagram-arrow)"><title>{tip}</title></path>'
             )
     return out
 
@@ -273,8 +273,7 @@ def _share(count: int, total: int) -> str:
 
 
 def _n(value: float) -> str:
-    text = f"{value:.1f}".rstrip("0").rstrip(".")
-    return text
+    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 # The standalone file's own style, for a slide: dark text on white, no reference outside the file.
