@@ -18,6 +18,7 @@ from test_config_sample import ENTRIES, write_sample_card
 from conftest import MODELS
 from generator.cards.card import Card, load_card, load_cards
 from generator.cards.problems import InputError
+from generator.counting.architecture import Architecture, Block, Kind
 from generator.counting.families import FAMILIES
 from generator.site import content
 from generator.site.diagram import Diagram, diagram_of, diagram_svg
@@ -158,3 +159,20 @@ def test_the_standalone_figure_is_self_contained_with_its_title_and_address(
     assert f'class="heading">{title}</text>' in svg
     assert f'class="address">{address}</text>' in svg
     assert '<a href="architecture.svg" download' in page
+
+
+@pytest.mark.parametrize("card_id", ["deberta-v3-base", "deberta-base", "roformer-chinese-base", "mpnet-base"])
+def test_a_table_every_layer_reads_is_drawn_just_above_the_layers(card_id: str) -> None:
+    model, diagram = figure_of(card_id)
+    (read,) = [b.block for b in model.derivation.blocks if b.block.read_by is not None]
+    keys = [g.anchor for g in diagram.groups]
+    assert read.read_by == "layer" and keys.index("d-layer") == keys.index(f"d-{read.key}") + 1
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    assert f"The {read.title} is stored once and read by every copy of the encoder layer." in svg
+    assert svg.count('class="reads"') == 1
+
+
+def test_a_block_read_by_no_repeated_block_is_refused() -> None:
+    layer = Block("layer", Kind.ENCODER, "layer.{0}.", (), repeat=("L",))
+    with pytest.raises(ValueError, match="Model: relative is read by pooler, no repeated block"):
+        Architecture("Model", (layer, Block("relative", Kind.ENCODER, "", (), read_by="pooler")))

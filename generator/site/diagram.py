@@ -50,6 +50,7 @@ class Group:
     repeat: tuple[tuple[str, int], ...]  # each repeat symbol and its value: (("L", 12),)
     applied: tuple[str, int] | None  # a shared block: the symbol of how often it runs, and its value
     rows: tuple[Row, ...]
+    read_by: str = ""  # the title of the repeated block every copy of which reads this one, drawn next
 
 
 @dataclass(frozen=True)
@@ -64,10 +65,16 @@ class Diagram:
 def diagram_of(model: Model) -> Diagram:
     """The figure of a model, every count read from its derivation."""
     ordered = sorted(model.derivation.blocks, key=lambda b: RUN_ORDER[b.block.kind])
-    return Diagram(model.card.title, model.total, tuple(_group(model, b) for b in ordered))
+    for read in [b for b in ordered if b.block.read_by is not None]:  # drawn just before its reader
+        ordered.remove(read)
+        reader = next(n for n, b in enumerate(ordered) if b.block.key == read.block.read_by)
+        ordered.insert(reader, read)
+    titles = {b.block.key: b.block.title for b in ordered}
+    groups = tuple(_group(model, b, titles.get(b.block.read_by or "", "")) for b in ordered)
+    return Diagram(model.card.title, model.total, groups)
 
 
-def _group(model: Model, block: BlockDerivation) -> Group:
+def _group(model: Model, block: BlockDerivation, read_by: str) -> Group:
     values = model.inventory.values
     rows: list[Row] = []
     for run in line_runs(model, block):
@@ -87,6 +94,7 @@ def _group(model: Model, block: BlockDerivation) -> Group:
         tuple((symbol, values[symbol]) for symbol in block.block.repeat),
         (applied, values[applied]) if applied else None,
         tuple(rows),
+        read_by,
     )
 
 
@@ -146,6 +154,23 @@ def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str |
     return "\n".join([*head, *body, "</svg>"])
 
 
+# Every placeholder a text of the figure may use, each filled with its own name: to check the words.
+PLACEHOLDERS = ("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks")
+
+
+def diagram_words(text: Text) -> Text:
+    """The figure's words (site.yaml: diagram), every text read and its placeholders checked, whether or
+    not this model's figure uses it: a text no model uses is then no unused text, and a bad one fails early."""
+    words = text.section("diagram")
+    for key in KEYS:
+        words(key, block="block", **{name: name for name in PLACEHOLDERS})
+    return words
+
+
+KEYS = ("title", "repeat", "symbols", "applied", "applied-many", "one-copy", "count", "tied", "tie", "read-by")
+KEYS += ("block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator", "sentence-join")
+
+
 def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str) -> bytes:
     """The figure as a file of its own beside the page at ``url``: its links lead to the page, at its
     address where the build knows the site's, else beside the file; the address printed is the page's."""
@@ -175,6 +200,8 @@ def _draw_group(
         if group.copies != 1:
             lines.append(words("one-copy", count=formats.count(group.per_copy), share=_share(group.per_copy, total)))
     lines.append(words("count", count=formats.count(group.subtotal), share=_share(group.subtotal, total)))
+    if group.read_by:
+        lines.append(words("read-by", block=group.read_by))
     parts = [f'<a href="{href}#{group.anchor}" class="block">']
     height = 8 + 16 * len(lines)
     parts.append(f'<rect x="0" y="{_n(y)}" width="{_n(right)}" height="{height}" rx="4" class="heading-box"/>')
@@ -196,6 +223,11 @@ def _draw_group(
     out.extend(shadows)
     out.append(f'<rect x="0" y="{_n(top)}" width="{_n(right)}" height="{_n(bottom - top)}" rx="6" class="{frame}"/>')
     out.extend(parts)
+    if group.read_by:  # an arrow into the block drawn next, which reads this one
+        middle = _n(right / 2)
+        out.append(
+            f'<path d="M{middle},{_n(bottom)} V{_n(bottom + 13)}" class="reads" marker-end="url(#diagram-arrow)"/>'
+        )
     return bottom + (6 if shadows else 0)
 
 
@@ -256,6 +288,8 @@ def _desc(diagram: Diagram, words: Text) -> str:
         blocks.append(words(key, copies=formats.count(group.copies), **values))
     sentences = [words("desc", title=diagram.title, blocks=words("separator").join(blocks))]
     for group in diagram.groups:
+        if group.read_by:
+            sentences.append(words("desc-read-by", title=group.title, block=group.read_by))
         if group.applied is not None:
             symbol, times = group.applied
             sentences.append(words("desc-shared", title=group.title, symbol=symbol, times=formats.count(times)))
@@ -284,5 +318,5 @@ STANDALONE_STYLE = (
     ".frame{fill:#f6f8fa;stroke:#57606a}.frame.shared{stroke-dasharray:6 3}.copy{fill:#fff;stroke:#8c959f}"
     ".heading-box{fill:none}.box{fill:#fff;stroke:#d0d7de}.run>.box{fill:#eaeef2}.tied>.box{fill:#fff8e1}"
     ".run>.label{font-weight:600}.tie{fill:none;stroke:#bf5700;stroke-width:1.5;stroke-dasharray:4 2}"
-    ".arrow{fill:#bf5700}a{text-decoration:none}"
+    ".arrow{fill:#bf5700}.reads{stroke:#57606a;stroke-width:1.5}a{text-decoration:none}"
 )
