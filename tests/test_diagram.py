@@ -124,6 +124,7 @@ def test_albert_draws_one_stored_layer_applied_l_times() -> None:
     assert (layer.copies, layer.applied, layer.repeat) == (1, ("L", 12), (("G", 1), ("K", 1)))
     svg = diagram_svg(diagram, content.load("site").section("diagram"))
     assert "Shared encoder layer × 12" in svg and "one stored copy, applied L = 12 times" in svg
+    assert "shared encoder layer (7,087,872, 60.7%)" in svg  # one stored copy: no "1 copies"
     assert [g.anchor for g in diagram.groups] == ["d-embeddings", "d-embedding-projection", "d-layer", "d-pooler"]
 
 
@@ -155,8 +156,11 @@ def test_the_standalone_figure_is_self_contained_with_its_title_and_address(
     page_link = address if base_url else "index.html"  # the page, at its address or beside the file
     assert set(re.findall(r'(?:href|src)="([^"#]*)#', svg)) == {page_link}
     assert "url(" not in svg.replace("url(#diagram-arrow)", "") and "@import" not in svg
-    title = content.load("site", language).section("diagram")("title", title=model.card.title, total="109,482,240")
-    assert f'class="heading">{title}</text>' in svg
+    words = content.load("site", language).section("diagram")
+    title = words("title", title=model.card.title, total="109,482,240")
+    assert f'<title id="diagram-title">{title}</title>' in svg
+    assert f'class="heading">{model.card.title}</text>' in svg
+    assert f'class="count">{words("heading-total", total="109,482,240")}</text>' in svg
     assert f'class="address">{address}</text>' in svg
     assert '<a href="architecture.svg" download' in page
 

@@ -131,26 +131,32 @@ def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str |
     standalone = address is not None
     body: list[str] = []
     boxes: list[_Box] = []
-    y = 30.0 if standalone else 2.0
+    y = 44.0 if standalone else 2.0  # the standalone file's heading above: the card's title and its total
     right = WIDTH - LANE
     for group in diagram.groups:
         y = _draw_group(body, boxes, group, diagram.total, words, href, y, right) + 14
     body.extend(_ties(boxes, words))
-    height = y + (20 if standalone else 0)
+    height = y - 12 + (22 if standalone else 0)
+    width = WIDTH
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
-    desc = _desc(diagram, words)
+    size = f'viewBox="0 0 {WIDTH} {_n(height)}"'
+    if standalone:  # a margin all round, and room for a long title (a heading of 14 units)
+        width = max(WIDTH, round(_width(diagram.title) * 14 / 12) + 4)
+        size = f'viewBox="-10 -8 {width + 20} {_n(height + 16)}" width="{width + 20}" height="{_n(height + 16)}"'
     head = [
-        f'<svg class="diagram" viewBox="0 0 {WIDTH} {_n(height)}" role="group" aria-labelledby="diagram-title" '
+        f'<svg class="diagram" {size} role="group" aria-labelledby="diagram-title" '
         f'aria-describedby="diagram-desc" xmlns="http://www.w3.org/2000/svg">',
         f'<title id="diagram-title">{escape(title)}</title>',
-        f'<desc id="diagram-desc">{escape(desc)}</desc>',
+        f'<desc id="diagram-desc">{escape(_desc(diagram, words))}</desc>',
         '<defs><marker id="diagram-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrow"/></marker></defs>',
     ]
     if standalone:
+        total = words("heading-total", total=formats.count(diagram.total))
         head.insert(1, f"<style>{STANDALONE_STYLE}</style>")
-        head.append(f'<text x="0" y="16" class="heading">{escape(title)}</text>')
-        body.append(f'<text x="0" y="{_n(height - 6)}" class="address">{escape(address or "")}</text>')
+        head.append(f'<text x="0" y="14" class="heading">{escape(diagram.title)}</text>')
+        head.append(f'<text x="0" y="32" class="count">{escape(total)}</text>')
+        body.append(f'<text x="0" y="{_n(height - 4)}" class="address">{escape(address or "")}</text>')
     return "\n".join([*head, *body, "</svg>"])
 
 
@@ -167,7 +173,19 @@ def diagram_words(text: Text) -> Text:
     return words
 
 
-KEYS = ("title", "repeat", "symbols", "applied", "applied-many", "one-copy", "count", "tied", "tie", "read-by")
+KEYS = (
+    "title",
+    "heading-total",
+    "repeat",
+    "symbols",
+    "applied",
+    "applied-many",
+    "one-copy",
+    "count",
+    "tied",
+    "tie",
+    "read-by",
+)
 KEYS += ("block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator", "sentence-join")
 
 
@@ -283,7 +301,7 @@ def _desc(diagram: Diagram, words: Text) -> str:
     blocks = []
     for group in diagram.groups:
         share = _share(group.subtotal, diagram.total)
-        key = "block-copies" if group.repeat else "block"
+        key = "block-copies" if group.repeat and group.copies != 1 else "block"
         values = {"title": group.title, "count": formats.count(group.subtotal), "share": share}
         blocks.append(words(key, copies=formats.count(group.copies), **values))
     sentences = [words("desc", title=diagram.title, blocks=words("separator").join(blocks))]
