@@ -174,19 +174,10 @@ def diagram_words(text: Text) -> Text:
 
 
 KEYS = (
-    "title",
-    "heading-total",
-    "repeat",
-    "symbols",
-    "applied",
-    "applied-many",
-    "one-copy",
-    "count",
-    "tied",
-    "tie",
-    "read-by",
+    *("title", "heading-total", "repeat", "symbols", "applied", "applied-many", "one-copy", "count", "tied", "tie"),
+    *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
+    "sentence-join",
 )
-KEYS += ("block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator", "sentence-join")
 
 
 def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str) -> bytes:
