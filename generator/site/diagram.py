@@ -139,13 +139,13 @@ def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str |
     height = y - 12 + (22 if standalone else 0)
     width = WIDTH
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
-    size = f'viewBox="0 0 {WIDTH} {_n(height)}"'
+    # On the page its <title> and <desc> name and describe it; a file's first <title> is its name already.
+    size = f'viewBox="0 0 {WIDTH} {_n(height)}" aria-labelledby="diagram-title" aria-describedby="diagram-desc"'
     if standalone:  # a margin all round, and room for a long title (a heading of 14 units)
         width = max(WIDTH, round(_width(diagram.title) * 14 / 12) + 4)
         size = f'viewBox="-10 -8 {width + 20} {_n(height + 16)}" width="{width + 20}" height="{_n(height + 16)}"'
     head = [
-        f'<svg class="diagram" {size} role="group" aria-labelledby="diagram-title" '
-        f'aria-describedby="diagram-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<svg class="diagram" {size} xmlns="http://www.w3.org/2000/svg">',
         f'<title id="diagram-title">{escape(title)}</title>',
         f'<desc id="diagram-desc">{escape(_desc(diagram, words))}</desc>',
         '<defs><marker id="diagram-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
