@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,16 @@ import pytest
 from test_config_sample import ENTRIES, write_sample_card
 
 from conftest import MODELS
+from generator.analysis.tensor_patterns import defaults
 from generator.cards.card import Card, load_card, load_cards
 from generator.cards.problems import InputError
-from generator.counting.architecture import Architecture, Block, Kind
-from generator.counting.families import FAMILIES
+from generator.counting.architecture import Architecture, Block, Head, Kind
+from generator.counting.derivation import block_form
+from generator.counting.expr import to_text
+from generator.counting.families import FAMILIES, families
 from generator.site import content
-from generator.site.diagram import Diagram, diagram_of, diagram_svg
+from generator.site.diagram import Diagram, diagram_of, diagram_svg, in_run_order
+from generator.site.pages import families as families_page
 from generator.site.render import Renderer, SiteOptions
 from generator.site.views import Model, model_of
 
@@ -180,3 +185,36 @@ def test_a_block_read_by_no_repeated_block_is_refused() -> None:
     layer = Block("layer", Kind.ENCODER, "layer.{0}.", (), repeat=("L",))
     with pytest.raises(ValueError, match="Model: relative is read by pooler, no repeated block"):
         Architecture("Model", (layer, Block("relative", Kind.ENCODER, "", (), read_by="pooler")))
+
+
+@pytest.mark.slow  # renders every family's page in both editions
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_familys_figure_is_in_symbols_and_links_its_page(language: str) -> None:
+    renderer = Renderer(SiteOptions(search=False, language=language))
+    family_pages = {page.path: page for page in families_page.pages([], language)}
+    for name, family in families(language).items():
+        html = renderer.render(family_pages[families_page.family_path(name)]).decode()
+        diagram = families_page.family_diagram(family)
+        ids = set(re.findall(r' id="([^"]+)"', html))
+        figure = html[
+            html.index('<figure id="architecture"') : html.index("</figure>", html.index('id="architecture"'))
+        ]
+        links = re.findall(r'<a href="#([^"]+)" class="block">', figure)
+        assert links == [g.anchor for g in diagram.groups] and set(links) <= ids, name
+        order = tuple(s.name for s in family.symbols)
+        blocks = in_run_order(family.architecture(defaults(family), Head.BASE).blocks)
+        assert [g.anchor for g in diagram.groups] == [f"tensors-{block.key}" for block in blocks], name
+        for block in blocks:
+            form = block_form(block, order)
+            shown = to_text(form.subtotal_expression) if block.repeat else to_text(form.expression)
+            assert f">{escape(shown)}</text>" in figure, (name, block.key)
+        assert ">1,<" not in figure and not re.search(r">[\d,]{4,}", figure), name  # no number of any card
+
+
+def test_mobilebert_family_figure_shows_its_bottlenecks_and_stacked_networks() -> None:
+    family = families("en")["mobilebert"]
+    (layer,) = [g for g in families_page.family_diagram(family).groups if g.anchor == "tensors-layer"]
+    labels = {row.label: row.formula for row in layer.rows}
+    assert labels["bottleneck in (H to B)"] == "B × H + B"
+    assert labels["extra feed-forward network"] == "(F − 1)(I × B + I + B × I + B + B + B)"
+    assert layer.copies_formula == "L"

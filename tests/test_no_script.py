@@ -284,12 +284,12 @@ TABLE_PAGES = {"index.html", "compare/index.html"}
 
 def test_the_control_pages_hold_only_the_templates_own_constructs(control_site: Path) -> None:
     allowed = {"<form>", "<input>", "<button>"}  # the search box in the header
-    # The charts page's and every model page's own inline SVG (generator/site/svg.py, diagram.py), drawn at build time.
+    # The charts page's, every model and family page's own inline SVG (site/svg.py, diagram.py), drawn at build time.
     charts = {"<svg>"}
     tools = {"<select>"}  # the sort and filter form of the index and the comparison (static/tables.js)
     for page in pages(control_site):
         relative = re.sub(r"^[a-z]{2}/", "", page.relative_to(control_site).as_posix())  # zh/compare/ is compare/
-        drawn = page.parent.name == "charts" or page.parent.parent.name == "models"
+        drawn = page.parent.name == "charts" or page.parent.parent.name in ("models", "families")
         own = charts if drawn else tools if relative in TABLE_PAGES else set()
         assert set(audit(page)) <= allowed | own, page
 

@@ -10,10 +10,11 @@ page. Residual joins and the order of norms in the forward are not declared, so 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
-from generator.counting.architecture import Kind
+from generator.counting.architecture import Block, Kind
 from generator.counting.derivation import BlockDerivation
 from generator.site import formats
 from generator.site.content import Text
@@ -36,6 +37,7 @@ class Row:
     names: tuple[str, ...] = ()  # the tensors it holds (a tie's target is found by name)
     tied: tuple[str, ...] = ()  # the tensors it reuses from elsewhere
     run: bool = False  # a run's heading: its count is its steps'
+    formula: str = ""  # a family's figure: the count in the config's symbols, and no number
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,10 @@ class Group:
     applied: tuple[str, int] | None  # a shared block: the symbol of how often it runs, and its value
     rows: tuple[Row, ...]
     read_by: str = ""  # the title of the repeated block every copy of which reads this one, drawn next
+    # A family's figure: one copy's count and the block's in symbols, and its copies (L, GK, L − 1).
+    formula: str = ""
+    subtotal_formula: str = ""
+    copies_formula: str = ""
 
 
 @dataclass(frozen=True)
@@ -61,14 +67,25 @@ class Diagram:
     total: int
     groups: tuple[Group, ...]
 
+    @property
+    def symbolic(self) -> bool:
+        """A family's figure: its counts in the config's symbols, and no total."""
+        return any(group.formula for group in self.groups)
+
+
+def in_run_order(blocks: Iterable[Block]) -> list[Block]:
+    """Blocks in the order the model runs them; a block every copy of another reads, just before that one."""
+    ordered = sorted(blocks, key=lambda b: RUN_ORDER[b.kind])
+    for read in [b for b in ordered if b.read_by is not None]:
+        ordered.remove(read)
+        ordered.insert(next(n for n, b in enumerate(ordered) if b.key == read.read_by), read)
+    return ordered
+
 
 def diagram_of(model: Model) -> Diagram:
     """The figure of a model, every count read from its derivation."""
-    ordered = sorted(model.derivation.blocks, key=lambda b: RUN_ORDER[b.block.kind])
-    for read in [b for b in ordered if b.block.read_by is not None]:  # drawn just before its reader
-        ordered.remove(read)
-        reader = next(n for n, b in enumerate(ordered) if b.block.key == read.block.read_by)
-        ordered.insert(reader, read)
+    by_block = {id(b.block): b for b in model.derivation.blocks}
+    ordered = [by_block[id(block)] for block in in_run_order(b.block for b in model.derivation.blocks)]
     titles = {b.block.key: b.block.title for b in ordered}
     groups = tuple(_group(model, b, titles.get(b.block.read_by or "", "")) for b in ordered)
     return Diagram(model.card.title, model.total, groups)
@@ -139,6 +156,8 @@ def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str |
     height = y - 12 + (22 if standalone else 0)
     width = WIDTH
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
+    if diagram.symbolic:
+        title = words("family-title", title=diagram.title)
     # On the page its <title> and <desc> name and describe it; a file's first <title> is its name already.
     size = f'viewBox="0 0 {WIDTH} {_n(height)}" aria-labelledby="diagram-title" aria-describedby="diagram-desc"'
     if standalone:  # a margin all round, and room for a long title (a heading of 14 units)
@@ -161,7 +180,10 @@ def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str |
 
 
 # Every placeholder a text of the figure may use, each filled with its own name: to check the words.
-PLACEHOLDERS = ("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks")
+PLACEHOLDERS = (
+    *("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks"),
+    "formula",
+)
 
 
 def diagram_words(text: Text) -> Text:
@@ -177,6 +199,7 @@ KEYS = (
     *("title", "heading-total", "repeat", "symbols", "applied", "applied-many", "one-copy", "count", "tied", "tie"),
     *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
     "sentence-join",
+    *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
 )
 
 
@@ -195,11 +218,14 @@ def _draw_group(
     top = y
     repeated = bool(group.repeat)
     heading = _sentence(group.title)
-    if repeated:  # × the times it runs: its copies, or for a shared block the times they are applied
+    if group.formula:  # a family's figure: its counts in symbols
+        lines = _symbolic_heading(group, words)
+    elif repeated:  # × the times it runs: its copies, or for a shared block the times they are applied
         runs = group.copies if group.applied is None else group.applied[1]
-        heading += " " + words("repeat", copies=formats.count(runs))
-    lines = [heading]
-    if repeated:
+        lines = [heading + " " + words("repeat", copies=formats.count(runs))]
+    else:
+        lines = [heading]
+    if repeated and not group.formula:
         symbols = words("separator").join(f"{s} = {v}" for s, v in group.repeat)
         lines.append(words("symbols", symbols=symbols))
         if group.applied is not None:
@@ -208,7 +234,8 @@ def _draw_group(
             lines.append(words(key, copies=formats.count(group.copies), symbol=symbol, times=formats.count(times)))
         if group.copies != 1:
             lines.append(words("one-copy", count=formats.count(group.per_copy), share=_share(group.per_copy, total)))
-    lines.append(words("count", count=formats.count(group.subtotal), share=_share(group.subtotal, total)))
+    if not group.formula:
+        lines.append(words("count", count=formats.count(group.subtotal), share=_share(group.subtotal, total)))
     if group.read_by:
         lines.append(words("read-by", block=group.read_by))
     parts = [f'<a href="{href}#{group.anchor}" class="block">']
@@ -247,23 +274,36 @@ def _draw_row(
     left = INDENT[row.depth]
     inner = right - 6 - left
     label = _sentence(row.label)
-    if row.tied and not row.count:
+    if row.formula:
+        numbers = row.formula
+    elif (row.tied or not row.anchor) and not row.count:  # a slot that holds another's tensor
         numbers = words("tied")
     else:
         numbers = f"{formats.count(row.count)} · {_share(row.count, total)}"
     two_lines = _width(label) + _width(numbers) + 24 > inner
     height = ROW + (14 if two_lines else 0)
     kind = "run" if row.run else "tied" if row.tied else "step"
-    out.append(f'<a href="{href}#{row.anchor}" class="{kind}">')
+    out.append(f'<a href="{href}#{row.anchor}" class="{kind}">' if row.anchor else f'<g class="{kind}">')
     out.append(f'<rect x="{left}" y="{_n(y)}" width="{_n(inner)}" height="{height}" rx="3" class="box"/>')
     out.append(f'<text x="{left + 6}" y="{_n(y + 16)}" class="label">{escape(label)}</text>')
     number_y = y + (30 if two_lines else 16)
     out.append(
         f'<text x="{_n(left + inner - 6)}" y="{_n(number_y)}" class="number" text-anchor="end">{escape(numbers)}</text>'
     )
-    out.append("</a>")
+    out.append("</a>" if row.anchor else "</g>")
     boxes.append(_Box(row, y, height, left + inner))
     return y + height + GAP
+
+
+def _symbolic_heading(group: Group, words: Text) -> list[str]:
+    """A family's block: its title × its copies, then one copy's count and the block's, in symbols."""
+    if not group.repeat:
+        return [_sentence(group.title), group.formula]
+    runs = group.copies_formula if group.applied is None else group.applied[0]
+    lines = [_sentence(group.title) + " " + words("repeat", copies=runs)]
+    if group.applied is not None:
+        lines.append(words("family-applied", symbol=group.applied[0]))
+    return [*lines, words("family-one-copy", formula=group.formula), group.subtotal_formula]
 
 
 def _ties(boxes: list[_Box], words: Text) -> list[str]:
@@ -289,6 +329,11 @@ def _ties(boxes: list[_Box], words: Text) -> list[str]:
 
 def _desc(diagram: Diagram, words: Text) -> str:
     """The figure in words: every block with its count and share, then what it shares and ties."""
+    if diagram.symbolic:
+        listed = words("separator").join(
+            words("family-block", title=g.title, formula=g.subtotal_formula or g.formula) for g in diagram.groups
+        )
+        return words("family-desc", title=diagram.title, blocks=listed)
     blocks = []
     for group in diagram.groups:
         share = _share(group.subtotal, diagram.total)

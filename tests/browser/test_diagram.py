@@ -1,4 +1,4 @@
-"""A model page's architecture figure in Chromium: it fits a phone, its labels read, every box is a link."""
+"""The architecture figures in Chromium, a model's and a family's: they fit a phone, their labels read, links focus."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ MIN_LABEL = 11  # px: the issue's smallest readable label
 MAX_LABEL = 16  # px: on a wide screen a label grows at most to the body text's size
 # BERT-Base; ALBERT's shared layer and factorized embeddings; a masked-LM decoder tied to the token table.
 CARDS = ("bert-base-uncased", "albert-base-v2", "bert-base-uncased-pretraining")
+# Family figures in symbols, whose formulas are the widest texts: MobileBERT's layer, DeBERTa-v2's, Longformer's.
+FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert")
 
 # The figure's box, each <text>'s rendered size (computed size times the viewBox's scale) and box, and
 # whether each link takes the keyboard's focus.
@@ -34,11 +36,12 @@ MEASURE = """() => {
 def test_the_figure_fits_reads_and_takes_the_keyboard(
     open_page: Any, edition_url: str, width: int, edition: str
 ) -> None:
-    for card in CARDS:
+    paths = [f"models/{card}/index.html" for card in CARDS] + [f"families/{name}/index.html" for name in FAMILIES]
+    for path in paths:
         page = open_page(width)
-        page.goto(f"{edition_url}{edition}models/{card}/index.html", wait_until="load")
+        page.goto(f"{edition_url}{edition}{path}", wait_until="load")
         found = page.evaluate(MEASURE)
-        where = f"{edition}{card} at {width} px"
+        where = f"{edition}{path} at {width} px"
         assert found["left"] >= 0 and found["right"] <= width and found["page"] <= width, where
         small = [t for t in found["texts"] if t["size"] < MIN_LABEL - 0.01]
         assert small == [], f"{where}: labels under {MIN_LABEL} px: {small[:5]}"
@@ -46,7 +49,7 @@ def test_the_figure_fits_reads_and_takes_the_keyboard(
         assert large == [], f"{where}: labels over {MAX_LABEL} px: {large[:5]}"
         outside = [t for t in found["texts"] if t["left"] < found["left"] - 1 or t["right"] > found["right"] + 1]
         assert outside == [], f"{where}: labels cut off: {outside[:5]}"
-        assert found["links"] >= 10 and found["focused"] == found["links"], where
+        assert found["links"] >= 3 and found["focused"] == found["links"], where
 
 
 def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:
