@@ -49,7 +49,7 @@ def test_the_figure_fits_reads_and_takes_the_keyboard(
         assert large == [], f"{where}: labels over {MAX_LABEL} px: {large[:5]}"
         outside = [t for t in found["texts"] if t["left"] < found["left"] - 1 or t["right"] > found["right"] + 1]
         assert outside == [], f"{where}: labels cut off: {outside[:5]}"
-        assert found["links"] >= 3 and found["focused"] == found["links"], where
+        assert found["links"] >= 2 and found["focused"] == found["links"], where  # a figure of two blocks at least
 
 
 def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:
