@@ -284,11 +284,13 @@ TABLE_PAGES = {"index.html", "compare/index.html"}
 
 def test_the_control_pages_hold_only_the_templates_own_constructs(control_site: Path) -> None:
     allowed = {"<form>", "<input>", "<button>"}  # the search box in the header
-    charts = {"<svg>"}  # the charts page's own inline SVG (generator/site/svg.py), drawn at build time
+    # The charts page's, every model and family page's own inline SVG (site/svg.py, diagram.py), drawn at build time.
+    charts = {"<svg>"}
     tools = {"<select>"}  # the sort and filter form of the index and the comparison (static/tables.js)
     for page in pages(control_site):
         relative = re.sub(r"^[a-z]{2}/", "", page.relative_to(control_site).as_posix())  # zh/compare/ is compare/
-        own = charts if page.parent.name == "charts" else tools if relative in TABLE_PAGES else set()
+        drawn = page.parent.name == "charts" or page.parent.parent.name in ("models", "families")
+        own = charts if drawn else tools if relative in TABLE_PAGES else set()
         assert set(audit(page)) <= allowed | own, page
 
 
@@ -380,7 +382,8 @@ DOM_AUDIT = """() => {
       }
       if (name === "srcdoc") found.push(`${tag} srcdoc`);
     }
-    const siteChart = tag === "svg" && el.classList.contains("chart") && el.closest("figure.chart-figure") !== null;
+    const siteChart = tag === "svg" && ((el.classList.contains("chart") && el.closest("figure.chart-figure") !== null)
+      || (el.classList.contains("diagram") && el.closest("figure#architecture") !== null));  // a model page's figure
     if (!inSearchUi && !siteChart && ["iframe", "frame", "object", "embed", "base", "template", "svg"].includes(tag))
       found.push(tag);
     if (tag === "script" && !/\\/(static|pagefind)\\/[\\w.-]+\\.js$/.test(el.src)) found.push("script " + el.src);

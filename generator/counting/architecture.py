@@ -226,6 +226,9 @@ class Block:
     title: str = ""  # what a reader calls it ("encoder layer"): from content/ by key (texts.py)
     # The steps between its modules that hold no parameter (attention scores, dropout, losses).
     ops: tuple[Op, ...] = ()
+    # The repeated block each of whose copies reads this block's tensors: a relative position table
+    # stored once, beside the layers, and read by every layer's attention. Figures draw the link.
+    read_by: str | None = None
 
     def counts(self) -> tuple[Poly, ...]:
         """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""
@@ -265,6 +268,10 @@ class Architecture:
         keys = [block.key for block in self.blocks]
         if len(set(keys)) != len(keys):  # a block is looked up by its key (Inventory.of_block)
             raise ValueError(f"{self.class_name} declares a block key twice: {keys}")
+        repeated = {block.key for block in self.blocks if block.repeat}
+        for block in self.blocks:
+            if block.read_by is not None and block.read_by not in repeated:
+                raise ValueError(f"{self.class_name}: {block.key} is read by {block.read_by}, no repeated block")
 
 
 @dataclass(frozen=True)

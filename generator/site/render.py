@@ -30,6 +30,7 @@ from generator.site import comparison_step, content, exports, formats, translati
 from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
+from generator.site.diagram import diagram_of, diagram_svg, diagram_words, standalone_svg
 from generator.site.model_rows import (
     RowWords,
     compute_rows,
@@ -218,10 +219,15 @@ def render_markdown(text: str) -> Markup:
 
 
 def model_page(
-    model: Model, text: Text, related: Related | None = None, compute: ComputeView | None = None, language: str = ""
+    model: Model,
+    text: Text,
+    related: Related | None = None,
+    compute: ComputeView | None = None,
+    language: str = "",
+    figure: str = "",
 ) -> Page:
-    """A model's own page: the derivation and every tensor; ``text`` is the content of the core pages, whose
-    texts may give the total's reading, ``{reading}`` (1.09 亿), where the language has one."""
+    """A model's own page: its figure, the derivation and every tensor; ``text`` is the content of the core
+    pages, whose texts may give the total's reading, ``{reading}`` (1.09 亿), where the language has one."""
     words = {"title": model.card.title, "total": model.total, "class_name": model.class_name, "site": SITE_TITLE}
     words["reading"] = formats.reading(model.total, language or LANGUAGE)
     own = text.section("model")
@@ -230,7 +236,7 @@ def model_page(
         "model.html",
         own("title", **words),
         own("description", **words),
-        {"model": model, "related": related or Related(), "compute": compute},
+        {"model": model, "related": related or Related(), "compute": compute, "figure": Markup(figure)},
     )
 
 
@@ -315,17 +321,8 @@ class Renderer:
         self._views: IdentityMemo[Compute, ComputeView] = IdentityMemo(SHAPES_MEMO)  # see compute_of
         self.env = environment(self.text, templates, options.language)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
-        for name in (
-            "model.html",
-            "base.html",
-            "_macros.html",
-            "_claims.html",
-            "_memory.html",
-            "_compute.html",
-            "_checkpoint_names.html",
-            "_model_toc.html",
-            "_related.html",
-        ):
+        templates_of_a_model = "model.html base.html _macros.html _claims.html _memory.html _compute.html"
+        for name in f"{templates_of_a_model} _checkpoint_names.html _model_toc.html _related.html".split():
             self.env.get_template(name)
 
     def render(self, page: Page) -> bytes:
@@ -336,11 +333,14 @@ class Renderer:
         return typography.tidy_spacing(html, self.options.language).encode("utf-8")
 
     def model_files(self, model: Model) -> dict[str, bytes]:
-        """A model's page and its tensors as JSON and CSV."""
+        """A model's page, its architecture figure as a file of its own, and its tensors as JSON and CSV."""
+        figure, words = diagram_of(model), diagram_words(self.text)
+        related, language, inline = self.related.get(model.id), self.options.language, diagram_svg(figure, words)
         return {
             f"models/{model.id}/index.html": self.render(
-                model_page(model, self.text, self.related.get(model.id), self.compute_of(model), self.options.language)
+                model_page(model, self.text, related, self.compute_of(model), language, inline)
             ),
+            f"models/{model.id}/architecture.svg": standalone_svg(figure, words, self.options, f"models/{model.id}/"),
             f"models/{model.id}.json": exports.to_json(model.inventory, model.compute).encode("utf-8"),
             f"models/{model.id}.csv": exports.to_csv(model.inventory).encode("utf-8"),
         }

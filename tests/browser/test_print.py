@@ -154,10 +154,17 @@ def test_printed_links_give_the_address_the_build_knows(open_page: Any, hosted: 
         """() => [...document.querySelectorAll('section.related li a, .downloads a')]
             .map(a => [a.getAttribute('href'), getComputedStyle(a, '::after').content])"""
     )
-    assert [
-        ("../../families/bert/index.html", f'" ({BASE}families/bert/)"'),
-        ("../../calculator/index.html?family=bert&head=base", f'" ({BASE}calculator/?family=bert&head=base)"'),
-    ] == [tuple(a) for a in addresses[:2]]
+    assert (
+        [
+            (
+                "architecture.svg",
+                f'" ({BASE}models/bert-base-uncased/architecture.svg)"',
+            ),  # the figure's, in the summary
+            ("../../families/bert/index.html", f'" ({BASE}families/bert/)"'),
+            ("../../calculator/index.html?family=bert&head=base", f'" ({BASE}calculator/?family=bert&head=base)"'),
+        ]
+        == [tuple(a) for a in addresses[:3]]
+    )
     assert [content for href, content in addresses[-2:]] == [
         f'" ({BASE}models/bert-base-uncased.json)"',
         f'" ({BASE}models/bert-base-uncased.csv)"',

@@ -66,7 +66,7 @@ def _relative_bias(prefix: str) -> arch.Block:
     that nothing keeps, and the buckets' arithmetic is on integers and no product."""
     buckets = arch.Saved("relative buckets", (s, s), arch.Dtype.INT64)
     table = embedding("relative_attention_bias", "relative-attention-bias", B, A, part=arch.Part.ATTENTION, ids=buckets)
-    return arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", (table,))
+    return arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", (table,), read_by="layer")
 
 
 def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:

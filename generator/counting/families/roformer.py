@@ -58,7 +58,8 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
-    positions = arch.Block("positions", arch.Kind.ENCODER, f"{prefix}encoder.", (rotary.sinusoid_table(),))
+    table = (rotary.sinusoid_table(),)  # RoFormerEncoder makes the sines once and passes them to every layer
+    positions = arch.Block("positions", arch.Kind.ENCODER, f"{prefix}encoder.", table, read_by="layer")
     return (*_embeddings(on, prefix), positions, _layer(on, prefix))
 
 

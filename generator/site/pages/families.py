@@ -9,6 +9,7 @@ typed here, and the page counts nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,10 +19,13 @@ from markupsafe import Markup
 from generator.analysis.choices import load_choices
 from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
 from generator.cards.config import load_schema
-from generator.counting.architecture import Family, Symbol
+from generator.counting.architecture import Family, Head, Symbol
+from generator.counting.derivation import block_form
+from generator.counting.expr import poly_expr, to_text
 from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
 from generator.site import content
+from generator.site.diagram import Diagram, Group, Row, diagram_svg, diagram_words, in_run_order
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
@@ -67,6 +71,42 @@ class FamilyView:
     @property
     def rows(self) -> int:
         return sum(len(block.rows) for block in self.blocks)
+
+    @property
+    def figure(self) -> Markup:
+        """The base model's figure in symbols, drawn where the page asks for it (the index does not)."""
+        words = diagram_words(content.load("site", self.family.language or LANGUAGE))
+        return Markup(diagram_svg(family_diagram(self.family), words))
+
+
+def family_diagram(family: Family) -> Diagram:
+    """A family's base model (or its first head) with its default switches, every count in symbols; each
+    block links to its tensor names on the family page."""
+    head = Head.BASE if Head.BASE in family.heads else family.heads[0]
+    blocks = in_run_order(family.architecture(defaults(family), head).blocks)
+    order = tuple(s.name for s in family.symbols)
+    titles = {block.key: block.title for block in blocks}
+    groups = []
+    for block in blocks:
+        form = block_form(block, order)
+        rows = tuple(
+            Row("", module.label, 0, 1, formula=to_text(line.symbolic) if not line.formula.is_zero() else "")
+            for module, line in zip(block.modules, form.lines, strict=True)
+        )
+        subtotal = to_text(form.subtotal_expression) if form.subtotal_expression is not None else ""
+        applied = (block.applied, 0) if block.applied else None
+        repeat = tuple((symbol, 0) for symbol in block.repeat)
+        group = Group(f"tensors-{block.key}", block.title, 0, 0, 0, repeat, applied, rows)
+        groups.append(
+            dataclasses.replace(
+                group,
+                read_by=titles.get(block.read_by or "", ""),
+                formula=to_text(form.expression),
+                subtotal_formula=subtotal,
+                copies_formula=to_text(poly_expr(block.copies(), order)),
+            )
+        )
+    return Diagram(family.title, 0, tuple(groups))
 
 
 def family_view(family: Family, models: Sequence[Summary]) -> FamilyView:

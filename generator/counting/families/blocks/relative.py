@@ -201,5 +201,6 @@ def bucket_bias(buckets: Poly, heads: Poly = A, path: str = "relative_attention_
 
 
 def block(path: str, modules: tuple[arch.Module, ...], relative_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
-    """The encoder's relative block under ``path``: the table (and its norm), and the ops that read it."""
-    return arch.Block("relative", arch.Kind.ENCODER, path, modules, ops=relative_ops)
+    """The encoder's relative block under ``path``: the table (and its norm), and the ops that read it,
+    once in every layer's attention."""
+    return arch.Block("relative", arch.Kind.ENCODER, path, modules, ops=relative_ops, read_by="layer")

@@ -1,0 +1,64 @@
+"""The architecture figures in Chromium, a model's and a family's: they fit a phone, their labels read, links focus."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .conftest import PHONE, WIDE
+
+MIN_LABEL = 11  # px: the issue's smallest readable label
+MAX_LABEL = 16  # px: on a wide screen a label grows at most to the body text's size
+# BERT-Base; ALBERT's shared layer and factorized embeddings; a masked-LM decoder tied to the token table.
+CARDS = ("bert-base-uncased", "albert-base-v2", "bert-base-uncased-pretraining")
+# Family figures in symbols, whose formulas are the widest texts: MobileBERT's layer, DeBERTa-v2's, Longformer's.
+FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert")
+
+# The figure's box, each <text>'s rendered size (computed size times the viewBox's scale) and box, and
+# whether each link takes the keyboard's focus.
+MEASURE = """() => {
+    const svg = document.querySelector('figure#architecture svg.diagram'), box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].map(t => {
+        const m = t.getScreenCTM(), r = t.getBoundingClientRect();
+        return {text: t.textContent, size: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
+                left: r.left, right: r.right};
+    });
+    const links = [...svg.querySelectorAll('a')];
+    const focused = links.filter(a => { a.focus(); return document.activeElement === a; }).length;
+    return {left: box.left, right: box.right, page: document.documentElement.scrollWidth, texts, links: links.length,
+            focused};
+}"""
+
+
+@pytest.mark.parametrize("width", [PHONE, WIDE])
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_the_figure_fits_reads_and_takes_the_keyboard(
+    open_page: Any, edition_url: str, width: int, edition: str
+) -> None:
+    paths = [f"models/{card}/index.html" for card in CARDS] + [f"families/{name}/index.html" for name in FAMILIES]
+    for path in paths:
+        page = open_page(width)
+        page.goto(f"{edition_url}{edition}{path}", wait_until="load")
+        found = page.evaluate(MEASURE)
+        where = f"{edition}{path} at {width} px"
+        assert found["left"] >= 0 and found["right"] <= width and found["page"] <= width, where
+        small = [t for t in found["texts"] if t["size"] < MIN_LABEL - 0.01]
+        assert small == [], f"{where}: labels under {MIN_LABEL} px: {small[:5]}"
+        large = [t for t in found["texts"] if t["size"] > MAX_LABEL + 0.01]
+        assert large == [], f"{where}: labels over {MAX_LABEL} px: {large[:5]}"
+        outside = [t for t in found["texts"] if t["left"] < found["left"] - 1 or t["right"] > found["right"] + 1]
+        assert outside == [], f"{where}: labels cut off: {outside[:5]}"
+        assert found["links"] >= 2 and found["focused"] == found["links"], where  # a figure of two blocks at least
+
+
+def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(f"{edition_url}models/bert-base-uncased/index.html", wait_until="load")
+    page.emulate_media(media="print")
+    colours = page.evaluate(
+        """() => { const svg = document.querySelector('svg.diagram');
+            return {text: [...new Set([...svg.querySelectorAll('text')].map(t => getComputedStyle(t).fill))],
+                    boxes: [...new Set([...svg.querySelectorAll('.box, .frame')].map(r => getComputedStyle(r).fill))]}; }"""
+    )
+    assert colours == {"text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}

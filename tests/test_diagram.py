@@ -1,0 +1,220 @@
+"""A model page's architecture figure: drawn from the declarations for every card and sampled config.
+
+Its blocks add up to the page's total, its steps to their blocks, and every box links to an id on
+the page whose row shows the box's own count. The standalone file beside the page is the same
+figure with its own style, its title and the page's address, and nothing outside the file.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_config_sample import ENTRIES, write_sample_card
+
+from conftest import MODELS
+from generator.analysis.tensor_patterns import defaults
+from generator.cards.card import Card, load_card, load_cards
+from generator.cards.problems import InputError
+from generator.counting.architecture import Architecture, Block, Head, Kind
+from generator.counting.derivation import block_form
+from generator.counting.expr import to_text
+from generator.counting.families import FAMILIES, families
+from generator.site import content
+from generator.site.diagram import Diagram, diagram_of, diagram_svg, in_run_order
+from generator.site.pages import families as families_page
+from generator.site.render import Renderer, SiteOptions
+from generator.site.views import Model, model_of
+
+CATALOG = load_cards(MODELS)
+SEED = 43  # the sampled configs drawn, fixed so that a failure reproduces
+PER_FAMILY_HEAD = 2  # accepted sampled configs drawn for each family and head
+LINK = re.compile(r'<a href="#([^"]+)" class="(block|run|step|tied)">(.*?)</a>', re.S)
+NUMBER = re.compile(r'class="number" text-anchor="end">([^<]+)</text>')
+ROW_COUNT = re.compile(r'<tr id="(d-[^"]+)">.*?<td class="n count">([\d,]+)</td>', re.S)
+
+
+def sampled_cards(folder: Path) -> list[Card]:
+    """Accepted configs of the sampler's draw, PER_FAMILY_HEAD of each family and head, chosen with SEED."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for entry in ENTRIES:
+        if entry["accepted"]:
+            groups.setdefault((entry["family"], entry["head"]), []).append(entry)
+    rng = random.Random(SEED)
+    cards = []
+    drawn = [e for key in sorted(groups) for e in rng.sample(groups[key], min(PER_FAMILY_HEAD, len(groups[key])))]
+    for number, entry in enumerate(drawn):
+        place = folder / str(number)
+        place.mkdir()
+        try:
+            cards.append(load_card(write_sample_card(place, entry)))
+        except InputError:  # the card check refuses some configs transformers builds (test_config_sample)
+            continue
+    return cards
+
+
+def check_figure(model: Model, page: str) -> None:
+    """The figure's counts add up and every link lands on an id of ``page`` that shows the same count."""
+    diagram = diagram_of(model)
+    assert sum(group.subtotal for group in diagram.groups) == model.total, model.id
+    for group in diagram.groups:
+        steps = [row for row in group.rows if not row.run]
+        assert sum(row.count for row in steps) == group.per_copy, (model.id, group.anchor)
+        assert group.per_copy * group.copies == group.subtotal or not group.copies, (model.id, group.anchor)
+        for number, row in enumerate(group.rows):
+            if row.run:  # a run's heading counts the steps indented below it
+                below = [r.count for r in group.rows[number + 1 :]]
+                depth = [r.depth for r in group.rows[number + 1 :]]
+                inside = below[: next((i for i, d in enumerate(depth) if d < 2), len(depth))]
+                assert row.count == sum(inside), (model.id, row.anchor)
+    ids = set(re.findall(r' id="([^"]+)"', page))
+    figure = page[page.index('<figure id="architecture"') : page.index("</figure>", page.index('id="architecture"'))]
+    links = LINK.findall(figure)
+    assert len(links) == sum(1 + len(g.rows) for g in diagram.groups), model.id
+    assert [anchor for anchor, *_ in links if anchor not in ids] == [], model.id
+    shown = dict(ROW_COUNT.findall(page))
+    for anchor, kind, inside in links:
+        if kind == "step":  # a step's number is its derivation row's
+            (number,) = NUMBER.findall(inside)
+            assert number.split(" · ")[0] == shown[anchor], (model.id, anchor)
+
+
+@pytest.mark.slow  # renders every catalog card's page in both editions: some 20 s
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_catalog_cards_figure_adds_up_and_links_its_page(language: str) -> None:
+    renderer = Renderer(SiteOptions(search=False, language=language), cards=CATALOG)
+    for card in CATALOG:
+        model = model_of(card)
+        check_figure(model, renderer.model_files(model)[f"models/{model.id}/index.html"].decode())
+
+
+@pytest.mark.slow  # renders some 150 sampled configs' pages
+def test_every_sampled_configs_figure_adds_up_and_links_its_page(tmp_path: Path) -> None:
+    cards = sampled_cards(tmp_path)
+    sampled = {name for name, family in FAMILIES.items() if family.ground_truth is not None}
+    assert {c.family.name for c in cards} == sampled  # every family the sampler draws (not the 2017 Transformer)
+    renderer = Renderer(SiteOptions(search=False))
+    for card in cards:
+        model = model_of(card)
+        check_figure(model, renderer.model_files(model)[f"models/{model.id}/index.html"].decode())
+
+
+def figure_of(card_id: str) -> tuple[Model, Diagram]:
+    model = model_of(next(c for c in CATALOG if c.id == card_id))
+    return model, diagram_of(model)
+
+
+def test_bert_base_draws_its_blocks_and_runs_with_the_derivations_numbers() -> None:
+    _, diagram = figure_of("bert-base-uncased")
+    assert [(g.anchor, g.copies, g.subtotal) for g in diagram.groups] == [
+        ("d-embeddings", 1, 23_837_184),
+        ("d-layer", 12, 85_054_464),
+        ("d-pooler", 1, 590_592),
+    ]
+    layer = diagram.groups[1]
+    assert [(r.anchor, r.count) for r in layer.rows if r.run] == [
+        ("d-layer-attention", 2_362_368),
+        ("d-layer-feed-forward", 4_722_432),
+    ]
+    assert layer.repeat == (("L", 12),) and layer.applied is None
+
+
+def test_albert_draws_one_stored_layer_applied_l_times() -> None:
+    _, diagram = figure_of("albert-base-v2")
+    (layer,) = [g for g in diagram.groups if g.anchor == "d-layer"]
+    assert (layer.copies, layer.applied, layer.repeat) == (1, ("L", 12), (("G", 1), ("K", 1)))
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    assert "Shared encoder layer × 12" in svg and "one stored copy, applied L = 12 times" in svg
+    assert "shared encoder layer (7,087,872, 60.7%)" in svg  # one stored copy: no "1 copies"
+    assert [g.anchor for g in diagram.groups] == ["d-embeddings", "d-embedding-projection", "d-layer", "d-pooler"]
+
+
+def test_a_tied_decoder_points_at_the_token_table() -> None:
+    _, diagram = figure_of("bert-base-uncased-pretraining")
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    ties = re.findall(r'<path [^>]*class="tie"[^>]*><title>([^<]+)</title>', svg)
+    assert ties == [
+        "decoder (tied) reuses the tensor of token embeddings",
+        "decoder (tied) reuses the tensor of output bias",
+    ]
+    assert "The decoder (tied) reuses the tensor of the token embeddings, counted once where it lives." in svg
+
+
+@pytest.mark.parametrize("base_url", [None, "https://example.org/atlas/"])
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_standalone_figure_is_self_contained_with_its_title_and_address(
+    base_url: str | None, language: str
+) -> None:
+    editions = ("en", "zh")
+    options = SiteOptions(base_url=base_url, search=False, language=language, editions=editions)
+    model = model_of(next(c for c in CATALOG if c.id == "bert-base-uncased"))
+    files = Renderer(options, cards=CATALOG).model_files(model)
+    svg = files["models/bert-base-uncased/architecture.svg"].decode()
+    page = files["models/bert-base-uncased/index.html"].decode()
+    prefix = "" if language == "en" else "zh/"
+    address = f"{base_url or ''}{prefix}models/bert-base-uncased/"
+    assert svg.startswith('<svg class="diagram"') and "<style>" in svg
+    page_link = address if base_url else "index.html"  # the page, at its address or beside the file
+    assert set(re.findall(r'(?:href|src)="([^"#]*)#', svg)) == {page_link}
+    assert "url(" not in svg.replace("url(#diagram-arrow)", "") and "@import" not in svg
+    words = content.load("site", language).section("diagram")
+    title = words("title", title=model.card.title, total="109,482,240")
+    assert f'<title id="diagram-title">{title}</title>' in svg
+    assert f'class="heading">{model.card.title}</text>' in svg
+    assert f'class="count">{words("heading-total", total="109,482,240")}</text>' in svg
+    assert f'class="address">{address}</text>' in svg
+    assert '<a href="architecture.svg" download' in page
+
+
+@pytest.mark.parametrize("card_id", ["deberta-v3-base", "deberta-base", "roformer-chinese-base", "mpnet-base"])
+def test_a_table_every_layer_reads_is_drawn_just_above_the_layers(card_id: str) -> None:
+    model, diagram = figure_of(card_id)
+    (read,) = [b.block for b in model.derivation.blocks if b.block.read_by is not None]
+    keys = [g.anchor for g in diagram.groups]
+    assert read.read_by == "layer" and keys.index("d-layer") == keys.index(f"d-{read.key}") + 1
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    assert f"The {read.title} is stored once and read by every copy of the encoder layer." in svg
+    assert svg.count('class="reads"') == 1
+
+
+def test_a_block_read_by_no_repeated_block_is_refused() -> None:
+    layer = Block("layer", Kind.ENCODER, "layer.{0}.", (), repeat=("L",))
+    with pytest.raises(ValueError, match="Model: relative is read by pooler, no repeated block"):
+        Architecture("Model", (layer, Block("relative", Kind.ENCODER, "", (), read_by="pooler")))
+
+
+@pytest.mark.slow  # renders every family's page in both editions
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_familys_figure_is_in_symbols_and_links_its_page(language: str) -> None:
+    renderer = Renderer(SiteOptions(search=False, language=language))
+    family_pages = {page.path: page for page in families_page.pages([], language)}
+    for name, family in families(language).items():
+        html = renderer.render(family_pages[families_page.family_path(name)]).decode()
+        diagram = families_page.family_diagram(family)
+        ids = set(re.findall(r' id="([^"]+)"', html))
+        figure = html[
+            html.index('<figure id="architecture"') : html.index("</figure>", html.index('id="architecture"'))
+        ]
+        links = re.findall(r'<a href="#([^"]+)" class="block">', figure)
+        assert links == [g.anchor for g in diagram.groups] and set(links) <= ids, name
+        order = tuple(s.name for s in family.symbols)
+        blocks = in_run_order(family.architecture(defaults(family), Head.BASE).blocks)
+        assert [g.anchor for g in diagram.groups] == [f"tensors-{block.key}" for block in blocks], name
+        for block in blocks:
+            form = block_form(block, order)
+            shown = to_text(form.subtotal_expression) if block.repeat else to_text(form.expression)
+            assert f">{escape(shown)}</text>" in figure, (name, block.key)
+        assert ">1,<" not in figure and not re.search(r">[\d,]{4,}", figure), name  # no number of any card
+
+
+def test_mobilebert_family_figure_shows_its_bottlenecks_and_stacked_networks() -> None:
+    family = families("en")["mobilebert"]
+    (layer,) = [g for g in families_page.family_diagram(family).groups if g.anchor == "tensors-layer"]
+    labels = {row.label: row.formula for row in layer.rows}
+    assert labels["bottleneck in (H to B)"] == "B × H + B"
+    assert labels["extra feed-forward network"] == "(F − 1)(I × B + I + B × I + B + B + B)"
+    assert layer.copies_formula == "L"
