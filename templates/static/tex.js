@@ -24,7 +24,8 @@
       button.className = "copy-tex";
       button.textContent = "TeX";
       button.setAttribute("aria-label", label.replace("{formula}", math.getAttribute("alttext") || ""));
-      span.appendChild(button);
+      // First in the span: after a formula that wraps (a flex row), the button would open a line of its own.
+      span.insertBefore(button, math);
     });
   }
 
