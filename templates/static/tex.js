@@ -7,7 +7,16 @@
   var script = document.currentScript;
   if (!script) return;
   var label = script.dataset.label, copied = script.dataset.copied;
-  var status = null, timer = 0;
+  var timer = 0;
+  // A model page's status line, which its permalinks use too; elsewhere one of the same kind, made now:
+  // a live region made at the moment it speaks is not always heard.
+  var status = document.querySelector(".copied");
+  if (!status) {
+    status = document.createElement("p");
+    status.className = "copied";
+    status.setAttribute("role", "status");
+    document.body.appendChild(status);
+  }
 
   function source(math) {
     var annotation = math && math.querySelector('annotation[encoding="application/x-tex"]');
@@ -30,15 +39,6 @@
   }
 
   function announce(text) {
-    if (!status) {
-      status = document.querySelector(".copied");  // a model page's, which its permalinks use too
-      if (!status) {
-        status = document.createElement("p");
-        status.className = "copied";
-        status.setAttribute("role", "status");
-        document.body.appendChild(status);
-      }
-    }
     status.textContent = copied.replace("{tex}", text);
     clearTimeout(timer);
     timer = setTimeout(function () { status.textContent = ""; }, 2500);
