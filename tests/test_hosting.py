@@ -178,8 +178,9 @@ def test_formulas_are_mathml_core_with_text_alternatives(local: Path) -> None:
     before = html.split('<section aria-labelledby="compute">')[0]
     assert len(re.findall(r"<math[ >].*?</math>", before, re.S)) == steps + blocks + 2
     tags = {tag for m in maths for tag in re.findall(r"<([a-z]+)", m)}
-    assert tags <= {"math", "mrow", "mi", "mn", "mo", "msup"}
-    assert all(re.match(r'<math alttext="[^"]+">', m) for m in maths)
+    assert tags <= {"math", "semantics", "mrow", "mi", "mn", "mo", "msup", "annotation"}
+    assert all(re.match(r'<math alttext="[^"]+"><semantics>', m) for m in maths)
+    assert all(m.endswith("</annotation></semantics></math>") for m in maths)
 
 
 def test_search_page_works_without_javascript(local: Path) -> None:
@@ -189,14 +190,22 @@ def test_search_page_works_without_javascript(local: Path) -> None:
     assert (local / "pagefind" / "models-0" / "pagefind-entry.json").is_file()
     assert "<noscript>" in html
     assert html.count('<li><a href="../models/') == len(list(MODELS.glob("*.yaml")))
-    # Content pages load no script, but for enhancements: sorting the index and the comparison, and
-    # copying a model page's permalinks. Each works without it.
+
+    # Content pages load no script, but for enhancements: sorting the index and the comparison, copying
+    # a model page's permalinks, and copying a formula's TeX, only where there are formulas. Each works without it.
+    def tex(root: str) -> str:
+        label = 'data-label="Copy TeX: {formula}" data-copied="TeX copied: {tex}"'
+        return f'<script src="{root}static/tex.js" {label} defer></script>'
+
     scripts = {
         "index.html": ['<script src="static/tables.js" defer></script>'],
         "compare/index.html": ['<script src="../static/tables.js" defer></script>'],
-        "models/bert-base-uncased/index.html": ['<script src="../../static/permalink.js" defer></script>'],
-        "charts/index.html": [],
-        "errata/index.html": [],
+        "models/bert-base-uncased/index.html": [
+            tex("../../"),
+            '<script src="../../static/permalink.js" defer></script>',
+        ],
+        "charts/index.html": [tex("../")],
+        "errata/index.html": [tex("../")],
         "diffs/index.html": [],
     }
     for page, expected in scripts.items():

@@ -37,7 +37,8 @@ def test_substitution_keeps_the_structure() -> None:
     assert grouped is not None
     assert to_text(substitute(grouped, {"V": 30522, "H": 768})) == "(30,522 + 2) · 768"
     assert to_mathml(poly_expr(4 * H * H, ORDER)) == (
-        '<math alttext="4H²"><mrow><mn>4</mn><mo>\u2062</mo><msup><mi>H</mi><mn>2</mn></msup></mrow></math>'
+        '<math alttext="4H²"><semantics><mrow><mn>4</mn><mo>\u2062</mo><msup><mi>H</mi><mn>2</mn></msup></mrow>'
+        '<annotation encoding="application/x-tex">4H^{2}</annotation></semantics></math>'
     )
 
 

@@ -109,11 +109,13 @@ def test_model_page_content(site: Path) -> None:
     assert "≈ 109.5M" in html
     assert "<title>BERT-Base, uncased: 109,482,240 parameters · BERT Parameter Atlas</title>" in html
     closed_form = (
-        '<math alttext="(V + P + T + 2)H + L(4H² + 2HI + 9H + I) + H² + H"><mrow><mrow><mrow><mo>(</mo>'
+        '<math alttext="(V + P + T + 2)H + L(4H² + 2HI + 9H + I) + H² + H"><semantics><mrow><mrow><mrow><mo>(</mo>'
         "<mrow><mi>V</mi><mo>+</mo><mi>P</mi><mo>+</mo><mi>T</mi><mo>+</mo><mn>2</mn></mrow><mo>)</mo></mrow>"
         "<mo>\u2062</mo><mi>H</mi></mrow>"
     )
     assert closed_form in html
+    tex = "(V + P + T + 2)H + L(4H^{2} + 2HI + 9H + I) + H^{2} + H"
+    assert f'<annotation encoding="application/x-tex">{tex}</annotation></semantics></math>' in html
     assert '12 × 7,087,872</td><td class="n count">85,054,464</td>' in html
     assert "<strong>110M</strong>" in html  # the published claim, beside the exact count
     assert 'id="t-encoder.layer.11.output.LayerNorm.bias"' in html  # the full list of layers

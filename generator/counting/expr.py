@@ -1,4 +1,4 @@
-"""Formula expressions: built from polynomials, written as plain text or as MathML.
+"""Formula expressions: built from polynomials, written as plain text, MathML or TeX.
 
 The derivation builds these trees from the inventory's symbolic shapes; substituting a
 card's numbers is a walk over the same tree, so the symbolic line and the numeric line of
@@ -139,14 +139,14 @@ def _negated(term: Expr) -> Expr | None:
     return None
 
 
-def _join_terms(terms: tuple[Expr, ...], show: Callable[[Expr], str]) -> str:
+def _join_terms(terms: tuple[Expr, ...], show: Callable[[Expr], str], minus: str = "−") -> str:
     text = ""
     for position, term in enumerate(terms):
         positive = _negated(term)
         if positive is None:
             text += (" + " if position else "") + show(term)
         else:
-            text += (" − " if position else "−") + show(positive)
+            text += (f" {minus} " if position else minus) + show(positive)
     return text
 
 
@@ -167,8 +167,16 @@ def to_text(expr: Expr) -> str:
 
 
 def to_mathml(expr: Expr) -> str:
-    """MathML Core markup (math, mrow, mi, mn, mo, msup), rendered by browsers without scripts."""
-    return f'<math alttext="{escape(to_text(expr))}">{_mathml(expr)}</math>'
+    """MathML Core markup (math, mrow, mi, mn, mo, msup), rendered by browsers without scripts.
+
+    The formula carries its TeX source as an annotation, which browsers do not render: a lecturer
+    copies it into LaTeX notes. ``<semantics>`` renders its first child only, so that child is one element.
+    """
+    shown = _mathml(expr)
+    if isinstance(expr, Num) and expr.value < 0:
+        shown = f"<mrow>{shown}</mrow>"
+    tex = f'<annotation encoding="application/x-tex">{escape(to_tex(expr), quote=False)}</annotation>'
+    return f'<math alttext="{escape(to_text(expr))}"><semantics>{shown}{tex}</semantics></math>'
 
 
 def _mathml(expr: Expr) -> str:
@@ -192,3 +200,39 @@ def _mathml(expr: Expr) -> str:
                 parts.append("<mo>−</mo>" + _mathml(positive))
         return "<mrow>" + "".join(parts) + "</mrow>"
     return f"<mrow><mo>(</mo>{_mathml(expr.inner)}<mo>)</mo></mrow>"
+
+
+# The signs of a product in TeX; "" (juxtaposition, 2HI) stays juxtaposition.
+_TEX_SIGNS = {"": "", "·": r" \cdot ", "×": r" \times ", "/": " / "}
+
+
+def tex_symbol(name: str) -> str:
+    """A symbol as TeX reads it: one letter italic, as MathML's <mi> shows it; a longer name upright, as <mi> too."""
+    if not name.isascii() or not name.isalpha():
+        raise ValueError(f"symbol {name!r}: expected ASCII letters, which TeX reads as MathML shows them")
+    return name if len(name) == 1 else rf"\mathrm{{{name}}}"
+
+
+def tex_number(value: int) -> str:
+    """A whole number as the MathML prints it, 109,482,240: ``{,}`` makes each comma an ordinary
+    symbol, so TeX adds no space after it (a bare comma in math mode is punctuation, spaced)."""
+    digits = f"{abs(value):,}".replace(",", "{,}")
+    return f"-{digits}" if value < 0 else digits
+
+
+def to_tex(expr: Expr) -> str:
+    """LaTeX math source, sign for sign the MathML: (V + P + T + 2)H, 4H^{2}, 12 \\cdot 768."""
+    if isinstance(expr, Num):
+        return tex_number(expr.value)
+    if isinstance(expr, Var):
+        return tex_symbol(expr.name)
+    if isinstance(expr, Pow):
+        base = to_tex(expr.base)
+        # A number's exponent would sit on its last digit group alone: the braces make it the whole number's.
+        base = base if isinstance(expr.base, Var | Paren) else f"{{{base}}}"
+        return f"{base}^{{{expr.exponent}}}"
+    if isinstance(expr, Mul):
+        return _TEX_SIGNS[expr.sign].join(to_tex(f) for f in expr.factors)
+    if isinstance(expr, Add):
+        return _join_terms(expr.terms, to_tex, minus="-")
+    return f"({to_tex(expr.inner)})"

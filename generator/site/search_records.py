@@ -71,6 +71,7 @@ _DOTTED = re.compile(r"<code>[^<]*\.[^<]*</code>")
 # with or without the drawings; only the drawings' ids leave its list of anchors, which the search page
 # does not show), and the chart's numbers are in the table after it. Cut before Pagefind parses it: at
 # 1,000 cards the drawings are two thirds of the charts page's 3.5 MB.
+# A formula's TeX source is cut too: the formula is indexed from its MathML, and "\cdot" is no word to find.
 
 
 def _without(html: str, element: str) -> str:
@@ -217,7 +218,7 @@ def page_record(path: str, content: bytes) -> SearchRecord | None:
         return None
     url = path.removesuffix("index.html")
     kind = kind_of(url)
-    html = _DATA.sub("", _without_ignored(_without(content.decode("utf-8"), "svg")))
+    html = _DATA.sub("", _without_ignored(_without(_without(content.decode("utf-8"), "svg"), "annotation")))
     if kind in NO_TABLES or url in EVERY_MODEL:
         html = _DOTTED.sub("", _without(html, "table"))
     html = _NOISE.sub("", html)

@@ -340,8 +340,38 @@
     return "<mrow><mo>(</mo>" + mathml(e.paren) + "<mo>)</mo></mrow>";
   }
 
+  // generator/expr.py's to_tex: the TeX source each formula carries, sign for sign its MathML.
+  var TEX_SIGNS = { "": "", "·": " \\cdot ", "×": " \\times ", "/": " / " };
+
+  function texNumber(n) {
+    var digits = commas(n < 0n ? -n : n).replace(/,/g, "{,}");  // an ordinary comma: no space after it
+    return n < 0n ? "-" + digits : digits;
+  }
+
+  function tex(e) {
+    if ("num" in e) { return texNumber(big(e.num)); }
+    if ("var" in e) { return e.var.length === 1 ? e.var : "\\mathrm{" + e.var + "}"; }
+    if ("pow" in e) {
+      var base = tex(e.pow[0]);
+      return ("var" in e.pow[0] || "paren" in e.pow[0] ? base : "{" + base + "}") + "^{" + e.pow[1] + "}";
+    }
+    if ("mul" in e) { return e.mul.map(tex).join(TEX_SIGNS[e.sign || ""]); }
+    if ("add" in e) {
+      return e.add.map(function (term, i) {
+        var positive = negated(term);
+        if (positive === null) { return (i ? " + " : "") + tex(term); }
+        return (i ? " - " : "-") + tex(positive);
+      }).join("");
+    }
+    return "(" + tex(e.paren) + ")";
+  }
+
   function formula(e) {
-    return '<span class="math"><math alttext="' + escapeHtml(toText(e)) + '">' + mathml(e) + "</math></span>";
+    var shown = mathml(e);
+    if ("num" in e && big(e.num) < 0n) { shown = "<mrow>" + shown + "</mrow>"; }  // <semantics> shows one element
+    var source = '<annotation encoding="application/x-tex">' + escapeHtml(tex(e)) + "</annotation>";
+    return '<span class="math"><math alttext="' + escapeHtml(toText(e)) + '"><semantics>' + shown + source +
+      "</semantics></math></span>";
   }
 
   // generator/expr.py's poly_expr: terms by degree, then by the family's symbol order.

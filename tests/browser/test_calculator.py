@@ -26,7 +26,7 @@ from generator.cards.card import Card, load_card
 from generator.counting.architecture import Family, Head
 from generator.counting.conditions import HEAD
 from generator.counting.derivation import derive
-from generator.counting.expr import to_text
+from generator.counting.expr import to_tex, to_text
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
 
@@ -136,6 +136,7 @@ def read_result(page: Any) -> dict[str, Any]:
             blocks: Array.from(document.querySelectorAll("td[data-block]")).map(
                 td => [td.getAttribute("data-block"), td.getAttribute("data-value")]),
             closed: document.querySelector("#calc-closed math").getAttribute("alttext"),
+            closed_tex: document.querySelector("#calc-closed annotation").textContent,
         })"""
     )
 
@@ -155,6 +156,7 @@ def test_totals_equal_the_python_count_for_a_config_of_every_family_and_head(sit
             "total": str(inventory.total),
             "blocks": [[b.key, str(inventory.count_of(block=b.key))] for b in inventory.architecture.blocks],
             "closed": to_text(derive(inventory).closed_form),
+            "closed_tex": to_tex(derive(inventory).closed_form),
         }
         page.goto(site_url + address(card), wait_until="commit")
         found = read_result(page)
