@@ -27,7 +27,8 @@ from generator.site.render import Renderer, SiteOptions
 from generator.site.views import Model, model_of
 
 LINK = re.compile(
-    r'<a href="\.\./\.\./models/([^/"]+)/index\.html#([^"]+)" class="(block|run|step|tied)( differs)?">(.*?)</a>', re.S
+    r'<a href="\.\./\.\./models/([^/"]+)/index\.html#([^"]+)" class="(block|run|step|tied)((?: lacked)?(?: reshaped)?)">(.*?)</a>',
+    re.S,
 )
 
 
@@ -110,9 +111,10 @@ def test_every_comparison_shows_both_figures_marked_as_its_tables_say(catalog: l
                 if kind == "step":  # the number of its row on the model page
                     (number,) = NUMBER.findall(inside)
                     assert number.split(" · ")[0] == rows[anchor], (pair.slug, side, anchor)
-            marked = {a for _, a, _, differs, _ in links if differs}
-            assert marked == {r.anchor for g in figure.groups for r in g.rows if r.marked}, (pair.slug, side)
-            assert svg.count('class="bar"') == len([r for g in figure.groups for r in g.rows if r.marked])
+            for kind in ("lacked", "reshaped"):  # each kind of mark, as a class of the step's link
+                drawn = {anchor for _, anchor, _, marks, _ in links if kind in marks}
+                assert drawn == {r.anchor for g in figure.groups for r in g.rows if getattr(r, kind)}, (pair.slug, kind)
+            assert svg.count('class="bar"') == len([r for g in figure.groups for r in g.rows if r.lacked])
             other = (pair.b, pair.a)["ab".index(side)]
             lacked = [r.label for g in figure.groups for r in g.rows if r.lacked]
             if lacked:

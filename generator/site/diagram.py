@@ -5,7 +5,8 @@ them (embeddings, encoder, pooler, heads), and inside each block its derivation'
 the class registers them, grouped into the runs the derivation heads (``runs.line_runs``). Each box
 is a link to its step's anchor and carries that step's count, so the figure cannot disagree with the
 page. Residual joins and the order of norms in the forward are not declared, so they are not drawn.
-``diagram_svg`` writes the figure for the page and for a standalone file.
+``diagram_svg`` writes the figure for the page and for a standalone file. A comparison page draws
+both models' figures, each with the steps it lists as differing ``marked``.
 """
 
 from __future__ import annotations
@@ -317,10 +318,11 @@ def _draw_row(
         numbers = words("tied")
     else:
         numbers = f"{formats.count(row.count)} · {_share(row.count, total)}"
-    bar = 5 if row.marked else 0  # a marked step's bar at its left: a shape, not a colour alone
+    bar = 5 if row.lacked else 0  # a bar at its left: a shape, not a colour alone (a reshaped one: its outline)
     two_lines = _width(label) + _width(numbers) + 24 + bar > inner
     height = ROW + (14 if two_lines else 0)
-    kind = ("run" if row.run else "tied" if row.tied else "step") + (" differs" if row.marked else "")
+    kind = "run" if row.run else "tied" if row.tied else "step"
+    kind += (" lacked" if row.lacked else "") + (" reshaped" if row.reshaped else "")
     out.append(f'<a href="{href}#{row.anchor}" class="{kind}">' if row.anchor else f'<g class="{kind}">')
     out.append(f'<rect x="{left}" y="{_n(y)}" width="{_n(inner)}" height="{height}" rx="3" class="box"/>')
     if bar:

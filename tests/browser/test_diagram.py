@@ -75,7 +75,7 @@ def test_a_comparisons_two_figures_fit_read_and_sit_side_by_side_on_a_wide_scree
             assert a["top"] == b["top"] and a["right"] <= b["left"], where
         else:  # one below the other, A first
             assert a["top"] < b["top"] and a["left"] == b["left"], where
-        assert page.locator("svg.diagram .differs .bar").count() >= 1, where
+        assert page.locator("svg.diagram .lacked .bar").count() >= 1, where
 
 
 def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:
