@@ -24,6 +24,7 @@ from generator.site.diagram import Diagram, diagram_of
 from generator.site.differences import PAIRS, Diff, Pair, compare
 from generator.site.pages import diffs
 from generator.site.render import Renderer, SiteOptions
+from generator.site.typography import tidy_spacing
 from generator.site.views import Model, model_of
 
 LINK = re.compile(
@@ -121,7 +122,7 @@ def test_every_comparison_shows_both_figures_marked_as_its_tables_say(catalog: l
                 sentence = words(
                     "desc-lacked", title=models[other].card.title, blocks=words("separator").join(dict.fromkeys(lacked))
                 )
-                assert sentence.replace("'", "&#x27;") in svg, (pair.slug, side)
+                assert tidy_spacing(sentence, language).replace("'", "&#x27;") in svg, (pair.slug, side)
 
 
 def test_bert_to_albert_marks_the_factorized_embeddings_and_the_layers_albert_lacks(catalog: list[Card]) -> None:

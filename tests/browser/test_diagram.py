@@ -17,8 +17,9 @@ FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert")
 
 # The figure's box, each <text>'s rendered size (computed size times the viewBox's scale) and box, and
 # whether each link takes the keyboard's focus.
-MEASURE = """(selector = 'figure#architecture svg.diagram') => {
-    const svg = document.querySelector(selector), box = svg.getBoundingClientRect();
+MEASURE = """(selector) => {
+    const svg = document.querySelector(selector || 'figure#architecture svg.diagram'), box = svg.getBoundingClientRect();
+    const top = box.top + window.scrollY;  // on the page: focusing the links below scrolls it
     const texts = [...svg.querySelectorAll('text')].map(t => {
         const m = t.getScreenCTM(), r = t.getBoundingClientRect();
         return {text: t.textContent, size: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
@@ -26,7 +27,7 @@ MEASURE = """(selector = 'figure#architecture svg.diagram') => {
     });
     const links = [...svg.querySelectorAll('a')];
     const focused = links.filter(a => { a.focus(); return document.activeElement === a; }).length;
-    return {left: box.left, right: box.right, top: box.top, page: document.documentElement.scrollWidth, texts,
+    return {left: box.left, right: box.right, top, page: document.documentElement.scrollWidth, texts,
             links: links.length, focused};
 }"""
 
@@ -52,30 +53,34 @@ def test_the_figure_fits_reads_and_takes_the_keyboard(
         assert found["links"] >= 2 and found["focused"] == found["links"], where  # a figure of two blocks at least
 
 
-# BERT to ALBERT: figures that differ most in shape; BERT-Large to MobileBERT: the most steps in a layer.
-PAIRS = ("bert-base-uncased--albert-base-v2", "bert-large-uncased--mobilebert-uncased")
+# BERT to ALBERT in both editions: the figures that differ most in shape. BERT-Large to MobileBERT, in the
+# whole catalog's English build only: the most steps in a layer.
+COMPARISONS = [
+    ("edition", "diffs/bert-base-uncased--albert-base-v2/index.html"),
+    ("edition", "zh/diffs/bert-base-uncased--albert-base-v2/index.html"),
+    ("site", "diffs/bert-large-uncased--mobilebert-uncased/index.html"),
+]
 
 
 @pytest.mark.parametrize("width", [PHONE, WIDE])
-@pytest.mark.parametrize("edition", ["", "zh/"])
+@pytest.mark.parametrize(("build", "path"), COMPARISONS)
 def test_a_comparisons_two_figures_fit_read_and_sit_side_by_side_on_a_wide_screen(
-    open_page: Any, edition_url: str, width: int, edition: str
+    open_page: Any, edition_url: str, site_url: str, width: int, build: str, path: str
 ) -> None:
-    for slug in PAIRS:
-        page = open_page(width)
-        page.goto(f"{edition_url}{edition}diffs/{slug}/index.html", wait_until="load")
-        where = f"{edition}diffs/{slug} at {width} px"
-        a, b = (page.evaluate(MEASURE, f"figure#architecture-{side} svg.diagram") for side in "ab")
-        for found in (a, b):
-            assert found["left"] >= 0 and found["right"] <= width and found["page"] <= width, where
-            sizes = [t["size"] for t in found["texts"]]
-            assert min(sizes) >= MIN_LABEL - 0.01 and max(sizes) <= MAX_LABEL + 0.01, (where, min(sizes), max(sizes))
-            assert found["links"] >= 2 and found["focused"] == found["links"], where
-        if width == WIDE:  # side by side, A on the left
-            assert a["top"] == b["top"] and a["right"] <= b["left"], where
-        else:  # one below the other, A first
-            assert a["top"] < b["top"] and a["left"] == b["left"], where
-        assert page.locator("svg.diagram .lacked .bar").count() >= 1, where
+    page = open_page(width)
+    page.goto(f"{edition_url if build == 'edition' else site_url}{path}", wait_until="load")
+    where = f"{path} at {width} px"
+    a, b = (page.evaluate(MEASURE, f"figure#architecture-{side} svg.diagram") for side in "ab")
+    for found in (a, b):
+        assert found["left"] >= 0 and found["right"] <= width and found["page"] <= width, where
+        sizes = [t["size"] for t in found["texts"]]
+        assert min(sizes) >= MIN_LABEL - 0.01 and max(sizes) <= MAX_LABEL + 0.01, (where, min(sizes), max(sizes))
+        assert found["links"] >= 2 and found["focused"] == found["links"], where
+    if width == WIDE:  # side by side, A on the left
+        assert a["top"] == b["top"] and a["right"] <= b["left"], where
+    else:  # one below the other, A first
+        assert a["top"] < b["top"] and a["left"] == b["left"], where
+    assert page.locator("svg.diagram .lacked .bar").count() >= 1, where
 
 
 def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:
