@@ -5,13 +5,14 @@ them (embeddings, encoder, pooler, heads), and inside each block its derivation'
 the class registers them, grouped into the runs the derivation heads (``runs.line_runs``). Each box
 is a link to its step's anchor and carries that step's count, so the figure cannot disagree with the
 page. Residual joins and the order of norms in the forward are not declared, so they are not drawn.
-``diagram_svg`` writes the figure for the page and for a standalone file.
+``diagram_svg`` writes the figure for the page and for a standalone file. A comparison page draws
+both models' figures, each with the steps it lists as differing ``marked``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 from generator.counting.architecture import Block, Kind
@@ -38,6 +39,13 @@ class Row:
     tied: tuple[str, ...] = ()  # the tensors it reuses from elsewhere
     run: bool = False  # a run's heading: its count is its steps'
     formula: str = ""  # a family's figure: the count in the config's symbols, and no number
+    # A comparison's figure: the step holds a tensor the other model lacks, or one it shapes differently.
+    lacked: bool = False
+    reshaped: bool = False
+
+    @property
+    def marked(self) -> bool:
+        return self.lacked or self.reshaped
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,7 @@ class Diagram:
     title: str
     total: int
     groups: tuple[Group, ...]
+    against: str = ""  # a comparison's figure: the other model's title, which its marks are read against
 
     @property
     def symbolic(self) -> bool:
@@ -91,6 +100,23 @@ def diagram_of(model: Model) -> Diagram:
     return Diagram(model.card.title, model.total, groups)
 
 
+def step_anchor(block: str, module: str) -> str:
+    """The anchor of a block's step on the model page: ``d-<block>-<module>``."""
+    return f"d-{block}-{module}"
+
+
+def marked(diagram: Diagram, against: str, lacked: Iterable[str], reshaped: Iterable[str]) -> Diagram:
+    """The figure with its steps marked against the model titled ``against``: those at the anchors
+    ``lacked`` hold a tensor it lacks, those at ``reshaped`` one it shapes differently."""
+    lacks, other = frozenset(lacked), frozenset(reshaped)
+
+    def mark(row: Row) -> Row:
+        return row if row.run else replace(row, lacked=row.anchor in lacks, reshaped=row.anchor in other)
+
+    groups = tuple(replace(g, rows=tuple(mark(r) for r in g.rows)) for g in diagram.groups)
+    return replace(diagram, groups=groups, against=against)
+
+
 def _group(model: Model, block: BlockDerivation, read_by: str) -> Group:
     values = model.inventory.values
     rows: list[Row] = []
@@ -100,7 +126,8 @@ def _group(model: Model, block: BlockDerivation, read_by: str) -> Group:
         for line in run.lines:
             tied = tuple(target for _, target in line.tied)
             depth = 2 if run.anchor is not None else 1
-            rows.append(Row(f"d-{block.block.key}-{line.key}", line.label, line.value, depth, line.names, tied))
+            anchor = step_anchor(block.block.key, line.key)
+            rows.append(Row(anchor, line.label, line.value, depth, line.names, tied))
     applied = block.block.applied
     return Group(
         f"d-{block.block.key}",
@@ -142,32 +169,35 @@ class _Box:
     right: float
 
 
-def diagram_svg(diagram: Diagram, words: Text, *, href: str = "", address: str | None = None) -> str:
+def diagram_svg(
+    diagram: Diagram, words: Text, *, href: str = "", address: str | None = None, key: str = "diagram"
+) -> str:
     """The figure as SVG: inline on the page (links ``#anchor``), or standalone with its own style,
-    its title and ``address`` in small print (links to the page at ``href``: ``href#anchor``)."""
+    its title and ``address`` in small print (links to the page at ``href``: ``href#anchor``).
+    ``key`` starts its ids, so that two figures can share a page."""
     standalone = address is not None
     body: list[str] = []
     boxes: list[_Box] = []
     y = 44.0 if standalone else 2.0  # the standalone file's heading above: the card's title and its total
     right = WIDTH - LANE
     for group in diagram.groups:
-        y = _draw_group(body, boxes, group, diagram.total, words, href, y, right) + 14
-    body.extend(_ties(boxes, words))
+        y = _draw_group(body, boxes, group, diagram.total, words, href, y, right, key) + 14
+    body.extend(_ties(boxes, words, key))
     height = y - 12 + (22 if standalone else 0)
     width = WIDTH
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
     if diagram.symbolic:
         title = words("family-title", title=diagram.title)
     # On the page its <title> and <desc> name and describe it; a file's first <title> is its name already.
-    size = f'viewBox="0 0 {WIDTH} {_n(height)}" aria-labelledby="diagram-title" aria-describedby="diagram-desc"'
+    size = f'viewBox="0 0 {WIDTH} {_n(height)}" aria-labelledby="{key}-title" aria-describedby="{key}-desc"'
     if standalone:  # a margin all round, and room for a long title (a heading of 14 units)
         width = max(WIDTH, round(_width(diagram.title) * 14 / 12) + 4)
         size = f'viewBox="-10 -8 {width + 20} {_n(height + 16)}" width="{width + 20}" height="{_n(height + 16)}"'
     head = [
         f'<svg class="diagram" {size} xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="diagram-title">{escape(title)}</title>',
-        f'<desc id="diagram-desc">{escape(_desc(diagram, words))}</desc>',
-        '<defs><marker id="diagram-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
+        f'<title id="{key}-title">{escape(title)}</title>',
+        f'<desc id="{key}-desc">{escape(_desc(diagram, words))}</desc>',
+        f'<defs><marker id="{key}-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrow"/></marker></defs>',
     ]
     if standalone:
@@ -198,7 +228,7 @@ def diagram_words(text: Text) -> Text:
 KEYS = (
     *("title", "heading-total", "repeat", "symbols", "applied", "applied-many", "one-copy", "count", "tied", "tie"),
     *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
-    "sentence-join",
+    *("desc-lacked", "desc-reshaped", "sentence-join"),
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
 )
 
@@ -212,7 +242,15 @@ def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str
 
 
 def _draw_group(
-    out: list[str], boxes: list[_Box], group: Group, total: int, words: Text, href: str, y: float, right: float
+    out: list[str],
+    boxes: list[_Box],
+    group: Group,
+    total: int,
+    words: Text,
+    href: str,
+    y: float,
+    right: float,
+    key: str,
 ) -> float:
     """One block's frame, heading and rows from ``y``; returns its bottom."""
     top = y
@@ -262,7 +300,7 @@ def _draw_group(
     if group.read_by:  # an arrow into the block drawn next, which reads this one
         middle = _n(right / 2)
         out.append(
-            f'<path d="M{middle},{_n(bottom)} V{_n(bottom + 13)}" class="reads" marker-end="url(#diagram-arrow)"/>'
+            f'<path d="M{middle},{_n(bottom)} V{_n(bottom + 13)}" class="reads" marker-end="url(#{key}-arrow)"/>'
         )
     return bottom + (6 if shadows else 0)
 
@@ -280,12 +318,16 @@ def _draw_row(
         numbers = words("tied")
     else:
         numbers = f"{formats.count(row.count)} · {_share(row.count, total)}"
-    two_lines = _width(label) + _width(numbers) + 24 > inner
+    bar = 5 if row.lacked else 0  # a bar at its left: a shape, not a colour alone (a reshaped one: its outline)
+    two_lines = _width(label) + _width(numbers) + 24 + bar > inner
     height = ROW + (14 if two_lines else 0)
     kind = "run" if row.run else "tied" if row.tied else "step"
+    kind += (" lacked" if row.lacked else "") + (" reshaped" if row.reshaped else "")
     out.append(f'<a href="{href}#{row.anchor}" class="{kind}">' if row.anchor else f'<g class="{kind}">')
     out.append(f'<rect x="{left}" y="{_n(y)}" width="{_n(inner)}" height="{height}" rx="3" class="box"/>')
-    out.append(f'<text x="{left + 6}" y="{_n(y + 16)}" class="label">{escape(label)}</text>')
+    if bar:
+        out.append(f'<rect x="{left}" y="{_n(y)}" width="{bar}" height="{height}" class="bar"/>')
+    out.append(f'<text x="{left + 6 + bar}" y="{_n(y + 16)}" class="label">{escape(label)}</text>')
     number_y = y + (30 if two_lines else 16)
     out.append(
         f'<text x="{_n(left + inner - 6)}" y="{_n(number_y)}" class="number" text-anchor="end">{escape(numbers)}</text>'
@@ -306,7 +348,7 @@ def _symbolic_heading(group: Group, words: Text) -> list[str]:
     return [*lines, words("family-one-copy", formula=group.formula), group.subtotal_formula]
 
 
-def _ties(boxes: list[_Box], words: Text) -> list[str]:
+def _ties(boxes: list[_Box], words: Text, key: str) -> list[str]:
     """A line in the right margin from each tied step to the step that holds its tensor."""
     holders = {name: box for box in boxes for name in box.row.names}
     out = []
@@ -322,7 +364,7 @@ def _ties(boxes: list[_Box], words: Text) -> list[str]:
             tip = escape(words("tie", slot=box.row.label, target=held.row.label))
             out.append(
                 f'<path d="M{_n(box.right)},{_n(y0)} H{_n(lane)} V{_n(y1)} H{_n(held.right + 2)}" class="tie" '
-                f'marker-end="url(#diagram-arrow)"><title>{tip}</title></path>'
+                f'marker-end="url(#{key}-arrow)"><title>{tip}</title></path>'
             )
     return out
 
@@ -353,6 +395,10 @@ def _desc(diagram: Diagram, words: Text) -> str:
             for target in dict.fromkeys(row.tied):
                 if target in holders:
                     sentences.append(words("desc-tie", slot=row.label, target=holders[target].label))
+    for key, kind in (("desc-lacked", "lacked"), ("desc-reshaped", "reshaped")):
+        steps = dict.fromkeys(row.label for group in diagram.groups for row in group.rows if getattr(row, kind))
+        if steps:
+            sentences.append(words(key, title=diagram.against, blocks=words("separator").join(steps)))
     return words("sentence-join").join(sentences)
 
 
