@@ -192,6 +192,7 @@ def test_the_address_follows_the_form_and_restores_it(site_url: str, open_page: 
     read_result(page)
     field(page, "hidden_size").fill("1024")
     wait_for_address(page, "hidden_size=1024")
+    wait_for_address(page, "intermediate_size=4096")  # ALBERT's defaults hold I = 4 × H, so I follows H
     field(page, "num_hidden_groups").fill("2")
     wait_for_address(page, "num_hidden_groups=2")
     field(page, "tie_word_embeddings").uncheck()
@@ -203,7 +204,7 @@ def test_the_address_follows_the_form_and_restores_it(site_url: str, open_page: 
     assert "family=albert" in link
 
     card = next(c for c in CARDS if c.family.name == "albert")
-    config = {**dict(family_defaults("albert")), "hidden_size": 1024, "num_hidden_groups": 2}
+    config = {**dict(family_defaults("albert")), "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_groups": 2}
     config["tie_word_embeddings"] = False
     expected = count_parameters(dataclasses.replace(card, head=Head.MASKED_LM, config=config)).total
     assert shown["total"] == str(expected)
