@@ -73,6 +73,15 @@ def test_each_variant_draws_what_the_family_declares_with_its_switch_set_the_oth
         variant = variants[switch.name]
         assert (variant.on, variant.diagram.setting) == (not on[switch.name], (switch.name, not on[switch.name]))
         _check_drawn(family, variant.diagram, flipped)
+        setting = {**on, switch.name: variant.on}
+        named = [  # the switches that draw no variant of their own but change this one's steps
+            other.name
+            for other in family.switches
+            if other.name not in variants
+            and _steps(family.declared({**setting, other.name: not setting[other.name]}, _head(family)))
+            != _steps(flipped)
+        ]
+        assert list(variant.also) == named, (name, switch.name)
     assert list(variants) == [s.name for s in family.switches if s.name in variants]  # in declaration order
 
 
@@ -103,7 +112,7 @@ def test_deberta_v2_draws_its_relative_table_with_relative_attention_on() -> Non
     default = families_page.family_diagram(family)
     assert "tensors-relative" not in [g.anchor for g in default.groups]
     (relative,) = [v for v in families_page.switch_variants(family) if v.switch == "relative"]
-    assert relative.on is True
+    assert relative.on is True and relative.also == ("c2p", "p2c")  # their projections need relative attention
     anchors = [g.anchor for g in relative.diagram.groups]
     assert anchors.index("tensors-relative") + 1 == anchors.index("tensors-layer")  # read by every layer
     svg = diagram_svg(relative.diagram, diagram_words(content.load("site")), ident="diagram-relative-on")

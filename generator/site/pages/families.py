@@ -93,7 +93,11 @@ class FamilyView:
         listed = {view.switch.name: view for view in self.switches}
         return tuple(
             VariantView(
-                listed[v.switch], v.on, v.ident, Markup(diagram_svg(v.diagram, words, ident=f"diagram-{v.ident}"))
+                listed[v.switch],
+                v.on,
+                v.ident,
+                Markup(diagram_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
+                v.also,
             )
             for v in switch_variants(self.family)
         )
@@ -107,6 +111,7 @@ class VariantView:
     on: bool
     ident: str
     figure: Markup
+    also: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,9 @@ class Variant:
     switch: str
     on: bool
     diagram: Diagram
+    # The switches that change nothing drawn at the defaults but do once this one is set: DeBERTa's c2p and
+    # p2c add position projections only with relative attention on. Named under the figure, not drawn.
+    also: tuple[str, ...] = ()
 
     @property
     def ident(self) -> str:
@@ -139,13 +147,20 @@ def switch_variants(family: Family) -> tuple[Variant, ...]:
     head = _figure_head(family)
     default = dict(family.decide(defaults(family)))
     usual = drawn(family.declared(default, head))
+    flips = {s.name: {**default, s.name: not default[s.name]} for s in family.switches}
+    changing = [name for name, setting in flips.items() if drawn(family.declared(setting, head)) != usual]
     found = []
-    for switch in family.switches:
-        on = not default[switch.name]
-        architecture = family.declared({**default, switch.name: on}, head)
-        if drawn(architecture) != usual:
-            diagram = dataclasses.replace(family_diagram(family, architecture), setting=(switch.name, on))
-            found.append(Variant(switch.name, on, diagram))
+    for name in changing:
+        setting = flips[name]
+        architecture = family.declared(setting, head)
+        also = tuple(
+            other
+            for other in flips
+            if other not in changing
+            and drawn(family.declared({**setting, other: not setting[other]}, head)) != drawn(architecture)
+        )
+        diagram = dataclasses.replace(family_diagram(family, architecture), setting=(name, setting[name]))
+        found.append(Variant(name, setting[name], diagram, also))
     return tuple(found)
 
 
