@@ -58,6 +58,20 @@ def _check_drawn(family: Family, diagram: Diagram, architecture: Architecture) -
         ]
 
 
+def _only(architecture: Architecture, other: Architecture) -> list[str]:
+    """The titles of the blocks, and labels of the steps of shared blocks, that ``other`` does not declare."""
+    theirs = dict(_steps(other))
+    blocks = {b.key: b for b in architecture.blocks}
+    found = []
+    for key in (b.key for b in in_run_order(architecture.blocks)):
+        block = blocks[key]
+        if key not in theirs:
+            found.append(block.title)
+        else:
+            found += [m.label for m in block.modules if m.key not in theirs[key]]
+    return found
+
+
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_each_variant_draws_what_the_family_declares_with_its_switch_set_the_other_way(name: str) -> None:
     family = families("en")[name]
@@ -82,6 +96,7 @@ def test_each_variant_draws_what_the_family_declares_with_its_switch_set_the_oth
             != _steps(flipped)
         ]
         assert list(variant.also) == named, (name, switch.name)
+        assert (_only(flipped, default), _only(default, flipped)) == (list(variant.added), list(variant.dropped))
     assert list(variants) == [s.name for s in family.switches if s.name in variants]  # in declaration order
 
 
@@ -104,6 +119,15 @@ def test_mobilebert_draws_its_layers_with_and_without_the_bottleneck() -> None:
     with_bottleneck = layer(families_page.family_diagram(family))
     assert "bottleneck in (H to B)" in with_bottleneck and "bottleneck out (B to H)" in with_bottleneck
     assert not [label for label in layer(variants["bottleneck-off"]) if "bottleneck" in label]
+    (off,) = [v for v in families_page.switch_variants(family) if v.switch == "bottleneck"]
+    assert off.added == () and off.dropped == (
+        "bottleneck out (B to H)",
+        "bottleneck out NoNorm",
+        "bottleneck in (H to B)",
+        "bottleneck in NoNorm",
+        "query-key bottleneck (H to B)",
+        "query-key bottleneck NoNorm",
+    )
 
 
 def test_deberta_v2_draws_its_relative_table_with_relative_attention_on() -> None:

@@ -98,6 +98,8 @@ class FamilyView:
                 v.ident,
                 Markup(diagram_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
                 v.also,
+                v.added,
+                v.dropped,
             )
             for v in switch_variants(self.family)
         )
@@ -112,6 +114,8 @@ class VariantView:
     ident: str
     figure: Markup
     also: tuple[str, ...]
+    added: tuple[str, ...]
+    dropped: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,10 @@ class Variant:
     # The switches that change nothing drawn at the defaults but do once this one is set: DeBERTa's c2p and
     # p2c add position projections only with relative attention on. Named under the figure, not drawn.
     also: tuple[str, ...] = ()
+    # What it draws that the default figure does not, and the reverse: a block's title where the whole
+    # block comes or goes, else its steps' labels.
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
 
     @property
     def ident(self) -> str:
@@ -160,7 +168,22 @@ def switch_variants(family: Family) -> tuple[Variant, ...]:
             and drawn(family.declared({**setting, other: not setting[other]}, head)) != drawn(architecture)
         )
         diagram = dataclasses.replace(family_diagram(family, architecture), setting=(name, setting[name]))
-        found.append(Variant(name, setting[name], diagram, also))
+        before = family.declared(default, head)
+        found.append(
+            Variant(name, setting[name], diagram, also, _missing(architecture, before), _missing(before, architecture))
+        )
+    return tuple(found)
+
+
+def _missing(architecture: Architecture, other: Architecture) -> tuple[str, ...]:
+    """What ``architecture`` draws and ``other`` does not: a block's title, or the labels of its steps."""
+    theirs = {block.key: {m.key for m in block.modules} for block in other.blocks}
+    found: list[str] = []
+    for block in in_run_order(architecture.blocks):
+        if block.key not in theirs:
+            found.append(block.title)
+        else:
+            found.extend(m.label for m in block.modules if m.key not in theirs[block.key])
     return tuple(found)
 
 
