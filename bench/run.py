@@ -467,7 +467,7 @@ def model_markdown(gen: Any, model: Any, view: Any) -> str:
     lines += ["## Tied tensors", ""]
     lines += [f"- `{t.name}` is `{t.tied_to}` ({t.role})" for t in inv.tied] or ["None."]
     if card.notes:
-        lines += ["", "## Notes", "", card.notes.strip()]
+        lines += ["", "## Notes", "", card.notes_shown()[0].strip()]
     if card.sources:
         lines += ["", "## Sources", ""] + [f"- [{s.title}]({s.url})" for s in card.sources]
     return "\n".join(lines) + "\n"

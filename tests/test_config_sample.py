@@ -170,6 +170,7 @@ META_BLIND = (
 )
 
 
+@pytest.mark.slow  # loads and checks every sampled config torch stepped: some 10 s
 def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(tmp_path: Path) -> None:
     """Every config transformers built and the card check accepts: its family's step checks refuse it
     exactly when torch's training step raised on it (compute.json's "error", measured on the meta
@@ -209,6 +210,7 @@ def test_the_step_checks_name_exactly_the_sampled_configs_torch_could_not_train(
     )
 
 
+@pytest.mark.slow  # loads every sampled config with a head count the heads do not divide: some 6 s
 def test_a_head_count_refused_where_transformers_builds_says_it_builds(tmp_path: Path) -> None:
     """The card check refuses hidden sizes the heads do not divide. Where transformers builds such a config
     all the same (a copy of the check that is skipped, or a head size rounded down), the message must not

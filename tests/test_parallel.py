@@ -188,6 +188,7 @@ def test_a_summary_says_what_its_model_says(card: Card) -> None:
     ]
 
 
+@pytest.mark.slow  # renders every page about many models of the catalog: some 4 s
 def test_pages_about_many_models_count_again_only_the_cards_they_name(monkeypatch: pytest.MonkeyPatch) -> None:
     in_errata = {n for _, needs in errata.BUILDERS for n in needs}
     in_exercises = {need for _, need in exercises.BUILDERS} | {"bert-base-uncased"}  # the released vocabulary

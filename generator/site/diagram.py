@@ -5,13 +5,14 @@ them (embeddings, encoder, pooler, heads), and inside each block its derivation'
 the class registers them, grouped into the runs the derivation heads (``runs.line_runs``). Each box
 is a link to its step's anchor and carries that step's count, so the figure cannot disagree with the
 page. Residual joins and the order of norms in the forward are not declared, so they are not drawn.
-``diagram_svg`` writes the figure for the page and for a standalone file.
+``diagram_svg`` writes the figure for the page and for a standalone file. A comparison page draws
+both models' figures, each with the steps it lists as differing ``marked``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 from generator.counting.architecture import Block, Kind
@@ -38,6 +39,13 @@ class Row:
     tied: tuple[str, ...] = ()  # the tensors it reuses from elsewhere
     run: bool = False  # a run's heading: its count is its steps'
     formula: str = ""  # a family's figure: the count in the config's symbols, and no number
+    # A comparison's figure: the step holds a tensor the other model lacks, or one it shapes differently.
+    lacked: bool = False
+    reshaped: bool = False
+
+    @property
+    def marked(self) -> bool:
+        return self.lacked or self.reshaped
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,7 @@ class Diagram:
     total: int
     groups: tuple[Group, ...]
     setting: tuple[str, bool] | None = None  # a family's figure with one switch set against its default
+    against: str = ""  # a comparison's figure: the other model's title, which its marks are read against
 
     @property
     def symbolic(self) -> bool:
@@ -92,6 +101,23 @@ def diagram_of(model: Model) -> Diagram:
     return Diagram(model.card.title, model.total, groups)
 
 
+def step_anchor(block: str, module: str) -> str:
+    """The anchor of a block's step on the model page: ``d-<block>-<module>``."""
+    return f"d-{block}-{module}"
+
+
+def marked(diagram: Diagram, against: str, lacked: Iterable[str], reshaped: Iterable[str]) -> Diagram:
+    """The figure with its steps marked against the model titled ``against``: those at the anchors
+    ``lacked`` hold a tensor it lacks, those at ``reshaped`` one it shapes differently."""
+    lacks, other = frozenset(lacked), frozenset(reshaped)
+
+    def mark(row: Row) -> Row:
+        return row if row.run else replace(row, lacked=row.anchor in lacks, reshaped=row.anchor in other)
+
+    groups = tuple(replace(g, rows=tuple(mark(r) for r in g.rows)) for g in diagram.groups)
+    return replace(diagram, groups=groups, against=against)
+
+
 def _group(model: Model, block: BlockDerivation, read_by: str) -> Group:
     values = model.inventory.values
     rows: list[Row] = []
@@ -101,7 +127,8 @@ def _group(model: Model, block: BlockDerivation, read_by: str) -> Group:
         for line in run.lines:
             tied = tuple(target for _, target in line.tied)
             depth = 2 if run.anchor is not None else 1
-            rows.append(Row(f"d-{block.block.key}-{line.key}", line.label, line.value, depth, line.names, tied))
+            anchor = step_anchor(block.block.key, line.key)
+            rows.append(Row(anchor, line.label, line.value, depth, line.names, tied))
     applied = block.block.applied
     return Group(
         f"d-{block.block.key}",
@@ -204,7 +231,7 @@ def diagram_words(text: Text) -> Text:
 KEYS = (
     *("title", "heading-total", "repeat", "symbols", "applied", "applied-many", "one-copy", "count", "tied", "tie"),
     *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
-    "sentence-join",
+    *("desc-lacked", "desc-reshaped", "sentence-join"),
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
     *("variant-title", "variant-desc", "switch-on", "switch-off"),
 )
@@ -290,12 +317,16 @@ def _draw_row(
         numbers = words("tied")
     else:
         numbers = f"{formats.count(row.count)} · {_share(row.count, total)}"
-    two_lines = _width(label) + _width(numbers) + 24 > inner
+    bar = 5 if row.lacked else 0  # a bar at its left: a shape, not a colour alone (a reshaped one: its outline)
+    two_lines = _width(label) + _width(numbers) + 24 + bar > inner
     height = ROW + (14 if two_lines else 0)
     kind = "run" if row.run else "tied" if row.tied else "step"
+    kind += (" lacked" if row.lacked else "") + (" reshaped" if row.reshaped else "")
     out.append(f'<a href="{href}#{row.anchor}" class="{kind}">' if row.anchor else f'<g class="{kind}">')
     out.append(f'<rect x="{left}" y="{_n(y)}" width="{_n(inner)}" height="{height}" rx="3" class="box"/>')
-    out.append(f'<text x="{left + 6}" y="{_n(y + 16)}" class="label">{escape(label)}</text>')
+    if bar:
+        out.append(f'<rect x="{left}" y="{_n(y)}" width="{bar}" height="{height}" class="bar"/>')
+    out.append(f'<text x="{left + 6 + bar}" y="{_n(y + 16)}" class="label">{escape(label)}</text>')
     number_y = y + (30 if two_lines else 16)
     out.append(
         f'<text x="{_n(left + inner - 6)}" y="{_n(number_y)}" class="number" text-anchor="end">{escape(numbers)}</text>'
@@ -365,6 +396,10 @@ def _desc(diagram: Diagram, words: Text) -> str:
             for target in dict.fromkeys(row.tied):
                 if target in holders:
                     sentences.append(words("desc-tie", slot=row.label, target=holders[target].label))
+    for key, kind in (("desc-lacked", "lacked"), ("desc-reshaped", "reshaped")):
+        steps = dict.fromkeys(row.label for group in diagram.groups for row in group.rows if getattr(row, kind))
+        if steps:
+            sentences.append(words(key, title=diagram.against, blocks=words("separator").join(steps)))
     return words("sentence-join").join(sentences)
 
 

@@ -90,6 +90,8 @@ class TensorRow:
     count_a: int  # over every copy
     count_b: int
     by_role: bool  # matched by component and role, not by name
+    tensors_a: tuple[Tensor, ...] = ()  # the tensors folded into the row: a figure marks their steps
+    tensors_b: tuple[Tensor, ...] = ()
 
     @property
     def difference(self) -> int:
@@ -375,6 +377,8 @@ def _fold(rows: Sequence[tuple[Tensor | None, Tensor | None, bool]]) -> tuple[Te
                 count_a=sum(t.count for t in xs),
                 count_b=sum(t.count for t in ys),
                 by_role=members[0][2],
+                tensors_a=tuple(xs),
+                tensors_b=tuple(ys),
             )
         )
     return tuple(result)

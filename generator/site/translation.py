@@ -11,11 +11,13 @@ typed where English has none, is reported as ``file:line``, as a missing English
 
 from __future__ import annotations
 
+import contextlib
 import gettext
+import hashlib
 import io
+import json
 import re
 import string
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +73,32 @@ def translations(language: str, root: Path | None = None) -> gettext.NullTransla
     return gettext.GNUTranslations(compiled)
 
 
-def extract(templates: Path | None = None) -> Iterator[tuple[str, int, str]]:
-    """Every marked sentence of the templates: its file, line and text."""
+def extract(templates: Path | None = None) -> list[tuple[str, int, str]]:
+    """Every marked sentence of the templates: its file, line and text.
+
+    Babel takes half a second to read every template, on every build of a second edition. So the
+    sentences are kept in ``templates/__pycache__/``, keyed by the templates' bytes, and read again
+    only when a template changes, as the compiled templates are (render.py, ``_CompiledTemplates``).
+    """
     folder = templates or TEMPLATES
+    digest = hashlib.sha256()
+    for page in sorted(folder.rglob("*.html")):
+        digest.update(page.relative_to(folder).as_posix().encode() + b"\0" + page.read_bytes() + b"\0")
+    kept = folder / "__pycache__" / f"messages-{digest.hexdigest()[:32]}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return [(str(name), int(line), str(text)) for name, line, text in json.loads(kept.read_text(encoding="utf-8"))]
     method_map = [("static/**", "ignore"), ("**.html", "jinja2")]
     options_map = {"**.html": EXTRACT_OPTIONS}
-    for filename, line, message, _comments, _context in extract_from_dir(str(folder), method_map, options_map):
-        if isinstance(message, str):  # a plural form comes as a tuple: the templates use none
-            yield filename, line, message
+    found = [
+        (filename, line, message)
+        for filename, line, message, _comments, _context in extract_from_dir(str(folder), method_map, options_map)
+        if isinstance(message, str)  # a plural form comes as a tuple: the templates use none
+    ]
+    with contextlib.suppress(OSError):
+        for old in kept.parent.glob("messages-*.json"):
+            old.unlink()
+        kept.write_text(json.dumps(found, ensure_ascii=False), encoding="utf-8")
+    return found
 
 
 def check(language: str, locales: Path | None = None, templates: Path | None = None) -> None:

@@ -1,4 +1,4 @@
-"""The architecture figures in Chromium, a model's and a family's: they fit a phone, their labels read, links focus."""
+"""The architecture figures in Chromium, a model's, a family's and a comparison's: they fit a phone, their labels read, links focus."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert")
 
 # The figure's box, each <text>'s rendered size (computed size times the viewBox's scale) and box, and
 # whether each link takes the keyboard's focus.
-MEASURE = """() => {
-    const svg = document.querySelector('figure#architecture svg.diagram'), box = svg.getBoundingClientRect();
+MEASURE = """(selector) => {
+    const svg = document.querySelector(selector || 'figure#architecture svg.diagram'), box = svg.getBoundingClientRect();
+    const top = box.top + window.scrollY;  // on the page: focusing the links below scrolls it
     const texts = [...svg.querySelectorAll('text')].map(t => {
         const m = t.getScreenCTM(), r = t.getBoundingClientRect();
         return {text: t.textContent, size: parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b),
@@ -27,8 +28,8 @@ MEASURE = """() => {
     });
     const links = [...svg.querySelectorAll('a')];
     const focused = links.filter(a => { a.focus(); return document.activeElement === a; }).length;
-    return {left: box.left, right: box.right, page: document.documentElement.scrollWidth, texts, links: links.length,
-            focused};
+    return {left: box.left, right: box.right, top, page: document.documentElement.scrollWidth, texts,
+            links: links.length, focused};
 }"""
 
 
@@ -51,6 +52,36 @@ def test_the_figure_fits_reads_and_takes_the_keyboard(
         outside = [t for t in found["texts"] if t["left"] < found["left"] - 1 or t["right"] > found["right"] + 1]
         assert outside == [], f"{where}: labels cut off: {outside[:5]}"
         assert found["links"] >= 2 and found["focused"] == found["links"], where  # a figure of two blocks at least
+
+
+# BERT to ALBERT in both editions: the figures that differ most in shape. BERT-Large to MobileBERT, in the
+# whole catalog's English build only: the most steps in a layer.
+COMPARISONS = [
+    ("edition", "diffs/bert-base-uncased--albert-base-v2/index.html"),
+    ("edition", "zh/diffs/bert-base-uncased--albert-base-v2/index.html"),
+    ("site", "diffs/bert-large-uncased--mobilebert-uncased/index.html"),
+]
+
+
+@pytest.mark.parametrize("width", [PHONE, WIDE])
+@pytest.mark.parametrize(("build", "path"), COMPARISONS)
+def test_a_comparisons_two_figures_fit_read_and_sit_side_by_side_on_a_wide_screen(
+    open_page: Any, edition_url: str, site_url: str, width: int, build: str, path: str
+) -> None:
+    page = open_page(width)
+    page.goto(f"{edition_url if build == 'edition' else site_url}{path}", wait_until="load")
+    where = f"{path} at {width} px"
+    a, b = (page.evaluate(MEASURE, f"figure#architecture-{side} svg.diagram") for side in "ab")
+    for found in (a, b):
+        assert found["left"] >= 0 and found["right"] <= width and found["page"] <= width, where
+        sizes = [t["size"] for t in found["texts"]]
+        assert min(sizes) >= MIN_LABEL - 0.01 and max(sizes) <= MAX_LABEL + 0.01, (where, min(sizes), max(sizes))
+        assert found["links"] >= 2 and found["focused"] == found["links"], where
+    if width == WIDE:  # side by side, A on the left
+        assert a["top"] == b["top"] and a["right"] <= b["left"], where
+    else:  # one below the other, A first
+        assert a["top"] < b["top"] and a["left"] == b["left"], where
+    assert page.locator("svg.diagram .lacked .bar").count() >= 1, where
 
 
 def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+
+from markupsafe import Markup
 
 from generator.counting.architecture import Part
+from generator.counting.inventory import Tensor
 from generator.counting.texts import part_titles
 from generator.site import content
+from generator.site.diagram import Diagram, diagram_of, diagram_svg, diagram_words, marked, step_anchor
 from generator.site.differences import PAIRS, Diff, Pairing, available_pairs
 from generator.site.page import LANGUAGE, SITE_TITLE, Page, guide_page
 from generator.site.views import Summary
@@ -37,12 +41,33 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
                 "diff.html",
                 pair("title", a=a, b=b, site=SITE_TITLE),
                 pair("description", a=a, b=b, a_total=pairing.a.total, b_total=pairing.b.total),
-                functools.partial(_context, pairing, titles),  # compared where the page is rendered
+                functools.partial(_context, pairing, titles, language),  # compared where the page is rendered
                 shows=(pairing.pair.a, pairing.pair.b),
             )
         )
     return result
 
 
-def _context(pairing: Pairing, titles: Mapping[Part, str]) -> dict[str, Diff | str | Mapping[Part, str]]:
-    return {"diff": pairing.compare(), "topic": pairing.topic, "part_titles": titles}
+def _context(pairing: Pairing, titles: Mapping[Part, str], language: str) -> dict[str, object]:
+    diff = pairing.compare()
+    words = diagram_words(content.load("site", language))
+    root = "../" * diff_path(pairing.pair.slug).count("/")
+    figures = tuple(
+        Markup(diagram_svg(figure, words, href=f"{root}models/{model.id}/index.html", ident=f"diagram-{side}"))
+        for side, model, figure in zip("ab", (diff.a, diff.b), pair_diagrams(diff), strict=True)
+    )
+    return {"diff": diff, "topic": pairing.topic, "part_titles": titles, "figures": figures}
+
+
+def pair_diagrams(diff: Diff) -> tuple[Diagram, Diagram]:
+    """Each model's figure, a step marked where the page lists a tensor of it as only in that model or reshaped."""
+    a, b = diff.a.card.title, diff.b.card.title
+    reshaped_a = _steps(t for row in diff.reshaped for t in row.tensors_a)
+    reshaped_b = _steps(t for row in diff.reshaped for t in row.tensors_b)
+    only_a = _steps(t for row in diff.removed for t in row.tensors_a)
+    only_b = _steps(t for row in diff.added for t in row.tensors_b)
+    return marked(diagram_of(diff.a), b, only_a, reshaped_a), marked(diagram_of(diff.b), a, only_b, reshaped_b)
+
+
+def _steps(tensors: Iterable[Tensor]) -> frozenset[str]:
+    return frozenset(step_anchor(t.block.key, t.module.key) for t in tensors)

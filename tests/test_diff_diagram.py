@@ -1,0 +1,155 @@
+"""A comparison page's two architecture figures: each model's own, its differing steps marked.
+
+Each figure shows the counts of its model's page and adds up to its total; every box links to an id
+on that model's page. A step is marked exactly when the page lists a tensor of it as only in that
+model or reshaped, and the figure's description names it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from test_diagram import NUMBER, ROW_COUNT, sampled_cards
+
+from conftest import MODELS
+from generator.cards.card import Card, load_cards
+from generator.counting.families import family_in
+from generator.counting.inventory import Tensor
+from generator.site import content
+from generator.site.diagram import Diagram, diagram_of
+from generator.site.differences import PAIRS, Diff, Pair, compare
+from generator.site.pages import diffs
+from generator.site.render import Renderer, SiteOptions
+from generator.site.typography import tidy_spacing
+from generator.site.views import Model, model_of
+
+LINK = re.compile(
+    r'<a href="\.\./\.\./models/([^/"]+)/index\.html#([^"]+)" class="(block|run|step|tied)((?: lacked)?(?: reshaped)?)">(.*?)</a>',
+    re.S,
+)
+
+
+def anchors_of(tensors: list[Tensor]) -> set[str]:
+    """The model page's step of each tensor: its block's and its module's keys."""
+    return {f"d-{t.block.key}-{t.module.key}" for t in tensors}
+
+
+def expected_marks(diff: Diff) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """For each side, the steps holding a tensor the page lists as only in it, and as reshaped."""
+    only = {"a": [t for r in diff.removed for t in r.tensors_a], "b": [t for r in diff.added for t in r.tensors_b]}
+    reshaped = {
+        "a": [t for r in diff.reshaped for t in r.tensors_a],
+        "b": [t for r in diff.reshaped for t in r.tensors_b],
+    }
+    return {s: anchors_of(only[s]) for s in "ab"}, {s: anchors_of(reshaped[s]) for s in "ab"}
+
+
+def check_tables_hold_their_tensors(diff: Diff) -> None:
+    """The tensors behind each listed row are as many as the page says, all of its side, none twice."""
+    for rows, side in ((diff.added, "b"), (diff.removed, "a"), (diff.reshaped, "a"), (diff.reshaped, "b")):
+        for row in rows:
+            tensors = row.tensors_a if side == "a" else row.tensors_b
+            assert len(tensors) == row.copies and sum(t.count for t in tensors) == (
+                row.count_a if side == "a" else row.count_b
+            )
+    names = [t.name for r in (*diff.removed, *diff.reshaped) for t in r.tensors_a]
+    assert len(names) == len(set(names))
+
+
+def check_diagrams(diff: Diff, figures: tuple[Diagram, Diagram]) -> None:
+    """Both figures add up, and their marks are exactly the steps of the tensors the page lists."""
+    only, reshaped = expected_marks(diff)
+    for side, model, figure in zip("ab", (diff.a, diff.b), figures, strict=True):
+        plain = diagram_of(model)
+        assert sum(g.subtotal for g in figure.groups) == model.total, (diff.pair.slug, side)
+        assert [dataclasses.replace(r, lacked=False, reshaped=False) for g in figure.groups for r in g.rows] == [
+            r for g in plain.groups for r in g.rows
+        ]
+        steps = {r.anchor for g in figure.groups for r in g.rows if not r.run}
+        assert only[side] | reshaped[side] <= steps, (diff.pair.slug, side)  # every listed tensor has its step
+        assert {r.anchor for g in figure.groups for r in g.rows if r.lacked} == only[side], (diff.pair.slug, side)
+        assert {r.anchor for g in figure.groups for r in g.rows if r.reshaped} == reshaped[side], (diff.pair.slug, side)
+
+
+@pytest.fixture(scope="module")
+def catalog() -> list[Card]:
+    return load_cards(MODELS)
+
+
+@pytest.mark.slow  # renders every comparison page and its models' pages in both editions: some 40 s
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_every_comparison_shows_both_figures_marked_as_its_tables_say(catalog: list[Card], language: str) -> None:
+    cards = [dataclasses.replace(c, family=family_in(c.family.name, language), language=language) for c in catalog]
+    models = {card.id: model_of(card) for card in cards}
+    renderer = Renderer(SiteOptions(search=False, language=language), cards=cards)
+    shown = {card_id for p in PAIRS for card_id in (p.a, p.b)}
+    model_pages = {i: renderer.model_files(models[i])[f"models/{i}/index.html"].decode() for i in shown}
+    words = content.load("site", language).section("diagram")
+    pages = {page.path: page for page in diffs.pages(list(models.values()), language)}
+    assert len(pages) == len(PAIRS) + 1  # every declared pair is in the catalog, and the list of them
+    for pair in PAIRS:
+        diff = compare(pair, models[pair.a], models[pair.b])
+        check_tables_hold_their_tensors(diff)
+        figures = diffs.pair_diagrams(diff)
+        check_diagrams(diff, figures)
+        html = renderer.render(pages[diffs.diff_path(pair.slug)]).decode()
+        ids = Counter(re.findall(r' id="([^"]+)"', html))
+        assert [i for i, n in ids.items() if n > 1] == [], pair.slug
+        for side, card_id, figure in zip("ab", (pair.a, pair.b), figures, strict=True):
+            start = html.index(f'<figure id="architecture-{side}"')
+            svg = html[start : html.index("</figure>", start)]
+            links = LINK.findall(svg)
+            assert len(links) == sum(1 + len(g.rows) for g in figure.groups), (pair.slug, side)
+            page = model_pages[card_id]
+            page_ids, rows = set(re.findall(r' id="([^"]+)"', page)), dict(ROW_COUNT.findall(page))
+            assert {target for target, *_ in links} == {card_id}, (pair.slug, side)
+            assert [a for _, a, *_ in links if a not in page_ids] == [], (pair.slug, side)
+            for _, anchor, kind, _, inside in links:
+                if kind == "step":  # the number of its row on the model page
+                    (number,) = NUMBER.findall(inside)
+                    assert number.split(" · ")[0] == rows[anchor], (pair.slug, side, anchor)
+            for kind in ("lacked", "reshaped"):  # each kind of mark, as a class of the step's link
+                drawn = {anchor for _, anchor, _, marks, _ in links if kind in marks}
+                assert drawn == {r.anchor for g in figure.groups for r in g.rows if getattr(r, kind)}, (pair.slug, kind)
+            assert svg.count('class="bar"') == len([r for g in figure.groups for r in g.rows if r.lacked])
+            other = (pair.b, pair.a)["ab".index(side)]
+            lacked = [r.label for g in figure.groups for r in g.rows if r.lacked]
+            if lacked:
+                sentence = words(
+                    "desc-lacked", title=models[other].card.title, blocks=words("separator").join(dict.fromkeys(lacked))
+                )
+                assert tidy_spacing(sentence, language).replace("'", "&#x27;") in svg, (pair.slug, side)
+
+
+def test_bert_to_albert_marks_the_factorized_embeddings_and_the_layers_albert_lacks(catalog: list[Card]) -> None:
+    by_id = {c.id: c for c in catalog}
+    pair = next(p for p in PAIRS if (p.a, p.b) == ("bert-base-uncased", "albert-base-v2"))
+    bert, albert = diffs.pair_diagrams(compare(pair, model_of(by_id[pair.a]), model_of(by_id[pair.b])))
+
+    def marks(figure: Diagram, kind: str) -> list[str]:
+        return [r.anchor for g in figure.groups for r in g.rows if getattr(r, kind)]
+
+    tables = ["d-embeddings-token-embeddings", "d-embeddings-position-embeddings", "d-embeddings-segment-embeddings"]
+    assert marks(bert, "reshaped") == marks(albert, "reshaped") == [*tables, "d-embeddings-embedding-layernorm"]
+    assert marks(albert, "lacked") == ["d-embedding-projection-e-to-h-projection"]  # E to H: only in ALBERT
+    # BERT's layers 1 to 11 are only in BERT: every step of its layer; ALBERT's one layer matches BERT's first.
+    assert marks(bert, "lacked") == [r.anchor for r in bert.groups[1].rows if not r.run]
+    assert bert.against == "ALBERT-Base v2" and albert.against == "BERT-Base, uncased"
+
+
+@pytest.mark.slow  # compares some 150 sampled configs, two of each family and head
+def test_sampled_pairs_mark_exactly_the_steps_their_tables_list(tmp_path: Path) -> None:
+    cards = sampled_cards(tmp_path)
+    by_group: dict[tuple[str, str], list[Model]] = {}
+    for card in cards:
+        by_group.setdefault((card.family.name, card.head.value), []).append(model_of(card))
+    pairs = [group for group in by_group.values() if len(group) == 2]
+    assert pairs
+    for a, b in pairs:
+        diff = compare(Pair(a.id, b.id), a, b)
+        check_tables_hold_their_tensors(diff)
+        check_diagrams(diff, diffs.pair_diagrams(diff))
