@@ -383,7 +383,8 @@ DOM_AUDIT = """() => {
       if (name === "srcdoc") found.push(`${tag} srcdoc`);
     }
     const siteChart = tag === "svg" && ((el.classList.contains("chart") && el.closest("figure.chart-figure") !== null)
-      || (el.classList.contains("diagram") && el.closest("figure#architecture") !== null));  // a model page's figure
+      || (el.classList.contains("diagram")  // a model or family page's figure, and a family's switch figures
+          && el.closest("figure#architecture, details.diagram-variant > figure.diagram") !== null));
     if (!inSearchUi && !siteChart && ["iframe", "frame", "object", "embed", "base", "template", "svg"].includes(tag))
       found.push(tag);
     if (tag === "script" && !/\\/(static|pagefind)\\/[\\w.-]+\\.js$/.test(el.src)) found.push("script " + el.src);

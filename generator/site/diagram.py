@@ -74,6 +74,7 @@ class Diagram:
     title: str
     total: int
     groups: tuple[Group, ...]
+    setting: tuple[str, bool] | None = None  # a family's figure with one switch set against its default
     against: str = ""  # a comparison's figure: the other model's title, which its marks are read against
 
     @property
@@ -170,34 +171,36 @@ class _Box:
 
 
 def diagram_svg(
-    diagram: Diagram, words: Text, *, href: str = "", address: str | None = None, key: str = "diagram"
+    diagram: Diagram, words: Text, *, href: str = "", address: str | None = None, ident: str = "diagram"
 ) -> str:
     """The figure as SVG: inline on the page (links ``#anchor``), or standalone with its own style,
     its title and ``address`` in small print (links to the page at ``href``: ``href#anchor``).
-    ``key`` starts its ids, so that two figures can share a page."""
+    ``ident`` starts the ids of its title, description and arrow: unique when a page holds several figures."""
     standalone = address is not None
     body: list[str] = []
     boxes: list[_Box] = []
     y = 44.0 if standalone else 2.0  # the standalone file's heading above: the card's title and its total
     right = WIDTH - LANE
     for group in diagram.groups:
-        y = _draw_group(body, boxes, group, diagram.total, words, href, y, right, key) + 14
-    body.extend(_ties(boxes, words, key))
+        y = _draw_group(body, boxes, group, (diagram.total, words, href, ident), y, right) + 14
+    body.extend(_ties(boxes, words, ident))
     height = y - 12 + (22 if standalone else 0)
     width = WIDTH
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
     if diagram.symbolic:
         title = words("family-title", title=diagram.title)
+        if diagram.setting is not None:
+            title = words("variant-title", title=diagram.title, **_setting(diagram.setting, words))
     # On the page its <title> and <desc> name and describe it; a file's first <title> is its name already.
-    size = f'viewBox="0 0 {WIDTH} {_n(height)}" aria-labelledby="{key}-title" aria-describedby="{key}-desc"'
+    size = f'viewBox="0 0 {WIDTH} {_n(height)}" aria-labelledby="{ident}-title" aria-describedby="{ident}-desc"'
     if standalone:  # a margin all round, and room for a long title (a heading of 14 units)
         width = max(WIDTH, round(_width(diagram.title) * 14 / 12) + 4)
         size = f'viewBox="-10 -8 {width + 20} {_n(height + 16)}" width="{width + 20}" height="{_n(height + 16)}"'
     head = [
         f'<svg class="diagram" {size} xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="{key}-title">{escape(title)}</title>',
-        f'<desc id="{key}-desc">{escape(_desc(diagram, words))}</desc>',
-        f'<defs><marker id="{key}-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
+        f'<title id="{ident}-title">{escape(title)}</title>',
+        f'<desc id="{ident}-desc">{escape(_desc(diagram, words))}</desc>',
+        f'<defs><marker id="{ident}-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrow"/></marker></defs>',
     ]
     if standalone:
@@ -212,7 +215,7 @@ def diagram_svg(
 # Every placeholder a text of the figure may use, each filled with its own name: to check the words.
 PLACEHOLDERS = (
     *("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks"),
-    "formula",
+    *("formula", "switch", "setting"),
 )
 
 
@@ -230,6 +233,7 @@ KEYS = (
     *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
     *("desc-lacked", "desc-reshaped", "sentence-join"),
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
+    *("variant-title", "variant-desc", "switch-on", "switch-off"),
 )
 
 
@@ -241,18 +245,13 @@ def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str
     return diagram_svg(diagram, words, href="index.html", address=options.prefix + url).encode()
 
 
-def _draw_group(
-    out: list[str],
-    boxes: list[_Box],
-    group: Group,
-    total: int,
-    words: Text,
-    href: str,
-    y: float,
-    right: float,
-    key: str,
-) -> float:
+# What every box of one figure is drawn with: the total, the words, where links lead, the ids' start.
+_Drawing = tuple[int, Text, str, str]
+
+
+def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawing, y: float, right: float) -> float:
     """One block's frame, heading and rows from ``y``; returns its bottom."""
+    total, words, href, ident = drawing
     top = y
     repeated = bool(group.repeat)
     heading = _sentence(group.title)
@@ -300,7 +299,7 @@ def _draw_group(
     if group.read_by:  # an arrow into the block drawn next, which reads this one
         middle = _n(right / 2)
         out.append(
-            f'<path d="M{middle},{_n(bottom)} V{_n(bottom + 13)}" class="reads" marker-end="url(#{key}-arrow)"/>'
+            f'<path d="M{middle},{_n(bottom)} V{_n(bottom + 13)}" class="reads" marker-end="url(#{ident}-arrow)"/>'
         )
     return bottom + (6 if shadows else 0)
 
@@ -348,7 +347,7 @@ def _symbolic_heading(group: Group, words: Text) -> list[str]:
     return [*lines, words("family-one-copy", formula=group.formula), group.subtotal_formula]
 
 
-def _ties(boxes: list[_Box], words: Text, key: str) -> list[str]:
+def _ties(boxes: list[_Box], words: Text, ident: str) -> list[str]:
     """A line in the right margin from each tied step to the step that holds its tensor."""
     holders = {name: box for box in boxes for name in box.row.names}
     out = []
@@ -364,7 +363,7 @@ def _ties(boxes: list[_Box], words: Text, key: str) -> list[str]:
             tip = escape(words("tie", slot=box.row.label, target=held.row.label))
             out.append(
                 f'<path d="M{_n(box.right)},{_n(y0)} H{_n(lane)} V{_n(y1)} H{_n(held.right + 2)}" class="tie" '
-                f'marker-end="url(#{key}-arrow)"><title>{tip}</title></path>'
+                f'marker-end="url(#{ident}-arrow)"><title>{tip}</title></path>'
             )
     return out
 
@@ -375,6 +374,8 @@ def _desc(diagram: Diagram, words: Text) -> str:
         listed = words("separator").join(
             words("family-block", title=g.title, formula=g.subtotal_formula or g.formula) for g in diagram.groups
         )
+        if diagram.setting is not None:
+            return words("variant-desc", title=diagram.title, blocks=listed, **_setting(diagram.setting, words))
         return words("family-desc", title=diagram.title, blocks=listed)
     blocks = []
     for group in diagram.groups:
@@ -400,6 +401,12 @@ def _desc(diagram: Diagram, words: Text) -> str:
         if steps:
             sentences.append(words(key, title=diagram.against, blocks=words("separator").join(steps)))
     return words("sentence-join").join(sentences)
+
+
+def _setting(setting: tuple[str, bool], words: Text) -> dict[str, str]:
+    """A switch and its value as the figure's words name them: ``bottleneck`` and "off"."""
+    name, on = setting
+    return {"switch": name, "setting": words("switch-on" if on else "switch-off")}
 
 
 def _share(count: int, total: int) -> str:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import PHONE, WIDE
+from .conftest import PHONE, WIDE, missing
+from .test_accessibility import axe_report
 
 MIN_LABEL = 11  # px: the issue's smallest readable label
 MAX_LABEL = 16  # px: on a wide screen a label grows at most to the body text's size
@@ -93,3 +94,48 @@ def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) 
                     boxes: [...new Set([...svg.querySelectorAll('.box, .frame')].map(r => getComputedStyle(r).fill))]}; }"""
     )
     assert colours == {"text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}
+
+
+# A family's figures with one switch set the other way, opened: MobileBERT's six, DeBERTa-v2's relative table.
+VARIANT_FAMILIES = ("mobilebert", "deberta-v2")
+OPEN_VARIANTS = "() => document.querySelectorAll('details.diagram-variant').forEach(d => { d.open = true; })"
+MEASURE_VARIANTS = """() => [...document.querySelectorAll('details.diagram-variant svg.diagram')].map(svg => {
+    const box = svg.getBoundingClientRect();
+    const sizes = [...svg.querySelectorAll('text')].map(t =>
+        parseFloat(getComputedStyle(t).fontSize) * Math.hypot(svg.getScreenCTM().a, svg.getScreenCTM().b));
+    const links = [...svg.querySelectorAll('a')];
+    const focused = links.filter(a => { a.focus(); return document.activeElement === a; }).length;
+    return {id: svg.getAttribute('aria-labelledby'), left: box.left, right: box.right, smallest: Math.min(...sizes),
+            links: links.length, focused, page: document.documentElement.scrollWidth};
+})"""
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_familys_switch_figures_open_fit_a_phone_and_take_the_keyboard(
+    open_page: Any, edition_url: str, edition: str
+) -> None:
+    for name in VARIANT_FAMILIES:
+        page = open_page(PHONE)
+        page.goto(f"{edition_url}{edition}families/{name}/index.html", wait_until="load")
+        closed = page.evaluate("() => [...document.querySelectorAll('details.diagram-variant')].map(d => d.open)")
+        assert closed and not any(closed), name  # folded until a reader opens one
+        page.evaluate(OPEN_VARIANTS)
+        for found in page.evaluate(MEASURE_VARIANTS):
+            where = f"{edition}{name}: {found['id']} at {PHONE} px"
+            assert found["left"] >= 0 and found["right"] <= PHONE and found["page"] <= PHONE, where
+            assert found["smallest"] >= MIN_LABEL - 0.01, where
+            assert found["links"] >= 2 and found["focused"] == found["links"], where
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_familys_opened_switch_figures_have_no_axe_violations(open_page: Any, edition_url: str, scheme: str) -> None:
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
+    for name in VARIANT_FAMILIES:
+        page = open_page(WIDE, scheme)
+        page.goto(f"{edition_url}families/{name}/index.html", wait_until="load")
+        page.evaluate(OPEN_VARIANTS)
+        violations = Axe().run(page).response["violations"]
+        assert not violations, f"axe-core on {name}'s opened figures ({scheme})" + axe_report(violations)

@@ -53,7 +53,7 @@ def _context(pairing: Pairing, titles: Mapping[Part, str], language: str) -> dic
     words = diagram_words(content.load("site", language))
     root = "../" * diff_path(pairing.pair.slug).count("/")
     figures = tuple(
-        Markup(diagram_svg(figure, words, href=f"{root}models/{model.id}/index.html", key=f"diagram-{side}"))
+        Markup(diagram_svg(figure, words, href=f"{root}models/{model.id}/index.html", ident=f"diagram-{side}"))
         for side, model, figure in zip("ab", (diff.a, diff.b), pair_diagrams(diff), strict=True)
     )
     return {"diff": diff, "topic": pairing.topic, "part_titles": titles, "figures": figures}

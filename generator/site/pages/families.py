@@ -13,13 +13,21 @@ import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from markupsafe import Markup
 
 from generator.analysis.choices import load_choices
-from generator.analysis.tensor_patterns import BlockPatterns, HeadForm, defaults, family_patterns, head_forms
+from generator.analysis.tensor_patterns import (
+    BlockPatterns,
+    HeadForm,
+    defaults,
+    family_patterns,
+    head_forms,
+    pattern_name,
+)
 from generator.cards.config import load_schema
-from generator.counting.architecture import Family, Head, Symbol
+from generator.counting.architecture import Architecture, Family, Head, Symbol, Tie
 from generator.counting.derivation import block_form
 from generator.counting.expr import poly_expr, to_text
 from generator.counting.families import families, shared_symbols
@@ -78,19 +86,127 @@ class FamilyView:
         words = diagram_words(content.load("site", self.family.language or LANGUAGE))
         return Markup(diagram_svg(family_diagram(self.family), words))
 
+    @property
+    def variants(self) -> tuple[VariantView, ...]:
+        """Each switch setting that changes the figure, with its switch as the page lists it and its figure drawn."""
+        words = diagram_words(content.load("site", self.family.language or LANGUAGE))
+        listed = {view.switch.name: view for view in self.switches}
+        return tuple(
+            VariantView(
+                listed[v.switch],
+                v.on,
+                v.ident,
+                Markup(diagram_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
+                v.also,
+                v.added,
+                v.dropped,
+            )
+            for v in switch_variants(self.family)
+        )
 
-def family_diagram(family: Family) -> Diagram:
-    """A family's base model (or its first head) with its default switches, every count in symbols; each
-    block links to its tensor names on the family page."""
-    head = Head.BASE if Head.BASE in family.heads else family.heads[0]
-    blocks = in_run_order(family.architecture(defaults(family), head).blocks)
+
+@dataclass(frozen=True)
+class VariantView:
+    """A variant of the family's figure as the page shows it: its switch, the switch's value, its id, the figure."""
+
+    switch: SwitchView
+    on: bool
+    ident: str
+    figure: Markup
+    also: tuple[str, ...]
+    added: tuple[str, ...]
+    dropped: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """The family's figure with one switch set against its default: drawn where that changes its blocks or steps."""
+
+    switch: str
+    on: bool
+    diagram: Diagram
+    # The switches that change nothing drawn at the defaults but do once this one is set: DeBERTa's c2p and
+    # p2c add position projections only with relative attention on. Named under the figure, not drawn.
+    also: tuple[str, ...] = ()
+    # What it draws that the default figure does not, and the reverse: a block's title where the whole
+    # block comes or goes, else its steps' labels.
+    added: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = ()
+
+    @property
+    def ident(self) -> str:
+        """Its figure's id on the page, after the switch and its value: ``bottleneck-off``."""
+        return f"{self.switch}-{'on' if self.on else 'off'}"
+
+
+def _figure_head(family: Family) -> Head:
+    """The head a family's figure draws: the base model, or the family's first head where it has none."""
+    return Head.BASE if Head.BASE in family.heads else family.heads[0]
+
+
+def drawn(architecture: Architecture) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What a family's figure draws of an architecture: each block's key and its steps' keys, in run order."""
+    return tuple((block.key, tuple(m.key for m in block.modules)) for block in in_run_order(architecture.blocks))
+
+
+def switch_variants(family: Family) -> tuple[Variant, ...]:
+    """For each switch, in declaration order, the figure with it set against its default, where the blocks or
+    steps drawn differ from the default figure's; a switch that changes only counts or only heads draws none."""
+    head = _figure_head(family)
+    default = dict(family.decide(defaults(family)))
+    usual = drawn(family.declared(default, head))
+    flips = {s.name: {**default, s.name: not default[s.name]} for s in family.switches}
+    changing = [name for name, setting in flips.items() if drawn(family.declared(setting, head)) != usual]
+    found = []
+    for name in changing:
+        setting = flips[name]
+        architecture = family.declared(setting, head)
+        also = tuple(
+            other
+            for other in flips
+            if other not in changing
+            and drawn(family.declared({**setting, other: not setting[other]}, head)) != drawn(architecture)
+        )
+        diagram = dataclasses.replace(family_diagram(family, architecture), setting=(name, setting[name]))
+        before = family.declared(default, head)
+        found.append(
+            Variant(name, setting[name], diagram, also, _missing(architecture, before), _missing(before, architecture))
+        )
+    return tuple(found)
+
+
+def _missing(architecture: Architecture, other: Architecture) -> tuple[str, ...]:
+    """What ``architecture`` draws and ``other`` does not: a block's title, or the labels of its steps."""
+    theirs = {block.key: {m.key for m in block.modules} for block in other.blocks}
+    found: list[str] = []
+    for block in in_run_order(architecture.blocks):
+        if block.key not in theirs:
+            found.append(block.title)
+        else:
+            found.extend(m.label for m in block.modules if m.key not in theirs[block.key])
+    return tuple(found)
+
+
+def family_diagram(family: Family, architecture: Architecture | None = None) -> Diagram:
+    """A family's base model (or its first head) with its default switches, or ``architecture`` (one of its
+    settings), every count in symbols; each block and each step links to its tensor names on the family page."""
+    if architecture is None:
+        architecture = family.architecture(defaults(family), _figure_head(family))
+    blocks = in_run_order(architecture.blocks)
     order = tuple(s.name for s in family.symbols)
     titles = {block.key: block.title for block in blocks}
     groups = []
     for block in blocks:
         form = block_form(block, order)
         rows = tuple(
-            Row("", module.label, 0, 1, formula=to_text(line.symbolic) if not line.formula.is_zero() else "")
+            Row(
+                tensor_anchor(pattern_name(block, module, module.params[0])),
+                module.label,
+                0,
+                1,
+                tied=tuple(param.tied_to for param in module.params if isinstance(param, Tie)),
+                formula=to_text(line.symbolic) if not line.formula.is_zero() else "",
+            )
             for module, line in zip(block.modules, form.lines, strict=True)
         )
         subtotal = to_text(form.subtotal_expression) if form.subtotal_expression is not None else ""
@@ -107,6 +223,11 @@ def family_diagram(family: Family) -> Diagram:
             )
         )
     return Diagram(family.title, 0, tuple(groups))
+
+
+def tensor_anchor(name: str) -> str:
+    """The fragment of a tensor name's row on its family page, escaped as the page's own links escape it."""
+    return "t-" + quote(name)
 
 
 def family_view(family: Family, models: Sequence[Summary]) -> FamilyView:
