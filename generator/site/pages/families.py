@@ -125,8 +125,8 @@ class Variant:
     switch: str
     on: bool
     diagram: Diagram
-    # The switches that change nothing drawn at the defaults but do once this one is set: DeBERTa's c2p and
-    # p2c add position projections only with relative attention on. Named under the figure, not drawn.
+    # The switches that change nothing drawn at the defaults but do once this one is set (position
+    # projections that exist only with relative attention on). Named under the figure, not drawn.
     also: tuple[str, ...] = ()
     # What it draws that the default figure does not, and the reverse: a block's title where the whole
     # block comes or goes, else its steps' labels.
