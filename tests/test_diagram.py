@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 import re
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from test_config_sample import ENTRIES, write_sample_card
@@ -187,9 +188,13 @@ def test_a_block_read_by_no_repeated_block_is_refused() -> None:
         Architecture("Model", (layer, Block("relative", Kind.ENCODER, "", (), read_by="pooler")))
 
 
+FIGURE = re.compile(r'<figure class="diagram"[^>]*>|<figure id="architecture"[^>]*>')
+
+
 @pytest.mark.slow  # renders every family's page in both editions
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_every_familys_figure_is_in_symbols_and_links_its_page(language: str) -> None:
+def test_every_familys_figures_are_in_symbols_and_link_their_page(language: str) -> None:
+    """The default figure in the config's symbols, and each switch's figure, folded under it."""
     renderer = Renderer(SiteOptions(search=False, language=language))
     family_pages = {page.path: page for page in families_page.pages([], language)}
     for name, family in families(language).items():
@@ -209,6 +214,21 @@ def test_every_familys_figure_is_in_symbols_and_links_its_page(language: str) ->
             shown = to_text(form.subtotal_expression) if block.repeat else to_text(form.expression)
             assert f">{escape(shown)}</text>" in figure, (name, block.key)
         assert ">1,<" not in figure and not re.search(r">[\d,]{4,}", figure), name  # no number of any card
+        # The switch figures under it, folded: each with ids of its own, and every link on the page.
+        listed = re.findall(r' id="([^"]+)"', html)
+        assert len(listed) == len(set(listed)), name  # each figure's title, desc and arrow ids are its own
+        variants = families_page.switch_variants(family)
+        assert re.findall(r'<details class="diagram-variant" id="architecture-([^"]+)"', html) == [
+            v.ident for v in variants
+        ]
+        figures = [html[m.start() : html.index("</figure>", m.start())] for m in FIGURE.finditer(html)]
+        assert len(figures) == 1 + len(variants), name
+        diagrams = [families_page.family_diagram(family), *(v.diagram for v in variants)]
+        for figure, diagram in zip(figures, diagrams, strict=True):
+            links = [unquote(unescape(a)) for a in re.findall(r'<a href="#([^"]+)"', figure)]
+            steps = [row.anchor for g in diagram.groups for row in g.rows]
+            assert len(links) >= len(diagram.groups) + len(steps), name
+            assert [link for link in links if link not in ids] == [], name
 
 
 def test_mobilebert_family_figure_shows_its_bottlenecks_and_stacked_networks() -> None:

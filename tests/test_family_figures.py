@@ -7,10 +7,6 @@ steps draws no variant. Every link of every figure on the page lands on an id of
 
 from __future__ import annotations
 
-import re
-from html import unescape
-from urllib.parse import unquote
-
 import pytest
 
 from generator.analysis.tensor_patterns import defaults, pattern_name
@@ -21,7 +17,6 @@ from generator.counting.families import FAMILIES, families
 from generator.site import content
 from generator.site.diagram import Diagram, diagram_svg, diagram_words, in_run_order
 from generator.site.pages import families as families_page
-from generator.site.render import Renderer, SiteOptions
 
 
 def _head(family: Family) -> Head:
@@ -148,29 +143,3 @@ def test_a_family_whose_switches_change_only_counts_draws_no_variant() -> None:
     """EuroBERT's switches add or drop biases and norms' weights: the same steps, other formulas."""
     family = families("en")["eurobert"]
     assert family.switches and families_page.switch_variants(family) == ()
-
-
-FIGURE = re.compile(r'<figure class="diagram"[^>]*>|<figure id="architecture"[^>]*>')
-
-
-@pytest.mark.slow  # renders every family's page in both editions
-@pytest.mark.parametrize("language", ["en", "zh"])
-def test_every_figure_on_a_family_page_links_its_page(language: str) -> None:
-    renderer = Renderer(SiteOptions(search=False, language=language))
-    family_pages = {page.path: page for page in families_page.pages([], language)}
-    for name, family in families(language).items():
-        html = renderer.render(family_pages[families_page.family_path(name)]).decode()
-        ids = re.findall(r' id="([^"]+)"', html)
-        assert len(ids) == len(set(ids)), name  # each figure's title, desc and arrow ids are its own
-        variants = families_page.switch_variants(family)
-        assert re.findall(r'<details class="diagram-variant" id="architecture-([^"]+)"', html) == [
-            v.ident for v in variants
-        ]
-        figures = [html[m.start() : html.index("</figure>", m.start())] for m in FIGURE.finditer(html)]
-        assert len(figures) == 1 + len(variants), name
-        diagrams = [families_page.family_diagram(family), *(v.diagram for v in variants)]
-        for figure, diagram in zip(figures, diagrams, strict=True):
-            links = [unquote(unescape(a)) for a in re.findall(r'<a href="#([^"]+)"', figure)]
-            steps = [row.anchor for g in diagram.groups for row in g.rows]
-            assert len(links) >= len(diagram.groups) + len(steps), name
-            assert [link for link in links if link not in ids] == [], name
