@@ -38,8 +38,9 @@ site: $(VENV)/.installed-base
 # module's fixture (a build of its own) is made once. Each worker builds the shared catalog once (tests/conftest.py).
 # TEST_JOBS=0 runs everything in this one process.
 TEST_JOBS ?= auto
+# --durations: the slowest tests, listed at the end of every run, so CI's log shows where its time goes.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --durations=25
 
 # The contributor's loop (about a minute): every test that needs neither a browser nor a whole site.
 # tests/conftest.py gives each test its tier from what it uses; `make test` runs them all.
