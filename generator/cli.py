@@ -8,25 +8,20 @@ import contextlib
 import errno
 import gc
 import io
-import json
 import os
 import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
-from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 # Only what the parser and every command need; each command imports its own work (below), so that
 # ``count``, ``import`` and ``--help`` do not load the site's templates, pages and renderer.
 from generator.build.cache import DEFAULT_CACHE
-from generator.cards.problems import InputError, display_path
+from generator.cards.problems import InputError, display_path, report
 from generator.parallel import available_jobs
 from generator.site.page import LANGUAGE
-
-if TYPE_CHECKING:
-    from generator.cards.card import Card
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -129,7 +124,36 @@ def _parser() -> argparse.ArgumentParser:
         "--seq", type=_positive, metavar="S", help="sequence length (default: max_position_embeddings or 512, the less)"
     )
     count_cmd.add_argument("--json", action="store_true", help="print one JSON object of integers")
+    tuning = count_cmd.add_argument_group(
+        "fine-tuning", "train part of the model, as peft 0.21 does (default: all of it)"
+    )
+    tuning.add_argument(
+        "--method",
+        choices=("full", "head", "bitfit", "lora", "ia3", "prompt-tuning"),
+        default="full",
+        help="what trains: everything, the head, the biases and the head, LoRA, IA³ or a prompt (default: full)",
+    )
+    tuning.add_argument("--rank", type=_positive, metavar="R", help="LoRA's rank r (default: 8)")
+    tuning.add_argument(
+        "--targets",
+        type=_names,
+        metavar="NAMES",
+        help="modules LoRA or IA³ adapts, by name or name ending, comma-separated (default: peft's own for the family)",
+    )
+    tuning.add_argument(
+        "--feedforward", type=_names, metavar="NAMES", help="IA³ targets whose input is scaled (default: peft's own)"
+    )
+    tuning.add_argument(
+        "--virtual-tokens", type=_positive, metavar="N", help="prompt tuning's number of virtual tokens (default: 20)"
+    )
     return parser
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected module names separated by commas, found {text!r}")
+    return names
 
 
 def _positive(text: str) -> int:
@@ -166,21 +190,13 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _report(error: InputError, what: str) -> int:
-    for problem in error.problems:
-        print(problem, file=sys.stderr)
-    files = len({p.location.path for p in error.problems})
-    print(f"error: {len(error.problems)} problem(s) in {files} file(s); {what}", file=sys.stderr)
-    return 1
-
-
 def _import(args: argparse.Namespace) -> int:
     from generator.cards.importer import import_config
 
     try:
         result = import_config(args.config, args.card_id, args.head, args.models, force=args.force)
     except InputError as error:
-        return _report(error, "no card was written")
+        return report(error, "no card was written")
     if result.choice.warning:
         print(f"warning: {result.choice.warning}", file=sys.stderr)
     print(f"head: {result.choice.head.value} ({result.choice.reason})")
@@ -191,90 +207,6 @@ def _import(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"wrote {display_path(result.path)}")
-    return 0
-
-
-def _count(args: argparse.Namespace) -> int:
-    from generator.analysis.calculator_compute import default_seq, longest_of
-    from generator.cards.card import load_card
-    from generator.counting.compute import (
-        UndeclaredActivationError,
-        count_compute,
-        measured,
-        step_inexact,
-        step_refusal,
-    )
-    from generator.site.formats import decimal
-
-    try:
-        card = load_card(args.card)
-    except InputError as error:
-        return _report(error, "nothing was counted")
-    length = longest_of(card.family, card.config)
-    seq = args.seq if args.seq is not None else default_seq(card.family, card.config)
-    if length is not None and length > 0 and seq > length:  # no token fits a shorter table: no step, below
-        after, where = card.family.positions_after, display_path(args.card)
-        rows = f"{length:,} for {where} (max_position_embeddings, {card.config.get('max_position_embeddings'):,}, "
-        if after is None:
-            most = f"max_position_embeddings ({length:,}) of {where}"
-        elif isinstance(after, int):
-            most = rows + f"less {after + 1}: the positions are numbered from {after + 1})"
-        else:
-            most = rows + f"less {after} + 1: the positions are numbered from {after} + 1)"
-        print(f"error: --seq: expected at most {most}, found {seq:,}", file=sys.stderr)
-        return 1
-    # The parameters stand in every case; a step's totals only where the site shows them too.
-    if not measured(card.family):
-        return _count_without_step(card, args.batch, seq, NOT_MEASURED, json_output=args.json)
-    refusal = step_refusal(card)
-    if refusal is not None:
-        return _count_without_step(card, args.batch, seq, STEP_RAISES + refusal, json_output=args.json)
-    inexact = step_inexact(card)
-    if inexact is not None:
-        return _count_without_step(card, args.batch, seq, NOT_EXACT + inexact, json_output=args.json)
-    try:
-        compute = count_compute(card)
-    except UndeclaredActivationError as error:
-        return _count_without_step(card, args.batch, seq, f"config.{error}", json_output=args.json)
-    totals = compute.at(args.batch, seq)
-    record = totals.to_json(card, card.family.architecture(card.config, card.head).class_name)
-    if args.json:
-        print(json.dumps(record))
-        return 0
-    tokens = totals.tokens
-    print(f"{card.id}: {record['class']}, {totals.parameters:,} parameters")
-    print(f"batch {totals.batch:,} × sequence {totals.seq:,} = {tokens:,} tokens")
-    for name, flops in (("forward", totals.forward), ("backward", totals.backward)):
-        # Exact, as the comparison writes it: 191,065,165,824 over 16,384 tokens is 11,661,692.25 a token.
-        print(f"{name} FLOPs: {flops:,} ({decimal(Fraction(flops, tokens))} per token)")
-    for name, size in totals.activations.items():
-        print(f"activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
-    print("training memory with Adam (weights, gradients, two moments and activations; a lower bound):")
-    for name, size in totals.training_memory.items():
-        print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
-    return 0
-
-
-# Why ``count`` gives no step figure: the same cases in which a model page says "Not measured".
-NOT_MEASURED = "no transformers class builds this model, so no step of it was measured against torch"
-STEP_RAISES = "transformers builds this model, but a step of it raises: "
-NOT_EXACT = "a step of this model runs, but its figures are not one polynomial in b and s: "
-
-
-def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_output: bool) -> int:
-    """``count`` for a card with no training step to show: its parameters, and why there is no step."""
-    from generator.counting.inventory import count_totals
-    from generator.counting.step_totals import card_record
-
-    parameters = count_totals(card).total
-    class_name = card.family.architecture(card.config, card.head).class_name
-    if json_output:
-        none = {"flops": None, "activations": None, "training_memory": None}
-        record = {**card_record(card, class_name, parameters), "batch": batch, "seq": seq, **none}
-        print(json.dumps({**record, "no_step": why}))
-        return 0
-    print(f"{card.id}: {class_name}, {parameters:,} parameters")
-    print(f"no training step: {why}")
     return 0
 
 
@@ -309,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "import":
             return _import(args)
         if args.command == "count":
-            return _count(args)
+            from generator.count import count
+
+            return count(args)
         if args.command == "serve":
             from generator.build.serve import serve
 
@@ -429,7 +363,7 @@ def _build_without_collector(args: argparse.Namespace) -> int:
         gc.freeze()
     except InputError as error:
         progress.abandon()
-        return _report(error, f"{display_path(args.out)}/ was left unchanged")
+        return report(error, f"{display_path(args.out)}/ was left unchanged")
     except (SearchIndexError, SettingError) as error:
         progress.abandon()
         print(f"error: {error}; {display_path(args.out)}/ was left unchanged", file=sys.stderr)

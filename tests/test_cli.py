@@ -235,6 +235,8 @@ def test_count_prints_a_training_steps_record(tmp_path: Path) -> None:
         "head": "base",
         "class": "BertModel",
         "parameters": 335_141_888,
+        "method": "full",
+        "trainable": 335_141_888,
         "batch": 32,
         "seq": 512,  # min(P, 512) by default
         "flops": {"forward": figures.forward, "backward": figures.backward},
@@ -294,6 +296,8 @@ def test_count_of_a_model_transformers_cannot_train_gives_its_parameters_and_why
         "head": "base",
         "class": "RobertaModel",
         "parameters": parameters,
+        "method": "full",
+        "trainable": parameters,
         "batch": 1,
         "seq": 40,
         "flops": None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,3 +86,12 @@ def describe(value: object) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return type(value).__name__
+
+
+def report(error: InputError, what: str) -> int:
+    """Print each problem, then a line that counts them and says what did not happen; the exit status, 1."""
+    for problem in error.problems:
+        print(problem, file=sys.stderr)
+    files = len({p.location.path for p in error.problems})
+    print(f"error: {len(error.problems)} problem(s) in {files} file(s); {what}", file=sys.stderr)
+    return 1

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.counting.adapting import Layer as Layer  # the families' vocabulary, declared there
+from generator.counting.adapting import PeftDefaults as PeftDefaults
 from generator.counting.conditions import Condition, Value, flags, kinds
 from generator.counting.ground_truth import GroundTruth
 from generator.counting.poly import Poly
@@ -87,6 +89,7 @@ class Param:
     # A parameter nothing trains (requires_grad False): stored and counted, but it has no gradient
     # and no optimizer state (frozen sinusoid tables).
     frozen: bool = False
+    layer: Layer | None = None  # the class of the module that registers it (see Layer)
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class Tie:
     name: str
     tied_to: str
     role: str  # as for Param: what the slot is ("output-bias"), then its words
+    layer: Layer | None = None  # as for Param
 
 
 class Dtype(enum.Enum):
@@ -263,6 +267,9 @@ class Architecture:
 
     class_name: str
     blocks: tuple[Block, ...]
+    # Where the base model sits: transformers' base_model_prefix and a dot, or "" for the base class
+    # itself. Fine-tuning the head alone trains what lies outside it.
+    base: str = ""
 
     def __post_init__(self) -> None:
         keys = [block.key for block in self.blocks]
@@ -346,6 +353,8 @@ class Family:
     # What the reference tools build and run to ask transformers for its counts; None for a family
     # transformers does not implement (its ``own_config`` names the code its counts come from).
     ground_truth: GroundTruth | None = None
+    # What peft adapts in it by default. A family made from another's declaration states its own.
+    peft: PeftDefaults = field(default_factory=PeftDefaults)
 
     @functools.cached_property
     def _check_conditions(self) -> tuple[Condition, ...]:

@@ -7,7 +7,7 @@ declaration strings them together (``families/``).
 
 from __future__ import annotations
 
-from generator.counting.architecture import Dtype, Module, Param, Part, Product, Saved, Tie
+from generator.counting.architecture import Dtype, Layer, Module, Param, Part, Product, Saved, Tie
 from generator.counting.poly import Poly
 
 b, s = Poly.symbol("b"), Poly.symbol("s")
@@ -38,13 +38,13 @@ def linear(
     counted there, but the product is the same.
     """
     weight = (
-        Param("weight", (n_out, n_in), "weight")
+        Param("weight", (n_out, n_in), "weight", layer=Layer.LINEAR)
         if tied_to is None
-        else Tie("weight", tied_to, "token-embeddings-reused")
+        else Tie("weight", tied_to, "token-embeddings-reused", Layer.LINEAR)
     )
     params: tuple[Param | Tie, ...] = (weight,)
     if bias:
-        params += (Param("bias", (n_out,), "bias"),)
+        params += (Param("bias", (n_out,), "bias", layer=Layer.LINEAR),)
     return Module(
         path,
         key,
@@ -79,9 +79,12 @@ def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: st
     return Module(
         path,
         key,
-        (Param("weight", (dim,), "scale"), Param("bias", (dim,), "shift"))
+        (
+            Param("weight", (dim,), "scale", layer=Layer.LAYER_NORM),
+            Param("bias", (dim,), "shift", layer=Layer.LAYER_NORM),
+        )
         if bias
-        else (Param("weight", (dim,), "scale"),),
+        else (Param("weight", (dim,), "scale", layer=Layer.LAYER_NORM),),
         part=Part.NORMS,
         saved=(
             Saved(saves or f"{path} input", (rows, dim)),
@@ -104,4 +107,5 @@ def embedding(
     """nn.Embedding: one row of size dim per id; a lookup, no product. Its backward keeps the ids
     (none when they are a view of a buffer the model holds anyway, such as ``position_ids``)."""
     saved = (ids,) if ids is not None and not frozen else ()
-    return Module(path, key, (Param("weight", (rows, dim), "table", frozen=frozen),), part=part, saved=saved)
+    table = Param("weight", (rows, dim), "table", frozen=frozen, layer=Layer.EMBEDDING)
+    return Module(path, key, (table,), part=part, saved=saved)

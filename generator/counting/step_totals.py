@@ -37,10 +37,11 @@ class StepTotals:
         and fp32 moments (Rajbhandari et al. 2020, ZeRO, section 3.1), bf16 activations. A frozen
         parameter has its weights only. Allocator overhead, temporaries and workspaces are not in it.
         """
-        frozen = self.parameters - self.trainable
-        fp32 = 4 * frozen + (4 + 4 + 8) * self.trainable + self.activations["fp32"]
-        mixed = 2 * frozen + (2 + 2 + 4 + 8) * self.trainable + self.activations["bf16"]
-        return {"fp32": fp32, "bf16_mixed": mixed}
+        held = parameter_memory(self.parameters, self.trainable)
+        return {
+            "fp32": held["fp32"] + self.activations["fp32"],
+            "bf16_mixed": held["bf16_mixed"] + self.activations["bf16"],
+        }
 
     def to_json(self, card: Counted, class_name: str) -> dict[str, Any]:
         """The ``--json`` record of a training step: integers only."""
@@ -52,6 +53,16 @@ class StepTotals:
             "activations": dict(self.activations),
             "training_memory": self.training_memory,
         }
+
+
+def parameter_memory(parameters: int, trainable: int) -> dict[str, int]:
+    """What the parameters hold in training with Adam, activations aside (see ``StepTotals.training_memory``).
+
+    A trained parameter has its weight, its gradient and two moments (and in bf16 mixed precision an
+    fp32 master copy); a frozen one its weight alone.
+    """
+    frozen = parameters - trainable
+    return {"fp32": 4 * frozen + (4 + 4 + 8) * trainable, "bf16_mixed": 2 * frozen + (2 + 2 + 4 + 8) * trainable}
 
 
 def card_record(card: Counted, class_name: str, parameters: int) -> dict[str, Any]:

@@ -289,5 +289,5 @@ def _with_role(param: Param | Tie, role: str) -> Param | Tie:
     if role == param.role:
         return param
     if isinstance(param, Tie):
-        return Tie(param.name, param.tied_to, role)
-    return Param(param.name, param.shape, role, param.part, param.frozen)
+        return Tie(param.name, param.tied_to, role, param.layer)
+    return Param(param.name, param.shape, role, param.part, param.frozen, param.layer)

@@ -46,6 +46,9 @@ FAMILY = arch.Family(
     build_rules=(*common.LAYER_RULES, *common.EMBEDDING_AND_CONFIG_RULES, *activations.rules("bert")),
     step_rules=(*step_rules.COMMON, step_rules.no_token_type_row, *dropouts.in_step(dropouts.ENCODER)),
     switches=(common.tied("mlm-head"), common.CROSS_ATTENTION),
+    peft=arch.PeftDefaults(
+        lora=("query", "value"), ia3=("key", "value", "output.dense"), feedforward=("output.dense",)
+    ),
     ground_truth=GroundTruth(
         draws=DRAWS,
         # A segment table of no rows with a vocabulary the padding id fits.

@@ -27,4 +27,5 @@ FAMILY = dataclasses.replace(
     name="camembert",
     declare=declare,
     ground_truth=GroundTruth(draws=bert.DRAWS),
+    peft=arch.PeftDefaults(),  # peft has no defaults for it
 )

@@ -83,7 +83,8 @@ def assemble(
     """
     blocks = backbone("" if head is arch.Head.BASE else attribute, head in pooled)
     top = on_top[head]() if head in on_top else ()
-    return arch.Architecture(f"{stem}{CLASS_SUFFIXES[head]}", (*top, *blocks) if heads_first else (*blocks, *top))
+    ordered = (*top, *blocks) if heads_first else (*blocks, *top)
+    return arch.Architecture(f"{stem}{CLASS_SUFFIXES[head]}", ordered, "" if head is arch.Head.BASE else attribute)
 
 
 def token_table(width: Poly, path: str = "word_embeddings") -> arch.Module:

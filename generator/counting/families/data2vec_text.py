@@ -30,4 +30,5 @@ FAMILY = dataclasses.replace(
     name="data2vec-text",
     declare=declare,
     ground_truth=GroundTruth(draws=bert.DRAWS),
+    peft=arch.PeftDefaults(),  # peft has no defaults for it
 )

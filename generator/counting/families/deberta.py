@@ -141,7 +141,7 @@ def _talking_heads() -> tuple[arch.Module, ...]:
         arch.Module(
             f"attention.self.{name}",
             key,
-            (arch.Param("weight", (A, A), "weight"),),
+            (arch.Param("weight", (A, A), "weight", layer=arch.Layer.LINEAR),),
             part=arch.Part.ATTENTION,
             products=(arch.Product(key, grid, A, A),),
             saved=(arch.Saved(f"{key} input", (grid, A)),),
@@ -305,4 +305,5 @@ FAMILY = arch.Family(
     inexact_steps=INEXACT_STEPS,
     switches=SWITCHES,
     ground_truth=GROUND_TRUTH,
+    peft=arch.PeftDefaults(lora=("in_proj",), ia3=("in_proj", "output.dense"), feedforward=("output.dense",)),
 )

@@ -86,7 +86,11 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     if on["tied"]:
         projector: tuple[arch.Module, ...] = (
             linear("vocab_projector", "vocabulary-projector-weight-tied", H, V, bias=False, tied_to=WORD_EMBEDDINGS),
-            arch.Module("vocab_projector", "vocabulary-projector-bias", (arch.Param("bias", (V,), "bias"),)),
+            arch.Module(
+                "vocab_projector",
+                "vocabulary-projector-bias",
+                (arch.Param("bias", (V,), "bias", layer=arch.Layer.LINEAR),),
+            ),
         )
     else:
         projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)

@@ -109,4 +109,5 @@ FAMILY = arch.Family(
         Switch("projected", ne("embedding_size", "hidden_size"), ("embedding-projection",)),
     ),
     ground_truth=GroundTruth(draws={**bert.DRAWS, "embedding_size": ((6, 8), (ABSENT, 0))}),
+    peft=arch.PeftDefaults(lora=("query", "value")),  # peft has no IA³ default for it
 )

@@ -38,7 +38,9 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     """
     if tied_to:
         decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings)
-        return replace(decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "output-bias")))
+        return replace(
+            decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "output-bias", arch.Layer.LINEAR))
+        )
     return linear("decoder", "decoder-untied", width, V)
 
 

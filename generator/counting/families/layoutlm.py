@@ -118,4 +118,5 @@ FAMILY = arch.Family(
         },
         meta_blind=(no_box_row.name,),
     ),
+    peft=arch.PeftDefaults(lora=("query", "value")),  # peft has no IA³ default for it
 )

@@ -66,7 +66,7 @@ def _norm_params(prefix: str, dim: Poly, on: Mapping[str, bool]) -> tuple[arch.P
     """The same norm's parameters, named below an enclosing module (the stacked FFNs)."""
     norm = _norm(prefix, "", dim, on)
     return tuple(
-        arch.Param(f"{prefix}.{p.name}", p.shape, p.role, arch.Part.NORMS)
+        arch.Param(f"{prefix}.{p.name}", p.shape, p.role, arch.Part.NORMS, layer=p.layer)
         for p in norm.params
         if isinstance(p, arch.Param)
     )
@@ -121,10 +121,10 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
             modules += tuple(ops.idle(m) for m in shared) if on["bottleneck_attention"] else shared
     if on["stacked_ffn"]:
         ffn = (
-            arch.Param("intermediate.dense.weight", (I, width), "weight-in"),
-            arch.Param("intermediate.dense.bias", (I,), "bias-in"),
-            arch.Param("output.dense.weight", (width, I), "weight-out"),
-            arch.Param("output.dense.bias", (width,), "bias-out"),
+            arch.Param("intermediate.dense.weight", (I, width), "weight-in", layer=arch.Layer.LINEAR),
+            arch.Param("intermediate.dense.bias", (I,), "bias-in", layer=arch.Layer.LINEAR),
+            arch.Param("output.dense.weight", (width, I), "weight-out", layer=arch.Layer.LINEAR),
+            arch.Param("output.dense.bias", (width,), "bias-out", layer=arch.Layer.LINEAR),
             *_norm_params("output.LayerNorm", width, on),
         )
         stacked = arch.Module(
@@ -204,7 +204,7 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     beyond = arch.Module(
         "dense",
         "output-rows-beyond-e",
-        (arch.Param("weight", (H + (-1) * E, V), "weight"),),
+        (arch.Param("weight", (H + (-1) * E, V), "weight", layer=arch.Layer.LINEAR),),
         products=(arch.Product("scores", TOKENS, V, H),),
         saved=(arch.Saved("scores input", (TOKENS, H)), arch.Saved("concatenated output weights", (H, V))),
     )

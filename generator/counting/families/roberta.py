@@ -44,7 +44,7 @@ def embeddings(prefix: str, *, word_tied_to: str | None = None, norm: bool = Tru
         words = arch.Module(
             "word_embeddings",
             "token-embeddings-listed-first-as-the-decoder",
-            (arch.Tie("weight", word_tied_to, "masked-lm-decoder-weight"),),
+            (arch.Tie("weight", word_tied_to, "masked-lm-decoder-weight", arch.Layer.EMBEDDING),),
             saved=(INPUT_IDS,),
         )
     # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
@@ -74,12 +74,14 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool, attribute: str) -> tu
         arch.Module(
             "decoder",
             "token-embeddings-decoder-weight",
-            (arch.Param("weight", (V, H), "table"),),
+            (arch.Param("weight", (V, H), "table", layer=arch.Layer.LINEAR),),
             part=arch.Part.EMBEDDINGS,
             products=(arch.Product("decoder-tied", TOKENS, V, H),),
             saved=(arch.Saved("decoder input", (TOKENS, H)),),
         ),
-        arch.Module("decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "output-bias"),)),
+        arch.Module(
+            "decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "output-bias", arch.Layer.LINEAR),)
+        ),
     )
     return (
         heads.mlm_head("lm_head.", modules, head_ops),
@@ -161,6 +163,7 @@ FAMILY = arch.Family(
     step_rules=STEP_RULES,
     switches=(common.tied("mlm-head", "shared-embeddings", "embeddings"), common.CROSS_ATTENTION),
     positions_after="pad_token_id",  # create_position_ids_from_input_ids: padding_idx + 1 onwards
+    peft=bert.FAMILY.peft,  # peft lists the same modules for both
     ground_truth=GroundTruth(
         draws=bert.DRAWS,
         # A classifier on the first token, with a vocabulary the padding id fits.

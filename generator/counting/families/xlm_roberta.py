@@ -28,4 +28,5 @@ FAMILY = dataclasses.replace(
     name="xlm-roberta",
     declare=declare,
     ground_truth=GroundTruth(draws=bert.DRAWS),
+    peft=arch.PeftDefaults(lora=("query", "value")),  # peft has no IA³ default for it
 )

@@ -109,4 +109,5 @@ FAMILY = dataclasses.replace(
         # A classifier on the first token, with a vocabulary the padding id fits.
         pinned=(Pinned("sequence-classification", {"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 40}),),
     ),
+    peft=arch.PeftDefaults(),  # peft has no defaults for it
 )

@@ -86,7 +86,7 @@ def fused_query_key_value(path: str = "attention.self", n_in: Poly = H, width: P
         (
             arch.Param("q_bias", (width,), "query-bias"),
             arch.Param("v_bias", (width,), "value-bias"),
-            arch.Param("in_proj.weight", (3 * width, n_in), "weight"),
+            arch.Param("in_proj.weight", (3 * width, n_in), "weight", layer=arch.Layer.LINEAR),
         ),
         part=arch.Part.ATTENTION,
         products=(product,),

@@ -184,7 +184,10 @@ def _convolution(on: Mapping[str, bool], prefix: str) -> arch.Block:
     conv = arch.Module(
         "conv",
         key,
-        (arch.Param("weight", (H, per_group, K), "kernel"), arch.Param("bias", (H,), "bias")),
+        (
+            arch.Param("weight", (H, per_group, K), "kernel", layer=arch.Layer.CONV1D),
+            arch.Param("bias", (H,), "bias", layer=arch.Layer.CONV1D),
+        ),
         part=arch.Part.ATTENTION,
         products=products,
         saved=(arch.Saved("conv input", (b, H, s), seq_above_one=True),),
@@ -309,4 +312,7 @@ FAMILY = arch.Family(
     step_rules=training.STEP_RULES,
     switches=SWITCHES,
     ground_truth=training.GROUND_TRUTH,
+    peft=arch.PeftDefaults(
+        lora=("query_proj", "value_proj"), ia3=("key_proj", "value_proj", "output.dense"), feedforward=("output.dense",)
+    ),
 )
