@@ -16,6 +16,7 @@ from functools import cached_property
 
 from generator.counting.architecture import Head, Layer
 from generator.counting.inventory import Inventory, Tensor
+from generator.counting.memo import IdentityMemo
 
 
 class Method(enum.Enum):
@@ -130,7 +131,7 @@ def tune(inventory: Inventory, tuning: Tuning) -> Tuned:
         in_head = {t.name for t in head}
         chosen = tuple(t for t in inventory.tensors if t.name in in_head or (t.name.endswith("bias") and t.trainable))
         return Tuned(tuning, inventory, chosen, ())
-    modules = Modules(inventory)
+    modules = modules_of(inventory)
     classifier = inventory.card.head is Head.SEQUENCE_CLASSIFICATION
     saved = modules.classifiers() if classifier else ()
     copies = tuple(_copies(inventory, saved))
@@ -162,12 +163,17 @@ class Modules:
 
     def __init__(self, inventory: Inventory) -> None:
         self.inventory = inventory
+        # Each declared module's parameters, longest name first ("in_proj.weight" before "weight").
+        declared: dict[int, list[tuple[str, Layer | None]]] = {}
         owners: dict[str, Layer | None] = {}
         for entry in inventory.entries:
-            # The declared parameter is the longest name the tensor's ends in ("in_proj.weight", not "weight").
-            named = [p for p in entry.module.params if entry.name.endswith(f".{p.name}") or entry.name == p.name]
-            param = max(named, key=lambda p: len(p.name))
-            owners.setdefault(entry.name.rpartition(".")[0], param.layer)
+            params = declared.get(id(entry.module))
+            if params is None:
+                named = [(f".{p.name}", p.layer) for p in entry.module.params]
+                params = declared[id(entry.module)] = sorted(named, key=lambda pair: -len(pair[0]))
+            name = f".{entry.name}"
+            layer = next(layer for suffix, layer in params if name.endswith(suffix))
+            owners.setdefault(entry.name.rpartition(".")[0], layer)
         names: dict[str, Layer | None] = {}
         for owner, layer in owners.items():
             parts = owner.split(".")
@@ -182,6 +188,11 @@ class Modules:
         self.layers = names
         self.tensors = {t.name: t for t in inventory.tensors}
 
+    def matching(self, targets: tuple[str, ...]) -> list[str]:
+        """The modules the targets match as peft matches them (a whole name, or an ending after a dot), in order."""
+        endings = tuple(f".{target}" for target in targets)
+        return [name for name in self.layers if name in targets or name.endswith(endings)]
+
     def classifiers(self) -> tuple[str, ...]:
         """The modules a classifier's peft model trains whole (``modules_to_save``)."""
         return tuple(name for name in self.layers if name.endswith(CLASSIFIER_NAMES))
@@ -195,6 +206,15 @@ class Modules:
         return self.tensors[tie.tied_to].shape
 
 
+# A page asks for several methods on one model: its modules are walked once (bounded: one page at a time).
+_MODULES: IdentityMemo[Inventory, Modules] = IdentityMemo(4)
+
+
+def modules_of(inventory: Inventory) -> Modules:
+    """The modules of an inventory's model, walked once for all the methods asked of it."""
+    return _MODULES.get(inventory) or _MODULES.keep(inventory, Modules(inventory))
+
+
 def _copies(inventory: Inventory, saved: tuple[str, ...]) -> list[Added]:
     """The trained copy of each saved module's tensors (peft's ModulesToSaveWrapper)."""
     found = []
@@ -204,11 +224,6 @@ def _copies(inventory: Inventory, saved: tuple[str, ...]) -> list[Added]:
                 rest = tensor.name[len(name) + 1 :]
                 found.append(Added(f"{name}.modules_to_save.{ADAPTER}.{rest}", tensor.shape, name))
     return found
-
-
-def _matches(name: str, targets: tuple[str, ...]) -> bool:
-    """peft's test of a module name against a list of targets: the whole name, or a suffix after a dot."""
-    return name in targets or any(name.endswith(f".{target}") for target in targets)
 
 
 def _adapted(
@@ -232,9 +247,10 @@ def _adapted(
     # A classifier's peft model never adapts a module with a part named as those it trains whole.
     kept = set(CLASSIFIER_NAMES) if saved is not None else set()
     adapted = []
-    for name, layer in modules.layers.items():
-        if not _matches(name, targets) or kept.intersection(name.split(".")):
+    for name in modules.matching(targets):
+        if kept.intersection(name.split(".")):
             continue
+        layer = modules.layers[name]
         if layer not in ADAPTS[method]:
             names = [k.value for k in ADAPTS[method]]
             kinds = " or ".join((", ".join(names[:-1]), names[-1])) if len(names) > 1 else names[0]
@@ -343,8 +359,7 @@ class Group:
 
 def groups(tuned: Tuned) -> list[Group]:
     """The adapted modules by the target that matched them and by shape, in the model's order."""
-    inventory = tuned.inventory
-    modules = Modules(inventory)
+    modules = modules_of(tuned.inventory)
     added: dict[str, int] = {}
     for tensor in tuned.added:
         if tensor.module in tuned.adapted:

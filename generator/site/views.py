@@ -16,6 +16,7 @@ from generator.analysis import address
 from generator.analysis.checkpoint_names import TfName, has_tf_names, tf_name, tf_names_hypothetical
 from generator.analysis.choices import load_choices
 from generator.analysis.claims import ClaimCheck, ClassCount, check_claims, count_classes
+from generator.analysis.fine_tuning import FineTuning, fine_tuning_of
 from generator.cards.card import Card, natural_key
 from generator.counting.architecture import Architecture, Block, Family, Head, Kind, Part, Symbol
 from generator.counting.compute import Compute, measured, step_inexact, step_refusal
@@ -179,6 +180,11 @@ class Model(Summary):
     def step_inexact(self) -> str | None:
         """Why one polynomial cannot say this card's step, or None (``compute.step_inexact``)."""
         return step_inexact(self.card)
+
+    @cached_property
+    def fine_tuning(self) -> FineTuning | None:
+        """What each fine-tuning method trains on this model (``analysis.fine_tuning``)."""
+        return fine_tuning_of(self.card)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:

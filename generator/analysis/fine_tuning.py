@@ -1,0 +1,129 @@
+"""A model page's fine-tuning methods: each method's trainable count and memory, and LoRA worked.
+
+Fine-tuning usually puts a classifier on an encoder, so a card of the bare encoder is
+counted here with the family's sequence-classification class, at the card's number of
+labels. Every figure comes from ``counting.methods``; this module only chooses what to show.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from generator.cards.card import Card
+from generator.counting.architecture import Head, Layer
+from generator.counting.inventory import Inventory, count_parameters
+from generator.counting.methods import Group, Method, Tuned, Tuning, TuningError, groups, modules_of, tune
+from generator.counting.step_totals import parameter_memory
+
+# The methods in the order a page lists them, each with the settings it is shown at.
+SHOWN = (
+    Tuning(Method.FULL),
+    Tuning(Method.HEAD),
+    Tuning(Method.BITFIT),
+    Tuning(Method.LORA),
+    Tuning(Method.IA3),
+    Tuning(Method.PROMPT_TUNING),
+)
+# The module keys of an attention's query and value projections (common.query_key_value): LoRA's
+# usual pair, adapted on a page where peft has no default of its own for the family.
+QUERY_VALUE = ("query", "value")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One method on one model: what it trains, or why it cannot run."""
+
+    tuning: Tuning
+    tuned: Tuned | None
+    refusal: str = ""  # the method's own words for why not ("base", "targets", "hidden-size")
+
+    @property
+    def id(self) -> str:
+        return f"fine-tuning-{self.tuning.method.value}"
+
+    @property
+    def memory(self) -> dict[str, int]:
+        """Weights, and gradients and Adam's two moments for what trains, in fp32 and in bf16 mixed precision."""
+        assert self.tuned is not None
+        return parameter_memory(self.tuned.total, self.tuned.trainable)
+
+
+@dataclass(frozen=True)
+class Matched:
+    """The modules one target name matches, by where they sit: ``encoder.layer.{i}.output.dense`` × 12."""
+
+    target: str
+    places: tuple[tuple[str, int], ...]  # a name with its layer index written {i}, and how many match it
+
+    @property
+    def count(self) -> int:
+        return sum(n for _, n in self.places)
+
+
+@dataclass(frozen=True)
+class FineTuning:
+    """What a model page shows of fine-tuning methods."""
+
+    card: Card
+    inventory: Inventory  # of the class the methods are counted on (a classifier for a bare encoder)
+    classifier_added: bool  # the card is a bare encoder, and a classifier was put on it
+    lora_defaults: bool  # peft has LoRA targets of its own for the family (else the query and value are used)
+
+    @cached_property
+    def rows(self) -> tuple[Row, ...]:
+        return tuple(self._row(t) for t in SHOWN)
+
+    @property
+    def full(self) -> Row:
+        return self.rows[0]
+
+    @cached_property
+    def lora(self) -> Row:
+        return next(r for r in self.rows if r.tuning.method is Method.LORA)
+
+    @cached_property
+    def lora_groups(self) -> tuple[Group, ...]:
+        return tuple(groups(self.lora.tuned)) if self.lora.tuned is not None else ()
+
+    @cached_property
+    def matches(self) -> tuple[Matched, ...]:
+        """What each Linear layer's last name matches, as peft reads a target: all modules that end so."""
+        modules = modules_of(self.inventory)
+        linears = [name for name, layer in modules.layers.items() if layer is Layer.LINEAR]
+        found = []
+        for target in dict.fromkeys(name.rpartition(".")[2] for name in linears):
+            places: dict[str, int] = {}
+            for name in modules.matching((target,)):
+                place = re.sub(r"\.\d+\.", ".{i}.", name)
+                places[place] = places.get(place, 0) + 1
+            found.append(Matched(target, tuple(places.items())))
+        return tuple(found)
+
+    def _row(self, tuning: Tuning) -> Row:
+        if tuning.method is Method.LORA and not self.lora_defaults:
+            tuning = dataclasses.replace(tuning, targets=_query_value(self.inventory))
+        try:
+            return Row(tuning, tune(self.inventory, tuning))
+        except TuningError as error:
+            return Row(tuning, None, error.what)
+
+
+def _query_value(inventory: Inventory) -> tuple[str, ...]:
+    """The last names of the modules the family declares as its query and value projections."""
+    names: dict[str, str] = {}
+    for tensor in inventory.tensors:
+        if tensor.module.key in QUERY_VALUE and tensor.block.repeat:
+            names.setdefault(tensor.module.key, tensor.name.rpartition(".")[0].rpartition(".")[2])
+    return tuple(names[key] for key in QUERY_VALUE if key in names)
+
+
+def fine_tuning_of(card: Card) -> FineTuning | None:
+    """The fine-tuning section of a card's page; None for a model no transformers class builds (peft wraps those)."""
+    if card.family.ground_truth is None:
+        return None
+    classifier = card.head is Head.BASE and Head.SEQUENCE_CLASSIFICATION in card.family.heads
+    counted = dataclasses.replace(card, head=Head.SEQUENCE_CLASSIFICATION) if classifier else card
+    return FineTuning(card, count_parameters(counted), classifier, card.family.peft.lora is not None)
