@@ -51,7 +51,9 @@ What peft 0.21 does, as these files show:
 
 Output: ``tests/reference/fine-tuning/<id>.json`` for every catalog card of a family transformers
 implements, and ``tests/reference/sample/fine-tuning.json`` for up to three accepted configs per
-family and head of ``tests/reference/sample/configs.json``.
+family and head of ``tests/reference/sample/configs.json`` (``index``: its place in that list). Each
+model records ``modules`` (every ``named_modules()`` name but the root, with its class) and one
+line per variant. Run time: about 5 minutes of wall time on a loaded machine, 100 s of CPU.
 """
 
 from __future__ import annotations
