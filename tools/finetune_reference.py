@@ -164,11 +164,17 @@ def requires_grad_variant(model: torch.nn.Module, method: str, trains: Callable[
 
 
 def own_variants(model: torch.nn.Module, head: str) -> list[dict[str, Any]]:
-    """``full``, ``head`` and ``bitfit``, which need no peft."""
+    """``full``, ``head`` and ``bitfit``, which need no peft.
+
+    A tensor lies in the base model when any of its names does: a head weight tied to the token table
+    is the table, frozen with it, even where the head is registered first and so names it first.
+    """
     prefix = model.base_model_prefix + "."
+    based = {id(p) for name, p in model.named_parameters(remove_duplicate=False) if name.startswith(prefix)}
+    tensors = dict(model.named_parameters())
 
     def in_base(name: str) -> bool:
-        return head == "base" or name.startswith(prefix)
+        return head == "base" or id(tensors[name]) in based
 
     variants = [requires_grad_variant(model, "full", lambda name: True)]
     if head == "base":

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from generator.cards.card import Card, Claim
 from generator.cards.published import FigurePart, Scope
 from generator.counting.architecture import Head, Kind
-from generator.counting.inventory import Inventory, Totals, count_totals
+from generator.counting.inventory import Inventory, Totals, count_parameters, count_totals
+from generator.counting.methods import Tuning, TuningError, tune
 
 
 class Variant(enum.Enum):
@@ -165,6 +166,13 @@ def check_claims(card: Card, inventory: Inventory) -> tuple[ClaimCheck, ...]:
         vocab = claim.vocab_size if claim.vocab_size is not None and claim.vocab_size != own_vocab else None
         parts = []
         for part in claim.parts:
+            if claim.trained is not None:
+                exact = tune(
+                    inventory, claim.trained
+                ).trainable  # the card check refuses a method the model cannot take
+                found = _first_fit(part, _trained(card, inventory, claim.trained))
+                parts.append(PartCheck(part, exact, *(found if found else (None, None, part.precision))))
+                continue
             exact = scoped(inventory, part.scope)
             found = _first_fit(part, _candidates(card, part.scope, functools.partial(inventory_for, vocab=vocab)))
             match, fit, precision = found if found else (None, None, part.precision)
@@ -242,6 +250,19 @@ def _first_fit(part: FigurePart, candidates: Iterator[Candidate]) -> tuple[Candi
             if fit is not None:
                 return candidate, fit, precision
     return None
+
+
+def _trained(card: Card, inventory: Inventory, tuning: Tuning) -> Iterator[Candidate]:
+    """What a method trains on the card's class, then on each of the family's other classes (a classifier's
+    run also trains the classifier)."""
+    yield Candidate(Variant.AS_COUNTED, tune(inventory, tuning).trainable, card.head, inventory.class_name)
+    for head in card.family.heads:
+        if head is not card.head:
+            other = count_parameters(dataclasses.replace(card, head=head))
+            try:
+                yield Candidate(Variant.OTHER_HEAD, tune(other, tuning).trainable, head, other.class_name)
+            except TuningError:  # the method needs a head this class lacks, or its targets are elsewhere
+                continue
 
 
 def _candidates(card: Card, scope: Scope, inventory_for: Callable[[Head], Inventory | Totals]) -> Iterator[Candidate]:

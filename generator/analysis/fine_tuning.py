@@ -72,6 +72,11 @@ class FineTuning:
     classifier_added: bool  # the card is a bare encoder, and a classifier was put on it
     lora_defaults: bool  # peft has LoRA targets of its own for the family (else the query and value are used)
 
+    @property
+    def own_lora(self) -> bool:
+        """Whether the LoRA row is the card's own setting rather than peft's defaults."""
+        return self.card.fine_tuning is not None and self.card.fine_tuning.method is Method.LORA
+
     @cached_property
     def rows(self) -> tuple[Row, ...]:
         return tuple(self._row(t) for t in SHOWN)
@@ -103,7 +108,10 @@ class FineTuning:
         return tuple(found)
 
     def _row(self, tuning: Tuning) -> Row:
-        if tuning.method is Method.LORA and not self.lora_defaults:
+        own = self.card.fine_tuning
+        if own is not None and own.method is tuning.method:  # the card says how it is fine-tuned: that setting
+            tuning = own
+        elif tuning.method is Method.LORA and not self.lora_defaults:
             tuning = dataclasses.replace(tuning, targets=_query_value(self.inventory))
         try:
             return Row(tuning, tune(self.inventory, tuning))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -10,13 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from generator.cards.config import check_config, resolve_config
-from generator.cards.problems import InputError, Location, Problem, describe, display_path, shown_key
+from generator.cards.also_counted import OtherCount, read_also_counted
+from generator.cards.config import resolve_config
+from generator.cards.problems import InputError, Location, Problem, describe, did_you_mean, display_path, shown_key
 from generator.cards.published import FigurePart, parse_figure
 from generator.cards.texts import Notes, read_notes, read_text
+from generator.cards.tuning import check_tunings, read_tuning
 from generator.cards.yamlsource import Document, load_document
 from generator.counting.architecture import Family, Head, Param
 from generator.counting.families import FAMILIES
+from generator.counting.methods import Tuning
 from generator.counting.texts import LANGUAGE, check_message
 from generator.parallel import map_parallel
 
@@ -29,7 +32,18 @@ MAX_TENSORS = 20_000
 # transformers builds such a model (every table and matrix 0 wide), but there is nothing to count,
 # and a page of shares and ratios would divide by 0. The calculator says the same (its export).
 NO_PARAMETERS = "no-parameters"  # the check's name; its words are content (families.yaml: checks)
-TOP_LEVEL_KEYS = ("id", "title", "family", "head", "config", "sources", "claims", "also_counted", "notes")
+TOP_LEVEL_KEYS = (
+    "id",
+    "title",
+    "family",
+    "head",
+    "config",
+    "sources",
+    "claims",
+    "also_counted",
+    "fine_tuning",
+    "notes",
+)
 
 
 @dataclass(frozen=True)
@@ -56,21 +70,7 @@ class Claim:
     counts: str | None = None
     explanation: str | None = None
     vocab_size: int | None = None
-
-
-@dataclass(frozen=True)
-class OtherCount:
-    """The same weights counted by another class or config, as a published figure may have been.
-
-    ``label`` names it as a reader would write it (``MobileBertModel(MobileBertConfig())``);
-    ``config`` is the card's config with ``changed`` applied; ``why`` is one line.
-    """
-
-    label: str
-    head: Head
-    config: Mapping[str, Any]
-    changed: Mapping[str, Any]
-    why: str
+    trained: Tuning | None = None  # a figure of what a fine-tuning method trains, not of the model
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ class Card:
     path: Path
     id_location: Location
     also_counted: tuple[OtherCount, ...] = ()
+    fine_tuning: Tuning | None = None  # how the model is usually fine-tuned, when the card says
     language: str = LANGUAGE  # the edition the card is read for: its family's words and its notes
 
     def notes_shown(self) -> tuple[str, str]:
@@ -162,7 +163,7 @@ def load_card(path: Path) -> Card:
     data: dict[str, Any] = doc.data
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            message = "unknown key" + _did_you_mean(key, TOP_LEVEL_KEYS)
+            message = "unknown key" + did_you_mean(key, TOP_LEVEL_KEYS)
             problems.append(Problem(doc.where_key((key,)), shown_key(key), message))
 
     card_id = data.get("id", path.stem)
@@ -183,7 +184,8 @@ def load_card(path: Path) -> Card:
         config, given = resolve_config(family, doc, ("config",), problems, head.value if head else None)
     sources = _sources(doc, problems)
     claims = _claims(doc, family, problems)
-    also_counted = _also_counted(doc, family, config, problems) if family is not None and config else ()
+    also_counted = read_also_counted(doc, family, config, problems) if family is not None and config else ()
+    fine_tuning = read_tuning(doc, ("fine_tuning",), problems)
     notes = read_notes(doc, problems)
     # A value the reader dropped (a forbidden tag, ...) is reported once, not again as missing.
     dropped = {(p.location, p.key) for p in doc.problems}
@@ -195,9 +197,15 @@ def load_card(path: Path) -> Card:
     if problems:
         raise InputError(problems)
     id_location = doc.where(("id",)) if "id" in data else Location(path)
-    return Card(
+    card = Card(
         str(card_id), title, family, head, config, given, sources, claims, notes, path, id_location, also_counted
     )
+    card = dataclasses.replace(card, fine_tuning=fine_tuning)
+    written = [(("fine_tuning",), fine_tuning), *((("claims", n, "trained"), c.trained) for n, c in enumerate(claims))]
+    problems.extend(check_tunings(doc, card, written))
+    if problems:
+        raise InputError(problems)
+    return card
 
 
 def _tensor_limit(family: Family, head: Head, config: Mapping[str, Any], doc: Document) -> list[Problem]:
@@ -239,11 +247,6 @@ def _no_parameters(family: Family, head: Head, config: Mapping[str, Any], doc: D
     return [Problem(doc.where(("config",)), "config", check_message(NO_PARAMETERS))]
 
 
-def _did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
-    match = difflib.get_close_matches(word, list(choices), n=1)
-    return f"; did you mean '{match[0]}'?" if match else ""
-
-
 def _family(doc: Document, problems: list[Problem]) -> Family | None:
     name = doc.data.get("family")
     if isinstance(name, str) and name in FAMILIES:
@@ -251,7 +254,7 @@ def _family(doc: Document, problems: list[Problem]) -> Family | None:
     where = doc.where(("family",)) if "family" in doc.data else Location(doc.path)
     known = ", ".join(sorted(FAMILIES))
     found = describe(name) if "family" in doc.data else "nothing (the key is missing)"
-    hint = _did_you_mean(name, sorted(FAMILIES)) if isinstance(name, str) else ""
+    hint = did_you_mean(name, sorted(FAMILIES)) if isinstance(name, str) else ""
     problems.append(Problem(where, "family", f"expected one of {known}, found {found}{hint}"))
     return None
 
@@ -264,15 +267,21 @@ def _head(doc: Document, family: Family | None, problems: list[Problem]) -> Head
         return Head(name)
     where = doc.where(("head",)) if "head" in doc.data else Location(doc.path)
     found = describe(name) if "head" in doc.data else "nothing (the key is missing)"
-    hint = _did_you_mean(name, choices) if isinstance(name, str) else ""
+    hint = did_you_mean(name, choices) if isinstance(name, str) else ""
     problems.append(Problem(where, "head", f"expected one of {', '.join(choices)}, found {found}{hint}"))
     return None
 
 
 def _list_of_mappings(
-    doc: Document, key: str, fields: dict[str, bool], problems: list[Problem], numbers: frozenset[str] = frozenset()
+    doc: Document,
+    key: str,
+    fields: dict[str, bool],
+    problems: list[Problem],
+    numbers: frozenset[str] = frozenset(),
+    mappings: tuple[str, ...] = (),
 ) -> list[dict[str, str]]:
-    """Check a list of small mappings whose values are text; fields maps name -> required."""
+    """Check a list of small mappings whose values are text; fields maps name -> required. The values
+    of ``numbers`` are whole numbers, and those of ``mappings`` are left to their own reader."""
     value = doc.data.get(key)
     if value is None:
         return []
@@ -297,12 +306,12 @@ def _list_of_mappings(
                     Problem(
                         doc.where_key((key, index, name)),
                         f"{label}.{shown_key(name)}",
-                        "unknown key" + _did_you_mean(name, list(fields)),
+                        "unknown key" + did_you_mean(name, list(fields)),
                     )
                 )
         for name, required in fields.items():
             text = item.get(name)
-            if text is None and not required:
+            if (text is None and not required) or name in mappings:
                 continue
             if isinstance(text, int | float) and not isinstance(text, bool) and name == "figure":
                 text = str(text)
@@ -340,12 +349,15 @@ CLAIM_FIELDS = {
     "counts": False,
     "explanation": False,
     "vocab_size": False,
+    "trained": False,
 }
 
 
 def _claims(doc: Document, family: Family | None, problems: list[Problem]) -> tuple[Claim, ...]:
     before = len(problems)
-    items = _list_of_mappings(doc, "claims", CLAIM_FIELDS, problems, numbers=frozenset({"vocab_size"}))
+    items = _list_of_mappings(
+        doc, "claims", CLAIM_FIELDS, problems, numbers=frozenset({"vocab_size"}), mappings=("trained",)
+    )
     if len(problems) > before:
         return ()
     claims = []
@@ -372,61 +384,11 @@ def _claims(doc: Document, family: Family | None, problems: list[Problem]) -> tu
             where = ("claims", index, "vocab_size")
             message = f"the {family.name} family has no vocab_size key to count another vocabulary with"
             problems.append(Problem(doc.where(where), f"claims[{index}].vocab_size", message))
-        claims.append(Claim(figure, str(item.get("source")), item.get("url"), parts, counts, explanation, vocab))
+        trained = read_tuning(doc, ("claims", index, "trained"), problems)
+        claims.append(
+            Claim(figure, str(item.get("source")), item.get("url"), parts, counts, explanation, vocab, trained)
+        )
     return tuple(claims)
-
-
-OTHER_COUNT_FIELDS = ("label", "head", "config", "why")
-
-
-def _also_counted(
-    doc: Document, family: Family, config: Mapping[str, Any], problems: list[Problem]
-) -> tuple[OtherCount, ...]:
-    """Read the other classes and configs a card's published figures may count."""
-    value = doc.data.get("also_counted")
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        message = f"expected a list, found {describe(value)}"
-        problems.append(Problem(doc.where(("also_counted",)), "also_counted", message))
-        return ()
-    found = []
-    for index, item in enumerate(value):
-        label, base = f"also_counted[{index}]", ("also_counted", index)
-        if not isinstance(item, dict):
-            message = f"expected a mapping with {', '.join(OTHER_COUNT_FIELDS)}, found {describe(item)}"
-            problems.append(Problem(doc.where(base), label, message))
-            continue
-        before = len(problems)
-        for name in item:
-            if name not in OTHER_COUNT_FIELDS:
-                message = "unknown key" + _did_you_mean(str(name), OTHER_COUNT_FIELDS)
-                problems.append(Problem(doc.where_key((*base, name)), f"{label}.{shown_key(name)}", message))
-        texts = {}
-        for name in ("label", "why"):
-            text = item.get(name)
-            if name not in item:
-                problems.append(Problem(doc.where(base), f"{label}.{name}", "missing; expected text"))
-            elif not isinstance(text, str) or not text.strip() or "\n" in text.strip():
-                message = f"expected one line of text, found {describe(text)}"
-                problems.append(Problem(doc.where((*base, name)), f"{label}.{name}", message))
-            else:
-                texts[name] = text.strip()
-        head_name = item.get("head", doc.data.get("head"))
-        choices = [h.value for h in family.heads]
-        if head_name not in choices:
-            message = f"expected one of {', '.join(choices)}, found {describe(head_name)}"
-            problems.append(Problem(doc.where((*base, "head")), f"{label}.head", message))
-        changed = item.get("config") or {}
-        if not isinstance(changed, dict):
-            message = f"expected a mapping of config.json keys, found {describe(changed)}"
-            problems.append(Problem(doc.where((*base, "config")), f"{label}.config", message))
-            continue
-        counted_head = head_name if head_name in choices else None
-        merged = check_config(family, config, changed, doc, (*base, "config"), problems, counted_head)
-        if len(problems) == before:
-            found.append(OtherCount(texts["label"], Head(head_name), merged, changed, texts["why"]))
-    return tuple(found)
 
 
 def _duplicate_ids(cards: list[Card]) -> list[Problem]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,3 +96,9 @@ def report(error: InputError, what: str) -> int:
     files = len({p.location.path for p in error.problems})
     print(f"error: {len(error.problems)} problem(s) in {files} file(s); {what}", file=sys.stderr)
     return 1
+
+
+def did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
+    """ "; did you mean 'x'?" for the choice closest to a misspelt word, or nothing."""
+    match = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean '{match[0]}'?" if match else ""

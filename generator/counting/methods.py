@@ -11,8 +11,12 @@ and tests hold the two equal.
 from __future__ import annotations
 
 import enum
+import functools
+import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from generator.counting.architecture import Head, Layer
 from generator.counting.inventory import Inventory, Tensor
@@ -38,6 +42,9 @@ CLASSIFIER_NAMES = ("classifier", "score")
 # The classes each adapter wraps; a target that names any other module is refused.
 ADAPTS = {Method.LORA: (Layer.LINEAR, Layer.EMBEDDING, Layer.CONV1D), Method.IA3: (Layer.LINEAR,)}
 ADAPTER = "default"  # peft's name for the one adapter a model is given
+# The modules each transformers class holds without parameters (dropouts, activations, rotary tables), by
+# family and head, their layer indices written {i}: tools/parameterless_modules.py asks transformers.
+PARAMETERLESS = Path(__file__).resolve().parent / "families" / "transformers" / "parameterless.json"
 
 
 @dataclass(frozen=True)
@@ -252,30 +259,57 @@ def _adapted(
             continue
         layer = modules.layers[name]
         if layer not in ADAPTS[method]:
-            names = [k.value for k in ADAPTS[method]]
-            kinds = " or ".join((", ".join(names[:-1]), names[-1])) if len(names) > 1 else names[0]
             raise TuningError(
                 "targets",
-                f"names of {kinds} layers, which {method.value} adapts",
+                f"names of {_kinds(method)} layers, which {method.value} adapts",
                 f"{_which(name, targets)}, which matches {name}, another kind of module",
             )
         adapted.append(name)
+    for target in targets:
+        pattern = re.sub(r"(^|\.)\d+(?=\.|$)", r"\1{i}", target)
+        for name in _parameterless(family.name, modules.inventory.card.head.value):
+            if (name == pattern or name.endswith(f".{pattern}")) and not kept.intersection(name.split(".")):
+                raise TuningError(
+                    "targets",
+                    f"names of {_kinds(method)} layers, which {method.value} adapts",
+                    f"{target}, which matches {name}, a module without parameters",
+                )
     if not adapted:
+        names = ", ".join(_suffixes(modules, method, kept))
         raise TuningError(
             "targets",
-            f"names the layers of {modules.inventory.class_name} end in ({', '.join(_suffixes(modules, method))})",
+            f"names the layers of {modules.inventory.class_name} end in ({names})",
             f"{', '.join(targets)}, which no module is named or ends in",
         )
     return tuple(targets), tuple(adapted)
+
+
+def _kinds(method: Method) -> str:
+    """The classes a method adapts, in words: "Linear, Embedding or Conv1d"."""
+    names = [k.value for k in ADAPTS[method]]
+    return " or ".join((", ".join(names[:-1]), names[-1])) if len(names) > 1 else names[0]
+
+
+@functools.cache
+def _parameterless(family: str, head: str) -> tuple[str, ...]:
+    """The names of the modules a family's class holds without parameters (a dropout, an activation)."""
+    known = json.loads(PARAMETERLESS.read_text(encoding="utf-8"))["families"]
+    return tuple(known.get(family, {}).get(head, ()))
 
 
 def _which(name: str, targets: tuple[str, ...]) -> str:
     return next(t for t in targets if name == t or name.endswith(f".{t}"))
 
 
-def _suffixes(modules: Modules, method: Method) -> list[str]:
-    """The last part of the name of every layer the method adapts, once each: what a target may be."""
-    return sorted({name.rpartition(".")[2] for name, layer in modules.layers.items() if layer in ADAPTS[method]})
+def _suffixes(modules: Modules, method: Method, kept: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The last part of the name of every layer the method may adapt, once each: what a target may be."""
+    return sorted(
+        {
+            name.rpartition(".")[2]
+            for name, layer in modules.layers.items()
+            if layer in ADAPTS[method] and not kept.intersection(name.split("."))
+        }
+    )
 
 
 def _example(modules: Modules, method: Method) -> str:
