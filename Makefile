@@ -80,6 +80,7 @@ reference:
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --check-cpu
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --sample
 	$(REFERENCE_VENV)/bin/python tools/finetune_reference.py
+	$(REFERENCE_VENV)/bin/python tools/parameterless_modules.py
 
 clean:
 	rm -rf site .cache/atlas $(VENV) $(REFERENCE_VENV) *.egg-info

@@ -185,7 +185,9 @@ EXPECTED = {
     ("modernbert-base", "149M"): ("rounding", (149_014_272,), (149_014_272,)),
     ("modernbert-large", "395M"): ("rounding", (394_781_696,), (394_781_696,)),
     ("roberta-base", "125M"): ("rounding", (124_645_632,), (124_645_632,)),
+    ("roberta-base", "0.3M"): ("rounding", (294_912,), (294_912,)),  # LoRA r = 8 on query and value: 24 × 8 × 1,536
     ("roberta-large", "355M"): ("rounding", (355_359_744,), (355_359_744,)),
+    ("roberta-large", "0.8M"): ("rounding", (786_432,), (786_432,)),  # 48 × 8 × 2,048
     ("tinybert-general-4l-312d", "14.5M"): ("with the pre-training heads", (14_350_248,), (14_479_676,)),
     ("transformer-base", "65M"): ("not within rounding", (63_136_768,), (None,)),
     ("transformer-big", "213M"): ("not within rounding", (214_353_920,), (None,)),

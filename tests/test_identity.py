@@ -55,6 +55,7 @@ def test_a_family_holds_only_its_declaration_and_its_copies_share_the_built_arch
         "step_rules",  # declared, like the build rules: configs transformers builds but cannot train
         "inexact_steps",  # declared, like the step rules: steps no one polynomial in b and s says
         "ground_truth",  # declared: what the reference tools build and run, never a count
+        "peft",  # declared: the modules peft adapts by default, from peft's own table
     ]  # no cache: an architecture is cached by the builder, the head and the switches
     card = card_by_id("roberta-base")
     twin = dataclasses.replace(card.family)

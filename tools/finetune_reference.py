@@ -7,7 +7,7 @@ Run with the ``reference`` extra installed (torch, transformers, peft), normally
 * ``full``: every parameter the class builds trainable; ``head``: every parameter outside
   ``base_model_prefix`` (a head weight tied to an embedding is named once, under the embedding,
   so it stays frozen); ``bitfit``: the base model's parameters whose name ends in ``bias``
-  (DeBERTa's ``q_bias`` and ``v_bias`` too), and the head. These three set ``requires_grad`` here.
+  (a relative attention's ``q_bias`` and ``v_bias`` too), and the head. These three set ``requires_grad`` here.
   A base class has no head: ``head`` records an error.
 * ``lora`` with peft's default targets and r = 8, and two random ones; ``ia3`` with peft's defaults
   and one random; ``prompt-tuning`` with 20 virtual tokens and a random number. These ask
@@ -32,22 +32,21 @@ What peft 0.21 does, as these files show:
   the pooler's ``dense`` too, and ``output.dense`` both attention and feed-forward outputs.
 * IA³ adapts ``Linear``, ``Conv2d`` and transformers' ``Conv1D`` only: never ``Embedding``.
 * ``SEQ_CLS`` wraps in ``modules_to_save`` every module whose name ends in ``classifier`` or
-  ``score``, as a plain string: DistilBERT's ``pre_classifier`` too. The copy trains and the
+  ``score``, as a plain string: a ``pre_classifier`` too. The copy trains and the
   original stays, so ``get_nb_trainable_parameters()``'s total counts the classifier twice: it
   is the model's total plus the trainable count, for every method. A target inside a saved
   module is skipped; if nothing else matches, peft raises ``NoMatchingPeftModuleError``.
 * Prompt tuning's ``token_dim`` is the config's ``hidden_size``. Where the word embeddings have
-  another width (ALBERT, MobileBERT, ELECTRA's small models and generators; DeBERTa, DeBERTa-v2
-  and RoFormer given an ``embedding_size``) the count is n × hidden_size, and the forward fails:
+  another width (a factorized embedding, a bottleneck, or an ``embedding_size`` given) the count
+  is n × hidden_size, and the forward fails:
   the prompts cannot be joined to the embeddings. ``token_dim`` and ``embedding_dim``
-  record both widths. Its total counts the prompt table too. DistilBERT's config has ``dim``, not
-  ``hidden_size``, in ``to_dict()``: peft refuses it ("Please specify `token_dim`").
+  record both widths. Its total counts the prompt table too. A config whose ``to_dict()`` has
+  ``dim`` instead of ``hidden_size`` is refused ("Please specify `token_dim`").
 * A masked-LM or pre-training head has no prompt-tuning task type that trains: ``CAUSAL_LM``
   is refused (no ``prepare_inputs_for_generation``), and ``FEATURE_EXTRACTION`` or ``TOKEN_CLS``
   pass labels of s positions beside logits of s + n, so the loss fails.
-* peft has default LoRA targets only for bert, roberta, xlm-roberta, electra, deberta,
-  deberta-v2 and layoutlm, and IA³ defaults only for bert, roberta, deberta and deberta-v2:
-  any other family records peft's ``ValueError``.
+* peft has default targets for a few model types only (its ``constants.py``; each family's
+  ``peft`` declaration copies them). Any other family records peft's ``ValueError``.
 
 Output: ``tests/reference/fine-tuning/<id>.json`` for every catalog card of a family transformers
 implements, and ``tests/reference/sample/fine-tuning.json`` for up to three accepted configs per

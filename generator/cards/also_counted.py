@@ -1,6 +1,6 @@
 """The other classes and configs a card's published figures may count (``also_counted``).
 
-A figure printed for BERT-Base may count BertForPreTraining, or the model with another
+A figure printed for a base model may count its pre-training class, or the model with another
 vocabulary. A card lists such readings here, each with a label, a head, config changes and why.
 """
 
