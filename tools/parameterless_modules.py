@@ -34,7 +34,11 @@ def leaves(family: str, head: str, config: dict) -> set[str]:
     model = model_of(head, build_config(family, config))
     found = set()
     for name, module in model.named_modules():
-        if name and not any(True for _ in module.children()) and not any(True for _ in module.parameters(recurse=False)):
+        if (
+            name
+            and not any(True for _ in module.children())
+            and not any(True for _ in module.parameters(recurse=False))
+        ):
             found.add(re.sub(r"(^|\.)\d+(?=\.|$)", r"\1{i}", name))
     return found
 
