@@ -147,7 +147,7 @@ def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_outp
 def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_output: bool) -> int:
     """``count --method``: what the method trains and adds, and what the parameters hold in memory."""
     from generator.counting.inventory import count_parameters
-    from generator.counting.methods import TuningError, groups, tune
+    from generator.counting.methods import TuningError, groups, prompt_misfit, tune
 
     if tuning.adapts and card.family.ground_truth is None:
         why = "peft wraps transformers classes, and no transformers class builds this model"
@@ -181,6 +181,10 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
             print(f"  {group.target}: {copies} × {group.each:,} = {group.added:,} ({_shape(group)}: {names})")
     if tuned.saved:
         print(f"trained whole, as a copy beside the frozen original: {', '.join(tuned.saved)}")
+    misfit = prompt_misfit(tuned)
+    if misfit is not None:
+        prompt, width = misfit
+        print(f"warning: the prompt is {prompt:,} wide (hidden_size), the token vectors {width:,}: a first step fails")
     print("parameters in training with Adam (weights; gradients and two moments for what trains):")
     for name, size in record["parameter_memory"].items():
         print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")

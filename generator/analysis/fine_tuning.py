@@ -15,7 +15,17 @@ from functools import cached_property
 from generator.cards.card import Card
 from generator.counting.architecture import Head, Layer
 from generator.counting.inventory import Inventory, count_parameters
-from generator.counting.methods import Group, Method, Tuned, Tuning, TuningError, groups, modules_of, tune
+from generator.counting.methods import (
+    Group,
+    Method,
+    Tuned,
+    Tuning,
+    TuningError,
+    groups,
+    modules_of,
+    prompt_misfit,
+    tune,
+)
 from generator.counting.step_totals import parameter_memory
 
 # The methods in the order a page lists them, each with the settings it is shown at.
@@ -43,6 +53,11 @@ class Row:
     @property
     def id(self) -> str:
         return f"fine-tuning-{self.tuning.method.value}"
+
+    @property
+    def misfit(self) -> tuple[int, int] | None:
+        """A prompt as wide as hidden_size beside token vectors of another width (``methods.prompt_misfit``)."""
+        return prompt_misfit(self.tuned) if self.tuned is not None else None
 
     @property
     def memory(self) -> dict[str, int]:
@@ -92,6 +107,35 @@ class FineTuning:
     @cached_property
     def lora_groups(self) -> tuple[Group, ...]:
         return tuple(groups(self.lora.tuned)) if self.lora.tuned is not None else ()
+
+    @cached_property
+    def shared(self) -> int | None:
+        """How many layer steps apply each stored layer, where the adapted layers are shared (else None)."""
+        lora = self.lora.tuned
+        for block in self.inventory.architecture.blocks:
+            if (
+                block.applied is not None
+                and lora is not None
+                and any(name.startswith(block.prefix.split("{")[0]) for name in lora.adapted)
+            ):
+                return self.inventory.values[block.applied]
+        return None
+
+    @cached_property
+    def saved_layers(self) -> tuple[tuple[str, int, int, bool, int], ...]:
+        """Each Linear of the modules LoRA's classifier trains whole: its name, in, out, whether it has a bias,
+        and its count."""
+        lora = self.lora.tuned
+        if lora is None:
+            return ()
+        modules = modules_of(self.inventory)
+        found = []
+        for name, layer in modules.layers.items():
+            if layer is Layer.LINEAR and any(name == s or name.startswith(f"{s}.") for s in lora.saved):
+                out, n_in = modules.shape_of(name)
+                bias = modules.tensors.get(f"{name}.bias")
+                found.append((name, n_in, out, bias is not None, out * n_in + (bias.count if bias is not None else 0)))
+        return tuple(found)
 
     @cached_property
     def matches(self) -> tuple[Matched, ...]:

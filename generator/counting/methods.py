@@ -367,6 +367,22 @@ def _ia3(modules: Modules, name: str, feedforward: tuple[str, ...]) -> Added:
     return Added(f"{name}.ia3_l.{ADAPTER}", (1, n_in) if scales_input else (out, 1), name)
 
 
+def table_width(inventory: Inventory) -> int | None:
+    """The width of the token table's vectors, which a prompt's vectors join (None without one)."""
+    table = next((t for t in inventory.tensors if t.module.key.startswith("token-embeddings")), None)
+    return table.shape[1] if table is not None else None
+
+
+def prompt_misfit(tuned: Tuned) -> tuple[int, int] | None:
+    """(the prompt's width, the token vectors' width) where they differ: peft builds such a prompt, but
+    its first step fails, since the two cannot be joined. None where they fit."""
+    prompt = next((a for a in tuned.added if a.module == ""), None)
+    width = table_width(tuned.inventory)
+    if prompt is None or width is None or prompt.shape[1] == width:
+        return None
+    return prompt.shape[1], width
+
+
 def _token_width(inventory: Inventory) -> int:
     """The width of a prompt's vectors: peft reads the config's hidden_size (or n_embd, d_model)."""
     config = inventory.card.config
