@@ -79,6 +79,8 @@ reference:
 	$(REFERENCE_VENV)/bin/python tools/config_sample.py
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --check-cpu
 	$(REFERENCE_VENV)/bin/python tools/compute_reference.py --sample
+	nice $(REFERENCE_VENV)/bin/python tools/finetune_compute_reference.py
+	nice $(REFERENCE_VENV)/bin/python tools/finetune_compute_reference.py --explain
 
 clean:
 	rm -rf site .cache/atlas $(VENV) $(REFERENCE_VENV) *.egg-info
