@@ -93,8 +93,8 @@ class Variant:
     settings: dict[str, Any] = field(default_factory=dict)
 
 
-def variants(family: str) -> list[Variant]:
-    """The variants every card runs: full, head, BitFit, LoRA twice, IA³, prompt tuning."""
+def variants(family: str, head: str = "sequence-classification") -> list[Variant]:
+    """The variants a card runs: full, head, BitFit, LoRA twice, IA³, and prompt tuning on a classifier."""
     lora = LORA_TARGETS.get(family)
     ia3, ia3_ff = IA3_TARGETS.get(family, (None, None))
     dense = DENSE_TARGETS.get(family, ["dense"])
@@ -106,7 +106,7 @@ def variants(family: str) -> list[Variant]:
         Variant("lora-r4-dense", "lora", 4, tuple(dense)),
         Variant("ia3", "ia3", targets=tuple(ia3) if ia3 else None, feed_forward=tuple(ia3_ff) if ia3_ff else None),
         Variant("prompt-tuning-n20", "prompt-tuning", settings={"num_virtual_tokens": VIRTUAL_TOKENS}),
-    ]
+    ][: None if task_type(head) else -1]
 
 
 def task_type(head: str) -> TaskType | None:
@@ -141,13 +141,27 @@ def apply(model: torch.nn.Module, variant: Variant, head: str, device: str = "me
     else:
         if task is None:
             raise ValueError("prompt tuning needs a task type: peft prepends no prompt without one")
-        config = PromptTuningConfig(task_type=task, num_virtual_tokens=VIRTUAL_TOKENS)
+        config = PromptTuningConfig(task_type=task, num_virtual_tokens=VIRTUAL_TOKENS, **prompt_sizes(model))
     with torch.device(device):
         wrapped = get_peft_model(model, config)
     for name, ids in getattr(wrapped, "prompt_tokens", {}).items():
         # peft's constant prompt ids: a model tensor, as a buffer would be, so that measure() leaves it out.
         wrapped.prompt_encoder[name].register_buffer("prompt_ids", ids, persistent=False)
     return wrapped
+
+
+def prompt_sizes(model: torch.nn.Module) -> dict[str, int]:
+    """The sizes peft reads from the config by names some families lack (DistilBERT's ``dim``).
+
+    The prompt's width is the token embeddings': peft's default, ``hidden_size``, fails where they are
+    narrower (ALBERT, ELECTRA-small: a cat of 768- and 128-wide rows). The other two serve prefix tuning only."""
+    config = model.config
+    width = model.get_input_embeddings().embedding_dim
+    return {
+        "token_dim": width,
+        "num_attention_heads": config.num_attention_heads,
+        "num_layers": config.num_hidden_layers,
+    }
 
 
 def trainable_of(model: torch.nn.Module) -> tuple[int, int]:
@@ -196,7 +210,7 @@ def card_reference(card: dict[str, Any], head: str) -> dict[str, Any]:
     if device != "meta":
         raise SystemExit(f"{card['id']}: {head} runs on a CPU in compute_reference; not covered here")
     described, rows = [], []
-    for variant in variants(family):
+    for variant in variants(family, head):
         model = apply(model_of(head, cfg), variant, head)
         half = apply(model_of(head, cfg), variant, head).to(torch.bfloat16)
         model.train(), half.train()
@@ -206,6 +220,7 @@ def card_reference(card: dict[str, Any], head: str) -> dict[str, Any]:
             | {k: v for k, v in (("rank", variant.rank), ("targets", variant.targets)) if v is not None}
             | ({"feed_forward": variant.feed_forward} if variant.feed_forward else {})
             | variant.settings
+            | ({"token_dim": model.peft_config["default"].token_dim} if variant.method == "prompt-tuning" else {})
             | adapted(model)
         )
         for b, s in variant_points(family, cfg, variant):
@@ -332,10 +347,16 @@ def explain_variant(card: dict[str, Any], variant: Variant, b: int, s: int) -> t
     # The listing, measure() on the meta device and measure() on real CPU tensors give the same figures.
     cpu_model = apply(AUTO_CLASSES[head].from_config(cfg), variant, head, "cpu").train()
     agree = here == measure(model, family, head, b, s, "meta") == measure(cpu_model, family, head, b, s, "cpu")
+    # bf16 as the cards measure it (the peft model cast whole), and peft applied to a bf16 model instead,
+    # which keeps the adapters in fp32 (get_peft_model's autocast_adapter_dtype) and so casts their inputs.
+    cast = apply(model_of(head, cfg), variant, head).to(torch.bfloat16).train()
+    on_bf16 = apply(model_of(head, cfg).to(torch.bfloat16), variant, head).train()
     summary = {
         "variant": variant.name,
         "meta_and_cpu_agree": agree,
         **here,
+        "bf16": measure(cast, family, head, b, s, "meta", flops=False)["activations"],
+        "bf16_adapters_fp32": measure(on_bf16, family, head, b, s, "meta", flops=False)["activations"],
         "storages": sizes,
     }
     return rows, summary
@@ -410,7 +431,7 @@ def write_explain(out: Path) -> None:
 
 def print_point(card: dict[str, Any], head: str, b: int, s: int) -> None:
     family, cfg = built(card, head)
-    for variant in variants(family):
+    for variant in variants(family, head):
         model = apply(model_of(head, cfg), variant, head).train()
         fp32 = measure(model, family, head, b, s, "meta")
         half = apply(model_of(head, cfg), variant, head).to(torch.bfloat16).train()
