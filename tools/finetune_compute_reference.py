@@ -24,8 +24,9 @@ A card here is a catalog card run with another head where the catalog has none (
 the head named beside it). Prompt tuning runs on s + n positions, so its points take s ≤ P − n:
 the six with s ≤ 3 as for full fine-tuning, and P − n (a family's extra lengths, minus n).
 
-Output: ``tests/reference/fine-tuning-compute/<id>.json``. ``--explain`` writes, for a tiny BERT
-and a tiny DeBERTa classifier, every autograd node of each method's step, with what it saved and its backward FLOPs:
+Output: ``tests/reference/fine-tuning-compute/<id>.json``. ``--explain`` writes, for two tiny
+classifiers (the second with relative positions), every autograd node of each method's step,
+with what it saved and its backward FLOPs:
 the evidence the rules of ``docs/fine-tuning-step.md`` cite (``explain-tiny-*.json``).
 ``--at B S`` prints the figures of one point for each variant of each card, and writes nothing.
 """
@@ -44,6 +45,7 @@ from typing import Any
 import peft
 import torch
 import transformers
+import yaml
 from compute_reference import batch_inputs, device_of, load, measure, points, storage_key
 from peft import IA3Config, LoraConfig, PromptTuningConfig, TaskType, get_peft_model
 from peft.tuners.tuners_utils import BaseTunerLayer
@@ -57,28 +59,13 @@ OUT = ROOT / "tests" / "reference" / "fine-tuning-compute"
 VIRTUAL_TOKENS = 20
 ENGINE = "torch::autograd::"  # the prefix of the autograd engine's own nodes (AccumulateGrad)
 
-# Targets where peft 0.21 has no default for the family (its TRANSFORMERS_MODELS_TO_*_MAPPING):
-# the same roles as BERT's, by this family's module names.
-LORA_TARGETS = {"albert": ["query", "value"], "distilbert": ["q_lin", "v_lin"]}
-IA3_TARGETS = {  # (target modules, the feed-forward ones among them, whose input IA³ scales)
-    "albert": (["key", "value", "ffn_output"], ["ffn_output"]),
-    "distilbert": (["k_lin", "v_lin", "lin2"], ["lin2"]),
-    "electra": (["key", "value", "output.dense"], ["output.dense"]),
-}
-# "dense" names no module of DistilBERT: its attention output and feed-forward layers stand in.
-DENSE_TARGETS = {"distilbert": ["out_lin", "lin1", "lin2"]}
-
-# (card file, head): catalog cards with a classifier head where their own is the bare encoder.
-CARDS = [
-    ("models/bert-base-uncased.yaml", "sequence-classification"),
-    ("models/roberta-base.yaml", "sequence-classification"),
-    ("models/albert-base-v2.yaml", "sequence-classification"),
-    ("models/distilbert-base-uncased.yaml", "sequence-classification"),
-    ("models/deberta-v3-base.yaml", "sequence-classification"),
-    ("models/electra-small-discriminator.yaml", "sequence-classification"),
-    ("models/electra-small-discriminator.yaml", "pretraining"),
-    ("models/bert-base-uncased-pretraining.yaml", "pretraining"),
-]
+# What to measure, from content/choices.yaml (``step-under-methods``): the cards, with the head each
+# runs, and the targets given where peft 0.21 has no default for a family.
+CHOICES = yaml.safe_load((ROOT / "content" / "choices.yaml").read_text(encoding="utf-8"))["step-under-methods"]
+LORA_TARGETS: dict[str, list[str]] = CHOICES["lora-targets"]
+IA3_TARGETS: dict[str, tuple[list[str], list[str]]] = {f: (t, ff) for f, (t, ff) in CHOICES["ia3-targets"].items()}
+DENSE_TARGETS: dict[str, list[str]] = CHOICES["dense-targets"]
+CARDS = [(f"models/{card}.yaml", head) for card, head in CHOICES["cards"]]
 
 
 @dataclass(frozen=True)
@@ -151,10 +138,10 @@ def apply(model: torch.nn.Module, variant: Variant, head: str, device: str = "me
 
 
 def prompt_sizes(model: torch.nn.Module) -> dict[str, int]:
-    """The sizes peft reads from the config by names some families lack (DistilBERT's ``dim``).
+    """The sizes peft reads from the config by names some families lack (a config with ``dim``).
 
     The prompt's width is the token embeddings': peft's default, ``hidden_size``, fails where they are
-    narrower (ALBERT, ELECTRA-small: a cat of 768- and 128-wide rows). The other two serve prefix tuning only."""
+    narrower (a factorized embedding: a cat of 768- and 128-wide rows). The other two serve prefix tuning only."""
     config = model.config
     width = model.get_input_embeddings().embedding_dim
     return {
@@ -248,25 +235,20 @@ def file_id(card: dict[str, Any], head: str) -> str:
 
 
 # Classifiers small enough to read node by node, their sizes all distinct: b·s = 10 rows, H = 16,
-# I = 40, A = 2 heads of 8, 3 labels, 2 layers. The DeBERTa one has relative positions, whose
+# I = 40, A = 2 heads of 8, 3 labels, 2 layers. The second has relative positions, whose
 # projections read no token: a branch that needs a gradient only where its own weights adapt.
 _TINY_SIZES = {"vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 2, "num_attention_heads": 2}
+# The tiny classifiers, one per family named in the choices; the second has relative positions.
+_TINY_CONFIGS = [
+    _TINY_SIZES | {"intermediate_size": 40, "max_position_embeddings": 32, "num_labels": 3},
+    _TINY_SIZES
+    | {"intermediate_size": 40, "max_position_embeddings": 32, "num_labels": 3, "relative_attention": True}
+    | {"position_buckets": 4, "share_att_key": True, "pos_att_type": "p2c|c2p", "position_biased_input": False}
+    | {"norm_rel_ebd": "layer_norm", "type_vocab_size": 0},
+]
 TINY = [
-    {
-        "id": "tiny-bert",
-        "family": "bert",
-        "head": "sequence-classification",
-        "config": _TINY_SIZES | {"intermediate_size": 40, "max_position_embeddings": 32, "num_labels": 3},
-    },
-    {
-        "id": "tiny-deberta-v2",
-        "family": "deberta-v2",
-        "head": "sequence-classification",
-        "config": _TINY_SIZES
-        | {"intermediate_size": 40, "max_position_embeddings": 32, "num_labels": 3, "relative_attention": True}
-        | {"position_buckets": 4, "share_att_key": True, "pos_att_type": "p2c|c2p", "position_biased_input": False}
-        | {"norm_rel_ebd": "layer_norm", "type_vocab_size": 0},
-    },
+    {"id": f"tiny-{family}", "family": family, "head": "sequence-classification", "config": config}
+    for family, config in zip(CHOICES["tiny"], _TINY_CONFIGS, strict=True)
 ]
 TINY_POINT = (2, 5)
 
@@ -445,7 +427,7 @@ def print_point(card: dict[str, Any], head: str, b: int, s: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--explain", action="store_true", help="write the tiny BERT's nodes instead")
+    parser.add_argument("--explain", action="store_true", help="write the tiny classifiers' nodes instead")
     parser.add_argument("--at", nargs=2, type=int, metavar=("B", "S"), help="print one point and write nothing")
     parser.add_argument("cards", nargs="*", help="only these card ids (default: all)")
     args = parser.parse_args(argv)
