@@ -33,7 +33,7 @@ from generator.counting.expr import poly_expr, to_text
 from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
 from generator.site import content
-from generator.site.diagram import Diagram, Group, Row, diagram_svg, diagram_words, in_run_order
+from generator.site.diagram import Diagram, Group, Row, diagram_words, figure_svg, in_run_order
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
@@ -84,7 +84,7 @@ class FamilyView:
     def figure(self) -> Markup:
         """The base model's figure in symbols, drawn where the page asks for it (the index does not)."""
         words = diagram_words(content.load("site", self.family.language or LANGUAGE))
-        return Markup(diagram_svg(family_diagram(self.family), words))
+        return Markup(figure_svg(family_diagram(self.family), words))
 
     @property
     def variants(self) -> tuple[VariantView, ...]:
@@ -96,7 +96,7 @@ class FamilyView:
                 listed[v.switch],
                 v.on,
                 v.ident,
-                Markup(diagram_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
+                Markup(figure_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
                 v.also,
                 v.added,
                 v.dropped,
