@@ -7,6 +7,7 @@ figure with its own style, its title and the page's address, and nothing outside
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from html import escape, unescape
@@ -24,7 +25,7 @@ from generator.cards.problems import InputError
 from generator.counting.architecture import Architecture, Block, Head, Kind
 from generator.counting.derivation import block_form
 from generator.counting.expr import to_text
-from generator.counting.families import FAMILIES, families
+from generator.counting.families import FAMILIES, families, family_in
 from generator.site import content
 from generator.site.diagram import WIDE, Diagram, diagram_of, diagram_svg, in_run_order
 from generator.site.pages import families as families_page
@@ -163,6 +164,18 @@ def test_bert_base_shows_its_widths_heads_and_the_share_of_all_twelve_layers() -
     assert sum(row.count * layer.copies for row in steps) == layer.subtotal
 
 
+def test_both_editions_draw_the_same_widths_and_heads_for_every_catalog_card() -> None:
+    """The widths come from the shapes and the modules, never from a worded role: the same in Chinese."""
+    for card in CATALOG:
+        english = diagram_of(model_of(card))
+        chinese = diagram_of(
+            model_of(dataclasses.replace(card, family=family_in(card.family.name, "zh"), language="zh"))
+        )
+        drawn = [[(r.anchor, r.widths, r.table, r.heads) for g in d.groups for r in g.rows] for d in (english, chinese)]
+        assert drawn[0] == drawn[1], card.id
+    assert any(r.table for g in english.groups for r in g.rows)
+
+
 def test_the_wide_layout_sets_each_rows_widths_in_one_column() -> None:
     _, diagram = figure_of("bert-base-uncased")
     svg = diagram_svg(diagram, content.load("site").section("diagram"), width=WIDE)
@@ -287,4 +300,12 @@ def test_mobilebert_family_figure_shows_its_bottlenecks_and_stacked_networks() -
     labels = {row.label: row.formula for row in layer.rows}
     assert labels["bottleneck in (H to B)"] == "B × H + B"
     assert labels["extra feed-forward network"] == "(F − 1)(I × B + I + B × I + B + B + B)"
+    # Each weight's widths in symbols, as the model pages give them in numbers: in → out, a table's rows × width.
+    widths = {row.label: (row.formula_widths, row.table) for row in layer.rows}
+    assert widths["bottleneck in (H to B)"] == (("H", "B"), False)
+    assert widths["feed-forward in"] == (("B", "I"), False)
+    assert widths["attention NoNorm"] == ((), False)  # a vector: no widths
+    albert = families_page.family_diagram(families("en")["albert"])
+    tables = {row.label: (row.formula_widths, row.table) for g in albert.groups for row in g.rows}
+    assert tables["token embeddings"] == (("V", "E"), True) and tables["E to H projection"] == (("E", "H"), False)
     assert layer.copies_formula == "L"

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from generator.counting.architecture import Block, Kind
+from generator.counting.architecture import Block, Kind, Module, Param
 from generator.counting.derivation import BlockDerivation, Line
+from generator.counting.expr import poly_expr, to_text
 from generator.counting.inventory import Tensor
 from generator.site.runs import LineRun, line_runs
 from generator.site.views import Model
@@ -38,6 +39,7 @@ class Row:
     # (a run of linears: each width the signal passes, 768 → 3,072 → 768).
     widths: tuple[int, ...] = ()
     table: bool = False  # ``widths`` are an embedding table's rows × width, not in → out
+    formula_widths: tuple[str, ...] = ()  # a family's figure: the widths in the config's symbols (V, H)
     heads: tuple[int, int] | None = None  # an attention's heads and each head's size
     # A comparison's figure: the step holds a tensor the other model lacks, or one it shapes differently.
     lacked: bool = False
@@ -138,48 +140,74 @@ def marked(
     return replace(diagram, groups=tuple(mark(g) for g in diagram.groups), against=against)
 
 
-def _weight(line: Line, tensors: Mapping[str, Tensor]) -> Tensor | None:
-    """A step's two-dimensional weight or table, the first its module registers (a stack's first copy's)."""
-    found = (tensors.get(name) for name in line.names)
-    return next((t for t in found if t is not None and len(t.shape) == 2 and t.role in ("weight", "table")), None)
+def symbolic_widths(module: Module, order: tuple[str, ...]) -> tuple[str, ...]:
+    """A module's weight's widths in the config's symbols, in the order a figure draws them: V × H, H → I."""
+    param = _param(module)
+    if param is None:
+        return ()
+    widths = tuple(to_text(poly_expr(dim, order)) for dim in param.shape)
+    return widths if not module.products else widths[::-1]
 
 
-def _widths(lines: tuple[Line, ...], tensors: Mapping[str, Tensor]) -> tuple[tuple[int, ...], bool]:
+def is_table(module: Module) -> bool:
+    """Whether a module's weight is a table it looks rows up in (nn.Embedding: no product), not a linear's."""
+    return _param(module) is not None and not module.products
+
+
+def _param(module: Module) -> Param | None:
+    """A module's two-dimensional weight: a table's or a linear layer's."""
+    return next((p for p in module.params if isinstance(p, Param) and p.name == "weight" and len(p.shape) == 2), None)
+
+
+def _weight(line: Line, module: Module, tensors: Mapping[str, Tensor]) -> tuple[tuple[int, ...], bool] | None:
+    """A step's two-dimensional weight, its module's first (a stack's first copy's), as the tensor table
+    shapes it; and whether it is a table that is looked up (nn.Embedding, no product) or a linear's."""
+    if _param(module) is None:
+        return None
+    found = (tensors.get(name) for name in line.names if name.rsplit(".", 1)[-1] == "weight")
+    tensor = next((t for t in found if t is not None and len(t.shape) == 2), None)
+    return None if tensor is None else (tensor.shape, not module.products)
+
+
+def _widths(steps: tuple[tuple[Line, Module], ...], tensors: Mapping[str, Tensor]) -> tuple[tuple[int, ...], bool]:
     """The widths of one step (or a run of linears that chain): rows × width, or in → out → …; none else."""
     chain: list[int] = []
-    for line in lines:
-        weight = _weight(line, tensors)
+    for line, module in steps:
+        weight = _weight(line, module, tensors)
         if weight is None:
             return (), False
-        if weight.role == "table":
-            return (weight.shape if len(lines) == 1 else ()), True
-        out, inputs = weight.shape
+        shape, table = weight
+        if table:
+            return (shape if len(steps) == 1 else ()), True
+        out, inputs = shape
         if chain and chain[-1] != inputs:
             return (), False
         chain.extend((inputs, out) if not chain else (out,))
     return tuple(chain), False
 
 
-def _run_row(block: BlockDerivation, run: LineRun, tensors: Mapping[str, Tensor]) -> Row:
+def _run_row(run: LineRun, modules: Mapping[int, Module], tensors: Mapping[str, Tensor]) -> Row:
     """A run's heading: its steps' count, the attention's heads or the feed-forward's widths."""
     split = next((line.split for line in run.lines if line.split is not None), None)
     heads = (split.heads, split.head_size) if split is not None else None
-    widths = () if heads is not None else _widths(run.lines, tensors)[0]
+    steps = tuple((line, modules[id(line)]) for line in run.lines)
+    widths = () if heads is not None else _widths(steps, tensors)[0]
     assert run.anchor is not None
     return Row(run.anchor, run.title, sum(line.value for line in run.lines), 1, run=True, widths=widths, heads=heads)
 
 
 def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[str, Tensor]) -> Group:
     values = model.inventory.values
+    modules = {id(line): module for line, module in zip(block.lines, block.block.modules, strict=True)}
     rows: list[Row] = []
     for run in line_runs(model, block):
         if run.anchor is not None:
-            rows.append(_run_row(block, run, tensors))
+            rows.append(_run_row(run, modules, tensors))
         for line in run.lines:
             tied = tuple(target for _, target in line.tied)
             depth = 2 if run.anchor is not None else 1
             anchor = step_anchor(block.block.key, line.key)
-            widths, table = _widths((line,), tensors)
+            widths, table = _widths(((line, modules[id(line)]),), tensors)
             # A step alone with its heads (a fused projection) carries them; in a run, its heading does.
             heads = (line.split.heads, line.split.head_size) if line.split and run.anchor is None else None
             rows.append(

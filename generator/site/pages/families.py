@@ -34,6 +34,7 @@ from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
 from generator.site import content
 from generator.site.diagram import Diagram, Group, Row, diagram_words, figure_svg, in_run_order
+from generator.site.diagram_model import is_table, symbolic_widths
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
@@ -206,6 +207,8 @@ def family_diagram(family: Family, architecture: Architecture | None = None) -> 
                 1,
                 tied=tuple(param.tied_to for param in module.params if isinstance(param, Tie)),
                 formula=to_text(line.symbolic) if not line.formula.is_zero() else "",
+                formula_widths=symbolic_widths(module, order),
+                table=is_table(module),
             )
             for module, line in zip(block.modules, form.lines, strict=True)
         )
