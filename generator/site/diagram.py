@@ -266,8 +266,8 @@ def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
 def _shape(row: Row, words: Text) -> str:
     """A box's widths as the tensor table gives them (30,522 × 768, 768 → 3,072), and its heads."""
     sign = " × " if row.table else " → "
-    widths = row.formula_widths or tuple(formats.count(w) for w in row.widths)
-    found = [sign.join(widths)] if widths else []
+    widths = sign.join(row.formula_widths or tuple(formats.count(w) for w in row.widths))
+    found = [widths] if widths and widths != row.formula else []  # a family's table: V × E says it already
     if row.heads is not None:
         found.append(words("heads", heads=formats.count(row.heads[0]), size=formats.count(row.heads[1])))
     return words("separator").join(found)

@@ -96,12 +96,12 @@ def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) 
     page.goto(f"{edition_url}models/bert-base-uncased/index.html", wait_until="load")
     page.emulate_media(media="print")
     colours = page.evaluate(
-        """() => { const svg = document.querySelector('svg.diagram-narrow');  // on paper: the narrow one alone
+        """() => { const svg = document.querySelector('svg.diagram-wide');  // on paper: the wide one alone
             const shown = [...document.querySelectorAll('svg.diagram')].map(s => getComputedStyle(s).display);
             return {shown, text: [...new Set([...svg.querySelectorAll('text')].map(t => getComputedStyle(t).fill))],
                     boxes: [...new Set([...svg.querySelectorAll('.box, .frame')].map(r => getComputedStyle(r).fill))]}; }"""
     )
-    assert colours == {"shown": ["none", "block"], "text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}
+    assert colours == {"shown": ["block", "none"], "text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}
 
 
 # A family's figures with one switch set the other way, opened: MobileBERT's six, DeBERTa-v2's relative table.
