@@ -30,6 +30,8 @@ from generator.site import content
 from generator.site.diagram import WIDE, Diagram, diagram_of, diagram_svg, in_run_order
 from generator.site.pages import families as families_page
 from generator.site.render import Renderer, SiteOptions
+from generator.site.soft_space import SOFT_SPACE
+from generator.site.typography import tidy_spacing
 from generator.site.views import Model, model_of
 
 CATALOG = load_cards(MODELS)
@@ -226,11 +228,12 @@ def test_the_standalone_figure_is_self_contained_with_its_title_and_address(
     assert set(re.findall(r'(?:href|src)="([^"#]*)#', svg)) == {page_link}
     assert "url(" not in svg.replace("url(#diagram-arrow)", "") and "@import" not in svg
     words = content.load("site", language).section("diagram")
-    title = words("title", title=model.card.title, total="109,482,240")
+    title = tidy_spacing(words("title", title=model.card.title, total="109,482,240"), language)
     assert f'<title id="diagram-title">{title}</title>' in svg
     assert f'class="heading">{model.card.title}</text>' in svg
-    assert f'class="count">{words("heading-total", total="109,482,240")}</text>' in svg
+    assert f'class="count">{tidy_spacing(words("heading-total", total="109,482,240"), language)}</text>' in svg
     assert f'class="address">{address}</text>' in svg
+    assert SOFT_SPACE not in svg  # resolved as on the page: "11,683,584 个参数", never a private-use mark
     assert '<a href="architecture.svg" download' in page
 
 

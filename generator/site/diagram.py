@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
-from generator.site import formats
+from generator.site import formats, typography
 from generator.site.content import Text
 from generator.site.diagram_model import Diagram, Group, Row, diagram_of, in_run_order, marked, step_anchor
 from generator.site.page import SiteOptions
@@ -151,11 +151,11 @@ KEYS = (
 def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str) -> bytes:
     """The figure as a file of its own beside the page at ``url``, in its wide layout, for a slide: its
     links lead to the page, at its address where the build knows the site's, else beside the file; the
-    address printed is the page's."""
-    if options.base_url:
-        where = options.absolute(url)
-        return diagram_svg(diagram, words, href=where, address=where, width=WIDE).encode()
-    return diagram_svg(diagram, words, href="index.html", address=options.prefix + url, width=WIDE).encode()
+    address printed is the page's. Its spaces are tidied as a page's are (a soft space resolved)."""
+    where = options.absolute(url) if options.base_url else None
+    href, address = (where, where) if where else ("index.html", options.prefix + url)
+    svg = diagram_svg(diagram, words, href=href, address=address, width=WIDE)
+    return typography.tidy_spacing(svg, options.language).encode()
 
 
 def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
