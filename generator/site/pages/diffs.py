@@ -74,7 +74,7 @@ def _steps(tensors: Iterable[Tensor]) -> frozenset[str]:
 
 
 def _copies(tensors: Iterable[Tensor]) -> dict[str, int]:
-    """Each step of these tensors, and in how many copies of its block they lie (BERT's layers 1 to 11: 11)."""
+    """Each step of these tensors, and in how many copies of its block they lie: some, or all of them."""
     found: dict[str, set[tuple[int, ...]]] = {}
     for t in tensors:
         found.setdefault(step_anchor(t.block.key, t.module.key), set()).add(t.index)
