@@ -7,6 +7,7 @@ figure with its own style, its title and the page's address, and nothing outside
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from html import escape, unescape
@@ -24,11 +25,13 @@ from generator.cards.problems import InputError
 from generator.counting.architecture import Architecture, Block, Head, Kind
 from generator.counting.derivation import block_form
 from generator.counting.expr import to_text
-from generator.counting.families import FAMILIES, families
+from generator.counting.families import FAMILIES, families, family_in
 from generator.site import content
-from generator.site.diagram import Diagram, diagram_of, diagram_svg, in_run_order
+from generator.site.diagram import WIDE, Diagram, diagram_of, diagram_svg, in_run_order
 from generator.site.pages import families as families_page
 from generator.site.render import Renderer, SiteOptions
+from generator.site.soft_space import SOFT_SPACE
+from generator.site.typography import tidy_spacing
 from generator.site.views import Model, model_of
 
 CATALOG = load_cards(MODELS)
@@ -74,14 +77,31 @@ def check_figure(model: Model, page: str) -> None:
                 assert row.count == sum(inside), (model.id, row.anchor)
     ids = set(re.findall(r' id="([^"]+)"', page))
     figure = page[page.index('<figure id="architecture"') : page.index("</figure>", page.index('id="architecture"'))]
-    links = LINK.findall(figure)
-    assert len(links) == sum(1 + len(g.rows) for g in diagram.groups), model.id
-    assert [anchor for anchor, *_ in links if anchor not in ids] == [], model.id
+    layouts = figure.split("</svg>")[:-1]
+    assert [re.search(r'class="diagram (diagram-\w+)"', svg)[1] for svg in layouts] == [
+        "diagram-wide",
+        "diagram-narrow",
+    ]
     shown = dict(ROW_COUNT.findall(page))
-    for anchor, kind, inside in links:
-        if kind == "step":  # a step's number is its derivation row's
-            (number,) = NUMBER.findall(inside)
-            assert number.split(" · ")[0] == shown[anchor], (model.id, anchor)
+    copies = {row.anchor: group.copies for group in diagram.groups if group.stacked for row in group.rows}
+    for svg in layouts:  # the same boxes and numbers in both
+        links = LINK.findall(svg)
+        assert len(links) == sum(1 + len(g.rows) for g in diagram.groups), model.id
+        assert [anchor for anchor, *_ in links if anchor not in ids] == [], model.id
+        for anchor, kind, inside in links:
+            if kind == "step":  # a step's number is its derivation row's, times its block's copies if stacked
+                (number,) = NUMBER.findall(inside)
+                assert one_copy(number, copies.get(anchor)) == shown[anchor], (model.id, anchor)
+
+
+def one_copy(number: str, copies: int | None) -> str:
+    """A box's count of one copy: "590,592 × 12 · 6.5%" in a block of 12 copies, else "590,592 · 0.5%"."""
+    count = number.split(" · ")[0]
+    if copies is None:
+        return count
+    one, times = count.split(" × ")
+    assert times == f"{copies:,}", number
+    return one
 
 
 @pytest.mark.slow  # renders every catalog card's page in both editions: some 20 s
@@ -124,12 +144,57 @@ def test_bert_base_draws_its_blocks_and_runs_with_the_derivations_numbers() -> N
     assert layer.repeat == (("L", 12),) and layer.applied is None
 
 
+def test_bert_base_shows_its_widths_heads_and_the_share_of_all_twelve_layers() -> None:
+    model, diagram = figure_of("bert-base-uncased")
+    v = model.inventory.values
+    rows = {row.anchor: row for group in diagram.groups for row in group.rows}
+    assert (rows["d-embeddings-token-embeddings"].widths, rows["d-embeddings-token-embeddings"].table) == (
+        (v["V"], v["H"]),
+        True,
+    )
+    assert rows["d-layer-feed-forward"].widths == (v["H"], v["I"], v["H"])
+    assert rows["d-layer-feed-forward-in"].widths == (v["H"], v["I"])
+    assert rows["d-layer-attention"].heads == (v["A"], v["H"] // v["A"])
+    assert rows["d-layer-attention-layernorm"].widths == ()  # a norm's vector: no widths drawn
+    svg = diagram_svg(diagram, content.load("site").section("diagram"))
+    assert ">30,522 × 768</text>" in svg and ">768 → 3,072 → 768</text>" in svg and ">12 heads of 64</text>" in svg
+    # Inside the layer, a box is one copy times the 12 copies, with the share of all twelve.
+    assert ">4,722,432 × 12 · 51.8%</text>" in svg
+    assert ">L = 12: 12 copies of 7,087,872 parameters</text>" in svg
+    layer = diagram.groups[1]
+    steps = [row for row in layer.rows if not row.run]
+    assert sum(row.count * layer.copies for row in steps) == layer.subtotal
+
+
+def test_both_editions_draw_the_same_widths_and_heads_for_every_catalog_card() -> None:
+    """The widths come from the shapes and the modules, never from a worded role: the same in Chinese."""
+    for card in CATALOG:
+        english = diagram_of(model_of(card))
+        chinese = diagram_of(
+            model_of(dataclasses.replace(card, family=family_in(card.family.name, "zh"), language="zh"))
+        )
+        drawn = [[(r.anchor, r.widths, r.table, r.heads) for g in d.groups for r in g.rows] for d in (english, chinese)]
+        assert drawn[0] == drawn[1], card.id
+    assert any(r.table for g in english.groups for r in g.rows)
+
+
+def test_the_wide_layout_sets_each_rows_widths_in_one_column() -> None:
+    _, diagram = figure_of("bert-base-uncased")
+    svg = diagram_svg(diagram, content.load("site").section("diagram"), width=WIDE)
+    assert svg.startswith('<svg class="diagram diagram-wide" viewBox="0 0 600 ')
+    columns = set(re.findall(r'<text x="([\d.]+)" y="[\d.]+" class="shape">', svg))
+    assert len(columns) == 1  # every box on one line, its widths aligned with the others'
+    assert 'class="shape">' in svg and svg.count('class="shape">') == 12
+
+
 def test_albert_draws_one_stored_layer_applied_l_times() -> None:
     _, diagram = figure_of("albert-base-v2")
     (layer,) = [g for g in diagram.groups if g.anchor == "d-layer"]
     assert (layer.copies, layer.applied, layer.repeat) == (1, ("L", 12), (("G", 1), ("K", 1)))
     svg = diagram_svg(diagram, content.load("site").section("diagram"))
     assert "Shared encoder layer × 12" in svg and "one stored copy, applied L = 12 times" in svg
+    assert ">30,000 × 128</text>" in svg and ">128 → 768</text>" in svg  # the factorized table and E to H
+    assert ">590,592 · 5.1%</text>" in svg  # one stored copy: no "× 1"
     assert "shared encoder layer (7,087,872, 60.7%)" in svg  # one stored copy: no "1 copies"
     assert [g.anchor for g in diagram.groups] == ["d-embeddings", "d-embedding-projection", "d-layer", "d-pooler"]
 
@@ -158,16 +223,17 @@ def test_the_standalone_figure_is_self_contained_with_its_title_and_address(
     page = files["models/bert-base-uncased/index.html"].decode()
     prefix = "" if language == "en" else "zh/"
     address = f"{base_url or ''}{prefix}models/bert-base-uncased/"
-    assert svg.startswith('<svg class="diagram"') and "<style>" in svg
+    assert svg.startswith('<svg class="diagram diagram-wide"') and "<style>" in svg  # a slide is wide
     page_link = address if base_url else "index.html"  # the page, at its address or beside the file
     assert set(re.findall(r'(?:href|src)="([^"#]*)#', svg)) == {page_link}
     assert "url(" not in svg.replace("url(#diagram-arrow)", "") and "@import" not in svg
     words = content.load("site", language).section("diagram")
-    title = words("title", title=model.card.title, total="109,482,240")
+    title = tidy_spacing(words("title", title=model.card.title, total="109,482,240"), language)
     assert f'<title id="diagram-title">{title}</title>' in svg
     assert f'class="heading">{model.card.title}</text>' in svg
-    assert f'class="count">{words("heading-total", total="109,482,240")}</text>' in svg
+    assert f'class="count">{tidy_spacing(words("heading-total", total="109,482,240"), language)}</text>' in svg
     assert f'class="address">{address}</text>' in svg
+    assert SOFT_SPACE not in svg  # resolved as on the page: "11,683,584 个参数", never a private-use mark
     assert '<a href="architecture.svg" download' in page
 
 
@@ -205,7 +271,7 @@ def test_every_familys_figures_are_in_symbols_and_link_their_page(language: str)
             html.index('<figure id="architecture"') : html.index("</figure>", html.index('id="architecture"'))
         ]
         links = re.findall(r'<a href="#([^"]+)" class="block">', figure)
-        assert links == [g.anchor for g in diagram.groups] and set(links) <= ids, name
+        assert links == 2 * [g.anchor for g in diagram.groups] and set(links) <= ids, name  # the wide, the narrow
         order = tuple(s.name for s in family.symbols)
         blocks = in_run_order(family.architecture(defaults(family), Head.BASE).blocks)
         assert [g.anchor for g in diagram.groups] == [f"tensors-{block.key}" for block in blocks], name
@@ -237,4 +303,12 @@ def test_mobilebert_family_figure_shows_its_bottlenecks_and_stacked_networks() -
     labels = {row.label: row.formula for row in layer.rows}
     assert labels["bottleneck in (H to B)"] == "B × H + B"
     assert labels["extra feed-forward network"] == "(F − 1)(I × B + I + B × I + B + B + B)"
+    # Each weight's widths in symbols, as the model pages give them in numbers: in → out, a table's rows × width.
+    widths = {row.label: (row.formula_widths, row.table) for row in layer.rows}
+    assert widths["bottleneck in (H to B)"] == (("H", "B"), False)
+    assert widths["feed-forward in"] == (("B", "I"), False)
+    assert widths["attention NoNorm"] == ((), False)  # a vector: no widths
+    albert = families_page.family_diagram(families("en")["albert"])
+    tables = {row.label: (row.formula_widths, row.table) for g in albert.groups for row in g.rows}
+    assert tables["token embeddings"] == (("V", "E"), True) and tables["E to H projection"] == (("E", "H"), False)
     assert layer.copies_formula == "L"

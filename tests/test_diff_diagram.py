@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_diagram import NUMBER, ROW_COUNT, sampled_cards
+from test_diagram import NUMBER, ROW_COUNT, one_copy, sampled_cards
 
 from conftest import MODELS
 from generator.cards.card import Card, load_cards
@@ -38,14 +38,14 @@ def anchors_of(tensors: list[Tensor]) -> set[str]:
     return {f"d-{t.block.key}-{t.module.key}" for t in tensors}
 
 
-def expected_marks(diff: Diff) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """For each side, the steps holding a tensor the page lists as only in it, and as reshaped."""
+def expected_marks(diff: Diff) -> tuple[dict[str, list[Tensor]], dict[str, set[str]]]:
+    """For each side, the tensors the page lists as only in it, and the steps of those it lists as reshaped."""
     only = {"a": [t for r in diff.removed for t in r.tensors_a], "b": [t for r in diff.added for t in r.tensors_b]}
     reshaped = {
         "a": [t for r in diff.reshaped for t in r.tensors_a],
         "b": [t for r in diff.reshaped for t in r.tensors_b],
     }
-    return {s: anchors_of(only[s]) for s in "ab"}, {s: anchors_of(reshaped[s]) for s in "ab"}
+    return only, {s: anchors_of(reshaped[s]) for s in "ab"}
 
 
 def check_tables_hold_their_tensors(diff: Diff) -> None:
@@ -70,8 +70,16 @@ def check_diagrams(diff: Diff, figures: tuple[Diagram, Diagram]) -> None:
             r for g in plain.groups for r in g.rows
         ]
         steps = {r.anchor for g in figure.groups for r in g.rows if not r.run}
-        assert only[side] | reshaped[side] <= steps, (diff.pair.slug, side)  # every listed tensor has its step
-        assert {r.anchor for g in figure.groups for r in g.rows if r.lacked} == only[side], (diff.pair.slug, side)
+        lacked = anchors_of(only[side])
+        assert lacked | reshaped[side] <= steps, (diff.pair.slug, side)  # every listed tensor has its step
+        # A step is barred where the other model lacks it in every copy of its block; a stacked block
+        # some of whose copies only are lacked says how many in its heading instead.
+        for group in figure.groups:
+            copies = {r.anchor: len({t.index for t in only[side] if anchors_of([t]) == {r.anchor}}) for r in group.rows}
+            some = [n for n in copies.values() if 0 < n < group.copies] if group.stacked else []
+            barred = {a for a, n in copies.items() if n and not (group.stacked and n < group.copies)}
+            assert {r.anchor for r in group.rows if r.lacked} == barred, (diff.pair.slug, side, group.anchor)
+            assert group.lacked_copies == max(some, default=0), (diff.pair.slug, side, group.anchor)
         assert {r.anchor for g in figure.groups for r in g.rows if r.reshaped} == reshaped[side], (diff.pair.slug, side)
 
 
@@ -108,14 +116,20 @@ def test_every_comparison_shows_both_figures_marked_as_its_tables_say(catalog: l
             page_ids, rows = set(re.findall(r' id="([^"]+)"', page)), dict(ROW_COUNT.findall(page))
             assert {target for target, *_ in links} == {card_id}, (pair.slug, side)
             assert [a for _, a, *_ in links if a not in page_ids] == [], (pair.slug, side)
+            copies = {r.anchor: g.copies for g in figure.groups if g.stacked for r in g.rows}
             for _, anchor, kind, _, inside in links:
-                if kind == "step":  # the number of its row on the model page
+                if kind == "step":  # the number of its row on the model page, times its block's copies
                     (number,) = NUMBER.findall(inside)
-                    assert number.split(" · ")[0] == rows[anchor], (pair.slug, side, anchor)
+                    assert one_copy(number, copies.get(anchor)) == rows[anchor], (pair.slug, side, anchor)
             for kind in ("lacked", "reshaped"):  # each kind of mark, as a class of the step's link
-                drawn = {anchor for _, anchor, _, marks, _ in links if kind in marks}
+                drawn = {anchor for _, anchor, box, marks, _ in links if kind in marks and box != "block"}
                 assert drawn == {r.anchor for g in figure.groups for r in g.rows if getattr(r, kind)}, (pair.slug, kind)
-            assert svg.count('class="bar"') == len([r for g in figure.groups for r in g.rows if r.lacked])
+            headed = {anchor for _, anchor, box, marks, _ in links if box == "block" and "lacked" in marks}
+            assert headed == {g.anchor for g in figure.groups if g.lacked_copies}, (pair.slug, side)
+            barred = len([r for g in figure.groups for r in g.rows if r.lacked]) + len(
+                [g for g in figure.groups if g.lacked_copies]
+            )
+            assert svg.count('class="bar"') == barred
             other = (pair.b, pair.a)["ab".index(side)]
             lacked = [r.label for g in figure.groups for r in g.rows if r.lacked]
             if lacked:
@@ -136,9 +150,14 @@ def test_bert_to_albert_marks_the_factorized_embeddings_and_the_layers_albert_la
     tables = ["d-embeddings-token-embeddings", "d-embeddings-position-embeddings", "d-embeddings-segment-embeddings"]
     assert marks(bert, "reshaped") == marks(albert, "reshaped") == [*tables, "d-embeddings-embedding-layernorm"]
     assert marks(albert, "lacked") == ["d-embedding-projection-e-to-h-projection"]  # E to H: only in ALBERT
-    # BERT's layers 1 to 11 are only in BERT: every step of its layer; ALBERT's one layer matches BERT's first.
-    assert marks(bert, "lacked") == [r.anchor for r in bert.groups[1].rows if not r.run]
+    # BERT's layers 1 to 11 are only in BERT; ALBERT's one layer matches BERT's first. No step of BERT's
+    # layer is barred: its heading says that ALBERT lacks 11 of its 12 copies.
+    assert marks(bert, "lacked") == []
+    assert [(g.anchor, g.lacked_copies) for g in bert.groups] == [("d-embeddings", 0), ("d-layer", 11), ("d-pooler", 0)]
     assert bert.against == "ALBERT-Base v2" and albert.against == "BERT-Base, uncased"
+    svg = diffs.diagram_svg(bert, content.load("site").section("diagram"))
+    assert ">ALBERT-Base v2 lacks 11 of these 12 copies</text>" in svg
+    assert "the encoder layer: ALBERT-Base v2 lacks 11 of its 12 copies." in svg
 
 
 @pytest.mark.slow  # compares some 150 sampled configs, two of each family and head

@@ -30,7 +30,7 @@ from generator.site import comparison_step, content, exports, formats, translati
 from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
-from generator.site.diagram import diagram_of, diagram_svg, diagram_words, standalone_svg
+from generator.site.diagram import diagram_of, diagram_words, figure_svg, standalone_svg
 from generator.site.model_rows import (
     RowWords,
     compute_rows,
@@ -335,7 +335,7 @@ class Renderer:
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page, its architecture figure as a file of its own, and its tensors as JSON and CSV."""
         figure, words = diagram_of(model), diagram_words(self.text)
-        related, language, inline = self.related.get(model.id), self.options.language, diagram_svg(figure, words)
+        related, language, inline = self.related.get(model.id), self.options.language, figure_svg(figure, words)
         return {
             f"models/{model.id}/index.html": self.render(
                 model_page(model, self.text, related, self.compute_of(model), language, inline)

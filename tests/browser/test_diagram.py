@@ -19,7 +19,10 @@ FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert")
 # The figure's box, each <text>'s rendered size (computed size times the viewBox's scale) and box, and
 # whether each link takes the keyboard's focus.
 MEASURE = """(selector) => {
-    const svg = document.querySelector(selector || 'figure#architecture svg.diagram'), box = svg.getBoundingClientRect();
+    // The layout the screen shows: the wide one from 48rem on, else the narrow one.
+    const shown = [...document.querySelectorAll(selector || 'figure#architecture svg.diagram')]
+        .filter(s => s.getBoundingClientRect().width > 0);
+    const svg = shown[0], box = svg.getBoundingClientRect();
     const top = box.top + window.scrollY;  // on the page: focusing the links below scrolls it
     const texts = [...svg.querySelectorAll('text')].map(t => {
         const m = t.getScreenCTM(), r = t.getBoundingClientRect();
@@ -29,7 +32,7 @@ MEASURE = """(selector) => {
     const links = [...svg.querySelectorAll('a')];
     const focused = links.filter(a => { a.focus(); return document.activeElement === a; }).length;
     return {left: box.left, right: box.right, top, page: document.documentElement.scrollWidth, texts,
-            links: links.length, focused};
+            links: links.length, focused, shown: shown.map(s => s.classList[1]), width: box.width};
 }"""
 
 
@@ -52,6 +55,10 @@ def test_the_figure_fits_reads_and_takes_the_keyboard(
         outside = [t for t in found["texts"] if t["left"] < found["left"] - 1 or t["right"] > found["right"] + 1]
         assert outside == [], f"{where}: labels cut off: {outside[:5]}"
         assert found["links"] >= 2 and found["focused"] == found["links"], where  # a figure of two blocks at least
+        # One layout at a time: the narrow one on a phone; on a wide screen the wide one, 50rem across.
+        assert found["shown"] == ["diagram-narrow" if width == PHONE else "diagram-wide"], where
+        if width == WIDE:
+            assert found["width"] == 800, where
 
 
 # BERT to ALBERT in both editions: the figures that differ most in shape. BERT-Large to MobileBERT, in the
@@ -89,17 +96,19 @@ def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) 
     page.goto(f"{edition_url}models/bert-base-uncased/index.html", wait_until="load")
     page.emulate_media(media="print")
     colours = page.evaluate(
-        """() => { const svg = document.querySelector('svg.diagram');
-            return {text: [...new Set([...svg.querySelectorAll('text')].map(t => getComputedStyle(t).fill))],
+        """() => { const svg = document.querySelector('svg.diagram-wide');  // on paper: the wide one alone
+            const shown = [...document.querySelectorAll('svg.diagram')].map(s => getComputedStyle(s).display);
+            return {shown, text: [...new Set([...svg.querySelectorAll('text')].map(t => getComputedStyle(t).fill))],
                     boxes: [...new Set([...svg.querySelectorAll('.box, .frame')].map(r => getComputedStyle(r).fill))]}; }"""
     )
-    assert colours == {"text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}
+    assert colours == {"shown": ["block", "none"], "text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}
 
 
 # A family's figures with one switch set the other way, opened: MobileBERT's six, DeBERTa-v2's relative table.
 VARIANT_FAMILIES = ("mobilebert", "deberta-v2")
 OPEN_VARIANTS = "() => document.querySelectorAll('details.diagram-variant').forEach(d => { d.open = true; })"
-MEASURE_VARIANTS = """() => [...document.querySelectorAll('details.diagram-variant svg.diagram')].map(svg => {
+MEASURE_VARIANTS = """() => [...document.querySelectorAll('details.diagram-variant svg.diagram')]
+  .filter(svg => svg.getBoundingClientRect().width > 0).map(svg => {
     const box = svg.getBoundingClientRect();
     const sizes = [...svg.querySelectorAll('text')].map(t =>
         parseFloat(getComputedStyle(t).fontSize) * Math.hypot(svg.getScreenCTM().a, svg.getScreenCTM().b));

@@ -1,5 +1,6 @@
-"""The "TeX" button beside each formula (static/tex.js): reached with Tab, named, it copies the formula's
-annotation; without script there is none, and with it nothing on the page moves when the buttons appear."""
+"""The "TeX" button beside each formula (static/tex.js): named, it copies the formula's annotation; a
+table's buttons are one tab stop, the arrow keys move between them; without script there is none, and
+with it nothing on the page moves when the buttons appear."""
 
 from __future__ import annotations
 
@@ -26,19 +27,47 @@ def test_each_formula_has_a_named_button_that_copies_its_tex(browser: Any, editi
             )
             assert len(formulas) > 100
             assert [f["label"] for f in formulas] == [label + f["alt"] for f in formulas]
-            # A derivation line's button, reached with Tab from the control before it, and pressed with Enter.
+            # A derivation line's button: Tab reaches its table's first button, the arrow keys the others.
             formula = page.locator('[id="d-embeddings-token-embeddings"] span.math').first
             tex = formula.locator("annotation").text_content()
-            formula.locator("button.copy-tex").focus()
+            table = formula.locator("xpath=ancestor::table[1]")
+            first = table.locator("button.copy-tex").first
+            first.focus()
             page.keyboard.press("Shift+Tab")
             page.keyboard.press("Tab")
-            assert page.evaluate("document.activeElement.className") == "copy-tex"
+            assert page.evaluate("document.activeElement") == first.evaluate("b => b")
+            buttons = table.locator("button.copy-tex")
+            target = buttons.evaluate_all(
+                "(all, b) => all.indexOf(b)", formula.locator("button.copy-tex").element_handle()
+            )
+            for _ in range(target):
+                page.keyboard.press("ArrowDown")
+            assert page.evaluate("document.activeElement.closest('tr').id") == "d-embeddings-token-embeddings"
+            # Tab leaves the table and Shift+Tab comes back to the button last used, its table's one stop.
+            assert buttons.evaluate_all("all => all.filter(b => b.tabIndex === 0).length") == 1
+            assert page.evaluate("document.activeElement.getAttribute('aria-describedby')") == "copy-tex-hint"
             page.keyboard.press("Enter")
             page.wait_for_function("document.querySelector('.copied').textContent !== ''")
             assert page.locator(".copied").text_content() == copied + tex
             assert page.evaluate("navigator.clipboard.readText()") == tex
         finally:
             context.close()
+
+
+def test_a_page_of_a_hundred_formulas_costs_the_keyboard_one_stop_per_table(open_page: Any, site_url: str) -> None:
+    page = open_page(WIDE)
+    page.goto(site_url + MODEL)
+    found = page.evaluate(
+        """() => {
+            const buttons = [...document.querySelectorAll('button.copy-tex')];
+            const stops = buttons.filter(b => b.tabIndex === 0);
+            const groups = new Set(buttons.map(b => b.closest('table, section, main')));
+            return {buttons: buttons.length, stops: stops.length, groups: groups.size,
+                    hint: document.getElementById('copy-tex-hint').textContent};
+        }"""
+    )
+    assert found["buttons"] > 100 and found["stops"] == found["groups"] < 20, found
+    assert found["hint"] == "Arrow keys move between the formulas of this table or section"
 
 
 def test_without_script_no_button_and_the_formula_keeps_its_tex(browser: Any, site_url: str) -> None:

@@ -64,10 +64,18 @@ def pair_diagrams(diff: Diff) -> tuple[Diagram, Diagram]:
     a, b = diff.a.card.title, diff.b.card.title
     reshaped_a = _steps(t for row in diff.reshaped for t in row.tensors_a)
     reshaped_b = _steps(t for row in diff.reshaped for t in row.tensors_b)
-    only_a = _steps(t for row in diff.removed for t in row.tensors_a)
-    only_b = _steps(t for row in diff.added for t in row.tensors_b)
+    only_a = _copies(t for row in diff.removed for t in row.tensors_a)
+    only_b = _copies(t for row in diff.added for t in row.tensors_b)
     return marked(diagram_of(diff.a), b, only_a, reshaped_a), marked(diagram_of(diff.b), a, only_b, reshaped_b)
 
 
 def _steps(tensors: Iterable[Tensor]) -> frozenset[str]:
     return frozenset(step_anchor(t.block.key, t.module.key) for t in tensors)
+
+
+def _copies(tensors: Iterable[Tensor]) -> dict[str, int]:
+    """Each step of these tensors, and in how many copies of its block they lie: some, or all of them."""
+    found: dict[str, set[tuple[int, ...]]] = {}
+    for t in tensors:
+        found.setdefault(step_anchor(t.block.key, t.module.key), set()).add(t.index)
+    return {anchor: len(indices) for anchor, indices in found.items()}

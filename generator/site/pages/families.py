@@ -33,7 +33,8 @@ from generator.counting.expr import poly_expr, to_text
 from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
 from generator.site import content
-from generator.site.diagram import Diagram, Group, Row, diagram_svg, diagram_words, in_run_order
+from generator.site.diagram import Diagram, Group, Row, diagram_words, figure_svg, in_run_order
+from generator.site.diagram_model import is_table, symbolic_widths
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
@@ -84,7 +85,7 @@ class FamilyView:
     def figure(self) -> Markup:
         """The base model's figure in symbols, drawn where the page asks for it (the index does not)."""
         words = diagram_words(content.load("site", self.family.language or LANGUAGE))
-        return Markup(diagram_svg(family_diagram(self.family), words))
+        return Markup(figure_svg(family_diagram(self.family), words))
 
     @property
     def variants(self) -> tuple[VariantView, ...]:
@@ -96,7 +97,7 @@ class FamilyView:
                 listed[v.switch],
                 v.on,
                 v.ident,
-                Markup(diagram_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
+                Markup(figure_svg(v.diagram, words, ident=f"diagram-{v.ident}")),
                 v.also,
                 v.added,
                 v.dropped,
@@ -206,6 +207,8 @@ def family_diagram(family: Family, architecture: Architecture | None = None) -> 
                 1,
                 tied=tuple(param.tied_to for param in module.params if isinstance(param, Tie)),
                 formula=to_text(line.symbolic) if not line.formula.is_zero() else "",
+                formula_widths=symbolic_widths(module, order),
+                table=is_table(module),
             )
             for module, line in zip(block.modules, form.lines, strict=True)
         )
