@@ -149,8 +149,8 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
     from generator.counting.inventory import count_parameters
     from generator.counting.methods import TuningError, groups, prompt_misfit, tune
 
-    if tuning.adapts and card.family.ground_truth is None:
-        why = "peft wraps transformers classes, and no transformers class builds this model"
+    if card.family.ground_truth is None:  # the methods follow peft and transformers' base_model_prefix
+        why = "the methods are defined on transformers classes, and no transformers class builds this model"
         print(
             f"error: --method: expected a model transformers builds, found {card.family.name}: {why}", file=sys.stderr
         )

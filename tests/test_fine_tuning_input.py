@@ -118,6 +118,9 @@ def test_targets_that_match_nothing_list_the_names_the_model_has() -> None:
         "error: --targets: expected the modules to adapt, such as query,key, since peft has no default for albert, found none"
     )
     assert count(str(MODELS / "bert-base-uncased.yaml"), "--method", "lora", "--rank", "0").returncode == 2  # argparse
+    own = count(str(MODELS / "transformer-base.yaml"), "--method", "bitfit")
+    assert (own.returncode, own.stdout) == (1, "")
+    assert own.stderr.startswith("error: --method: expected a model transformers builds, found transformer")
 
 
 CARD = """\
