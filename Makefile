@@ -35,18 +35,20 @@ site: $(VENV)/.installed-base
 	$(BIN)/python -m generator build --models models --out site $(if $(BASE_URL),--base-url $(BASE_URL))
 
 # One pytest worker per processor (pytest-xdist); a test file's tests stay together on one worker, so a
-# module's fixture (a build of its own) is made once. Each worker builds the shared catalog once (tests/conftest.py).
-# TEST_JOBS=0 runs everything in this one process.
+# module's fixture (a build of its own) is made once. The workers build the shared catalog once between them
+# (tests/conftest.py). --no-loadscope-reorder: files go out in the order tests/conftest.py gives them, its
+# longest first, not in pytest-xdist's order by test count. TEST_JOBS=0 runs everything in this one process.
 TEST_JOBS ?= auto
+TEST_ORDER = --dist loadfile --no-loadscope-reorder
 # --durations: the slowest tests, listed at the end of every run, so CI's log shows where its time goes.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile --durations=25
+	$(BIN)/python -m pytest -n $(TEST_JOBS) $(TEST_ORDER) --durations=25
 
 # The contributor's loop (about a minute): every test that needs neither a browser nor a whole site.
 # tests/conftest.py gives each test its tier from what it uses; `make test` runs them all.
 QUICK_TIERS = not browser and not site and not slow
 quick: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile -m "$(QUICK_TIERS)"
+	$(BIN)/python -m pytest -n $(TEST_JOBS) $(TEST_ORDER) -m "$(QUICK_TIERS)"
 
 check: $(VENV)/.installed-dev
 	$(BIN)/ruff check generator tests tools bench

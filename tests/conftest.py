@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -74,33 +75,84 @@ def snapshot(folder: Path) -> dict[str, str]:
     }
 
 
+def shared_build(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder that ``make`` fills once per run: under pytest-xdist, once for all the workers.
+
+    The first worker to ask builds it while holding a lock; the others wait, then read the same folder.
+    Two workers each building the catalog for themselves spent twice the time on one result.
+    """
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # one process: its own temporary folder, as any fixture's
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    run = tmp_path_factory.getbasetemp().parent  # the run's folder, which every worker's folder is in
+    folder, done = run / name, run / f"{name}.done"
+    with (run / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, even if make() fails
+        if not done.is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The catalog (models/) built once per session with the default options, search index included.
+    """The catalog (models/) built once per run with the default options, search index included.
 
     Every test that only reads the built site shares it, the browser tests too (tests/browser/conftest.py);
     a test that needs another build (a base URL, a few cards, a broken card) makes its own. No test may
-    write into this one: the session ends with an error if a file in it changed, appeared or went away.
+    write into this one: each worker's session ends with an error if a file in it changed, appeared or went away.
     It is built with SITE_JOBS worker processes whatever the machine, so that one build with a single job
     shows that the site depends neither on the run nor on the number of jobs (tests/test_site.py).
     """
-    out = tmp_path_factory.mktemp("catalog") / "site"
-    build(MODELS, out, jobs=SITE_JOBS)
+    out = (
+        shared_build(tmp_path_factory, "catalog", lambda folder: build(MODELS, folder / "site", jobs=SITE_JOBS))
+        / "site"
+    )
     built = snapshot(out)
     yield out
     assert snapshot(out) == built, f"a test changed the shared build of the catalog in {out}"
 
 
-# The longest test files (of the full suite, then of `make quick`), started first: pytest-xdist (`make test`) hands test files to its workers in
-# collection order, so a long file collected late would run alone at the end while the other worker idles.
-# Only the order changes; the file's tests run as they would anywhere else.
-LONGEST_FIRST = ("test_bad_input_properties.py", "test_config_sample.py")
+# The longest test files, longest first, as `make test` last measured them (per file, on two workers).
+# pytest-xdist (`make test`, `make quick`) hands whole files to its workers in collection order (the Makefile
+# turns off its own reordering by test count), so a long file collected late would run alone at the end while
+# the other worker idles: the single property test of 1,000 builds once did. Started first, the long files
+# fill both workers and the many short ones even out the end. Only the order changes, never what a test does.
+LONGEST_FIRST = (
+    "test_cache.py",
+    "test_bad_input_properties.py",
+    "browser/test_teaching.py",
+    "browser/test_accessibility.py",
+    "browser/test_calculator.py",
+    "browser/test_calculator_keys.py",
+    "browser/test_layout.py",
+    "browser/test_edition.py",
+    "browser/test_calculator_compute.py",
+    "test_output_safety.py",
+    "test_no_script.py",
+    "test_cli.py",
+    "test_config_sample.py",
+    "browser/test_diagram.py",
+    "test_config_types.py",
+    "test_diagram.py",
+    "test_translation.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         mark_tier(item)
-    items.sort(key=lambda item: item.path.name not in LONGEST_FIRST)  # a stable sort: the others keep their order
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    # A stable sort: the files not named keep their order, after those named.
+    items.sort(key=lambda item: rank.get(in_tests(item.path), len(rank)))
+
+
+def in_tests(path: Path) -> str:
+    """A test file's path from tests/, as LONGEST_FIRST names it."""
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else str(path)
 
 
 # Tiers. A test is marked by what it uses, never by hand, so a new test cannot land in the wrong one:

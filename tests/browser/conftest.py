@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import pytest
 from test_translation import write_translation
 
-from conftest import ROOT, SITE_JOBS, QuietServer, catalog_copy
+from conftest import ROOT, SITE_JOBS, QuietServer, catalog_copy, shared_build
 from generator.build.pipeline import build
 from generator.counting import texts
 from generator.site import content, translation
@@ -102,8 +102,12 @@ def edition_cards(seed: int = SAMPLE_SEED) -> list[str]:
 
 @pytest.fixture(scope="session")
 def edition_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Both editions of edition_cards(), without search: English at the root, the second under zh/."""
-    folder = tmp_path_factory.mktemp("edition")
+    """Both editions of edition_cards(), without search: English at the root, the second under zh/.
+    Built once per run, for every worker (shared_build)."""
+    return shared_build(tmp_path_factory, "edition", build_editions) / "site"
+
+
+def build_editions(folder: Path) -> None:
     options = SiteOptions(date=None, search=False, editions=(LANGUAGE, EDITION))
     models = catalog_copy(folder / "models", edition_cards())
     with pytest.MonkeyPatch.context() as patch:
@@ -113,7 +117,6 @@ def edition_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             patch.setattr(texts, "CONTENT", root)
             patch.setattr(translation, "LOCALES", locales)
         build(models, folder / "site", options, jobs=SITE_JOBS)  # forked workers inherit the words patched above
-    return folder / "site"
 
 
 @pytest.fixture(scope="session")
