@@ -194,7 +194,10 @@ def test_search_page_works_without_javascript(local: Path) -> None:
     # Content pages load no script, but for enhancements: sorting the index and the comparison, copying
     # a model page's permalinks, and copying a formula's TeX, only where there are formulas. Each works without it.
     def tex(root: str) -> str:
-        label = 'data-label="Copy TeX: {formula}" data-copied="TeX copied: {tex}"'
+        label = (
+            'data-label="Copy TeX: {formula}" data-copied="TeX copied: {tex}" '
+            'data-hint="Arrow keys move between the formulas of this table or section"'
+        )
         return f'<script src="{root}static/tex.js" {label} defer></script>'
 
     scripts = {

@@ -258,7 +258,7 @@ def test_a_sample_of_the_sources_compiles_and_shows_the_mathml_symbols_and_numbe
 
 _MATH = re.compile(r"<math[ >].*?</math>", re.S)
 _TEX_SCRIPT = re.compile(
-    r'<script src="(?:\.\./)*static/tex\.js" data-label="[^"]+" data-copied="[^"]+" defer></script>'
+    r'<script src="(?:\.\./)*static/tex\.js" data-label="[^"]+" data-copied="[^"]+" data-hint="[^"]+" defer></script>'
 )
 
 
