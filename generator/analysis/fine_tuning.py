@@ -8,7 +8,6 @@ labels. Every figure comes from ``counting.methods``; this module only chooses w
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -22,6 +21,7 @@ from generator.counting.methods import (
     Tuning,
     TuningError,
     groups,
+    indexless,
     modules_of,
     prompt_misfit,
     tune,
@@ -146,7 +146,7 @@ class FineTuning:
         for target in dict.fromkeys(name.rpartition(".")[2] for name in linears):
             places: dict[str, int] = {}
             for name in modules.matching((target,)):
-                place = re.sub(r"\.\d+\.", ".{i}.", name)
+                place = indexless(name)
                 places[place] = places.get(place, 0) + 1
             found.append(Matched(target, tuple(places.items())))
         return tuple(found)

@@ -266,7 +266,7 @@ def _adapted(
             )
         adapted.append(name)
     for target in targets:
-        pattern = re.sub(r"(^|\.)\d+(?=\.|$)", r"\1{i}", target)
+        pattern = indexless(target)
         for name in _parameterless(family.name, modules.inventory.card.head.value):
             if (name == pattern or name.endswith(f".{pattern}")) and not kept.intersection(name.split(".")):
                 raise TuningError(
@@ -282,6 +282,11 @@ def _adapted(
             f"{', '.join(targets)}, which no module is named or ends in",
         )
     return tuple(targets), tuple(adapted)
+
+
+def indexless(name: str) -> str:
+    """A module name with each layer index written {i}: every copy of a repeated module, as one name."""
+    return re.sub(r"(^|\.)\d+(?=\.|$)", r"\1{i}", name)
 
 
 def _kinds(method: Method) -> str:
