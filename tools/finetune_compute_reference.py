@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import sys
 import warnings
 from collections import defaultdict
@@ -123,12 +124,13 @@ def apply(model: torch.nn.Module, variant: Variant, head: str, device: str = "me
         config = LoraConfig(task_type=task, r=variant.rank, target_modules=targets)
     elif variant.method == "ia3":
         targets = list(variant.targets) if variant.targets else None
-        ff = list(variant.feed_forward) if variant.feed_forward else None
+        ff = list(variant.feed_forward) if variant.feed_forward is not None else None
         config = IA3Config(task_type=task, target_modules=targets, feedforward_modules=ff)
     else:
         if task is None:
             raise ValueError("prompt tuning needs a task type: peft prepends no prompt without one")
-        config = PromptTuningConfig(task_type=task, num_virtual_tokens=VIRTUAL_TOKENS, **prompt_sizes(model))
+        tokens = variant.settings.get("num_virtual_tokens", VIRTUAL_TOKENS)
+        config = PromptTuningConfig(task_type=task, num_virtual_tokens=tokens, **prompt_sizes(model))
     with torch.device(device):
         wrapped = get_peft_model(model, config)
     for name, ids in getattr(wrapped, "prompt_tokens", {}).items():
@@ -411,6 +413,66 @@ def write_explain(out: Path) -> None:
         write_json(out / f"explain-{card['id']}.json", data)
 
 
+# The points of a sampled config: two small steps, the second with more than one sequence.
+SAMPLE_POINTS = ((1, 2), (2, 3))
+
+
+def sample_variant(entry: dict[str, Any]) -> Variant:
+    """The variant a sampled config's record describes: a method at the settings peft took."""
+    name = "-".join(str(entry.get(k)) for k in ("method", "rank", "targets", "feedforward", "virtual_tokens"))
+    settings = {"num_virtual_tokens": entry["virtual_tokens"]} if "virtual_tokens" in entry else {}
+    targets = tuple(entry["targets"]) if entry.get("targets") else None
+    feed_forward = tuple(entry["feedforward"]) if entry.get("feedforward") is not None else None
+    return Variant(name, entry["method"], entry.get("rank"), targets, feed_forward, settings)
+
+
+def sample_reference(out: Path, families: list[str]) -> None:
+    """``fine-tuning-compute/sample.json``: every method peft (or the head's choice) accepted on each
+    sampled config of ``sample/fine-tuning.json``, at SAMPLE_POINTS, its random ranks and targets included.
+    Prompt tuning runs on classifiers only, at s + n positions where they fit the table."""
+    sample = json.loads((out.parent / "sample" / "fine-tuning.json").read_text(encoding="utf-8"))
+    models = []
+    for model_entry in sample["models"]:
+        family, head = model_entry["family"], model_entry["head"]
+        if device_of(family, head) != "meta" or (families and family not in families):
+            continue
+        cfg = build_config(family, {**model_entry["config"], "attn_implementation": "eager"})
+        rows = []
+        for record in model_entry["variants"]:
+            if "error" in record or (record["method"] == "prompt-tuning" and task_type(head) is None):
+                continue
+            variant = sample_variant(record)
+            if variant.method == "prompt-tuning":
+                variant.settings["num_virtual_tokens"] = record["virtual_tokens"]
+            try:
+                model = apply(model_of(head, cfg), variant, head).train()
+                half = apply(model_of(head, cfg), variant, head).to(torch.bfloat16).train()
+            except Exception as exc:  # a refusal the parameter reference records already
+                print(f"  {family} {head} {variant.name}: {exc}"[:200], file=sys.stderr)
+                continue
+            shift = record.get("virtual_tokens", 0) if variant.method == "prompt-tuning" else 0
+            settings = {
+                k: record[k] for k in ("method", "rank", "targets", "feedforward", "virtual_tokens") if k in record
+            }
+            for b, s in SAMPLE_POINTS:
+                if s + shift > cfg.max_position_embeddings:
+                    continue
+                try:
+                    fp32 = measure(model, family, head, b, s, "meta")
+                    bf16 = measure(half, family, head, b, s, "meta", flops=False)
+                except Exception as exc:  # a step transformers cannot run: the datum is that it raised
+                    rows.append(settings | {"batch": b, "seq": s, "error": type(exc).__name__})
+                    continue
+                rows.append(
+                    settings
+                    | {"batch": b, "seq": s, "forward": fp32["forward"], "backward": fp32["backward"]}
+                    | {"fp32": fp32["activations"], "bf16": bf16["activations"]}
+                )
+        models.append({"index": model_entry["index"], "family": family, "head": head, "points": rows})
+        print(f"sample {family} {head} {model_entry['index']}: {len(rows)} points", file=sys.stderr)
+    write_json(out / "sample.json", {"points": SAMPLE_POINTS, "models": models})
+
+
 def print_point(card: dict[str, Any], head: str, b: int, s: int) -> None:
     family, cfg = built(card, head)
     for variant in variants(family, head):
@@ -429,12 +491,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--explain", action="store_true", help="write the tiny classifiers' nodes instead")
     parser.add_argument("--at", nargs=2, type=int, metavar=("B", "S"), help="print one point and write nothing")
-    parser.add_argument("cards", nargs="*", help="only these card ids (default: all)")
+    parser.add_argument("--sample", action="store_true", help="write the sampled configs' steps instead")
+    parser.add_argument("cards", nargs="*", help="only these card ids, or with --sample these families (default: all)")
     args = parser.parse_args(argv)
     transformers.logging.set_verbosity_error()
     warnings.simplefilter("ignore")
     if args.explain:
         write_explain(args.out)
+        return 0
+    if args.sample:
+        sample_reference(args.out, args.cards)
         return 0
     for path, head in CARDS:
         card = load(ROOT / path)

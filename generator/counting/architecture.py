@@ -24,6 +24,7 @@ from typing import Any
 from generator.counting.adapting import Layer as Layer  # the families' vocabulary, declared there
 from generator.counting.adapting import PeftDefaults as PeftDefaults
 from generator.counting.conditions import Condition, Value, flags, kinds
+from generator.counting.flow import Join as Join
 from generator.counting.ground_truth import GroundTruth
 from generator.counting.poly import Poly
 from generator.counting.switches import FirstOf, Rule, Switch, Switches, decide
@@ -137,6 +138,9 @@ class Product:
     backward: int = 2
     when: Condition | None = None  # a condition on the config (a projection only some configs apply)
     backward_only: bool = False
+    # Its two operands for a step where only part of the model trains (``flow.py``): each a group of
+    # names, one of which needing a gradient makes the operand need one.
+    operands: tuple[tuple[str, ...], ...] = ()
 
     @property
     def flops(self) -> Poly:
@@ -178,6 +182,8 @@ class Saved:
     # Kept only when b > 1: a copy made for a batched product, which at b = 1 folds a view of a
     # smaller storage instead (declared apart, with ``batch_one``): a head repeated for its group.
     batch_above_one: bool = False
+    # Kept only when one of these needs a gradient (``flow.py``); () when its step's item is live.
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -196,6 +202,8 @@ class Op:
     activation: str | None = None
     function: str | None = None  # an activation the class fixes whatever the config says (a head's own gelu)
     repeat: Poly | None = None  # how many times one block instance runs it (stacked feed-forward networks)
+    reads: tuple[str, ...] = ()  # the activations it reads and the one it writes (``flow.py``)
+    writes: str = ""
 
 
 @dataclass(frozen=True)
@@ -212,6 +220,8 @@ class Module:
     # What it computes in the forward and keeps for the backward, in the config's symbols and b, s.
     products: tuple[Product, ...] = ()
     saved: tuple[Saved, ...] = ()
+    reads: tuple[str, ...] = ()  # as for Op
+    writes: str = ""
 
 
 @dataclass(frozen=True)
@@ -233,6 +243,11 @@ class Block:
     # The repeated block each of whose copies reads this block's tensors: a relative position table
     # stored once, beside the layers, and read by every layer's attention. Figures draw the link.
     read_by: str | None = None
+    # Its data flow (``flow.py``): the sums that join activations, and the names it reads from and
+    # gives to other blocks, each (its own name, the model-wide one).
+    joins: tuple[Join, ...] = ()
+    inputs: tuple[tuple[str, str], ...] = ()
+    outputs: tuple[tuple[str, str], ...] = ()
 
     def counts(self) -> tuple[Poly, ...]:
         """The number of instances at each level of the repeat, in symbols: (L,), (G, K), or (L − 1,)."""

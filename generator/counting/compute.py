@@ -333,6 +333,12 @@ def rule_keys(blocks: Iterable[Block]) -> set[str]:
     return keys
 
 
+def shows_step(card: Counted) -> bool:
+    """Whether a card's step is worked out: torch checks its family, transformers runs it, and one
+    polynomial in b and s says it."""
+    return measured(card.family) and step_refusal(card) is None and step_inexact(card) is None
+
+
 def measured(family: Family) -> bool:
     """Whether torch checks the family's compute: not for one transformers does not implement
     (one with a config of its own), whose declarations nothing has verified."""
@@ -348,7 +354,7 @@ def _block_modules(
     items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
     for item in items:
         saved = []
-        for tensor in _saved_of(item, config):
+        for tensor in saved_of(item, config):
             if tensor.when is not None and not tensor.when.evaluate(config):
                 continue
             scope = seen if tensor.shared else local
@@ -385,7 +391,7 @@ def _repeated(item: Product, repeat: Poly) -> Product:
     return replace(item, m=item.m * repeat, when=None) if repeat != Poly.constant(1) else item
 
 
-def _saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]:
+def saved_of(item: Module | Op, config: Mapping[str, Any]) -> tuple[Saved, ...]:
     """What a module or op keeps; for an activation function, what that function keeps."""
     if not isinstance(item, Op) or (item.activation is None and item.function is None):
         return item.saved

@@ -7,7 +7,10 @@ declaration strings them together (``families/``).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from generator.counting.architecture import Dtype, Layer, Module, Param, Part, Product, Saved, Tie
+from generator.counting.flow import own, param
 from generator.counting.poly import Poly
 
 b, s = Poly.symbol("b"), Poly.symbol("s")
@@ -28,6 +31,8 @@ def linear(
     rows: Poly = TOKENS,
     saves: str | Saved | tuple[Saved, ...] | None = "",
     tied_to: str | None = None,
+    reads: str = "",
+    writes: str = "",
 ) -> Module:
     """nn.Linear: weight [out, in], then bias [out]; one rows × in by in × out product.
 
@@ -35,7 +40,11 @@ def linear(
     when other modules read the same tensor (a string names the [rows, in] storage; a ``Saved``
     is the whole storage the input is a view of), nothing when ``saves`` is None. With
     ``tied_to`` its weight is that token table (an output projection tied to the embeddings):
-    counted there, but the product is the same.
+    counted there, but the product is the same. ``reads`` names its input activation (by default
+    the storage it keeps), ``writes`` its output (by default "<path> output").
+
+    The backward computes the input's gradient when the input needs one and the weight's when it
+    trains; only the weight's gradient reads the input, so the input is kept only when it trains.
     """
     weight = (
         Param("weight", (n_out, n_in), "weight", layer=Layer.LINEAR)
@@ -45,15 +54,28 @@ def linear(
     params: tuple[Param | Tie, ...] = (weight,)
     if bias:
         params += (Param("bias", (n_out,), "bias", layer=Layer.LINEAR),)
+    trains = param(f"{path}.weight")
+    kept = tuple(replace(t, needs=(trains,)) for t in input_saved(path, (rows, n_in), saves))
     return Module(
         path,
         key,
         params,
         heads,
         part=part,
-        products=(Product(key, rows, n_out, n_in),),
-        saved=input_saved(path, (rows, n_in), saves),
+        products=(Product(key, rows, n_out, n_in, operands=((own(0),), (trains,))),),
+        saved=kept,
+        reads=(reads or _input_name(path, saves),),
+        writes=writes or f"{path} output",
     )
+
+
+def _input_name(path: str, saves: str | Saved | tuple[Saved, ...] | None) -> str:
+    """The activation a Linear reads, by default: the storage it keeps of it."""
+    if isinstance(saves, Saved):
+        return saves.key
+    if isinstance(saves, tuple):
+        return saves[0].key if saves else f"{path} input"
+    return saves or f"{path} input"
 
 
 def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | tuple[Saved, ...] | None) -> tuple[Saved, ...]:
@@ -67,7 +89,9 @@ def input_saved(path: str, shape: tuple[Poly, ...], saves: str | Saved | tuple[S
     return (Saved(saves or f"{path} input", shape),)
 
 
-def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "", bias: bool = True) -> Module:
+def layer_norm(
+    path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: str = "", bias: bool = True, writes: str = ""
+) -> Module:
     """nn.LayerNorm: a learned scale γ and shift β (mean and variance are computed, not learned).
 
     ``bias`` false: nn.LayerNorm(bias=False), the scale alone; it keeps the same either way.
@@ -91,6 +115,8 @@ def layer_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, saves: st
             Saved(f"{path} mean", (rows,), Dtype.FLOAT32),
             Saved(f"{path} reciprocal deviation", (rows,), Dtype.FLOAT32),
         ),
+        reads=(saves or f"{path} input",),
+        writes=writes or f"{path} output",
     )
 
 
@@ -108,4 +134,4 @@ def embedding(
     (none when they are a view of a buffer the model holds anyway, such as ``position_ids``)."""
     saved = (ids,) if ids is not None and not frozen else ()
     table = Param("weight", (rows, dim), "table", frozen=frozen, layer=Layer.EMBEDDING)
-    return Module(path, key, (table,), part=part, saved=saved)
+    return Module(path, key, (table,), part=part, saved=saved, writes=f"{path} output")

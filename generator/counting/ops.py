@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from generator.counting.architecture import Dtype, Module, Op, Product, Saved
 from generator.counting.conditions import Condition, ne
+from generator.counting.flow import own, param
 from generator.counting.layouts import TOKENS, b, s
 from generator.counting.poly import Poly
 
@@ -22,16 +23,28 @@ def is_mask(path: str, key: str) -> bool:
     return key.endswith("dropout mask") or key == f"{path} mask"
 
 
-def dropout(path: str, label: str, shape: tuple[Poly, ...], when: Condition, *, output: str | None = None) -> Op:
+def dropout(
+    path: str,
+    label: str,
+    shape: tuple[Poly, ...],
+    when: Condition,
+    *,
+    output: str | None = None,
+    reads: str = "",
+    read_by: str = "",
+    writes: str = "",
+) -> Op:
     """nn.Dropout in training: on CPU torch multiplies by a scaled random mask of the input's type
     and keeps that mask (at::dropout's _dropout_impl); with p = 0 it returns its input and keeps nothing.
 
-    ``output`` names the dropped tensor when a later step keeps it (a classifier's input).
+    ``output`` names the dropped tensor when a later step keeps it (a classifier's input), which
+    it does when ``read_by``, the path of that step's weight, trains. It writes ``writes``, else
+    ``output``, else "<path> output".
     """
     saved: tuple[Saved, ...] = (Saved(f"{path} mask", shape, when=when),)
     if output is not None:
-        saved += (Saved(output, shape, when=when),)
-    return Op(path, label, saved=saved)
+        saved += (Saved(output, shape, when=when, needs=(param(read_by),) if read_by else ()),)
+    return Op(path, label, saved=saved, reads=(reads or f"{path} input",), writes=writes or output or f"{path} output")
 
 
 def probability(key: str) -> Condition:
@@ -49,6 +62,8 @@ def attention(
     keys: Poly = s,
     value: Saved | None = None,
     float_softmax: bool = False,
+    reads: tuple[str, str, str] = ("query", "key", "value"),
+    writes: str = "",
 ) -> Op:
     """Eager scaled dot-product attention over ``heads`` heads of a ``width``-wide projection.
 
@@ -59,23 +74,43 @@ def attention(
     each again. ``float_softmax``: the softmax runs in fp32 and is cast back. The product with the
     values keeps that cast copy, a second storage in bf16, unless a dropout acts: it then keeps the
     dropped probabilities instead, and the dropout keeps only its mask.
+
+    It reads the query, key and value (``reads``) and writes the heads' outputs (``writes``). Each
+    product keeps an operand when the other one needs a gradient; the softmax keeps its output when
+    the scores need one, which is when the query or the key does.
     """
     when = probability(dropout_key)
     tokens = (b, s, width)
     grid = (b, heads, s, keys)
-    softmax = (Saved("probabilities", grid, Dtype.FLOAT32), Saved("probabilities, cast", grid, Dtype.CAST, when=~when))
+    query, key, value_ = own(0), own(1), own(2)
+    scores = (query, key)
+    if float_softmax:
+        probabilities: tuple[Saved, ...] = (
+            Saved("probabilities", grid, Dtype.FLOAT32, needs=(*scores, value_)),
+            Saved("probabilities, cast", grid, Dtype.CAST, when=~when, needs=(value_,)),
+        )
+    else:  # one storage for the softmax and, without a dropout, for the product with the values
+        probabilities = (
+            Saved("probabilities", grid, when=when, needs=scores),
+            Saved("probabilities", grid, when=~when, needs=(*scores, value_)),
+        )
     return Op(
         path,
         "attention",
-        products=(Product("scores QKᵀ", b * s, keys, width), Product("probabilities × V", b * s, width, keys)),
-        saved=(
-            Saved("query", tokens),
-            Saved("key", (b, keys, width)),
-            value or Saved("value", (b, keys, width)),
-            *(softmax if float_softmax else (Saved("probabilities", grid),)),
-            Saved("attention dropout mask", grid, when=when),
-            Saved("dropped probabilities", grid, when=when),
+        products=(
+            Product("scores QKᵀ", b * s, keys, width, operands=((query,), (key,))),
+            Product("probabilities × V", b * s, width, keys, operands=(scores, (value_,))),
         ),
+        saved=(
+            Saved("query", tokens, needs=(key,)),
+            Saved("key", (b, keys, width), needs=(query,)),
+            replace(value or Saved("value", (b, keys, width)), needs=scores),
+            *probabilities,
+            Saved("attention dropout mask", grid, when=when, needs=scores),
+            Saved("dropped probabilities", grid, when=when, needs=(value_,)),
+        ),
+        reads=reads,
+        writes=writes or f"{path} output",
     )
 
 
@@ -84,11 +119,11 @@ def activation(
 ) -> Op:
     """An activation function named by the config key ``key`` (or, ``fixed``, the function ``key`` itself):
     what it keeps depends on the function (``compute.ACTIVATIONS``); ``before`` and ``after`` name its
-    input and output storages."""
+    input and output storages, which it reads and writes."""
     saved = (Saved(before, shape), Saved(after, shape))
     if fixed:
-        return Op(path, label, saved=saved, function=key)
-    return Op(path, label, saved=saved, activation=key)
+        return Op(path, label, saved=saved, function=key, reads=(before,), writes=after)
+    return Op(path, label, saved=saved, activation=key, reads=(before,), writes=after)
 
 
 def either(when: Condition, then: Saved, otherwise: Saved) -> tuple[Saved, Saved]:
@@ -96,13 +131,22 @@ def either(when: Condition, then: Saved, otherwise: Saved) -> tuple[Saved, Saved
     return (replace(then, when=when), replace(otherwise, when=~when))
 
 
-def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str, *, shared: bool = True) -> Op:
-    """torch.tanh keeps its output (its derivative is 1 − tanh²)."""
-    return Op(path, label, saved=(Saved(output, shape, shared=shared),))
+def tanh(path: str, label: str, shape: tuple[Poly, ...], output: str, *, shared: bool = True, reads: str = "") -> Op:
+    """torch.tanh keeps its output (its derivative is 1 − tanh²), which it writes under that name."""
+    return Op(
+        path, label, saved=(Saved(output, shape, shared=shared),), reads=(reads or f"{path} input",), writes=output
+    )
 
 
 def cross_entropy(
-    path: str, label: str, rows: Poly, classes: Poly, labels: Saved, *, dtype: Dtype = Dtype.ACTIVATION
+    path: str,
+    label: str,
+    rows: Poly,
+    classes: Poly,
+    labels: Saved,
+    *,
+    dtype: Dtype = Dtype.ACTIVATION,
+    reads: str = "logits",
 ) -> Op:
     """nn.CrossEntropyLoss, mean over the rows: log_softmax keeps its output, nll_loss the labels
     and the total weight (a scalar of the logits' type; ``dtype`` FLOAT32 where the loss upcasts
@@ -115,13 +159,16 @@ def cross_entropy(
             labels,
             Saved(f"{path} total weight", (), dtype),
         ),
+        reads=(reads,),
+        writes=f"{path} output",
     )
 
 
-def float_target_loss(path: str, label: str, shape: tuple[Poly, ...]) -> Op:
+def float_target_loss(path: str, label: str, shape: tuple[Poly, ...], *, reads: str = "logits") -> Op:
     """nn.MSELoss or nn.BCEWithLogitsLoss against float labels of the outputs' shape: each keeps
     both (the outputs in the model's type, the labels as given, fp32)."""
-    return Op(path, label, saved=(Saved(f"{path} input", shape), Saved(f"{path} labels", shape, Dtype.FLOAT32)))
+    saved = (Saved(f"{path} input", shape), Saved(f"{path} labels", shape, Dtype.FLOAT32))
+    return Op(path, label, saved=saved, reads=(reads,), writes=f"{path} output")
 
 
 def gated(module: Module, when: Condition) -> Module:

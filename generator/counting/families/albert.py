@@ -49,8 +49,13 @@ def _shared_layer(prefix: str) -> arch.Block:
         layer_norm("full_layer_layer_norm", "output-layernorm", H),
         *common.query_key_value(("attention.query", "attention.key", "attention.value")),
         common.attention_output("attention.dense"),
-        layer_norm("attention.LayerNorm", "attention-layernorm", H),
+        layer_norm("attention.LayerNorm", "attention-layernorm", H, writes="ffn input"),
         *common.feed_forward("ffn", "ffn_output"),
+    )
+    # Its residual connections, and its output, into full_layer_layer_norm (registered first).
+    joins = (
+        arch.Join(("attention.output_dropout output", common.LAYER_INPUT), "attention.LayerNorm input"),
+        arch.Join(("ffn_output output", "ffn input"), "full_layer_layer_norm input"),
     )
     return arch.Block(
         "layer",
@@ -62,10 +67,19 @@ def _shared_layer(prefix: str) -> arch.Block:
         # AlbertLayer drops out the attention's output only; its feed-forward output goes straight
         # into full_layer_layer_norm.
         ops=(
-            ops.attention("attention", H, A, "attention_probs_dropout_prob"),
-            ops.dropout("attention.output_dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+            ops.attention("attention", H, A, "attention_probs_dropout_prob", writes="attention.dense input"),
+            ops.dropout(
+                "attention.output_dropout",
+                "attention-output-dropout",
+                (b, s, H),
+                common.HIDDEN_DROPOUT,
+                reads="attention.dense output",
+            ),
             common.feed_forward_activation("activation"),
         ),
+        joins=joins,
+        inputs=((common.LAYER_INPUT, common.HIDDEN),),
+        outputs=(("full_layer_layer_norm output", common.HIDDEN),),
     )
 
 
@@ -73,8 +87,9 @@ def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
     blocks = (*_embeddings(prefix), _shared_layer(prefix))
     # AlbertModel.pooler is a bare nn.Linear, not a module holding a "dense".
     dense = linear("pooler", "pooler-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
-    tanh = ops.tanh("pooler_activation", "pooler-tanh", (b, H), common.POOLED_OUTPUT.key)
-    bare_pooler = arch.Block("pooler", arch.Kind.POOLER, prefix, (dense,), ops=(tanh,))
+    tanh = ops.tanh("pooler_activation", "pooler-tanh", (b, H), common.POOLED_OUTPUT.key, reads=dense.writes)
+    flow = {"inputs": ((dense.reads[0], common.HIDDEN),), "outputs": ((tanh.writes, common.POOLER_OUTPUT),)}
+    bare_pooler = arch.Block("pooler", arch.Kind.POOLER, prefix, (dense,), ops=(tanh,), **flow)  # type: ignore[arg-type]
     return (*blocks, bare_pooler) if pooler else blocks
 
 
@@ -91,11 +106,19 @@ def _sentence_order_head() -> arch.Block:
         "sop-head",
         arch.Kind.HEAD,
         "sop_classifier.",
-        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=saved),),
+        (linear("classifier", "sentence-order-classifier", H, C, rows=b, saves=saved, writes="logits"),),
         ops=(
-            ops.dropout("dropout", "classifier-dropout", (b, H), CLASSIFIER_DROPOUT),
+            ops.dropout(
+                "dropout",
+                "classifier-dropout",
+                (b, H),
+                CLASSIFIER_DROPOUT,
+                reads=common.POOLED_OUTPUT.key,
+                writes="dropped",
+            ),
             ops.cross_entropy("loss", "sentence-order-loss", b, C, ops.SENTENCE_LABELS),
         ),
+        inputs=((common.POOLED_OUTPUT.key, common.POOLER_OUTPUT),),
     )
 
 

@@ -108,12 +108,33 @@ def embedding_norm(width: Poly) -> arch.Module:
     return layer_norm("LayerNorm", "embedding-layernorm", width)
 
 
+# The model-wide names of the activations blocks pass on (``flow.py``): the hidden states from the
+# embeddings through every layer, and the pooled output.
+HIDDEN, POOLER_OUTPUT = "hidden states", "pooler output"
+
+
 def embeddings_block(
     prefix: str, modules: tuple[arch.Module, ...], width: Poly = H, dropout: Condition = HIDDEN_DROPOUT
 ) -> arch.Block:
-    """The embeddings module of a backbone stored under ``prefix``; the sum goes through a dropout."""
-    dropped = (ops.dropout("dropout", "embedding-dropout", (b, s, width), dropout),)
-    return arch.Block("embeddings", arch.Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=dropped)
+    """The embeddings module of a backbone stored under ``prefix``; the sum goes through a dropout.
+
+    The tables' outputs add up to the LayerNorm's input, where there is one, whose output the dropout reads.
+    """
+    norms = [m for m in modules if m.reads]
+    summed = norms[0].reads[0] if norms else "embeddings sum"
+    dropped = ops.dropout(
+        "dropout", "embedding-dropout", (b, s, width), dropout, reads=norms[0].writes if norms else summed
+    )
+    tables = tuple(m.writes for m in modules if not m.reads and m.writes)
+    return arch.Block(
+        "embeddings",
+        arch.Kind.EMBEDDINGS,
+        f"{prefix}embeddings.",
+        modules,
+        ops=(dropped,),
+        joins=(arch.Join(tables, summed),),
+        outputs=((dropped.writes, HIDDEN),),
+    )
 
 
 def bert_embeddings(prefix: str, width: Poly) -> arch.Block:
@@ -141,9 +162,11 @@ def query_key_value(
     query_key, value_input = reads
     value_width = n_in if value_in is None else value_in
     return (
-        linear(query, "query", n_in, width, heads=heads, part=arch.Part.ATTENTION, saves=query_key),
-        linear(key, "key", n_in, width, heads=heads, part=arch.Part.ATTENTION, saves=query_key),
-        linear(value, "value", value_width, width, heads=heads, part=arch.Part.ATTENTION, saves=value_input),
+        linear(query, "query", n_in, width, heads=heads, part=arch.Part.ATTENTION, saves=query_key, writes="query"),
+        linear(key, "key", n_in, width, heads=heads, part=arch.Part.ATTENTION, saves=query_key, writes="key"),
+        linear(
+            value, "value", value_width, width, heads=heads, part=arch.Part.ATTENTION, saves=value_input, writes="value"
+        ),
     )
 
 
@@ -155,7 +178,7 @@ def attention_output(path: str, width: Poly = H) -> arch.Module:
 def feed_forward(into: str, out: str, width: Poly = H) -> tuple[arch.Module, ...]:
     """The feed-forward pair: ``width`` up to I, then back down; the second reads the activation's output."""
     return (
-        linear(into, "feed-forward-in", width, I, part=arch.Part.FEED_FORWARD),
+        linear(into, "feed-forward-in", width, I, part=arch.Part.FEED_FORWARD, writes="feed-forward hidden"),
         linear(out, "feed-forward-out", I, width, part=arch.Part.FEED_FORWARD, saves="feed-forward activated"),
     )
 
@@ -167,9 +190,27 @@ def feed_forward_activation(path: str, key: str = "hidden_act") -> arch.Op:
     )
 
 
-def layers(path: str, modules: tuple[arch.Module, ...], layer_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
-    """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index)."""
-    return arch.Block("layer", arch.Kind.ENCODER, path, modules, repeat=("L",), ops=layer_ops)
+def layers(
+    path: str,
+    modules: tuple[arch.Module, ...],
+    layer_ops: tuple[arch.Op, ...] = (),
+    joins: tuple[arch.Join, ...] = (),
+    output: str = "",
+) -> arch.Block:
+    """The encoder layer, repeated L times under ``path`` ("{0}" for the layer's index).
+
+    Its data flow, where declared: ``joins`` and the name of its ``output``; it reads "layer input".
+    """
+    flow = {"joins": joins, "inputs": ((LAYER_INPUT, HIDDEN),), "outputs": ((output, HIDDEN),)} if output else {}
+    return arch.Block("layer", arch.Kind.ENCODER, path, modules, repeat=("L",), ops=layer_ops, **flow)  # type: ignore[arg-type]
+
+
+LAYER_INPUT = "layer input"
+
+
+def residual(branch: str, norm: str) -> arch.Join:
+    """A post-norm residual connection: the branch's output plus the sublayer's input, into ``norm``'s input."""
+    return arch.Join((branch, LAYER_INPUT), f"{norm} input")
 
 
 def bert_attention(path: str) -> tuple[arch.Module, ...]:
@@ -177,7 +218,7 @@ def bert_attention(path: str) -> tuple[arch.Module, ...]:
     return (
         *query_key_value((f"{path}.self.query", f"{path}.self.key", f"{path}.self.value")),
         attention_output(f"{path}.output.dense"),
-        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H, writes="intermediate.dense input"),
     )
 
 
@@ -189,9 +230,9 @@ def bert_encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
         modules += tuple(arch.Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
     modules += (
         *feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output-layernorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H, writes="layer output"),
     )
-    return layers(f"{prefix}encoder.layer.{{0}}.", modules, bert_layer_ops())
+    return layers(f"{prefix}encoder.layer.{{0}}.", modules, bert_layer_ops(), BERT_JOINS, "layer output")
 
 
 def bert_layer_ops() -> tuple[arch.Op, ...]:
@@ -200,12 +241,29 @@ def bert_layer_ops() -> tuple[arch.Op, ...]:
     Cross-attention runs only on an encoder's states, which a step with ``input_ids`` alone does not
     give: its modules hold parameters but compute nothing.
     """
-    return (
-        ops.attention("attention.self", H, A, "attention_probs_dropout_prob"),
-        ops.dropout("attention.output.dropout", "attention-output-dropout", (b, s, H), HIDDEN_DROPOUT),
-        feed_forward_activation("intermediate.intermediate_act_fn"),
-        ops.dropout("output.dropout", "output-dropout", (b, s, H), HIDDEN_DROPOUT),
+    attention = ops.attention(
+        "attention.self", H, A, "attention_probs_dropout_prob", writes="attention.output.dense input"
     )
+    return (
+        attention,
+        ops.dropout(
+            "attention.output.dropout",
+            "attention-output-dropout",
+            (b, s, H),
+            HIDDEN_DROPOUT,
+            reads="attention.output.dense output",
+        ),
+        feed_forward_activation("intermediate.intermediate_act_fn"),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), HIDDEN_DROPOUT, reads="output.dense output"),
+    )
+
+
+# BertLayer's residual connections: attention's output onto the layer's input, and the feed-forward's
+# onto the attention's (the input of the feed-forward's first Linear, which that LayerNorm writes).
+BERT_JOINS = (
+    arch.Join(("attention.output.dropout output", LAYER_INPUT), "attention.output.LayerNorm input"),
+    arch.Join(("output.dropout output", "intermediate.dense input"), "output.LayerNorm input"),
+)
 
 
 # The rules transformers enforces, as data (switches.Rule): the card check and the calculator read them.
@@ -306,7 +364,9 @@ def bert_pooler(prefix: str) -> arch.Block:
         arch.Kind.POOLER,
         f"{prefix}pooler.",
         (linear("dense", "pooler-dense", H, H, rows=b, saves=ENCODER_OUTPUT),),
-        ops=(ops.tanh("activation", "pooler-tanh", (b, H), POOLED_OUTPUT.key),),
+        ops=(ops.tanh("activation", "pooler-tanh", (b, H), POOLED_OUTPUT.key, reads="dense output"),),
+        inputs=((ENCODER_OUTPUT.key, HIDDEN),),
+        outputs=((POOLED_OUTPUT.key, POOLER_OUTPUT),),
     )
 
 

@@ -68,24 +68,37 @@ def _backbone(prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     modules = (
         *common.query_key_value(("attention.q_lin", "attention.k_lin", "attention.v_lin")),
         common.attention_output("attention.out_lin"),
-        layer_norm("sa_layer_norm", "attention-layernorm", H),
+        layer_norm("sa_layer_norm", "attention-layernorm", H, writes="ffn.lin1 input"),
         *common.feed_forward("ffn.lin1", "ffn.lin2"),
-        layer_norm("output_layer_norm", "output-layernorm", H),
+        layer_norm("output_layer_norm", "output-layernorm", H, writes="layer output"),
     )
     # No dropout between out_lin and sa_layer_norm (DistilBertSelfAttention returns out_lin's output).
     layer_ops = (
-        ops.attention("attention", H, A, "attention_dropout"),
+        ops.attention("attention", H, A, "attention_dropout", writes="attention.out_lin input"),
         common.feed_forward_activation("ffn.activation", "activation"),
-        ops.dropout("ffn.dropout", "feed-forward-dropout", (b, s, H), DROPOUT),
+        ops.dropout("ffn.dropout", "feed-forward-dropout", (b, s, H), DROPOUT, reads="ffn.lin2 output"),
     )
-    return (embeddings, common.layers(f"{prefix}transformer.layer.{{0}}.", modules, layer_ops))
+    joins = (
+        arch.Join(("attention.out_lin output", common.LAYER_INPUT), "sa_layer_norm input"),
+        arch.Join(("ffn.dropout output", "ffn.lin1 input"), "output_layer_norm input"),
+    )
+    layer = common.layers(f"{prefix}transformer.layer.{{0}}.", modules, layer_ops, joins, "layer output")
+    return (embeddings, layer)
 
 
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # Only the projector's weight is tied (DistilBertForMaskedLM._tied_weights_keys); its bias is its own.
     if on["tied"]:
         projector: tuple[arch.Module, ...] = (
-            linear("vocab_projector", "vocabulary-projector-weight-tied", H, V, bias=False, tied_to=WORD_EMBEDDINGS),
+            linear(
+                "vocab_projector",
+                "vocabulary-projector-weight-tied",
+                H,
+                V,
+                bias=False,
+                tied_to=WORD_EMBEDDINGS,
+                writes="logits",
+            ),
             arch.Module(
                 "vocab_projector",
                 "vocabulary-projector-bias",
@@ -93,7 +106,7 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
             ),
         )
     else:
-        projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V),)
+        projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V, writes="logits"),)
     modules = (*heads.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector)
     return heads.mlm_head("", modules, heads.mlm_ops("activation", key="activation"))
 
@@ -101,18 +114,19 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
 def _classifier() -> arch.Block:
     """pre_classifier on token 0 (a view that keeps the encoder's output), ReLU, dropout, classifier."""
     acts = ops.probability("seq_classif_dropout")
-    pre = linear("pre_classifier", "pre-classifier-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT)
+    pre = linear("pre_classifier", "pre-classifier-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT, writes="hidden")
     saved = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("activated", (b, H)))
     return arch.Block(
         "classifier",
         arch.Kind.HEAD,
         "",
-        (pre, linear("classifier", "classifier", H, C, rows=b, saves=saved)),
+        (pre, linear("classifier", "classifier", H, C, rows=b, saves=saved, writes="logits")),
         ops=(
             ops.activation("relu", "relu", "relu", (b, H), before="hidden", after="activated", fixed=True),
-            ops.dropout("dropout", "classifier-dropout", (b, H), acts),
+            ops.dropout("dropout", "classifier-dropout", (b, H), acts, reads="activated", writes="dropped"),
             *heads.class_loss(),
         ),
+        inputs=((common.ENCODER_OUTPUT.key, common.HIDDEN),),
     )
 
 

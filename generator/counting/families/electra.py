@@ -42,13 +42,22 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
 def _generator_head(on: Mapping[str, bool]) -> arch.Block:
     if on["tied"]:
         words = "electra.embeddings.word_embeddings.weight"
-        lm_head = linear("generator_lm_head", "output-projection-tied-and-bias", E, V, tied_to=words)
+        lm_head = linear(
+            "generator_lm_head",
+            "output-projection-tied-and-bias",
+            E,
+            V,
+            tied_to=words,
+            reads="decoder input",
+            writes="logits",
+        )
     else:
-        lm_head = linear("generator_lm_head", "output-projection-untied", E, V)
+        lm_head = linear("generator_lm_head", "output-projection-untied", E, V, reads="decoder input", writes="logits")
     modules = (*heads.narrow_transform("generator_predictions.LayerNorm", "generator_predictions.dense"), lm_head)
     # ElectraGeneratorPredictions applies gelu whatever hidden_act says.
     head_ops = heads.mlm_ops("generator_predictions.activation", E, key="gelu", fixed=True)
-    return arch.Block("generator-head", arch.Kind.HEAD, "", modules, ops=head_ops)
+    inputs = ((common.ENCODER_OUTPUT.key, common.HIDDEN),)
+    return arch.Block("generator-head", arch.Kind.HEAD, "", modules, ops=head_ops, inputs=inputs)
 
 
 def _discriminator_head() -> arch.Block:
@@ -57,10 +66,11 @@ def _discriminator_head() -> arch.Block:
         arch.Kind.HEAD,
         "discriminator_predictions.",
         (
-            linear("dense", "discriminator-dense", H, H, saves=common.ENCODER_OUTPUT),
-            linear("dense_prediction", "replaced-token-score", H, Poly.constant(1), saves="activated"),
+            linear("dense", "discriminator-dense", H, H, saves=common.ENCODER_OUTPUT, writes="hidden"),
+            linear("dense_prediction", "replaced-token-score", H, Poly.constant(1), saves="activated", writes="scores"),
         ),
         ops=_discriminator_ops(),
+        inputs=((common.ENCODER_OUTPUT.key, common.HIDDEN),),
     )
 
 
@@ -70,7 +80,7 @@ def _discriminator_ops() -> tuple[arch.Op, ...]:
     activation = ops.activation(
         "activation", "discriminator-activation", "hidden_act", (b, s, H), before="hidden", after="activated"
     )
-    return (activation, arch.Op("loss", "replaced-token-loss", saved=scores))
+    return (activation, arch.Op("loss", "replaced-token-loss", saved=scores, reads=("scores",), writes="loss output"))
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:

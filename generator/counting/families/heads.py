@@ -16,7 +16,7 @@ from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import Condition, const, eq, given, head_is, is_kind, is_null, lt, ne
 from generator.counting.families.blocks import factorized
-from generator.counting.families.common import ENCODER_OUTPUT, POOLED_OUTPUT, C, E, H, OnTop, V
+from generator.counting.families.common import ENCODER_OUTPUT, HIDDEN, POOLED_OUTPUT, POOLER_OUTPUT, C, E, H, OnTop, V
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, per_setting_read
@@ -37,11 +37,11 @@ def mlm_decoder(tied_to: bool, word_embeddings: str, output_bias: str, width: Po
     Either way one b·s × width by width × V product, the largest of most models at short lengths.
     """
     if tied_to:
-        decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings)
+        decoder = linear("decoder", "decoder-tied", width, V, bias=False, tied_to=word_embeddings, writes="logits")
         return replace(
             decoder, params=(*decoder.params, arch.Tie("bias", output_bias, "output-bias", arch.Layer.LINEAR))
         )
-    return linear("decoder", "decoder-untied", width, V)
+    return linear("decoder", "decoder-untied", width, V, writes="logits")
 
 
 def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) -> tuple[arch.Module, ...]:
@@ -52,8 +52,8 @@ def mlm_transform(dense: str, norm: str, width: Poly = H, *, bias: bool = True) 
     own_bias = (output_bias(),) if bias else ()
     return (
         *own_bias,
-        linear(dense, "transform-dense", H, width, saves=ENCODER_OUTPUT),
-        layer_norm(norm, "transform-layernorm", width, saves="transform activated"),
+        linear(dense, "transform-dense", H, width, saves=ENCODER_OUTPUT, writes="transform hidden"),
+        layer_norm(norm, "transform-layernorm", width, saves="transform activated", writes="decoder input"),
     )
 
 
@@ -122,15 +122,22 @@ def classifier_head(
     """
     acts = dropout if dropout is not None else classifier_dropout()
     saved = replace(pooled, when=~acts)
+    dropped = ops.dropout(
+        "dropout",
+        "classifier-dropout",
+        (b, H),
+        acts,
+        output="classifier input",
+        reads=pooled.key,
+        read_by="classifier.weight",
+    )
     return arch.Block(
         "classifier",
         arch.Kind.HEAD,
         "",
-        (linear("classifier", "classifier", H, C, rows=b, saves=saved),),
-        ops=(
-            ops.dropout("dropout", "classifier-dropout", (b, H), acts, output="classifier input"),
-            *(loss if loss is not None else class_loss()),
-        ),
+        (linear("classifier", "classifier", H, C, rows=b, saves=saved, reads=dropped.writes, writes="logits"),),
+        ops=(dropped, *(loss if loss is not None else class_loss())),
+        inputs=((pooled.key, POOLER_OUTPUT if pooled.key == POOLED_OUTPUT.key else HIDDEN),),
     )
 
 
@@ -140,14 +147,26 @@ def next_sentence_head(pooled: arch.Saved = POOLED_OUTPUT) -> arch.Block:
         "nsp-head",
         arch.Kind.HEAD,
         "cls.",
-        (linear("seq_relationship", "next-sentence-classifier", H, Poly.constant(2), rows=b, saves=pooled),),
+        (
+            linear(
+                "seq_relationship",
+                "next-sentence-classifier",
+                H,
+                Poly.constant(2),
+                rows=b,
+                saves=pooled,
+                writes="logits",
+            ),
+        ),
         ops=(ops.cross_entropy("loss", "next-sentence-loss", b, Poly.constant(2), ops.SENTENCE_LABELS),),
+        inputs=((pooled.key, POOLER_OUTPUT if pooled.key == POOLED_OUTPUT.key else HIDDEN),),
     )
 
 
 def mlm_head(prefix: str, modules: tuple[arch.Module, ...], head_ops: tuple[arch.Op, ...] = ()) -> arch.Block:
-    """The masked-LM head block, whatever its modules."""
-    return arch.Block("mlm-head", arch.Kind.HEAD, prefix, modules, ops=head_ops)
+    """The masked-LM head block, whatever its modules: it reads the encoder's output."""
+    inputs = ((ENCODER_OUTPUT.key, HIDDEN),)
+    return arch.Block("mlm-head", arch.Kind.HEAD, prefix, modules, ops=head_ops, inputs=inputs)
 
 
 def bert_mlm_head(
@@ -176,8 +195,8 @@ def narrow_transform(norm: str, dense: str) -> tuple[arch.Module, ...]:
 
     The Linear reads the encoder's output; the LayerNorm the activation's."""
     return (
-        layer_norm(norm, "transform-layernorm", E, saves="transform activated"),
-        linear(dense, "transform-dense-h-to-e", H, E, saves=ENCODER_OUTPUT),
+        layer_norm(norm, "transform-layernorm", E, saves="transform activated", writes="decoder input"),
+        linear(dense, "transform-dense-h-to-e", H, E, saves=ENCODER_OUTPUT, writes="transform hidden"),
     )
 
 
@@ -193,8 +212,8 @@ def dense_classifier(function: str, dropout: Condition | None = None, *, configu
     dense_input = ops.either(acts, arch.Saved("dropped", (b, H)), ENCODER_OUTPUT)
     out_input = ops.either(acts, arch.Saved("dropped again", (b, H)), arch.Saved("activated", (b, H)))
     modules = (
-        linear("dense", "classifier-dense", H, H, rows=b, saves=dense_input),
-        linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input),
+        linear("dense", "classifier-dense", H, H, rows=b, saves=dense_input, reads="dropped", writes="hidden"),
+        linear("out_proj", "classifier-output", H, C, rows=b, saves=out_input, reads="dropped again", writes="logits"),
     )
     activation = ops.activation(
         "activation",
@@ -206,12 +225,15 @@ def dense_classifier(function: str, dropout: Condition | None = None, *, configu
         fixed=not configured,
     )
     classifier_ops = (
-        ops.dropout("dropout", "classifier-dropout", (b, H), acts),
+        ops.dropout("dropout", "classifier-dropout", (b, H), acts, reads=ENCODER_OUTPUT.key, writes="dropped"),
         activation,
-        ops.dropout("dropout again", "classifier-dropout-again", (b, H), acts),
+        ops.dropout(
+            "dropout again", "classifier-dropout-again", (b, H), acts, reads="activated", writes="dropped again"
+        ),
         *class_loss(),
     )
-    return arch.Block("classifier", arch.Kind.HEAD, "classifier.", modules, ops=classifier_ops)
+    inputs = ((ENCODER_OUTPUT.key, HIDDEN),)
+    return arch.Block("classifier", arch.Kind.HEAD, "classifier.", modules, ops=classifier_ops, inputs=inputs)
 
 
 def deberta_mlm_head() -> arch.Block:

@@ -15,6 +15,7 @@ from generator.counting.layouts import linear
 from generator.counting.poly import Poly
 
 E, H = (Poly.symbol(name) for name in "EH")
+HIDDEN = "hidden states"  # the model-wide name of the hidden states (common.HIDDEN)
 
 
 def width(projected: bool) -> Poly:
@@ -30,5 +31,7 @@ def projection(
 
 
 def block(path: str, projection: arch.Module) -> arch.Block:
-    """The projection as a block of its own, where the model (not its embeddings module) registers it."""
-    return arch.Block("embedding-projection", arch.Kind.EMBEDDINGS, path, (projection,))
+    """The projection as a block of its own, where the model (not its embeddings module) registers it:
+    it reads the embeddings' output and gives the layers theirs."""
+    flow = {"inputs": ((projection.reads[0], HIDDEN),), "outputs": ((projection.writes, HIDDEN),)}
+    return arch.Block("embedding-projection", arch.Kind.EMBEDDINGS, path, (projection,), **flow)  # type: ignore[arg-type]

@@ -1,0 +1,45 @@
+"""A block's data flow: which activation each step reads and writes, for a step that trains part of a model.
+
+Full fine-tuning trains every parameter, so every activation needs a gradient and autograd keeps
+what ``compute.py`` counts. When a method trains a part, a tensor needs a gradient only when a
+trained parameter reaches it through the forward. A block then says, for that:
+
+* each module and op, the activations it ``reads`` and the one it ``writes``;
+* each sum that joins two activations (a residual connection), as a ``Join``;
+* each product's ``operands``: the backward runs one product per operand that needs a gradient;
+* each saved tensor's ``needs``: it is kept only when one of them needs a gradient.
+
+A name in ``operands`` and ``needs`` is one of:
+
+* an activation of the block, by its name;
+* ``#0``, ``#1``...: the item's own reads, in order;
+* ``@path.param``: a parameter, by its path in the block (``@attention.self.query.weight``).
+
+A saved tensor without ``needs`` is kept when its item is live: when it reads an activation that
+needs a gradient, or holds a parameter that trains. torch's derivative formulas give the rules
+(``docs/fine-tuning-step.md``). Under full fine-tuning every name needs a gradient, so the flow
+changes nothing there: a test holds the two equal for every family that declares it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Join:
+    """An addition of activations (a residual connection): it computes and keeps nothing, but its
+    output needs a gradient when any of its inputs does."""
+
+    reads: tuple[str, ...]
+    writes: str
+
+
+def own(index: int) -> str:
+    """The name of an item's ``index``-th read, in its operands and needs."""
+    return f"#{index}"
+
+
+def param(path: str) -> str:
+    """The name of a parameter, by its path in the block."""
+    return f"@{path}"

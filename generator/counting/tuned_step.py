@@ -1,0 +1,263 @@
+"""A training step when a fine-tuning method trains part of the model: its FLOPs and what autograd keeps.
+
+The forward runs the whole model, plus what the method adds (LoRA's two products per adapted
+Linear). The backward runs only the products whose output a trained tensor reaches, and autograd
+keeps only what those products and the ops above them read. Which activations need a gradient
+follows from the block's data flow (``flow.py``): a block instance reads the names the earlier
+blocks give it, and each item's output needs a gradient when it reads one that does, or holds a
+trained tensor. ``docs/fine-tuning-step.md`` gives every rule with the torch figure it rests on.
+
+The first instance of a repeated layer may differ from the others: below the lowest trained
+tensor nothing needs a gradient, and in LoRA's first layer only the adapted branches do. The
+others then all read an input that needs one, so two instances are worked, the first and one of
+the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from generator.counting.architecture import Block, Head, Kind, Layer, Module, Op, Product, Saved
+from generator.counting.compute import (
+    BlockCompute,
+    Compute,
+    ModuleCompute,
+    StepBlocks,
+    applied_copies,
+    count_compute,
+    differentiated,
+    saved_of,
+)
+from generator.counting.inventory import Counted
+from generator.counting.methods import Method, Tuned, indexless, modules_of
+from generator.counting.poly import Poly, total
+
+# The order the forward runs the blocks in: a family may declare its heads first.
+KIND_ORDER = (Kind.EMBEDDINGS, Kind.ENCODER, Kind.POOLER, Kind.HEAD)
+
+
+class StepNotDerivedError(ValueError):
+    """A step under a method this model's declaration cannot say: its data flow is not declared."""
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """What a method wraps one Linear with: LoRA of rank r, or IA³ scaling its input or its output."""
+
+    method: Method
+    rank: int = 0
+    scales_input: bool = False
+
+
+@dataclass(frozen=True)
+class Trained:
+    """What a method trains, by module names with each layer index written {i} (the same in every layer)."""
+
+    tensors: frozenset[str]
+    adapters: Mapping[str, Adapter]
+    tied: Mapping[str, str]  # a tied slot's name and the tensor it holds
+    prompt: int  # prompt tuning's virtual tokens, else 0
+
+
+def tuned_compute(card: Counted, tuned: Tuned) -> Compute:
+    """The step of ``card`` under ``tuned``'s method, as a Compute whose ``at(b, s)`` gives its figures.
+
+    Full fine-tuning is the card's own step. Prompt tuning's figures are at s + n: ``at`` takes the
+    sequence the model runs (``tuned_seq``)."""
+    full = count_compute(card)
+    return full if tuned.tuning.method is Method.FULL else flowed_compute(card, tuned, full)
+
+
+def flowed_compute(card: Counted, tuned: Tuned, full: Compute) -> Compute:
+    """The step worked through the blocks' data flow, whatever the method (full fine-tuning included,
+    which a test holds equal to the declared step)."""
+    trained = _trained(tuned)
+    architecture = card.family.architecture(card.config, card.head)
+    values = {**card.symbol_values(), **full.values}
+    blocks: list[BlockCompute] = []
+    names: dict[str, bool] = {}
+    seen: set[str] = set()
+    for block in sorted(architecture.blocks, key=lambda b: KIND_ORDER.index(b.kind)):
+        if not block.outputs and not block.inputs and not block.joins:
+            raise StepNotDerivedError(f"the data flow of {block.key} is not declared")
+        copies = applied_copies(block).evaluate(values)
+        if copies <= 0:
+            continue
+        prefix = indexless(block.prefix.format(*block.first))
+        state = _instance(block, prefix, trained, names, card, seen)
+        blocks.append(BlockCompute(block, state, Poly.constant(1)))
+        if copies > 1:
+            again = _instance(block, prefix, trained, names, card, seen)
+            blocks.append(BlockCompute(block, again, Poly.constant(copies - 1)))
+            if _instance(block, prefix, trained, dict(names), card, set(seen)) != again:
+                raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
+    parameters, trainable = tuned.total, tuned.trainable
+    return replace(full, steps=StepBlocks(tuple(blocks)), parameters=parameters, trainable=trainable)
+
+
+def tuned_seq(tuned: Tuned, seq: int) -> int:
+    """The positions the model runs for ``seq`` tokens: prompt tuning puts its n vectors in front."""
+    return seq + (tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0)
+
+
+def _trained(tuned: Tuned) -> Trained:
+    tensors = {indexless(t.name) for t in tuned.trained}
+    for module in tuned.saved:  # a classifier's trained copy: its tensors train, in its place
+        tensors |= {indexless(t.name) for t in tuned.inventory.tensors if t.name.startswith(f"{module}.")}
+    adapters: dict[str, Adapter] = {}
+    modules = modules_of(tuned.inventory)
+    for added in tuned.added:
+        if added.module == "" or added.module not in tuned.adapted:
+            continue
+        if modules.layers.get(added.module) is not Layer.LINEAR:
+            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear's adapter is derived")
+        name = indexless(added.module)
+        if tuned.tuning.method is Method.LORA:
+            adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank)
+        else:
+            out, _ = modules.shape_of(added.module)
+            adapters[name] = Adapter(Method.IA3, scales_input=added.shape != (out, 1))
+    tied = {indexless(t.name): indexless(t.tied_to) for t in tuned.inventory.tied}
+    prompt = tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0
+    return Trained(frozenset(tensors), adapters, tied, prompt)
+
+
+def _instance(
+    block: Block, prefix: str, trained: Trained, names: dict[str, bool], card: Counted, seen: set[str]
+) -> tuple[ModuleCompute, ...]:
+    """One instance of a block: what each of its modules and ops computes and keeps, in flow order.
+
+    ``names`` holds the model-wide names and whether each needs a gradient; the instance reads its
+    inputs from it and writes its outputs to it."""
+    flows: dict[str, bool] = {}
+    for own, wide in block.inputs:
+        if wide not in names:
+            raise StepNotDerivedError(f"{block.key} reads {wide}, which no earlier block gives")
+        flows[own] = names[wide]
+    items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
+    writers = {item.writes: item for item in items if item.writes}
+    joins = {join.writes: join for join in block.joins}
+    trains = _trains(prefix, trained)
+    if trained.prompt:  # the prompt's trained vectors join the token vectors
+        flows.update((m.writes, True) for m in block.modules if m.key.startswith("token-embeddings"))
+
+    def needs(name: str, path: tuple[str, ...] = ()) -> bool:
+        if name in flows:
+            return flows[name]
+        if name in path:
+            raise StepNotDerivedError(f"{block.key}: {name} is read before it is written")
+        if name in joins:
+            found = any(needs(read, (*path, name)) for read in joins[name].reads)
+        elif name in writers:
+            item = writers[name]
+            found = _holds_trained(item, trains) or f"{prefix}{item.path}" in trained.adapters
+            found = found or any(needs(read, (*path, name)) for read in item.reads)
+        else:
+            raise StepNotDerivedError(f"{block.key}: nothing writes {name}")
+        flows[name] = found
+        return found
+
+    local: set[str] = set()
+    found: list[ModuleCompute] = []
+    for item in items:
+        if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
+            continue
+        adapter = trained.adapters.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
+        reads = tuple(needs(read) for read in item.reads)
+        if adapter is not None and adapter.scales_input:
+            reads = (True, *reads[1:])  # the base layer reads x scaled by a trained vector
+        live = any(reads) or _holds_trained(item, trains)
+
+        def resolve(name: str, reads: tuple[bool, ...] = reads) -> bool:
+            if name.startswith("#"):
+                return reads[int(name[1:])]
+            if name.startswith("@"):
+                return trains(name[1:])
+            return needs(name)
+
+        kept = []
+        for tensor in saved_of(item, card.config):
+            if tensor.when is not None and not tensor.when.evaluate(card.config):
+                continue
+            if any(resolve(n) for n in tensor.needs) if tensor.needs else live:
+                kept.append(tensor)
+        products = []
+        for product in item.products:
+            if product.when is not None and not product.when.evaluate(card.config):
+                continue
+            if product.operands:
+                wanted = sum(any(resolve(n) for n in group) for group in product.operands)
+                products.append(replace(product, backward=min(product.backward, wanted)))
+            else:
+                products.append(product if live else replace(product, backward=0))
+        found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
+        if adapter is not None:
+            found.append(_adapted(item, adapter, reads[0], local, seen, card))
+    for own, wide in block.outputs:
+        names[wide] = needs(own)
+    return tuple(found)
+
+
+def _trains(prefix: str, trained: Trained) -> Callable[[str], bool]:
+    """Whether the tensor at a path of the block trains (a tied slot trains with what it holds)."""
+
+    def trains(path: str) -> bool:
+        name = f"{prefix}{path}"
+        return name in trained.tensors or trained.tied.get(name, "") in trained.tensors
+
+    return trains
+
+
+def _holds_trained(item: Module | Op, trains: Callable[[str], bool]) -> bool:
+    return isinstance(item, Module) and any(trains(f"{item.path}.{p.name}") for p in item.params)
+
+
+def _unique(kept: list[Saved], local: set[str], seen: set[str]) -> tuple[Saved, ...]:
+    """The storages not yet kept in this instance (a shared one: in the model)."""
+    found = []
+    for tensor in kept:
+        scope = seen if tensor.shared else local
+        if tensor.key not in scope:
+            scope.add(tensor.key)
+            found.append(tensor)
+    return tuple(found)
+
+
+def _module(
+    item: Module | Op, products: list[Product], saved: tuple[Saved, ...], block: Block, head: Head
+) -> ModuleCompute:
+    """An item's compute, repeated as many times as it runs in one instance."""
+    repeat = item.repeat if item.repeat is not None else Poly.constant(1)
+    if repeat != Poly.constant(1):
+        products = [replace(p, m=p.m * repeat, when=None) for p in products]
+        saved = tuple(t if t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
+    backward = total(p.flops * p.backward for p in products) if differentiated(head, block.kind) else Poly()
+    label = item.label if isinstance(item, Module) and item.label else item.key
+    return ModuleCompute(item.path, label, tuple(products), backward, saved)
+
+
+def _adapted(
+    item: Module | Op, adapter: Adapter, input_needs: bool, local: set[str], seen: set[str], card: Counted
+) -> ModuleCompute:
+    """What an adapter adds beside its Linear: LoRA's two products x·Aᵀ and ·Bᵀ and their inputs;
+    IA³'s scaled tensor and its vector's copy (an elementwise product, no FLOPs)."""
+    base = item.products[0]
+    rows, out, width = base.m, base.n, base.k
+    inputs = tuple(t for t in item.saved if t.when is None or t.when.evaluate(card.config))
+    path = f"{item.path} {adapter.method.value}"
+    products: tuple[Product, ...] = ()
+    if adapter.method is Method.LORA:
+        rank = Poly.constant(adapter.rank)
+        products = (
+            Product("lora A", rows, rank, width, backward=1 + int(input_needs)),
+            Product("lora B", rows, out, rank),
+        )
+        saved = (*inputs, Saved(f"{item.path} x·Aᵀ", (rows, rank)))
+    elif adapter.scales_input:
+        saved = (*inputs, *((Saved(f"{item.path} ia3 vector", (width,)),) if input_needs else ()))
+    else:
+        vector = (Saved(f"{item.path} ia3 vector", (out,)),) if input_needs else ()
+        saved = (Saved(f"{item.path} ia3 output", (rows, out)), *vector)
+    backward = total(p.flops * p.backward for p in products)
+    return ModuleCompute(path, path, products, backward, _unique(list(saved), local, seen))
