@@ -17,6 +17,7 @@ from generator.cards.problems import InputError, display_path, report
 if TYPE_CHECKING:
     from generator.cards.card import Card
     from generator.counting.methods import Group, Tuned, Tuning
+    from generator.counting.step_totals import StepTotals
 
 # The command line's name for each setting a method can refuse.
 OPTIONS = {
@@ -55,6 +56,14 @@ def count(args: argparse.Namespace) -> int:
             most = rows + f"less {after} + 1: the positions are numbered from {after} + 1)"
         print(f"error: --seq: expected at most {most}, found {seq:,}", file=sys.stderr)
         return 1
+    if tuning.method.value == "prompt-tuning" and length is not None and seq + tuning.virtual_tokens > length:
+        fits = length - tuning.virtual_tokens  # the virtual tokens take positions too
+        if args.seq is not None or fits < 1:
+            n = tuning.virtual_tokens
+            took = f"the {n:,} virtual tokens take {n:,} of its {length:,} positions"
+            print(f"error: --seq: expected at most {max(fits, 0):,}, since {took}, found {seq:,}", file=sys.stderr)
+            return 1
+        seq = fits
     if tuning.method.value != "full":
         return _count_method(card, tuning, args.batch, seq, json_output=args.json)
     return _count_full(card, args.batch, seq, json_output=args.json)
@@ -78,24 +87,13 @@ def _tuning(args: argparse.Namespace) -> Tuning | None:
 
 def _count_full(card: Card, batch: int, seq: int, *, json_output: bool) -> int:
     """``count`` for full training: the step's FLOPs, activations and memory where the site shows them."""
-    from generator.counting.compute import (
-        UndeclaredActivationError,
-        count_compute,
-        measured,
-        step_inexact,
-        step_refusal,
-    )
+    from generator.counting.compute import UndeclaredActivationError, count_compute
     from generator.site.formats import decimal
 
     # The parameters stand in every case; a step's totals only where the site shows them too.
-    if not measured(card.family):
-        return _count_without_step(card, batch, seq, NOT_MEASURED, json_output=json_output)
-    refusal = step_refusal(card)
-    if refusal is not None:
-        return _count_without_step(card, batch, seq, STEP_RAISES + refusal, json_output=json_output)
-    inexact = step_inexact(card)
-    if inexact is not None:
-        return _count_without_step(card, batch, seq, NOT_EXACT + inexact, json_output=json_output)
+    why = no_step(card)
+    if why is not None:
+        return _count_without_step(card, batch, seq, why, json_output=json_output)
     try:
         compute = count_compute(card)
     except UndeclaredActivationError as error:
@@ -123,8 +121,22 @@ def _count_full(card: Card, batch: int, seq: int, *, json_output: bool) -> int:
 NOT_MEASURED = "no transformers class builds this model, so no step of it was measured against torch"
 STEP_RAISES = "transformers builds this model, but a step of it raises: "
 NOT_EXACT = "a step of this model runs, but its figures are not one polynomial in b and s: "
-# A method's step is not yet derived: its parameters are exact, its FLOPs and activations not given.
-METHOD_STEP = "the FLOPs and activations of a step that trains only part of the model are not derived yet"
+# A method's step where the family's data flow is not declared: its parameters are exact, its FLOPs and
+# activations not given.
+METHOD_STEP = "the FLOPs and activations of a step that trains only part of this model are not derived yet"
+
+
+def no_step(card: Card) -> str | None:
+    """Why a card's step is not shown, here and on its page, or None where it is."""
+    from generator.counting.compute import measured, step_inexact, step_refusal
+
+    if not measured(card.family):
+        return NOT_MEASURED
+    refusal = step_refusal(card)
+    if refusal is not None:
+        return STEP_RAISES + refusal
+    inexact = step_inexact(card)
+    return None if inexact is None else NOT_EXACT + inexact
 
 
 def _count_without_step(card: Card, batch: int, seq: int, why: str, *, json_output: bool) -> int:
@@ -150,9 +162,10 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
     from generator.counting.methods import TuningError, groups, prompt_misfit, tune
 
     if card.family.ground_truth is None:  # the methods follow peft and transformers' base_model_prefix
-        why = "the methods are defined on transformers classes, and no transformers class builds this model"
+        unbuilt = "the methods are defined on transformers classes, and no transformers class builds this model"
         print(
-            f"error: --method: expected a model transformers builds, found {card.family.name}: {why}", file=sys.stderr
+            f"error: --method: expected a model transformers builds, found {card.family.name}: {unbuilt}",
+            file=sys.stderr,
         )
         return 1
     inventory = count_parameters(card)
@@ -162,8 +175,15 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
         print(f"error: {OPTIONS[error.what]}: {error} ({display_path(card.path)})", file=sys.stderr)
         return 1
     record = method_record(tuned)
+    why, totals = _method_step(card, tuned, batch, seq)
+    if totals is not None:
+        record |= {
+            "flops": {"forward": totals.forward, "backward": totals.backward},
+            "activations": dict(totals.activations),
+            "training_memory": totals.training_memory,
+        }
     if json_output:
-        print(json.dumps({**record, "batch": batch, "seq": seq, "no_step": METHOD_STEP}))
+        print(json.dumps({**record, "batch": batch, "seq": seq} | ({"no_step": why} if why is not None else {})))
         return 0
     print(f"{card.id}: {inventory.class_name}, {inventory.total:,} parameters")
     share = 100 * tuned.trainable / tuned.total if tuned.total else 0
@@ -188,8 +208,36 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
     print("parameters in training with Adam (weights; gradients and two moments for what trains):")
     for name, size in record["parameter_memory"].items():
         print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
-    print(f"no step figures: {METHOD_STEP}")
+    if totals is None:
+        print(f"no step figures: {why}")
+        return 0
+    positions = f" (the model runs {totals.seq:,} positions)" if totals.seq != seq else ""
+    print(f"batch {batch:,} × sequence {seq:,}{positions}, the step under {tuning.method.value}:")
+    for name, flops in (("forward", totals.forward), ("backward", totals.backward)):
+        print(f"  {name} FLOPs: {flops:,}")
+    for name, size in totals.activations.items():
+        print(f"  activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
+    print("training memory with Adam (weights, gradients and moments of what trains, activations; a lower bound):")
+    for name, size in totals.training_memory.items():
+        print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
     return 0
+
+
+def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | None, StepTotals | None]:
+    """The step under a method at (batch, seq), or why there is none."""
+    from generator.counting.compute import UndeclaredActivationError
+    from generator.counting.tuned_step import StepNotDerivedError, tuned_compute, tuned_seq
+
+    why = no_step(card)
+    if why is not None:
+        return why, None
+    try:
+        compute = tuned_compute(card, tuned)
+    except StepNotDerivedError:
+        return METHOD_STEP, None
+    except UndeclaredActivationError as error:
+        return f"config.{error}", None
+    return None, compute.at(batch, tuned_seq(tuned, seq))
 
 
 def _shape(group: Group) -> str:
