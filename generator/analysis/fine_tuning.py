@@ -11,8 +11,10 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 
+from generator.analysis.calculator_compute import default_seq, longest_of
 from generator.cards.card import Card
 from generator.counting.architecture import Head, Layer
+from generator.counting.compute import UndeclaredActivationError, shows_step
 from generator.counting.inventory import Inventory, count_parameters
 from generator.counting.methods import (
     Group,
@@ -26,7 +28,8 @@ from generator.counting.methods import (
     prompt_misfit,
     tune,
 )
-from generator.counting.step_totals import parameter_memory
+from generator.counting.step_totals import StepTotals, parameter_memory
+from generator.counting.tuned_step import StepNotDerivedError, tuned_compute, tuned_seq
 
 # The methods in the order a page lists them, each with the settings it is shown at.
 SHOWN = (
@@ -37,6 +40,8 @@ SHOWN = (
     Tuning(Method.IA3),
     Tuning(Method.PROMPT_TUNING),
 )
+# The batch the section's training step is worked at, over s = min(P, 512) tokens (the grid's largest).
+STEP_BATCH = 32
 # The module keys of an attention's query and value projections (common.query_key_value): LoRA's
 # usual pair, adapted on a page where peft has no default of its own for the family.
 QUERY_VALUE = ("query", "value")
@@ -49,6 +54,7 @@ class Row:
     tuning: Tuning
     tuned: Tuned | None
     refusal: str = ""  # the method's own words for why not ("base", "targets", "hidden-size")
+    step: StepTotals | None = None  # one training step under the method, where it is derived
 
     @property
     def id(self) -> str:
@@ -64,6 +70,13 @@ class Row:
         """Weights, and gradients and Adam's two moments for what trains, in fp32 and in bf16 mixed precision."""
         assert self.tuned is not None
         return parameter_memory(self.tuned.total, self.tuned.trainable)
+
+    @property
+    def optimizer(self) -> int:
+        """What the trained parameters add to the weights in bf16 mixed precision: gradients, fp32
+        master copies and Adam's two moments."""
+        assert self.tuned is not None
+        return self.memory["bf16_mixed"] - parameter_memory(self.tuned.total, 0)["bf16_mixed"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,27 @@ class FineTuning:
     @cached_property
     def rows(self) -> tuple[Row, ...]:
         return tuple(self._row(t) for t in SHOWN)
+
+    @cached_property
+    def seq(self) -> int:
+        """The tokens of the section's training step: min(P, 512), as the training step above."""
+        return default_seq(self.card.family, self.inventory.card.config)
+
+    @property
+    def step_batch(self) -> int:
+        return STEP_BATCH
+
+    def seq_of(self, tuning: Tuning) -> int:
+        """A method's tokens: for prompt tuning, fewer where its virtual tokens would not fit the positions besides."""
+        longest = longest_of(self.card.family, self.inventory.card.config)
+        if tuning.method is not Method.PROMPT_TUNING or longest is None:
+            return self.seq
+        return max(0, min(self.seq, longest - tuning.virtual_tokens))
+
+    @property
+    def derived(self) -> bool:
+        """Whether the step under each method is worked out: the full step is, and the family's data flow declared."""
+        return all(r.step is not None for r in self.rows if r.tuned is not None)
 
     @property
     def full(self) -> Row:
@@ -158,9 +192,20 @@ class FineTuning:
         elif tuning.method is Method.LORA and not self.lora_defaults:
             tuning = dataclasses.replace(tuning, targets=_query_value(self.inventory))
         try:
-            return Row(tuning, tune(self.inventory, tuning))
+            tuned = tune(self.inventory, tuning)
         except TuningError as error:
             return Row(tuning, None, error.what)
+        return Row(tuning, tuned, step=self._step(tuned))
+
+    def _step(self, tuned: Tuned) -> StepTotals | None:
+        """One step under the method at (32, s), or None where no step is shown."""
+        seq = self.seq_of(tuned.tuning)
+        if seq < 1 or not shows_step(self.inventory.card) or prompt_misfit(tuned) is not None:
+            return None
+        try:
+            return tuned_compute(self.inventory.card, tuned).at(STEP_BATCH, tuned_seq(tuned, seq))
+        except (StepNotDerivedError, UndeclaredActivationError):
+            return None
 
 
 def _query_value(inventory: Inventory) -> tuple[str, ...]:
