@@ -1,0 +1,146 @@
+"""A training step under each fine-tuning method, against torch 2.13 and peft 0.21 themselves.
+
+``tests/reference/fine-tuning-compute/`` is written by ``tools/finetune_compute_reference.py``:
+each method's forward and backward FLOPs and saved bytes (fp32 and bf16) on catalog cards, at
+full fine-tuning's points, and on the sampled configs of every family (``sample.json``) at two
+small points, with their random ranks and targets. The engine derives them from the blocks' data
+flow (``generator/counting/flow.py``). Where a family's flow is not declared it must refuse, not
+guess. This test needs neither torch nor peft.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MODELS, REFERENCE
+from generator.cards.card import Card, load_card
+from generator.counting.architecture import Head
+from generator.counting.compute import count_compute, shows_step
+from generator.counting.families import FAMILIES
+from generator.counting.inventory import count_parameters
+from generator.counting.methods import Method, Tuning, TuningError, tune
+from generator.counting.tuned_step import StepNotDerivedError, flowed_compute, tuned_compute, tuned_seq
+from test_fine_tuning import sample_card
+
+FOLDER = REFERENCE / "fine-tuning-compute"
+CARDS = sorted(p for p in FOLDER.glob("*.json") if not p.name.startswith(("explain-", "sample")))
+SAMPLE: list[dict[str, Any]] = json.loads((FOLDER / "sample.json").read_text(encoding="utf-8"))["models"]
+CONFIGS = {m["index"]: m for m in json.loads((REFERENCE / "sample" / "fine-tuning.json").read_text("utf-8"))["models"]}
+POINTS = ((1, 1), (2, 3), (3, 17), (1, 512), (32, 256))
+
+
+def tuning_of(record: dict[str, Any]) -> Tuning:
+    """The engine's settings for a variant the reference ran (its own names: ``feed_forward``,
+    ``num_virtual_tokens``, or the parameter reference's)."""
+    given: dict[str, Any] = {}
+    if record.get("rank") is not None:
+        given["rank"] = record["rank"]
+    if record.get("targets") is not None:
+        given["targets"] = tuple(record["targets"])
+    feedforward = record.get("feedforward", record.get("feed_forward"))
+    if feedforward is not None:
+        given["feedforward"] = tuple(feedforward)
+    tokens = record.get("virtual_tokens", record.get("num_virtual_tokens"))
+    if tokens is not None:
+        given["virtual_tokens"] = tokens
+    return Tuning(Method(record["method"]), **given)
+
+
+def derived(card: Card) -> bool:
+    """Whether the engine works out this card's step under a method (its family's flow is declared)."""
+    inventory = count_parameters(card)
+    try:
+        flowed_compute(card, tune(inventory, Tuning(Method.FULL)), count_compute(card))
+    except StepNotDerivedError:
+        return False
+    return True
+
+
+def check_point(card: Card, tuning: Tuning, point: dict[str, Any], where: str) -> None:
+    tuned = tune(count_parameters(card), tuning)
+    figures = tuned_compute(card, tuned).at(point["batch"], tuned_seq(tuned, point["seq"]))
+    found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
+    assert found == (point["forward"], point["backward"], point["fp32"], point["bf16"]), where
+
+
+@pytest.mark.parametrize("path", CARDS, ids=lambda p: p.stem)
+def test_each_method_s_step_equals_torch_s_on_catalog_cards(path: Path) -> None:
+    reference = json.loads(path.read_text(encoding="utf-8"))
+    card = dataclasses.replace(load_card(MODELS / f"{reference['card']}.yaml"), head=Head(reference["head"]))
+    variants = {v["variant"]: v for v in reference["variants"]}
+    for name, variant in variants.items():
+        tuning = tuning_of(variant)
+        points = [p for p in reference["points"] if p["variant"] == name]
+        if tuning.method is Method.PROMPT_TUNING and card.config.get("hidden_size") is None:
+            # peft sizes a prompt by hidden_size: the tool gave it the width, a user cannot.
+            with pytest.raises(TuningError):
+                tune(count_parameters(card), tuning)
+            continue
+        if not derived(card):
+            with pytest.raises(StepNotDerivedError):
+                tuned_compute(card, tune(count_parameters(card), tuning))
+            continue
+        for point in points:
+            check_point(card, tuning, point, f"{path.stem} {name} {point}")
+
+
+@pytest.mark.parametrize("entry", SAMPLE, ids=lambda e: f"{e['family']}-{e['head']}-{e['index']}")
+def test_each_method_s_step_equals_torch_s_on_random_configs(entry: dict[str, Any], tmp_path: Path) -> None:
+    """Every method peft accepted on a sampled config, its random ranks and targets included."""
+    card = sample_card(CONFIGS[entry["index"]], tmp_path)
+    if card is None or not derived(card):
+        return
+    for point in entry["points"]:
+        where = f"{entry['family']} {entry['head']} {entry['index']} {point}"
+        if "error" in point:  # transformers could not run this step: neither does the page
+            assert not shows_step(card), where
+            continue
+        if shows_step(card):
+            check_point(card, tuning_of(point), point, where)
+
+
+def sampled_cards(tmp_path: Path) -> list[Card]:
+    cards = (sample_card(CONFIGS[entry["index"]], tmp_path) for entry in SAMPLE)
+    return [card for card in cards if card is not None]
+
+
+def test_the_flow_gives_full_fine_tuning_s_declared_step(tmp_path: Path) -> None:
+    """Through the data flow, with every parameter trained, every catalog card and sampled config of a
+    family whose flow is declared has its declared step: the flow changes nothing there."""
+    cards = [load_card(path) for path in sorted(MODELS.glob("*.yaml"))] + sampled_cards(tmp_path)
+    checked = set()
+    for card in cards:
+        if card.family.ground_truth is None or not shows_step(card) or not derived(card):
+            continue
+        full = count_compute(card)
+        flowed = flowed_compute(card, tune(count_parameters(card), Tuning(Method.FULL)), full)
+        for batch, seq in POINTS:
+            assert flowed.at(batch, seq) == full.at(batch, seq), (card.id, batch, seq)
+        checked.add(card.family.name)
+    assert checked == DERIVED
+
+
+# The families whose data flow is declared: each needs torch's figures on its sampled configs.
+DERIVED = {"albert", "bert", "camembert", "data2vec-text", "distilbert", "electra", "ernie", "roberta", "xlm-roberta"}
+
+
+def test_every_family_with_a_flow_has_torch_s_figures_for_every_method(tmp_path: Path) -> None:
+    """Each declared family has sampled configs with points for the head, BitFit, LoRA and IA³ that
+    the engine derives, and every other family transformers builds refuses."""
+    covered: dict[str, set[str]] = {}
+    for entry in SAMPLE:
+        card = sample_card(CONFIGS[entry["index"]], tmp_path)
+        if card is not None and derived(card) and shows_step(card):
+            covered.setdefault(card.family.name, set()).update(p["method"] for p in entry["points"] if "error" not in p)
+    assert set(covered) == DERIVED
+    for family, methods in covered.items():
+        assert {"full", "head", "bitfit", "lora", "ia3"} <= methods, family
+    built = {name for name, family in FAMILIES.items() if family.ground_truth is not None}
+    for name in built - DERIVED:
+        card = next(c for c in sampled_cards(tmp_path) if c.family.name == name)
+        assert not derived(card), name
