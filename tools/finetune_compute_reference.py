@@ -413,8 +413,8 @@ def write_explain(out: Path) -> None:
         write_json(out / f"explain-{card['id']}.json", data)
 
 
-# The points of a sampled config: two small steps, the second with more than one sequence.
-SAMPLE_POINTS = ((1, 2), (2, 3))
+# The point of a sampled config: a small step of more than one sequence and token.
+SAMPLE_POINTS = ((2, 3),)
 
 
 def sample_variant(entry: dict[str, Any]) -> Variant:
@@ -427,16 +427,20 @@ def sample_variant(entry: dict[str, Any]) -> Variant:
 
 
 def sample_reference(out: Path, families: list[str]) -> None:
-    """``fine-tuning-compute/sample.json``: every method peft (or the head's choice) accepted on each
-    sampled config of ``sample/fine-tuning.json``, at SAMPLE_POINTS, its random ranks and targets included.
-    Prompt tuning runs on classifiers only, at s + n positions where they fit the table."""
+    """``fine-tuning-compute/sample.json``: every method peft (or the head's choice) accepted on the first
+    sampled config of each family and head in ``sample/fine-tuning.json`` that a step fits (P ≥ 3), at
+    SAMPLE_POINTS, its random ranks and targets included. Prompt tuning runs on classifiers only, at
+    s + n positions where they fit the table."""
     sample = json.loads((out.parent / "sample" / "fine-tuning.json").read_text(encoding="utf-8"))
-    models = []
+    models, done = [], set()
     for model_entry in sample["models"]:
         family, head = model_entry["family"], model_entry["head"]
-        if device_of(family, head) != "meta" or (families and family not in families):
+        if device_of(family, head) != "meta" or (families and family not in families) or (family, head) in done:
             continue
         cfg = build_config(family, {**model_entry["config"], "attn_implementation": "eager"})
+        if cfg.max_position_embeddings < max(s for _, s in SAMPLE_POINTS):
+            continue
+        done.add((family, head))
         rows = []
         for record in model_entry["variants"]:
             if "error" in record or (record["method"] == "prompt-tuning" and task_type(head) is None):
