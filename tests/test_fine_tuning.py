@@ -39,16 +39,19 @@ CLASSES = {
 
 
 def tuning_of(variant: dict[str, Any]) -> Tuning:
-    """The engine's settings for a variant the reference ran."""
+    """The engine's settings for a variant a reference ran (the step reference's own names too:
+    ``feed_forward``, ``num_virtual_tokens``)."""
     given: dict[str, Any] = {}
-    if "rank" in variant:
+    if variant.get("rank") is not None:
         given["rank"] = variant["rank"]
     if variant.get("targets") is not None:
         given["targets"] = tuple(variant["targets"])
-    if variant.get("feedforward") is not None:
-        given["feedforward"] = tuple(variant["feedforward"])
-    if "virtual_tokens" in variant:
-        given["virtual_tokens"] = variant["virtual_tokens"]
+    feedforward = variant.get("feedforward", variant.get("feed_forward"))
+    if feedforward is not None:
+        given["feedforward"] = tuple(feedforward)
+    tokens = variant.get("virtual_tokens", variant.get("num_virtual_tokens"))
+    if tokens is not None:
+        given["virtual_tokens"] = tokens
     return Tuning(Method(variant["method"]), **given)
 
 

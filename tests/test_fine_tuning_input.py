@@ -19,7 +19,10 @@ from generator.analysis.fine_tuning import fine_tuning_of
 from generator.cards.card import load_card
 from generator.cards.problems import InputError
 from generator.counting.inventory import count_parameters
+from generator.count import METHOD_STEP
 from generator.counting.methods import Method, Tuning, tune
+from generator.counting.tuned_step import tuned_compute
+from test_fine_tuning import tuning_of
 
 CLASSIFIER = MODELS / "exercise-topic-classifier-5.yaml"  # BertForSequenceClassification, five labels
 
@@ -57,7 +60,15 @@ def test_count_prints_what_lora_trains_as_peft_reports_it() -> None:
         "fp32": 4 * frozen + 16 * peft["trainable"],
         "bf16_mixed": 2 * frozen + 16 * peft["trainable"],
     }
-    assert (record["flops"], record["activations"], record["training_memory"]) == (None, None, None)
+    # The step under LoRA at the default point, as the engine torch is checked against gives it.
+    tuned = tune(count_parameters(card), tuning_of(peft))
+    step = tuned_compute(card, tuned).at(record["batch"], record["seq"])
+    assert record["flops"] == {"forward": step.forward, "backward": step.backward}
+    assert record["activations"] == step.activations and "no_step" not in record
+    assert record["training_memory"] == {
+        "fp32": record["parameter_memory"]["fp32"] + step.activations["fp32"],
+        "bf16_mixed": record["parameter_memory"]["bf16_mixed"] + step.activations["bf16"],
+    }
     text = count(str(CLASSIFIER), "--method", "lora").stdout.splitlines()
     assert (
         text[1]
@@ -67,6 +78,25 @@ def test_count_prints_what_lora_trains_as_peft_reports_it() -> None:
         "  query: 12 × 12,288 = 147,456 (Linear 768 → 768: bert.encoder.layer.0.attention.self.query"
     )
     assert count_parameters(card).total == record["parameters"]
+
+
+def test_prompt_tuning_s_step_leaves_room_for_its_virtual_tokens() -> None:
+    """The 20 virtual tokens take positions too: by default the step runs on P − 20 tokens, and a longer
+    --seq is refused with the number that fits."""
+    record = json.loads(count(str(CLASSIFIER), "--method", "prompt-tuning", "--json").stdout)
+    positions = load_card(CLASSIFIER).config["max_position_embeddings"]
+    assert (record["seq"], record["virtual_tokens"]) == (positions - 20, 20)
+    longer = count(str(CLASSIFIER), "--method", "prompt-tuning", "--seq", str(positions))
+    took = f"the 20 virtual tokens take 20 of its {positions:,} positions"
+    assert longer.returncode == 1
+    assert longer.stderr == f"error: --seq: expected at most {positions - 20:,}, since {took}, found {positions:,}\n"
+
+
+def test_a_step_the_flow_does_not_derive_is_left_out_and_said_so() -> None:
+    """A family whose data flow is not declared gets its counts, and no step figure it would have to guess."""
+    record = json.loads(count(str(MODELS / "deberta-v3-base.yaml"), "--method", "bitfit", "--json").stdout)
+    assert record["trainable"] > 0 and record["flops"] is None and record["training_memory"] is None
+    assert record["no_step"] == METHOD_STEP
 
 
 @pytest.mark.parametrize(

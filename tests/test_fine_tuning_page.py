@@ -13,6 +13,8 @@ from pathlib import Path
 from conftest import MODELS
 from generator.analysis.fine_tuning import SHOWN, fine_tuning_of
 from generator.cards.card import load_card
+from generator.counting.compute import shows_step
+from test_fine_tuning_step import DERIVED
 
 CATALOG = sorted(p.stem for p in MODELS.glob("*.yaml"))
 
@@ -23,7 +25,7 @@ def section(site: Path, card_id: str) -> str:
     return page[start : page.index("</section>", start)]
 
 
-def test_every_method_row_shows_the_engine_s_count(site: Path) -> None:
+def test_every_method_row_shows_the_engine_s_count_and_step(site: Path) -> None:
     for card_id in CATALOG:
         shown = section(site, card_id)
         ft = fine_tuning_of(load_card(MODELS / f"{card_id}.yaml"))
@@ -35,10 +37,22 @@ def test_every_method_row_shows_the_engine_s_count(site: Path) -> None:
             found = re.search(rf'<tr id="{row.id}">(.*?)</tr>', shown, re.S)
             assert found is not None, (card_id, row.id)
             values = re.findall(r'data-value="(\d+)"', found.group(1))
+            sizes = [int(v) for v in re.findall(r'data-bytes="(\d+)"', found.group(1))]
             if row.tuned is None:
-                assert values == [], (card_id, row.id)
-            else:
-                assert values == [str(row.tuned.trainable)], (card_id, row.id)
+                assert values == sizes == [], (card_id, row.id)
+                continue
+            assert values == [str(row.tuned.trainable)], (card_id, row.id)
+            # Gradients and Adam, then the step's bf16 activations and its training memory, bf16 mixed and fp32.
+            step = row.step
+            expected = [row.optimizer]
+            if step is not None:
+                memory = step.training_memory
+                expected += [step.activations["bf16"], memory["bf16_mixed"], memory["fp32"]]
+                assert memory["bf16_mixed"] == row.memory["bf16_mixed"] + step.activations["bf16"]
+            assert sizes == expected, (card_id, row.id)
+            # Every method a model of a family with a declared flow can take has its step on the page.
+            ran = shows_step(ft.inventory.card) and row.misfit is None and ft.seq_of(row.tuning) > 0
+            assert (step is not None) == (ran and ft.card.family.name in DERIVED), (card_id, row.id)
 
 
 def test_the_lora_table_adds_up_to_what_lora_trains(site: Path) -> None:

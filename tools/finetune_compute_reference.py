@@ -426,9 +426,48 @@ def sample_variant(entry: dict[str, Any]) -> Variant:
     return Variant(name, entry["method"], entry.get("rank"), targets, feed_forward, settings)
 
 
+def _sample_rows(model_entry: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """One sampled config's points under each variant peft accepted, or None where full fine-tuning's
+    step does not run (or fits no point): the config is then passed over for the next one."""
+    family, head = model_entry["family"], model_entry["head"]
+    cfg = build_config(family, {**model_entry["config"], "attn_implementation": "eager"})
+    if cfg.max_position_embeddings < max(s for _, s in SAMPLE_POINTS):
+        return None
+    rows: list[dict[str, Any]] = []
+    for record in model_entry["variants"]:
+        if "error" in record or (record["method"] == "prompt-tuning" and task_type(head) is None):
+            continue
+        variant = sample_variant(record)
+        try:
+            model = apply(model_of(head, cfg), variant, head).train()
+            half = apply(model_of(head, cfg), variant, head).to(torch.bfloat16).train()
+        except Exception as exc:  # a refusal the parameter reference records already
+            print(f"  {family} {head} {variant.name}: {exc}"[:200], file=sys.stderr)
+            continue
+        shift = record.get("virtual_tokens", 0) if variant.method == "prompt-tuning" else 0
+        settings = {k: record[k] for k in ("method", "rank", "targets", "feedforward", "virtual_tokens") if k in record}
+        for b, s in SAMPLE_POINTS:
+            if s + shift > cfg.max_position_embeddings:
+                continue
+            try:
+                fp32 = measure(model, family, head, b, s, "meta")
+                bf16 = measure(half, family, head, b, s, "meta", flops=False)
+            except Exception as exc:  # a step transformers cannot run
+                if variant.method == "full":
+                    return None
+                rows.append(settings | {"batch": b, "seq": s, "error": type(exc).__name__})
+                continue
+            rows.append(
+                settings
+                | {"batch": b, "seq": s, "forward": fp32["forward"], "backward": fp32["backward"]}
+                | {"fp32": fp32["activations"], "bf16": bf16["activations"]}
+            )
+    return rows
+
+
 def sample_reference(out: Path, families: list[str]) -> None:
     """``fine-tuning-compute/sample.json``: every method peft (or the head's choice) accepted on the first
-    sampled config of each family and head in ``sample/fine-tuning.json`` that a step fits (P ≥ 3), at
+    sampled config of each family and head in ``sample/fine-tuning.json`` whose full step runs at
     SAMPLE_POINTS, its random ranks and targets included. Prompt tuning runs on classifiers only, at
     s + n positions where they fit the table."""
     sample = json.loads((out.parent / "sample" / "fine-tuning.json").read_text(encoding="utf-8"))
@@ -437,41 +476,10 @@ def sample_reference(out: Path, families: list[str]) -> None:
         family, head = model_entry["family"], model_entry["head"]
         if device_of(family, head) != "meta" or (families and family not in families) or (family, head) in done:
             continue
-        cfg = build_config(family, {**model_entry["config"], "attn_implementation": "eager"})
-        if cfg.max_position_embeddings < max(s for _, s in SAMPLE_POINTS):
+        rows = _sample_rows(model_entry)
+        if rows is None:  # a step of this config does not run, or fits no point: the next one
             continue
         done.add((family, head))
-        rows = []
-        for record in model_entry["variants"]:
-            if "error" in record or (record["method"] == "prompt-tuning" and task_type(head) is None):
-                continue
-            variant = sample_variant(record)
-            if variant.method == "prompt-tuning":
-                variant.settings["num_virtual_tokens"] = record["virtual_tokens"]
-            try:
-                model = apply(model_of(head, cfg), variant, head).train()
-                half = apply(model_of(head, cfg), variant, head).to(torch.bfloat16).train()
-            except Exception as exc:  # a refusal the parameter reference records already
-                print(f"  {family} {head} {variant.name}: {exc}"[:200], file=sys.stderr)
-                continue
-            shift = record.get("virtual_tokens", 0) if variant.method == "prompt-tuning" else 0
-            settings = {
-                k: record[k] for k in ("method", "rank", "targets", "feedforward", "virtual_tokens") if k in record
-            }
-            for b, s in SAMPLE_POINTS:
-                if s + shift > cfg.max_position_embeddings:
-                    continue
-                try:
-                    fp32 = measure(model, family, head, b, s, "meta")
-                    bf16 = measure(half, family, head, b, s, "meta", flops=False)
-                except Exception as exc:  # a step transformers cannot run: the datum is that it raised
-                    rows.append(settings | {"batch": b, "seq": s, "error": type(exc).__name__})
-                    continue
-                rows.append(
-                    settings
-                    | {"batch": b, "seq": s, "forward": fp32["forward"], "backward": fp32["backward"]}
-                    | {"fp32": fp32["activations"], "bf16": bf16["activations"]}
-                )
         models.append({"index": model_entry["index"], "family": family, "head": head, "points": rows})
         print(f"sample {family} {head} {model_entry['index']}: {len(rows)} points", file=sys.stderr)
     write_json(out / "sample.json", {"points": SAMPLE_POINTS, "models": models})
