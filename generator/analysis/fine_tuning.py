@@ -127,8 +127,9 @@ class FineTuning:
 
     @property
     def derived(self) -> bool:
-        """Whether the step under each method is worked out: the full step is, and the family's data flow declared."""
-        return all(r.step is not None for r in self.rows if r.tuned is not None)
+        """Whether the step under a method is worked out: the full step is, and the family's data flow declared
+        (a prompt too wide for the token vectors has no step either way)."""
+        return any(r.step is not None for r in self.rows if r.tuning.method is not Method.FULL)
 
     @property
     def full(self) -> Row:
