@@ -307,7 +307,7 @@ _steps: IdentityMemo[Architecture, StepBlocks] = IdentityMemo(STEPS_MEMO)
 
 def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, Any]) -> StepBlocks:
     """The step's blocks for this declaration and config, made once for every config that reads the same."""
-    read = tuple((key, repr(config.get(key))) for key in sorted(rule_keys(architecture.blocks)))
+    read = config_read(architecture, config)
     found = _steps.get(architecture, head, read)
     if found is not None:
         return found
@@ -317,6 +317,18 @@ def _step_blocks(architecture: Architecture, head: Head, config: Mapping[str, An
         modules = _block_modules(block, config, seen, differentiated=differentiated(head, block.kind))
         blocks.append(BlockCompute(block, modules, applied_copies(block)))
     return _steps.keep(architecture, StepBlocks(tuple(blocks)), head, read)
+
+
+# The config keys each declaration's step rules read, sorted: found once per declaration.
+_RULE_KEYS: IdentityMemo[Architecture, tuple[str, ...]] = IdentityMemo(STEPS_MEMO)
+
+
+def config_read(architecture: Architecture, config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The values of the config keys a declaration's step rules read: cards that agree on them share its step."""
+    keys = _RULE_KEYS.get(architecture)
+    if keys is None:
+        keys = _RULE_KEYS.keep(architecture, tuple(sorted(rule_keys(architecture.blocks))))
+    return tuple((key, repr(config.get(key))) for key in keys)
 
 
 def rule_keys(blocks: Iterable[Block]) -> set[str]:

@@ -15,21 +15,25 @@ the rest.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from generator.counting.architecture import Block, Head, Kind, Layer, Module, Op, Product, Saved
+from generator.counting.architecture import Architecture, Block, Head, Kind, Layer, Module, Op, Product, Saved
 from generator.counting.compute import (
+    STEPS_MEMO,
     BlockCompute,
     Compute,
     ModuleCompute,
     StepBlocks,
     applied_copies,
+    config_read,
     count_compute,
     differentiated,
     saved_of,
 )
 from generator.counting.inventory import Counted
+from generator.counting.memo import IdentityMemo
 from generator.counting.methods import Method, Tuned, indexless, modules_of
 from generator.counting.poly import Poly, total
 
@@ -55,9 +59,17 @@ class Trained:
     """What a method trains, by module names with each layer index written {i} (the same in every layer)."""
 
     tensors: frozenset[str]
-    adapters: Mapping[str, Adapter]
-    tied: Mapping[str, str]  # a tied slot's name and the tensor it holds
+    adapters: tuple[tuple[str, Adapter], ...]
+    tied: tuple[tuple[str, str], ...]  # a tied slot's name and the tensor it holds
     prompt: int  # prompt tuning's virtual tokens, else 0
+
+    @functools.cached_property
+    def adapter(self) -> Mapping[str, Adapter]:
+        return dict(self.adapters)
+
+    @functools.cached_property
+    def holds(self) -> Mapping[str, str]:
+        return dict(self.tied)
 
 
 def tuned_compute(card: Counted, tuned: Tuned) -> Compute:
@@ -75,25 +87,41 @@ def flowed_compute(card: Counted, tuned: Tuned, full: Compute) -> Compute:
     trained = _trained(tuned)
     architecture = card.family.architecture(card.config, card.head)
     values = {**card.symbol_values(), **full.values}
+    # How many times each block runs, as the flow tells them apart: never, once, or more.
+    runs = tuple(min(2, max(0, applied_copies(block).evaluate(values))) for block in architecture.blocks)
+    read = config_read(architecture, card.config)
+    steps = _FLOWED.get(architecture, card.head, read, runs, trained)
+    if steps is None:
+        steps = _flowed_blocks(architecture, runs, trained, card)
+        _FLOWED.keep(architecture, steps, card.head, read, runs, trained)
+    return replace(full, steps=steps, parameters=tuned.total, trainable=tuned.trainable)
+
+
+# Flowed step blocks, by declaration, head, the config values the rules read, how often each block runs,
+# and what trains: the same for every card of one shape under one method (bounded, as compute's).
+_FLOWED: IdentityMemo[Architecture, StepBlocks] = IdentityMemo(STEPS_MEMO)
+
+
+def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: Trained, card: Counted) -> StepBlocks:
+    """Each block's first instance, and one of the rest standing for them all (they settle after the first)."""
     blocks: list[BlockCompute] = []
     names: dict[str, bool] = {}
     seen: set[str] = set()
-    for block in sorted(architecture.blocks, key=lambda b: KIND_ORDER.index(b.kind)):
+    order = sorted(zip(architecture.blocks, runs, strict=True), key=lambda pair: KIND_ORDER.index(pair[0].kind))
+    for block, run in order:
         if not block.outputs and not block.inputs and not block.joins:
             raise StepNotDerivedError(f"the data flow of {block.key} is not declared")
-        copies = applied_copies(block).evaluate(values)
-        if copies <= 0:
+        if run == 0:
             continue
         prefix = indexless(block.prefix.format(*block.first))
         state = _instance(block, prefix, trained, names, card, seen)
         blocks.append(BlockCompute(block, state, Poly.constant(1)))
-        if copies > 1:
+        if run > 1:
             again = _instance(block, prefix, trained, names, card, seen)
-            blocks.append(BlockCompute(block, again, Poly.constant(copies - 1)))
+            blocks.append(BlockCompute(block, again, applied_copies(block) + -1))
             if _instance(block, prefix, trained, dict(names), card, set(seen)) != again:
                 raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
-    parameters, trainable = tuned.total, tuned.trainable
-    return replace(full, steps=StepBlocks(tuple(blocks)), parameters=parameters, trainable=trainable)
+    return StepBlocks(tuple(blocks))
 
 
 def tuned_seq(tuned: Tuned, seq: int) -> int:
@@ -101,10 +129,14 @@ def tuned_seq(tuned: Tuned, seq: int) -> int:
     return seq + (tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0)
 
 
+# A tensor's name with its layer indices as {i}, once a name: the same names recur in every card of a shape.
+_indexless = functools.lru_cache(maxsize=1 << 16)(indexless)
+
+
 def _trained(tuned: Tuned) -> Trained:
-    tensors = {indexless(t.name) for t in tuned.trained}
+    tensors = {_indexless(t.name) for t in tuned.trained}
     for module in tuned.saved:  # a classifier's trained copy: its tensors train, in its place
-        tensors |= {indexless(t.name) for t in tuned.inventory.tensors if t.name.startswith(f"{module}.")}
+        tensors |= {_indexless(t.name) for t in tuned.inventory.tensors if t.name.startswith(f"{module}.")}
     adapters: dict[str, Adapter] = {}
     modules = modules_of(tuned.inventory)
     for added in tuned.added:
@@ -112,15 +144,15 @@ def _trained(tuned: Tuned) -> Trained:
             continue
         if modules.layers.get(added.module) is not Layer.LINEAR:
             raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear's adapter is derived")
-        name = indexless(added.module)
+        name = _indexless(added.module)
         if tuned.tuning.method is Method.LORA:
             adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank)
         else:
             out, _ = modules.shape_of(added.module)
             adapters[name] = Adapter(Method.IA3, scales_input=added.shape != (out, 1))
-    tied = {indexless(t.name): indexless(t.tied_to) for t in tuned.inventory.tied}
+    tied = tuple(sorted({_indexless(t.name): _indexless(t.tied_to) for t in tuned.inventory.tied}.items()))
     prompt = tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0
-    return Trained(frozenset(tensors), adapters, tied, prompt)
+    return Trained(frozenset(tensors), tuple(sorted(adapters.items())), tied, prompt)
 
 
 def _instance(
@@ -151,7 +183,7 @@ def _instance(
             found = any(needs(read, (*path, name)) for read in joins[name].reads)
         elif name in writers:
             item = writers[name]
-            found = _holds_trained(item, trains) or f"{prefix}{item.path}" in trained.adapters
+            found = _holds_trained(item, trains) or f"{prefix}{item.path}" in trained.adapter
             found = found or any(needs(read, (*path, name)) for read in item.reads)
         else:
             raise StepNotDerivedError(f"{block.key}: nothing writes {name}")
@@ -163,7 +195,7 @@ def _instance(
     for item in items:
         if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
             continue
-        adapter = trained.adapters.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
+        adapter = trained.adapter.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
         reads = tuple(needs(read) for read in item.reads)
         if adapter is not None and adapter.scales_input:
             reads = (True, *reads[1:])  # the base layer reads x scaled by a trained vector
@@ -204,7 +236,7 @@ def _trains(prefix: str, trained: Trained) -> Callable[[str], bool]:
 
     def trains(path: str) -> bool:
         name = f"{prefix}{path}"
-        return name in trained.tensors or trained.tied.get(name, "") in trained.tensors
+        return name in trained.tensors or trained.holds.get(name, "") in trained.tensors
 
     return trains
 
