@@ -225,7 +225,7 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
 
 def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | None, StepTotals | None]:
     """The step under a method at (batch, seq), or why there is none."""
-    from generator.counting.compute import UndeclaredActivationError
+    from generator.counting.compute import StepCannotRunError, UndeclaredActivationError
     from generator.counting.tuned_step import StepNotDerivedError, tuned_compute, tuned_seq
 
     why = no_step(card)
@@ -235,6 +235,8 @@ def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | 
         compute = tuned_compute(card, tuned)
     except StepNotDerivedError:
         return METHOD_STEP, None
+    except StepCannotRunError as error:
+        return STEP_RAISES + str(error), None
     except UndeclaredActivationError as error:
         return f"config.{error}", None
     return None, compute.at(batch, tuned_seq(tuned, seq))

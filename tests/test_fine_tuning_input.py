@@ -13,16 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_fine_tuning import tuning_of
 
 from conftest import MODELS, REFERENCE, ROOT
 from generator.analysis.fine_tuning import fine_tuning_of
 from generator.cards.card import load_card
 from generator.cards.problems import InputError
-from generator.counting.inventory import count_parameters
 from generator.count import METHOD_STEP
+from generator.counting.inventory import count_parameters
 from generator.counting.methods import Method, Tuning, tune
 from generator.counting.tuned_step import tuned_compute
-from test_fine_tuning import tuning_of
 
 CLASSIFIER = MODELS / "exercise-topic-classifier-5.yaml"  # BertForSequenceClassification, five labels
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from test_fine_tuning_step import DERIVED
+
 from conftest import MODELS
 from generator.analysis.fine_tuning import SHOWN, fine_tuning_of
 from generator.cards.card import load_card
 from generator.counting.compute import shows_step
-from test_fine_tuning_step import DERIVED
 
 CATALOG = sorted(p.stem for p in MODELS.glob("*.yaml"))
 

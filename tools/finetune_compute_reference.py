@@ -110,8 +110,9 @@ def apply(model: torch.nn.Module, variant: Variant, head: str, device: str = "me
         names: dict[int, list[str]] = defaultdict(list)
         for name, param in model.named_parameters(remove_duplicate=False):
             names[id(param)].append(name)
+        bare = not hasattr(model, prefix)  # the base class itself: every parameter is inside it
         for param in model.parameters():
-            inside = [n for n in names[id(param)] if n.split(".")[0] == prefix]
+            inside = [n for n in names[id(param)] if bare or n.split(".")[0] == prefix]
             bias = variant.method == "bitfit" and any(n.rsplit(".", 1)[-1] == "bias" for n in inside)
             param.requires_grad_(not inside or bias)
         if not any(p.requires_grad for p in model.parameters()):

@@ -14,7 +14,7 @@ from functools import cached_property
 from generator.analysis.calculator_compute import default_seq, longest_of
 from generator.cards.card import Card
 from generator.counting.architecture import Head, Layer
-from generator.counting.compute import UndeclaredActivationError, shows_step
+from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, shows_step
 from generator.counting.inventory import Inventory, count_parameters
 from generator.counting.methods import (
     Group,
@@ -205,7 +205,7 @@ class FineTuning:
             return None
         try:
             return tuned_compute(self.inventory.card, tuned).at(STEP_BATCH, tuned_seq(tuned, seq))
-        except (StepNotDerivedError, UndeclaredActivationError):
+        except (StepNotDerivedError, StepCannotRunError, UndeclaredActivationError):
             return None
 
 

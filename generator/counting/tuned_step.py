@@ -36,6 +36,9 @@ from generator.counting.inventory import Counted
 from generator.counting.memo import IdentityMemo
 from generator.counting.methods import Method, Tuned, indexless, modules_of
 from generator.counting.poly import Poly, total
+from generator.counting.step_refusals import StepCannotRunError
+
+HIDDEN = "hidden states"  # the model-wide name of the encoder's output (families.common.HIDDEN)
 
 # The order the forward runs the blocks in: a family may declare its heads first.
 KIND_ORDER = (Kind.EMBEDDINGS, Kind.ENCODER, Kind.POOLER, Kind.HEAD)
@@ -121,7 +124,23 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
             blocks.append(BlockCompute(block, again, applied_copies(block) + -1))
             if _instance(block, prefix, trained, dict(names), card, set(seen)) != again:
                 raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
+    if not _reaches_loss(names, card.head):
+        raise StepCannotRunError(LOSS_UNREACHED)
     return StepBlocks(tuple(blocks))
+
+
+# Why torch's backward raises when no trained tensor feeds the loss (it then needs no gradient).
+LOSS_UNREACHED = "no tensor the method trains reaches the loss, so the loss needs no gradient and its backward raises"
+
+
+# The name a block's loss writes its state under, among the model-wide names: whether it needs a gradient.
+LOSS = "(loss)"
+
+
+def _reaches_loss(names: Mapping[str, bool], head: Head) -> bool:
+    """Whether the loss needs a gradient: the encoder's output without a head (its sum is the loss), else
+    what a head's loss reads."""
+    return names.get(HIDDEN, False) if head is Head.BASE else names.get(LOSS, False)
 
 
 def tuned_seq(tuned: Tuned, seq: int) -> int:
@@ -143,7 +162,7 @@ def _trained(tuned: Tuned) -> Trained:
         if added.module == "" or added.module not in tuned.adapted:
             continue
         if modules.layers.get(added.module) is not Layer.LINEAR:
-            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear's adapter is derived")
+            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear layer's adapter is derived")
         name = _indexless(added.module)
         if tuned.tuning.method is Method.LORA:
             adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank)
@@ -196,9 +215,10 @@ def _instance(
         if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
             continue
         adapter = trained.adapter.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
-        reads = tuple(needs(read) for read in item.reads)
+        given = tuple(needs(read) for read in item.reads)
+        reads = given
         if adapter is not None and adapter.scales_input:
-            reads = (True, *reads[1:])  # the base layer reads x scaled by a trained vector
+            reads = (True, *given[1:])  # the base layer reads x scaled by a trained vector
         live = any(reads) or _holds_trained(item, trains)
 
         def resolve(name: str, reads: tuple[bool, ...] = reads) -> bool:
@@ -224,8 +244,10 @@ def _instance(
             else:
                 products.append(product if live else replace(product, backward=0))
         found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
+        if item.path == "loss" and live:
+            names[LOSS] = True
         if adapter is not None:
-            found.append(_adapted(item, adapter, reads[0], local, seen, card))
+            found.append(_adapted(item, adapter, given[0], local, seen, card))
     for own, wide in block.outputs:
         names[wide] = needs(own)
     return tuple(found)
