@@ -146,6 +146,7 @@ DERIVED = {
     "electra",
     "ernie",
     "layoutlm",
+    "mpnet",
     "roberta",
     "xlm-roberta",
 }
