@@ -148,6 +148,7 @@ DERIVED = {
     "layoutlm",
     "mpnet",
     "roberta",
+    "roformer",
     "xlm-roberta",
 }
 
