@@ -150,6 +150,7 @@ DERIVED = {
     "roberta",
     "roformer",
     "xlm-roberta",
+    "xlm-roberta-xl",
 }
 
 
