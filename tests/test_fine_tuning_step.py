@@ -145,6 +145,7 @@ DERIVED = {
     "distilbert",
     "electra",
     "ernie",
+    "esm",
     "layoutlm",
     "mpnet",
     "roberta",
