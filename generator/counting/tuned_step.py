@@ -215,7 +215,7 @@ def _instance(
         if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
             continue
         adapter = trained.adapter.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
-        given = tuple(needs(read) for read in item.reads)
+        given = tuple(needs(read) for read in item.reads)  # x itself, before an IA³ vector scales it
         reads = given
         if adapter is not None and adapter.scales_input:
             reads = (True, *given[1:])  # the base layer reads x scaled by a trained vector
@@ -247,7 +247,7 @@ def _instance(
         if item.path == "loss" and live:
             names[LOSS] = True
         if adapter is not None:
-            found.append(_adapted(item, adapter, given[0], local, seen, card))
+            found.append(_adapted(item, adapter, given[0] if given else False, local, seen, card, block))
     for own, wide in block.outputs:
         names[wide] = needs(own)
     return tuple(found)
@@ -292,10 +292,17 @@ def _module(
 
 
 def _adapted(
-    item: Module | Op, adapter: Adapter, input_needs: bool, local: set[str], seen: set[str], card: Counted
+    item: Module | Op,
+    adapter: Adapter,
+    input_needs: bool,
+    local: set[str],
+    seen: set[str],
+    card: Counted,
+    block: Block,
 ) -> ModuleCompute:
     """What an adapter adds beside its Linear: LoRA's two products x·Aᵀ and ·Bᵀ and their inputs;
-    IA³'s scaled tensor and its vector's copy (an elementwise product, no FLOPs)."""
+    IA³'s scaled tensor and its vector's copy (an elementwise product, no FLOPs). Where the loss
+    does not reach the block (a bare model's pooler), the backward runs none of them."""
     base = item.products[0]
     rows, out, width = base.m, base.n, base.k
     inputs = tuple(t for t in item.saved if t.when is None or t.when.evaluate(card.config))
@@ -313,5 +320,5 @@ def _adapted(
     else:
         vector = (Saved(f"{item.path} ia3 vector", (out,)),) if input_needs else ()
         saved = (Saved(f"{item.path} ia3 output", (rows, out)), *vector)
-    backward = total(p.flops * p.backward for p in products)
+    backward = total(p.flops * p.backward for p in products) if differentiated(card.head, block.kind) else Poly()
     return ModuleCompute(path, path, products, backward, _unique(list(saved), local, seen))

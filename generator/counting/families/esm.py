@@ -26,6 +26,7 @@ from generator.counting.conditions import const, eq, is_null
 from generator.counting.families import bert, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import prenorm, rotary
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own, param
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -39,14 +40,22 @@ BACKBONE = "esm."  # the attribute every head class stores the encoder under
 ROTARY = eq("position_embedding_type", const("rotary"))
 # EsmConfig takes null for these flags, as false: compared with true, they are no flags the card check types.
 TOKEN_DROPOUT = eq("token_dropout", const(True))
-TABLES = rotary.tables(when=ROTARY)
+# q·cos keeps cos only when q needs a gradient: the tables are kept where the query or key needs one.
+COS, SIN = (replace(table, needs=(own(0), own(1))) for table in rotary.tables(when=ROTARY))
+# What each of a layer's norms writes: the attention's input, and the feed-forward network's.
+NORM_WRITES = {"attention.LayerNorm": "attention norm output", "LayerNorm": "intermediate.dense input"}
 
 
 def _norm(path: str, key: str) -> arch.Module:
     return layer_norm(path, key, H)
 
 
-def esm_gelu(path: str, label: str, shape: tuple[Poly, ...]) -> arch.Op:
+def _layer_norm(path: str, key: str) -> arch.Module:
+    """A layer's norm, writing what its sub-layer reads."""
+    return layer_norm(path, key, H, writes=NORM_WRITES[path])
+
+
+def esm_gelu(path: str, label: str, shape: tuple[Poly, ...], reads: str, writes: str) -> arch.Op:
     """ESM's gelu, x · 0.5 · (1 + erf(x / √2)): erf keeps x / √2, and the last product both its factors."""
     return arch.Op(
         path,
@@ -56,27 +65,45 @@ def esm_gelu(path: str, label: str, shape: tuple[Poly, ...]) -> arch.Op:
             arch.Saved(f"{path} half input", shape),
             arch.Saved(f"{path} erf plus one", shape),
         ),
+        reads=(reads,),
+        writes=writes,
     )
 
 
 def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
-    modules: tuple[arch.Module, ...] = (common.token_table(H),)
+    words = common.token_table(H)
+    modules: tuple[arch.Module, ...] = (words,)
+    summed = "layer_norm input" if on["embedding_norm"] else "embeddings output"
     if on["embedding_norm"]:
-        modules += (layer_norm("layer_norm", "embedding-layernorm", H),)
+        modules += (layer_norm("layer_norm", "embedding-layernorm", H, writes="embeddings output"),)
     if on["absolute"]:
         # create_position_ids_from_input_ids numbers the tokens from the padding index: new (b, s) ids.
         modules += (common.position_table(H, ids=arch.Saved("position ids", (b, s), arch.Dtype.INT64)),)
     # Token dropout zeroes the masked tokens (masked_fill keeps the mask) and divides by one minus
-    # their share, an fp32 (b, 1, 1) tensor the division keeps.
+    # their share, an fp32 (b, 1, 1) tensor the division keeps. It runs on input_ids only: peft's
+    # prompt tuning passes embeddings and skips it. So it keeps them when the token table trains,
+    # which is when its input needs a gradient under every other method.
+    trains = (param(f"{words.path}.weight"),)
     token_dropout = arch.Op(
         "token_dropout",
         "token-dropout",
         saved=(
-            arch.Saved("masked tokens", (b, s), arch.Dtype.BOOL, when=TOKEN_DROPOUT),
-            arch.Saved("unmasked share", (b,), arch.Dtype.FLOAT32, when=TOKEN_DROPOUT),
+            arch.Saved("masked tokens", (b, s), arch.Dtype.BOOL, when=TOKEN_DROPOUT, needs=trains),
+            arch.Saved("unmasked share", (b,), arch.Dtype.FLOAT32, when=TOKEN_DROPOUT, needs=trains),
         ),
+        reads=(words.writes,),
+        writes="token_dropout output",
     )
-    return arch.Block("embeddings", arch.Kind.EMBEDDINGS, f"{prefix}embeddings.", modules, ops=(token_dropout,))
+    positions = tuple(m.writes for m in modules if m.key.startswith("position"))
+    return arch.Block(
+        "embeddings",
+        arch.Kind.EMBEDDINGS,
+        f"{prefix}embeddings.",
+        modules,
+        ops=(token_dropout,),
+        joins=(arch.Join((token_dropout.writes, *positions), summed),),
+        outputs=(("embeddings output", common.HIDDEN),),
+    )
 
 
 def _attention(path: str) -> tuple[arch.Module, ...]:
@@ -92,7 +119,7 @@ def _attention(path: str) -> tuple[arch.Module, ...]:
 
 def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     modules = prenorm.layer(
-        _norm,
+        _layer_norm,
         _attention("attention"),
         common.feed_forward("intermediate.dense", "output.dense"),
         attention_norm="attention.LayerNorm",
@@ -105,19 +132,41 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
         cross = (*_attention("crossattention"), _norm("crossattention.LayerNorm", "attention-norm"))
         idle = tuple(arch.Module(m.path, f"cross-attention-{m.key}", m.params, m.heads, part=m.part) for m in cross)
         modules = (*modules[:5], *idle, *modules[5:])
-    layer_ops = (
-        rotary.rotated(ops.attention("attention.self", H, A, "attention_probs_dropout_prob"), TABLES),
-        ops.dropout("attention.output.dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
-        esm_gelu("intermediate.gelu", "feed-forward-activation", (b, s, I)),
-        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+    attention = ops.attention(
+        "attention.self", H, A, "attention_probs_dropout_prob", writes="attention.output.dense input"
     )
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops)
+    layer_ops = (
+        rotary.rotated(attention, (COS, SIN)),
+        ops.dropout(
+            "attention.output.dropout",
+            "attention-output-dropout",
+            (b, s, H),
+            common.HIDDEN_DROPOUT,
+            reads="attention.output.dense output",
+        ),
+        esm_gelu(
+            "intermediate.gelu", "feed-forward-activation", (b, s, I), "feed-forward hidden", "feed-forward activated"
+        ),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads="output.dense output"),
+    )
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, JOINS, "layer output")
+
+
+# The residual stream skips the norms: the attention's norm reads the layer's input as it is, and
+# each sub-layer's output adds to its input.
+JOINS = (
+    arch.Join((common.LAYER_INPUT,), "attention.LayerNorm input"),
+    arch.Join(("attention.output.dropout output", common.LAYER_INPUT), "LayerNorm input"),
+    arch.Join(("output.dropout output", "LayerNorm input"), "layer output"),
+)
 
 
 def _contact_head(prefix: str) -> arch.Block:
     """EsmContactPredictionHead: a logistic regression over every layer's and head's attention map."""
-    regression = ops.idle(linear("regression", "contact-regression", L * A, Poly.constant(1)))
-    return arch.Block("contact-head", arch.Kind.HEAD, f"{prefix}contact_head.", (regression,))
+    regression = replace(ops.idle(linear("regression", "contact-regression", L * A, Poly.constant(1))), writes="")
+    # It computes nothing in a step; its flow only says that it runs after the encoder.
+    inputs = ((common.ENCODER_OUTPUT.key, common.HIDDEN),)
+    return arch.Block("contact-head", arch.Kind.HEAD, f"{prefix}contact_head.", (regression,), inputs=inputs)
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.Block, ...]:
@@ -135,11 +184,11 @@ def _lm_head(on: Mapping[str, bool]) -> arch.Block:
     """EsmLMHead: its own bias, dense, ESM's gelu, layer_norm, and a decoder without a bias of its own."""
     if on["tied"]:
         words = f"{BACKBONE}embeddings.word_embeddings.weight"
-        decoder = linear("decoder", "decoder-tied", H, V, bias=False, tied_to=words)
+        decoder = linear("decoder", "decoder-tied", H, V, bias=False, tied_to=words, writes="logits")
     else:
-        decoder = linear("decoder", "decoder-untied", H, V, bias=False)
+        decoder = linear("decoder", "decoder-untied", H, V, bias=False, writes="logits")
     head_ops = (
-        esm_gelu("gelu", "transform-activation", (b, s, H)),
+        esm_gelu("gelu", "transform-activation", (b, s, H), "transform hidden", "transform activated"),
         ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS),
     )
     return heads.mlm_head("lm_head.", (*heads.mlm_transform("dense", "layer_norm"), decoder), head_ops)

@@ -45,18 +45,28 @@ def _encoder_layer(prefix: str) -> arch.Block:
     modules = (
         *common.query_key_value(("attention.attn.q", "attention.attn.k", "attention.attn.v")),
         common.attention_output("attention.attn.o"),
-        layer_norm("attention.LayerNorm", "attention-layernorm", H),
+        layer_norm("attention.LayerNorm", "attention-layernorm", H, writes="intermediate.dense input"),
         *common.feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output-layernorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H, writes="layer output"),
     )
     # BERT's steps; adding the shared position bias to the scores (in place) keeps nothing more.
     layer_ops = (
-        ops.attention("attention.attn", H, A, "attention_probs_dropout_prob"),
-        ops.dropout("attention.dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        ops.attention("attention.attn", H, A, "attention_probs_dropout_prob", writes="attention.attn.o input"),
+        ops.dropout(
+            "attention.dropout",
+            "attention-output-dropout",
+            (b, s, H),
+            common.HIDDEN_DROPOUT,
+            reads="attention.attn.o output",
+        ),
         common.feed_forward_activation("intermediate.intermediate_act_fn"),
-        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads="output.dense output"),
     )
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops)
+    joins = (
+        common.residual("attention.dropout output", "attention.LayerNorm"),
+        arch.Join(("output.dropout output", "intermediate.dense input"), "output.LayerNorm input"),
+    )
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, joins, "layer output")
 
 
 def _relative_bias(prefix: str) -> arch.Block:
@@ -66,7 +76,10 @@ def _relative_bias(prefix: str) -> arch.Block:
     that nothing keeps, and the buckets' arithmetic is on integers and no product."""
     buckets = arch.Saved("relative buckets", (s, s), arch.Dtype.INT64)
     table = embedding("relative_attention_bias", "relative-attention-bias", B, A, part=arch.Part.ATTENTION, ids=buckets)
-    return arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", (table,), read_by="layer")
+    # Only full fine-tuning trains the table, and then every layer's scores need a gradient anyway:
+    # so the flow need not route the bias into the layers, and the block only gives it on.
+    outputs = ((table.writes, "relative position bias"),)
+    return arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", (table,), read_by="layer", outputs=outputs)
 
 
 def _backbone(prefix: str, pooler: bool) -> tuple[arch.Block, ...]:

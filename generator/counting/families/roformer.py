@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from generator.counting import architecture as arch
-from generator.counting.conditions import given, ne
+from generator.counting.conditions import given, ne, truthy
 from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized, rotary
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, s
 from generator.counting.switches import Switch
@@ -36,8 +37,14 @@ SYMBOLS = symbols(
 )
 
 BACKBONE = "roformer."  # the attribute every head class stores the encoder under
-# Made by every layer from the table: not shared.
-ROTARY = rotary.tables(shared=False)
+# Made by every layer from the table: not shared. q·cos keeps cos only when q needs a gradient, so
+# the tables are kept when the query or key does, or the value with rotary_value.
+ROTATES_VALUE = truthy("rotary_value")
+ROTARY = tuple(
+    replace(table, when=when, needs=needs)
+    for table in rotary.tables(shared=False)
+    for when, needs in ((~ROTATES_VALUE, (own(0), own(1))), (ROTATES_VALUE, (own(0), own(1), own(2))))
+)
 
 
 def _embeddings(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ...]:
@@ -54,12 +61,14 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     """BertLayer, whose attention also keeps its layer's cos and sin tables."""
     layer = common.bert_encoder_layer(on, prefix)
     attention, *rest = layer.ops
-    return replace(layer, ops=(rotary.rotated(attention, ROTARY), *rest))
+    return replace(layer, ops=(replace(attention, saved=(*attention.saved, *ROTARY)), *rest))
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
     table = (rotary.sinusoid_table(),)  # RoFormerEncoder makes the sines once and passes them to every layer
-    positions = arch.Block("positions", arch.Kind.ENCODER, f"{prefix}encoder.", table, read_by="layer")
+    # Frozen, the table gives the layers no gradient: the flow only gives its output on.
+    outputs = ((table[0].writes, "sinusoid positions"),)
+    positions = arch.Block("positions", arch.Kind.ENCODER, f"{prefix}encoder.", table, read_by="layer", outputs=outputs)
     return (*_embeddings(on, prefix), positions, _layer(on, prefix))
 
 

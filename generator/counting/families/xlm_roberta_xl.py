@@ -30,8 +30,17 @@ H, A = common.H, common.A
 NORMED = "attention norm output"
 
 
+# What each of a layer's norms writes: the attention's input, and the feed-forward network's.
+NORM_WRITES = {"attention.self_attn_layer_norm": NORMED, "LayerNorm": "intermediate.dense input"}
+
+
 def _norm(path: str, key: str) -> arch.Module:
     return layer_norm(path, key, H)
+
+
+def _layer_norm(path: str, key: str) -> arch.Module:
+    """A layer's norm, writing what its sub-layer reads."""
+    return layer_norm(path, key, H, writes=NORM_WRITES[path])
 
 
 def _attention(path: str) -> tuple[arch.Module, ...]:
@@ -53,15 +62,30 @@ def _layer_ops() -> tuple[arch.Op, ...]:
     XLMRobertaXLOutput has no dropout: the feed-forward output goes straight into the residual sum.
     """
     return (
-        ops.attention("attention.self", H, A, "attention_probs_dropout_prob"),
-        ops.dropout("attention.output.dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        ops.attention("attention.self", H, A, "attention_probs_dropout_prob", writes="attention.output.dense input"),
+        ops.dropout(
+            "attention.output.dropout",
+            "attention-output-dropout",
+            (b, s, H),
+            common.HIDDEN_DROPOUT,
+            reads="attention.output.dense output",
+        ),
         common.feed_forward_activation("intermediate.intermediate_act_fn"),
     )
 
 
+# The residual stream skips the norms: the attention's norm reads the layer's input as it is, and
+# each sub-layer's output adds to its input.
+JOINS = (
+    arch.Join((common.LAYER_INPUT,), "attention.self_attn_layer_norm input"),
+    arch.Join(("attention.output.dropout output", common.LAYER_INPUT), "LayerNorm input"),
+    arch.Join(("output.dense output", "LayerNorm input"), "layer output"),
+)
+
+
 def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     modules = prenorm.layer(
-        _norm,
+        _layer_norm,
         _attention("attention"),
         common.feed_forward("intermediate.dense", "output.dense"),
         attention_norm="attention.self_attn_layer_norm",
@@ -72,7 +96,7 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
         # XLMRobertaXLLayer creates crossattention after attention (and its norm), before intermediate.
         after_attention = len(_attention("attention")) + 1
         modules = (*modules[:after_attention], *_cross_attention(), *modules[after_attention:])
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops())
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(), JOINS, "layer output")
 
 
 def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.Block, ...]:

@@ -25,6 +25,8 @@ from collections.abc import Callable
 
 from generator.counting import architecture as arch
 
+HIDDEN = "hidden states"  # the model-wide name of the hidden states (common.HIDDEN)
+
 # Makes a norm from its path and key: layouts.layer_norm, with or without its shift, or the family's own.
 Norm = Callable[[str, str], arch.Module]
 
@@ -78,5 +80,9 @@ def first_apart(
 
 
 def final_norm(path: str, norm: arch.Module) -> arch.Block:
-    """The norm the encoder applies after its last layer, a block of its own under ``path``."""
-    return arch.Block("final-norm", arch.Kind.ENCODER, path, (norm,))
+    """The norm the encoder applies after its last layer, a block of its own under ``path``.
+
+    Where the norm names what it reads, the block's flow reads the last layer's output and gives
+    the heads theirs; a norm without a flow leaves the block's undeclared."""
+    flow = {"inputs": ((norm.reads[0], HIDDEN),), "outputs": ((norm.writes, HIDDEN),)} if norm.reads else {}
+    return arch.Block("final-norm", arch.Kind.ENCODER, path, (norm,), **flow)  # type: ignore[arg-type]
