@@ -13,7 +13,15 @@ A name in ``operands`` and ``needs`` is one of:
 
 * an activation of the block, by its name;
 * ``#0``, ``#1``...: the item's own reads, in order;
-* ``@path.param``: a parameter, by its path in the block (``@attention.self.query.weight``).
+* ``@path.param``: a parameter, by its path in the block (``@attention.self.query.weight``), or
+  in the model when the path starts with "/" (a head's product by the token table);
+* ``@path``: a module; it counts as trained when one of its tensors trains or a method adapts it.
+  A ``Join`` may read one: DeBERTa's projections of its position table need a gradient when the
+  table does or the projecting Linear trains.
+
+An op's product whose operand is a Linear's weight runs that Linear on another input: a method
+that adapts the Linear adapts that run too (``tuned_step.py``). The input its adapter keeps is the
+op's saved tensor whose ``needs`` name that weight.
 
 A saved tensor without ``needs`` is kept when its item is live: when it reads an activation that
 needs a gradient, or holds a parameter that trains. torch's derivative formulas give the rules
