@@ -126,7 +126,18 @@ def test_the_flow_gives_full_fine_tuning_s_declared_step(tmp_path: Path) -> None
 
 
 # The families whose data flow is declared: each needs torch's figures on its sampled configs.
-DERIVED = {"albert", "bert", "camembert", "data2vec-text", "distilbert", "electra", "ernie", "roberta", "xlm-roberta"}
+DERIVED = {
+    "albert",
+    "bert",
+    "camembert",
+    "data2vec-text",
+    "deberta-v2",
+    "distilbert",
+    "electra",
+    "ernie",
+    "roberta",
+    "xlm-roberta",
+}
 
 
 def test_every_family_with_a_flow_has_torch_s_figures_for_every_method(tmp_path: Path) -> None:
