@@ -237,15 +237,18 @@ def _instance(
 def _adapted_runs(
     item: Module | Op, product: Product, prefix: str, trained: Trained, resolve: Callable[[str], bool]
 ) -> list[tuple[Product, str, bool]]:
-    """An op's product whose operand is a Linear's weight runs that Linear on another input (DeBERTa
-    projects its position table with each layer's query_proj): peft's adapter then runs there too.
+    """A product whose operand is another Linear's weight runs that Linear (DeBERTa projects its
+    position table with each layer's query_proj; v1's fused module holds in_proj): peft's adapter
+    then runs there too.
     Each such run: the product, the weight's name and whether the other operand needs a gradient."""
-    if not isinstance(item, Op) or len(product.operands) != 2:
+    if len(product.operands) != 2:
         return []
     runs = []
     for side, group in enumerate(product.operands):
         weight = group[0] if len(group) == 1 and group[0].endswith(".weight") else ""
-        adapter = trained.adapters.get(f"{prefix}{weight[1:-7]}") if weight.startswith("@") else None
+        linear = weight[1:-7]  # a module's own product is adapted as the module (``_adapted``)
+        own_run = isinstance(item, Module) and linear == item.path
+        adapter = trained.adapters.get(f"{prefix}{linear}") if weight.startswith("@") and not own_run else None
         if adapter is not None and adapter.scales_input:  # its product's input would be the scaled copy
             raise StepNotDerivedError(f"IA³ scales the input of {weight[1:-7]}, which {item.path} runs too")
         if adapter is not None:

@@ -88,7 +88,8 @@ def fused_query_key_value(path: str = "attention.self", n_in: Poly = H, width: P
 
     It keeps the layer's input for its product; the bias additions keep nothing.
     """
-    product = arch.Product("fused-query-key-value", TOKENS, 3 * width, n_in)
+    weight = param(f"{path}.in_proj.weight")
+    product = arch.Product("fused-query-key-value", TOKENS, 3 * width, n_in, operands=((own(0),), (weight,)))
     return arch.Module(
         path,
         "fused-query-key-value",
@@ -99,7 +100,20 @@ def fused_query_key_value(path: str = "attention.self", n_in: Poly = H, width: P
         ),
         part=arch.Part.ATTENTION,
         products=(product,),
-        saved=(arch.Saved("layer input", (TOKENS, n_in)),),
+        saved=(arch.Saved("layer input", (TOKENS, n_in), needs=(weight,)),),
+        reads=("layer input",),
+        writes="in_proj product",
+    )
+
+
+def fused_joins(path: str = "attention.self") -> tuple[arch.Join, ...]:
+    """The query, key and value v1 takes from ``in_proj``'s output, the first and last plus their
+    biases; that output needs a gradient when a method adapts ``in_proj`` (``@`` a module)."""
+    return (
+        arch.Join(("in_proj product", param(f"{path}.in_proj")), "in_proj output"),
+        arch.Join(("in_proj output", param(f"{path}.q_bias")), "query"),
+        arch.Join(("in_proj output",), "key"),
+        arch.Join(("in_proj output", param(f"{path}.v_bias")), "value"),
     )
 
 
@@ -134,17 +148,16 @@ def content_attention(
     dropout_key: str = "attention_probs_dropout_prob",
     *,
     scaled: int = 1,
-    c2p: bool = False,
-    p2c: bool = False,
+    relative: bool = False,
+    query_kept_for: tuple[str, ...] = (),
 ) -> arch.Op:
     """DeBERTa's content attention: eager attention whose query (``scaled`` 0) or key (1) is divided by
     a scale tensor (kept, a scalar), and whose scores masked_fill keeps the mask of (each layer makes
     its own (b, 1, s, s) bool copy, ~mask).
 
-    With ``c2p`` or ``p2c`` it reads the relative scores too, which join its scores before the
-    softmax; c2p's product keeps the same query when the positional keys need a gradient.
+    With ``relative`` it reads the c2p and p2c scores too, which join its scores before the softmax.
+    Its query is also kept when one of ``query_kept_for`` needs a gradient (v2's c2p product).
     """
-    relative = c2p or p2c
     reads = ("query", "key", "value", *((RELATIVE_SCORES,) if relative else ()))
     attention = ops.attention(path, width, heads, dropout_key, writes="attention.output.dense input")
     scores = (own(0), own(1), *((own(3),) if relative else ()))
@@ -153,8 +166,7 @@ def content_attention(
         return scores + tuple(n for n in names if n not in scores) if own(0) in names and own(1) in names else names
 
     saved = tuple(replace(t, needs=joined(t.needs)) for t in attention.saved)
-    if c2p:  # saved[0] is the query
-        saved = (replace(saved[0], needs=(*saved[0].needs, POSITION_KEY)), *saved[1:])
+    saved = (replace(saved[0], needs=(*saved[0].needs, *query_kept_for)), *saved[1:])  # saved[0]: the query
     products = tuple(replace(p, operands=tuple(joined(g) for g in p.operands)) for p in attention.products)
     extra = (
         arch.Saved("content scale", (), needs=(own(scaled),)),
@@ -190,6 +202,7 @@ def disentangled_attention(
     scaled: tuple[str, ...] = ("c2p", "p2c"),
     scale_dtype: arch.Dtype = arch.Dtype.ACTIVATION,
     linears: tuple[str, str] = ("attention.self.key_proj", "attention.self.query_proj"),
+    scales_positions: bool = False,
 ) -> arch.Op:
     """The relative part of every layer's attention (``layers`` times), declared once in the relative block.
 
@@ -200,7 +213,8 @@ def disentangled_attention(
     table (2·span rows). v1 drops out the whole table (``table_rows``), then projects a slice of
     ``rows`` rows; without dropout it reads the parameter itself, which keeps nothing. v1's c2p
     product broadcasts the query over the table's batch of one: a copy of its own (``query_copy``).
-    v1 divides only p2c by a scale (``scaled``), an fp32 scalar in place (``scale_dtype``).
+    v1 divides only p2c by a scale (``scaled``), an fp32 scalar in place (``scale_dtype``), and it
+    divides the positional query, not the scores (``scales_positions``).
 
     Its data flow is each layer's: the key and query Linears it projects with (``linears``, their
     paths), the layer's query and key, and the projections ``relative_joins`` names. Each product
@@ -245,7 +259,7 @@ def disentangled_attention(
             arch.Saved(f"{kind} scores", (b, heads, s, rows), needs=both),  # gather keeps its input
         ]
         if kind in scaled:
-            saved.append(arch.Saved(f"{kind} scale", (), scale_dtype, needs=both))
+            saved.append(arch.Saved(f"{kind} scale", (), scale_dtype, needs=(positions,) if scales_positions else both))
         if kind == "c2p" and query_copy:
             saved.append(arch.Saved("c2p query", (b, s, width), needs=(positions,)))
     if p2c:  # p2c multiplies the key itself, not key / scale

@@ -98,24 +98,26 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
         modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
         modules += (common.segment_table(width, arch.Saved("token types", (b, s), arch.Dtype.INT64)),)
-    tables = tuple(m.writes for m in modules)
-    norm = common.embedding_norm(H)
-    if on["projected"]:  # the tables' sum, projected, is the LayerNorm's input
+    return masked_embeddings(prefix, modules, common.embedding_norm(H), projected=on["projected"])
+
+
+def masked_embeddings(
+    prefix: str, tables: tuple[arch.Module, ...], norm: arch.Module, *, projected: bool
+) -> arch.Block:
+    """DeBERTa's embeddings (v1 and v2): the tables' sum, ``projected`` by embed_proj, then ``norm``,
+    then the product by the attention mask (ones here), cast to the model's type and kept, then dropout."""
+    modules = tables
+    if projected:  # the tables' sum, projected, is the LayerNorm's input
         projection = factorized.projection("embed_proj", "embedding-projection-e-h", bias=False)
         modules += (replace(projection, writes=norm.reads[0]),)
     block = common.embeddings_block(prefix, (*modules, norm))
-    # DebertaV2Embeddings multiplies by the attention mask (ones here), cast to the model's type, and keeps it.
     mask = arch.Op(
         "mask", "embedding-mask", saved=(arch.Saved("embedding mask", (b, s)),), reads=(norm.writes,), writes="masked"
     )
     dropout = replace(block.ops[0], reads=(mask.writes,))
-    summed = "embed_proj input" if on["projected"] else norm.reads[0]
-    return replace(
-        block,
-        ops=(dropout, mask),
-        joins=(arch.Join(tables, summed),),
-        outputs=((dropout.writes, common.HIDDEN),),
-    )
+    summed = "embed_proj input" if projected else norm.reads[0]
+    joins = (arch.Join(tuple(m.writes for m in tables), summed),)
+    return replace(block, ops=(dropout, mask), joins=joins, outputs=((dropout.writes, common.HIDDEN),))
 
 
 @per_setting_read
@@ -157,7 +159,9 @@ def _position_linears(on: Mapping[str, bool]) -> tuple[str, str]:
 
 def _layer_ops(width: Poly, c2p: bool, p2c: bool) -> tuple[arch.Op, ...]:
     """BERT's, with DeBERTa's content attention for BERT's attention."""
-    return (relative.content_attention("attention.self", width, c2p=c2p, p2c=p2c), *common.bert_layer_ops()[1:])
+    query_kept_for = (relative.POSITION_KEY,) if c2p else ()  # c2p multiplies the same query
+    attention = relative.content_attention("attention.self", width, relative=c2p or p2c, query_kept_for=query_kept_for)
+    return (attention, *common.bert_layer_ops()[1:])
 
 
 @per_setting_read
