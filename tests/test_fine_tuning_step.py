@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_fine_tuning import sample_card
 
 from conftest import MODELS, REFERENCE
 from generator.cards.card import Card, load_card
@@ -25,7 +26,6 @@ from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
 from generator.counting.methods import Method, Tuning, TuningError, tune
 from generator.counting.tuned_step import StepNotDerivedError, flowed_compute, tuned_compute, tuned_seq
-from test_fine_tuning import sample_card
 
 FOLDER = REFERENCE / "fine-tuning-compute"
 CARDS = sorted(p for p in FOLDER.glob("*.json") if not p.name.startswith(("explain-", "sample")))
