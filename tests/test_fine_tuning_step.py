@@ -128,6 +128,7 @@ DERIVED = {
     "bert",
     "camembert",
     "data2vec-text",
+    "deberta-v2",
     "distilbert",
     "electra",
     "ernie",

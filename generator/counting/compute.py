@@ -325,9 +325,7 @@ _RULE_KEYS: IdentityMemo[Architecture, tuple[str, ...]] = IdentityMemo(STEPS_MEM
 
 def config_read(architecture: Architecture, config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """The values of the config keys a declaration's step rules read: cards that agree on them share its step."""
-    keys = _RULE_KEYS.get(architecture)
-    if keys is None:
-        keys = _RULE_KEYS.keep(architecture, tuple(sorted(rule_keys(architecture.blocks))))
+    keys = _RULE_KEYS.get(architecture) or _RULE_KEYS.keep(architecture, tuple(sorted(rule_keys(architecture.blocks))))
     return tuple((key, repr(config.get(key))) for key in keys)
 
 

@@ -11,6 +11,10 @@ The first instance of a repeated layer may differ from the others: below the low
 tensor nothing needs a gradient, and in LoRA's first layer only the adapted branches do. The
 others then all read an input that needs one, so two instances are worked, the first and one of
 the rest.
+
+A block read by every copy of a repeated block (``Block.read_by``, DeBERTa's relative positions) is
+worked first. Its ops run once in each copy (their ``repeat``): they are worked in each instance of
+that block, with its names and its parameters, as if declared there.
 """
 
 from __future__ import annotations
@@ -110,19 +114,24 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
     blocks: list[BlockCompute] = []
     names: dict[str, bool] = {}
     seen: set[str] = set()
-    order = sorted(zip(architecture.blocks, runs, strict=True), key=lambda pair: KIND_ORDER.index(pair[0].kind))
-    for block, run in order:
+    ordered, borrowed = _in_flow_order(architecture.blocks)
+    run_of = {block.key: run for block, run in zip(architecture.blocks, runs, strict=True)}
+    for block in ordered:
+        run = run_of[block.key]
         if not block.outputs and not block.inputs and not block.joins:
             raise StepNotDerivedError(f"the data flow of {block.key} is not declared")
         if run == 0:
             continue
         prefix = indexless(block.prefix.format(*block.first))
-        state = _instance(block, prefix, trained, names, card, seen)
+        worked = replace(block, ops=(*block.ops, *borrowed.get(block.key, ())))
+        if block.read_by is not None:
+            worked = replace(block, ops=tuple(op for op in block.ops if op.repeat is None))
+        state = _instance(worked, prefix, trained, names, card, seen)
         blocks.append(BlockCompute(block, state, Poly.constant(1)))
         if run > 1:
-            again = _instance(block, prefix, trained, names, card, seen)
+            again = _instance(worked, prefix, trained, names, card, seen)
             blocks.append(BlockCompute(block, again, applied_copies(block) + -1))
-            if _instance(block, prefix, trained, dict(names), card, set(seen)) != again:
+            if _instance(worked, prefix, trained, dict(names), card, set(seen)) != again:
                 raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
     if not _reaches_loss(names, card.head):
         raise StepCannotRunError(LOSS_UNREACHED)
@@ -141,6 +150,19 @@ def _reaches_loss(names: Mapping[str, bool], head: Head) -> bool:
     """Whether the loss needs a gradient: the encoder's output without a head (its sum is the loss), else
     what a head's loss reads."""
     return names.get(HIDDEN, False) if head is Head.BASE else names.get(LOSS, False)
+
+
+def _in_flow_order(declared: tuple[Block, ...]) -> tuple[list[Block], dict[str, tuple[Op, ...]]]:
+    """The blocks in the order the forward runs them, a block read by a repeated one just before it;
+    and, by reader, the ops such a block runs once in each of its reader's copies."""
+    ordered = sorted(declared, key=lambda b: KIND_ORDER.index(b.kind))
+    borrowed: dict[str, tuple[Op, ...]] = {}
+    for block in [b for b in ordered if b.read_by is not None]:
+        ordered.remove(block)
+        ordered.insert(next(n for n, b in enumerate(ordered) if b.key == block.read_by), block)
+        ops = tuple(replace(op, repeat=None) for op in block.ops if op.repeat is not None)
+        borrowed[block.read_by or ""] = (*borrowed.get(block.read_by or "", ()), *ops)
+    return ordered, borrowed
 
 
 def tuned_seq(tuned: Tuned, seq: int) -> int:
@@ -193,7 +215,14 @@ def _instance(
     if trained.prompt:  # the prompt's trained vectors join the token vectors
         flows.update((m.writes, True) for m in block.modules if m.key.startswith("token-embeddings"))
 
+    def holds(path: str) -> bool:
+        """A parameter trains; or, for a module's path, one of its tensors trains or a method adapts it."""
+        whole = path[1:] if path.startswith("/") else f"{prefix}{path}"
+        return trains(path) or whole in trained.adapter or any(t.startswith(f"{whole}.") for t in trained.tensors)
+
     def needs(name: str, path: tuple[str, ...] = ()) -> bool:
+        if name.startswith("@"):
+            return holds(name[1:])
         if name in flows:
             return flows[name]
         if name in path:
@@ -225,7 +254,7 @@ def _instance(
             if name.startswith("#"):
                 return reads[int(name[1:])]
             if name.startswith("@"):
-                return trains(name[1:])
+                return holds(name[1:])
             return needs(name)
 
         kept = []
@@ -235,12 +264,14 @@ def _instance(
             if any(resolve(n) for n in tensor.needs) if tensor.needs else live:
                 kept.append(tensor)
         products = []
+        runs: list[tuple[Product, str, bool]] = []  # an op's run of an adapted Linear: the Linear, its input's need
         for product in item.products:
             if product.when is not None and not product.when.evaluate(card.config):
                 continue
             if product.operands:
                 wanted = sum(any(resolve(n) for n in group) for group in product.operands)
                 products.append(replace(product, backward=min(product.backward, wanted)))
+                runs += _adapted_runs(item, product, prefix, trained, resolve)
             else:
                 products.append(product if live else replace(product, backward=0))
         found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
@@ -248,16 +279,45 @@ def _instance(
             names[LOSS] = True
         if adapter is not None:
             found.append(_adapted(item, adapter, given[0] if given else False, local, seen, card, block))
+        for product, linear, input_needs in runs:
+            inputs = tuple(t for t in saved_of(item, card.config) if linear in t.needs)
+            inputs = tuple(t for t in inputs if t.when is None or t.when.evaluate(card.config))
+            run = replace(item, path=f"{item.path} {product.what}", products=(product,), saved=inputs)
+            adapted = trained.adapter[f"{prefix}{linear[1:-7]}"]
+            found.append(_adapted(run, adapted, input_needs, local, seen, card, block))
     for own, wide in block.outputs:
         names[wide] = needs(own)
     return tuple(found)
+
+
+def _adapted_runs(
+    item: Module | Op, product: Product, prefix: str, trained: Trained, resolve: Callable[[str], bool]
+) -> list[tuple[Product, str, bool]]:
+    """A product whose operand is another Linear's weight runs that Linear (DeBERTa projects its
+    position table with each layer's query_proj; v1's fused module holds in_proj): peft's adapter
+    then runs there too.
+    Each such run: the product, the weight's name and whether the other operand needs a gradient."""
+    if len(product.operands) != 2:
+        return []
+    runs = []
+    for side, group in enumerate(product.operands):
+        weight = group[0] if len(group) == 1 and group[0].endswith(".weight") else ""
+        linear = weight[1:-7]  # a module's own product is adapted as the module (``_adapted``)
+        own_run = isinstance(item, Module) and linear == item.path
+        adapter = trained.adapter.get(f"{prefix}{linear}") if weight.startswith("@") and not own_run else None
+        if adapter is not None and adapter.scales_input:  # its product's input would be the scaled copy
+            raise StepNotDerivedError(f"IA³ scales the input of {weight[1:-7]}, which {item.path} runs too")
+        if adapter is not None:
+            other = product.operands[1 - side]
+            runs.append((product, weight, any(resolve(n) for n in other)))
+    return runs
 
 
 def _trains(prefix: str, trained: Trained) -> Callable[[str], bool]:
     """Whether the tensor at a path of the block trains (a tied slot trains with what it holds)."""
 
     def trains(path: str) -> bool:
-        name = f"{prefix}{path}"
+        name = path[1:] if path.startswith("/") else f"{prefix}{path}"
         return name in trained.tensors or trained.holds.get(name, "") in trained.tensors
 
     return trains
@@ -320,5 +380,7 @@ def _adapted(
     else:
         vector = (Saved(f"{item.path} ia3 vector", (out,)),) if input_needs else ()
         saved = (Saved(f"{item.path} ia3 output", (rows, out)), *vector)
-    backward = total(p.flops * p.backward for p in products) if differentiated(card.head, block.kind) else Poly()
+    if base.backward == 0 or not differentiated(card.head, block.kind):
+        products = tuple(replace(p, backward=0) for p in products)  # a run whose output nothing reads
+    backward = total(p.flops * p.backward for p in products)
     return ModuleCompute(path, path, products, backward, _unique(list(saved), local, seen))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from generator.counting import architecture as arch
@@ -41,8 +40,9 @@ from generator.counting.conditions import (
 )
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized, relative
-from generator.counting.families.deberta_v2 import training
+from generator.counting.families.deberta_v2 import masked_embeddings, training
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.flow import own, param
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, s
 from generator.counting.poly import Poly
@@ -72,24 +72,28 @@ BACKBONE = "deberta."  # the attribute every head class stores the encoder under
 SPAN_ROWS = 2 * s  # the rows a layer projects: 2·min(s, R), which is 2s while R ≥ P
 
 
-def layer_norm(path: str, key: str, dim: Poly = H) -> arch.Module:
+def layer_norm(path: str, key: str, dim: Poly = H, writes: str = "") -> arch.Module:
     """DebertaLayerNorm: the same γ and β as nn.LayerNorm, computed in Python in fp32.
 
     It subtracts the mean twice (once to square, once to divide), and keeps both differences in
     fp32, the square root of the variance per row, and the normalized rows in the model's type
-    for the product by γ. It keeps nothing of its input itself.
+    for the product by γ. It keeps nothing of its input itself. The differences and the root are
+    kept for the input's gradient, the normalized rows for γ's.
     """
+    weight = param(f"{path}.weight")
     return arch.Module(
         path,
         key,
         (arch.Param("weight", (dim,), "scale"), arch.Param("bias", (dim,), "shift")),
         part=arch.Part.NORMS,
         saved=(
-            arch.Saved(f"{path} centred", (TOKENS, dim), arch.Dtype.FLOAT32),
-            arch.Saved(f"{path} deviation", (TOKENS,), arch.Dtype.FLOAT32),
-            arch.Saved(f"{path} centred again", (TOKENS, dim), arch.Dtype.FLOAT32),
-            arch.Saved(f"{path} normalized", (TOKENS, dim)),
+            arch.Saved(f"{path} centred", (TOKENS, dim), arch.Dtype.FLOAT32, needs=(own(0),)),
+            arch.Saved(f"{path} deviation", (TOKENS,), arch.Dtype.FLOAT32, needs=(own(0),)),
+            arch.Saved(f"{path} centred again", (TOKENS, dim), arch.Dtype.FLOAT32, needs=(own(0),)),
+            arch.Saved(f"{path} normalized", (TOKENS, dim), needs=(weight,)),
         ),
+        reads=(f"{path} input",),
+        writes=writes or f"{path} output",
     )
 
 
@@ -101,13 +105,7 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
         modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
         modules += (common.segment_table(width, arch.Saved("token types", (b, s), arch.Dtype.INT64)),)
-    if on["projected"]:
-        modules += (factorized.projection("embed_proj", "embedding-projection-e-h", bias=False),)
-    modules += (layer_norm("LayerNorm", "embedding-layernorm"),)
-    # DebertaEmbeddings multiplies by the attention mask (ones here), cast to the model's type, and keeps it.
-    mask = arch.Op("mask", "embedding-mask", saved=(arch.Saved("embedding mask", (b, s)),))
-    block = common.embeddings_block(prefix, modules)
-    return replace(block, ops=(*block.ops, mask))
+    return masked_embeddings(prefix, modules, layer_norm("LayerNorm", "embedding-layernorm"), projected=on["projected"])
 
 
 @per_setting_read
@@ -124,12 +122,23 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
         )
     modules += (
         common.attention_output("attention.output.dense"),
-        layer_norm("attention.output.LayerNorm", "attention-layernorm"),
+        layer_norm("attention.output.LayerNorm", "attention-layernorm", writes="intermediate.dense input"),
         *common.feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output-layernorm"),
+        layer_norm("output.LayerNorm", "output-layernorm", writes="layer output"),
     )
-    layer_ops = (relative.content_attention("attention.self", H), *common.bert_layer_ops()[1:])
+    c2p, p2c = (on["relative"] and on[term] for term in ("c2p", "p2c"))
+    # The query divided by the scale: c2p's product broadcasts it, a copy of its own.
+    attention = relative.content_attention("attention.self", H, scaled=0, relative=c2p or p2c)
+    layer_ops = (attention, *common.bert_layer_ops()[1:])
+    # The layer's data flow is not declared, so a step under a method refuses v1. Its items' flow
+    # (reads, writes, operands, needs), with BERT_JOINS, fused_joins, relative_joins over
+    # POSITION_LINEARS and the table as an input, gives torch's figures at b and s above 1. At
+    # b = 1 or s = 1 torch keeps views where it copied, and under BitFit, LoRA or IA³ each layer
+    # then keeps one or two token tensors more than that flow says.
     return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops)
+
+
+POSITION_LINEARS = ("attention.self.pos_proj", "attention.self.pos_q_proj")  # for c2p, for p2c
 
 
 def _talking_heads() -> tuple[arch.Module, ...]:
@@ -168,6 +177,8 @@ def _relative(on: Mapping[str, bool], prefix: str) -> tuple[arch.Block, ...]:
         query_copy=True,
         scaled=("p2c",),
         scale_dtype=arch.Dtype.FLOAT32,
+        linears=POSITION_LINEARS,
+        scales_positions=True,
     )
     return (relative.block(f"{prefix}encoder.", (relative.table(rows),), (work,)),)
 

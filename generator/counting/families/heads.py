@@ -17,6 +17,7 @@ from generator.counting import ops
 from generator.counting.conditions import Condition, const, eq, given, head_is, is_kind, is_null, lt, ne
 from generator.counting.families.blocks import factorized
 from generator.counting.families.common import ENCODER_OUTPUT, HIDDEN, POOLED_OUTPUT, POOLER_OUTPUT, C, E, H, OnTop, V
+from generator.counting.flow import own, param
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, per_setting_read
@@ -236,14 +237,18 @@ def dense_classifier(function: str, dropout: Condition | None = None, *, configu
     return arch.Block("classifier", arch.Kind.HEAD, "classifier.", modules, ops=classifier_ops, inputs=inputs)
 
 
-def deberta_mlm_head() -> arch.Block:
+def deberta_mlm_head(backbone: str) -> arch.Block:
     """DebertaLMPredictionHead (v1 and v2 without ``legacy``): a transform, then a product by the word
-    embeddings in forward. It registers no decoder, so the product is an op."""
+    embeddings in forward. It registers no decoder, so the product is an op: it reads the table of
+    the model under ``backbone``, which the head's own flow names from the model's root."""
+    table = param(f"/{backbone}embeddings.word_embeddings.weight")
     decoder = arch.Op(
         "decoder",
         "decoder-tied",
-        (arch.Product("decoder-tied", TOKENS, V, H),),
-        (arch.Saved("decoder input", (TOKENS, H)),),
+        (arch.Product("decoder-tied", TOKENS, V, H, operands=((own(0),), (table,))),),
+        (arch.Saved("decoder input", (TOKENS, H), needs=(table,)),),
+        reads=("decoder input",),
+        writes="logits",
     )
     head_ops = (*mlm_ops("transform_act_fn"), decoder)
     return mlm_head("lm_predictions.lm_head.", mlm_transform("dense", "LayerNorm"), head_ops)
@@ -263,13 +268,19 @@ def context_pooler_heads(width: Poly) -> tuple[arch.Block, ...]:
         "pooler-activation",
         saved=(arch.Saved("pooler hidden", (b, width)), activated),
         activation="pooler_hidden_act",
+        reads=("pooler hidden",),
+        writes=activated.key,
     )
+    dense = linear("dense", "pooler-dense", width, width, rows=b, saves=dense_input, writes="pooler hidden")
+    dropout = ops.dropout("dropout", "pooler-dropout", (b, width), acts, reads=ENCODER_OUTPUT.key, writes="dropped")
     pooler = arch.Block(
         "pooler",
         arch.Kind.POOLER,
         "pooler.",
-        (linear("dense", "pooler-dense", width, width, rows=b, saves=dense_input),),
-        ops=(ops.dropout("dropout", "pooler-dropout", (b, width), acts), activation),
+        (dense,),
+        ops=(dropout, activation),
+        inputs=((ENCODER_OUTPUT.key, HIDDEN),),
+        outputs=((activated.key, POOLER_OUTPUT),),
     )
     return (pooler, classifier_head(classifier_dropout("cls_dropout"), activated, _context_pooler_loss()))
 
@@ -304,7 +315,7 @@ def _deberta_mlm_head(on: Mapping[str, bool], backbone: str) -> arch.Block:
     if on["legacy"]:
         width = factorized.width(on["projected"])
         return bert_mlm_head(on, backbone, width, width)
-    return deberta_mlm_head()
+    return deberta_mlm_head(backbone)
 
 
 @per_setting_read

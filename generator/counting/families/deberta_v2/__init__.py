@@ -98,12 +98,26 @@ def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
         modules += (common.position_table(width, "absolute-position-embeddings"),)
     if on["token_types"]:
         modules += (common.segment_table(width, arch.Saved("token types", (b, s), arch.Dtype.INT64)),)
-    if on["projected"]:
-        modules += (factorized.projection("embed_proj", "embedding-projection-e-h", bias=False),)
-    block = common.embeddings_block(prefix, (*modules, common.embedding_norm(H)))
-    # DebertaV2Embeddings multiplies by the attention mask (ones here), cast to the model's type, and keeps it.
-    mask = arch.Op("mask", "embedding-mask", saved=(arch.Saved("embedding mask", (b, s)),))
-    return replace(block, ops=(*block.ops, mask))
+    return masked_embeddings(prefix, modules, common.embedding_norm(H), projected=on["projected"])
+
+
+def masked_embeddings(
+    prefix: str, tables: tuple[arch.Module, ...], norm: arch.Module, *, projected: bool
+) -> arch.Block:
+    """DeBERTa's embeddings (v1 and v2): the tables' sum, ``projected`` by embed_proj, then ``norm``,
+    then the product by the attention mask (ones here), cast to the model's type and kept, then dropout."""
+    modules = tables
+    if projected:  # the tables' sum, projected, is the LayerNorm's input
+        projection = factorized.projection("embed_proj", "embedding-projection-e-h", bias=False)
+        modules += (replace(projection, writes=norm.reads[0]),)
+    block = common.embeddings_block(prefix, (*modules, norm))
+    mask = arch.Op(
+        "mask", "embedding-mask", saved=(arch.Saved("embedding mask", (b, s)),), reads=(norm.writes,), writes="masked"
+    )
+    dropout = replace(block.ops[0], reads=(mask.writes,))
+    summed = "embed_proj input" if projected else norm.reads[0]
+    joins = (arch.Join(tuple(m.writes for m in tables), summed),)
+    return replace(block, ops=(dropout, mask), joins=joins, outputs=((dropout.writes, common.HIDDEN),))
 
 
 @per_setting_read
@@ -120,16 +134,34 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
         )
     modules += (
         common.attention_output("attention.output.dense"),
-        layer_norm("attention.output.LayerNorm", "attention-layernorm", H),
+        layer_norm("attention.output.LayerNorm", "attention-layernorm", H, writes="intermediate.dense input"),
         *common.feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output-layernorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H, writes="layer output"),
     )
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(width))
+    c2p, p2c = (on["relative"] and on[term] for term in ("c2p", "p2c"))
+    joins: tuple[arch.Join, ...] = common.BERT_JOINS
+    if c2p or p2c:
+        key, query = _position_linears(on)
+        joins += relative.relative_joins(key if c2p else None, query if p2c else None)
+    block = common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(width, c2p, p2c), joins, "layer output")
+    if on["relative"]:  # each layer reads the table, or its norm
+        block = replace(block, inputs=(*block.inputs, (relative.POSITIONS, relative.POSITIONS)))
+    return block
 
 
-def _layer_ops(width: Poly) -> tuple[arch.Op, ...]:
+def _position_linears(on: Mapping[str, bool]) -> tuple[str, str]:
+    """The Linears a layer projects the table with, for c2p and for p2c: its own key and query
+    projections (``share_att_key``), else its position projections."""
+    if on["shared_keys"]:
+        return ("attention.self.key_proj", "attention.self.query_proj")
+    return ("attention.self.pos_key_proj", "attention.self.pos_query_proj")
+
+
+def _layer_ops(width: Poly, c2p: bool, p2c: bool) -> tuple[arch.Op, ...]:
     """BERT's, with DeBERTa's content attention for BERT's attention."""
-    return (relative.content_attention("attention.self", width), *common.bert_layer_ops()[1:])
+    query_kept_for = (relative.POSITION_KEY,) if c2p else ()  # c2p multiplies the same query
+    attention = relative.content_attention("attention.self", width, relative=c2p or p2c, query_kept_for=query_kept_for)
+    return (attention, *common.bert_layer_ops()[1:])
 
 
 @per_setting_read
@@ -160,6 +192,7 @@ def _relative_attention(on: Mapping[str, bool], rows: Poly) -> arch.Op:
         c2p=on["c2p"],
         p2c=on["p2c"],
         dropout=common.HIDDEN_DROPOUT,
+        linears=_position_linears(on),
     )
 
 
@@ -201,6 +234,9 @@ def _convolution(on: Mapping[str, bool], prefix: str) -> arch.Block:
     )
     mask = arch.Op("", "convolution-mask", saved=(arch.Saved("attention mask", (b, s), arch.Dtype.CAST),))
     steps = (padding, ops.dropout("dropout", "convolution-dropout", (b, s, H), dropout), activation, mask)
+    # Its data flow is not declared, so a step under a method refuses it: in fp32 the mask it keeps is
+    # the storage the embeddings' mask keeps, and the step keeps it when either does. Its bf16 copy
+    # is its own. Saved entries cannot say "one storage, kept by either block".
     return arch.Block("conv", arch.Kind.ENCODER, f"{prefix}encoder.conv.", modules, ops=steps)
 
 
