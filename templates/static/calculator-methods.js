@@ -247,5 +247,5 @@
     };
   }
 
-  window.atlasMethods = { tune: tune, Refusal: Refusal };
+  window.atlasMethods = { tune: tune, Refusal: Refusal, indexless: indexless };
 })();

@@ -1065,7 +1065,7 @@
     return group.layer + " " + group.shape.map(commas).join(" × ");
   }
 
-  var SHOWN_NAMES = 3;  // adapted modules named in full below a group; the rest are counted
+  var SHOWN_NAMES = 3;  // names shown for a group of adapted modules; the rest are counted
 
   function renderTuning(result) {
     var found = result.tuning, method = state.tuning.method;
@@ -1090,8 +1090,10 @@
       html += '<p id="method-adapted" data-names="' + escapeHtml(JSON.stringify(r.adapted)) + '">' +
         h("adapted", { targets: code(r.targets.join(",")), count: commas(BigInt(r.adapted.length)) }) + "</p><ul class=\"calc-adapted\">";
       r.groups.forEach(function (g) {
-        var names = g.modules.slice(0, SHOWN_NAMES).map(code).join(", ");
-        if (g.modules.length > SHOWN_NAMES) { names += h("and-more", { count: commas(BigInt(g.modules.length - SHOWN_NAMES)) }); }
+        // Every copy of a repeated module as one name, its layer index written {i} (as the model page writes it).
+        var patterns = g.modules.map(window.atlasMethods.indexless).filter(function (n, i, all) { return all.indexOf(n) === i; });
+        var names = patterns.slice(0, SHOWN_NAMES).map(code).join(", ");
+        if (patterns.length > SHOWN_NAMES) { names += h("and-more", { count: commas(BigInt(patterns.length - SHOWN_NAMES)) }); }
         html += "<li>" + code(g.target) + ": " + commas(BigInt(g.modules.length)) + " × " + commas(g.each) + " = " +
           commas(BigInt(g.modules.length) * g.each) + " (" + escapeHtml(layerText(g)) + "): " + names + "</li>";
       });
