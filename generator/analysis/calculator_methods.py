@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from generator.counting.architecture import Family, Layer
+from generator.counting.architecture import Family, Head, Layer
 from generator.counting.methods import (
     ADAPTER,
     ADAPTS,
@@ -48,6 +48,7 @@ def methods_export(family: Family, keys: list[str]) -> JSON:
         "embedding": Layer.EMBEDDING.value,
         "conv1d": Layer.CONV1D.value,
         "classifier_names": list(CLASSIFIER_NAMES),
+        "classifier_head": Head.SEQUENCE_CLASSIFICATION.value,  # whose peft model trains a copy of them
         "adapter": ADAPTER,
         "base": {head.value: family.declared(off, head).base for head in family.heads},
         "parameterless": {head.value: list(_parameterless(family.name, head.value)) for head in family.heads},

@@ -181,7 +181,7 @@
       result.trained = own.filter(function (e) { return inHead[e.name] || (e.name.slice(-4) === "bias" && !e.frozen); });
       return finish(model, rules, result);
     }
-    var modules = walk(model), classifier = model.head === "sequence-classification";
+    var modules = walk(model), classifier = model.head === rules.classifier_head;
     var saved = classifier ? names(modules.layers).filter(function (name) { return endsWithAny(name, rules.classifier_names); }) : [];
     var copies = [];
     saved.forEach(function (name) {

@@ -24,7 +24,7 @@ import pytest
 import yaml
 from test_fine_tuning import SAMPLE, tuning_of
 
-from conftest import MODELS, REFERENCE, ROOT
+from conftest import MODELS, REFERENCE, ROOT, TEST_CARDS
 from generator.analysis.address import query
 from generator.cards.card import Card, load_card
 from generator.cards.problems import InputError
@@ -201,6 +201,10 @@ def engine_refusal(card: Card, head: Head, tuning: Tuning) -> str:
 
 def test_refusals_are_counts_words_beside_their_field(site_url: str, open_page: Any) -> None:
     bert, classifier = load_card(MODELS / "bert-base-uncased.yaml"), Head.SEQUENCE_CLASSIFICATION
+    albert = load_card(MODELS / "albert-base-v2.yaml")
+    # A convolution in 4 groups takes a LoRA rank that 4 divides.
+    conv = load_card(TEST_CARDS / "test-deberta-v2-conv-regression.yaml")
+    grouped = replace(conv, config={**conv.config, "conv_groups": 4})
     address = "family=bert&head=sequence-classification&"
     cases = [
         (address + "method=lora&rank=0", "rank", engine_refusal(bert, classifier, Tuning(Method.LORA, rank=0))),
@@ -230,6 +234,16 @@ def test_refusals_are_counts_words_beside_their_field(site_url: str, open_page: 
             engine_refusal(bert, classifier, Tuning(Method.PROMPT_TUNING, virtual_tokens=0)),
         ),
         ("family=bert&head=base&method=head", "method", engine_refusal(bert, Head.BASE, Tuning(Method.HEAD))),
+        (
+            "family=albert&head=base&method=ia3&targets=value",
+            "feedforward",
+            engine_refusal(albert, Head.BASE, Tuning(Method.IA3, targets=("value",))),
+        ),
+        (
+            query(grouped.family, grouped.head, grouped.config) + "&method=lora&rank=3&targets=conv.conv",
+            "rank",
+            engine_refusal(grouped, grouped.head, Tuning(Method.LORA, rank=3, targets=("conv.conv",))),
+        ),
         # count's own options refuse these before the engine sees them.
         (address + "method=lora&rank=eight", "rank", count_error("models/bert-base-uncased.yaml", "--rank", "eight")),
         (
