@@ -23,7 +23,8 @@ writes one JSON document that holds everything the count depends on:
   declarations that each slot's ``compute`` maps the switches' bits to, as ``variants`` does for
   ``blocks`` (settings that change no tensor may change what a step computes: an attention term's flag);
   the inputs then also hold the keys only the compute reads (group ``compute``) and b and s
-  (group ``training``).
+  (group ``training``);
+* ``tuning``: the fine-tuning methods' rules (``calculator_methods.py``); each tensor names its Layer.
 
 The browser evaluates the conditions, substitutes numbers into the polynomials with BigInt and
 lays the result out; ``tests/test_calculator.py`` evaluates the same documents independently of
@@ -47,6 +48,7 @@ from generator.analysis.calculator_compute import (
     reads,
     step_inputs,
 )
+from generator.analysis.calculator_methods import methods_export
 from generator.analysis.config_keys import checked_type, config_keys
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
@@ -97,11 +99,13 @@ def block_json(block: Block, order: tuple[str, ...]) -> JSON:
         tensors: list[JSON] = []
         for param in module.params:
             name = f"{module.path}.{param.name}" if module.path else param.name
+            # The class of the module that registers it, which decides what a fine-tuning method may adapt.
+            layer = {"layer": param.layer.value} if param.layer is not None else {}
             if isinstance(param, Tie):
-                tensors.append({"name": name, "tied_to": param.tied_to, "role": param.role})
+                tensors.append({"name": name, "tied_to": param.tied_to, "role": param.role, **layer})
             else:
                 assert isinstance(param, Param)
-                tensor = {"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role}
+                tensor = {"name": name, "shape": [poly_json(d) for d in param.shape], "role": param.role, **layer}
                 tensors.append({**tensor, "frozen": True} if param.frozen else tensor)
         steps.append(
             {
@@ -429,6 +433,7 @@ def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
         "mistakes": erratum_methods.export(),  # the errata's published methods (analysis/erratum_methods.py)
         "blocks": blocks.items,
         "compute": {**family_compute(family), "blocks": computes.items},
+        "tuning": methods_export(family, [i["key"] for i in inputs(family.name, language)]),
     }
     return document, blocks, computes
 

@@ -19,7 +19,8 @@
   // last: the address of the last configuration that could be counted, whose derivation stays shown.
   var state = {
     family: null, head: null, data: null, raw: {}, given: {}, extra: {}, addressProblems: [],
-    keepRatio: false, last: null, checkData: null
+    keepRatio: false, last: null, checkData: null,
+    tuning: freshTuning()  // the fine-tuning method and its settings, as typed (the address's method=, rank=, ...)
   };
   var root, families, S = {}, reading = {};
   var answers = { titles: {}, printed: [], errata: "" };  // for the answer check: errata's titles and printed figures
@@ -792,6 +793,7 @@
     if (state.data.compute.measured) {
       try { result.compute = trainingStep(result, found.config); } catch (error) { result.computeProblem = error.message; }
     }
+    result.tuning = evaluateTuning(result, found.config);
     return result;
   }
 
@@ -880,6 +882,235 @@
       out.memory[m[0]] = BigInt(per.trainable[m[0]]) * trainable + BigInt(per.frozen[m[0]]) * out.frozen + out[m[1]];
     });
     return out;
+  }
+
+  // --- fine-tuning methods (static/calculator-methods.js decides; here the form, the address and the words) ---
+
+  // The address's keys for a method and its settings, and the settings each method reads (generator count's).
+  var TUNING_KEYS = ["method", "rank", "targets", "feedforward", "tokens"];
+  var TUNING_READS = { lora: ["rank", "targets"], ia3: ["targets", "feedforward"], "prompt-tuning": ["tokens"] };
+  var TUNING_FIELD = { method: "method", rank: "rank", targets: "targets", feedforward: "feedforward", virtual_tokens: "tokens" };
+
+  function tuningId(key) { return "calc-tuning-" + key; }
+
+  function freshTuning() { return { method: "full", rank: "", targets: "", feedforward: "", tokens: "" }; }
+
+  // The settings as the engine takes them, or a problem with one of them ({field, text}).
+  function readTuning(raw) {
+    var rules = state.data.tuning, tuning = { method: raw.method, targets: null, feedforward: null };
+    if (rules.methods.indexOf(raw.method) < 0) {
+      return { problem: { field: "method", text: t("method-unknown", { methods: rules.methods.join(", "), found: pyRepr(raw.method) }) } };
+    }
+    var numbers = [["rank", "rank", rules.defaults.rank], ["tokens", "virtual_tokens", rules.defaults.virtual_tokens]];
+    for (var i = 0; i < numbers.length; i++) {
+      var text = raw[numbers[i][0]].trim();
+      if (text !== "" && !/^\d+$/.test(text)) {
+        return { problem: { field: numbers[i][0], text: t("positive-expected", { found: pyRepr(raw[numbers[i][0]]) }) } };
+      }
+      tuning[numbers[i][1]] = BigInt(text === "" ? numbers[i][2] : text);
+    }
+    var lists = ["targets", "feedforward"];
+    for (var j = 0; j < lists.length; j++) {
+      if (raw[lists[j]].trim() === "") { continue; }
+      var names = raw[lists[j]].split(",").map(function (n) { return n.trim(); });
+      if (names.some(function (n) { return n === ""; })) {
+        return { problem: { field: lists[j], text: t("names-expected", { found: pyRepr(raw[lists[j]]) }) } };
+      }
+      tuning[lists[j]] = names;
+    }
+    return { tuning: tuning };
+  }
+
+  // Every index of a block, as Block.instances: the first repeat from the block's start, the last varying fastest.
+  function instances(block, values) {
+    var found = [[]];
+    block.repeat.forEach(function (symbol, i) {
+      var next = [];
+      found.forEach(function (index) {
+        for (var n = i === 0 ? BigInt(block.start) : 0n; n < values[symbol]; n++) { next.push(index.concat([n])); }
+      });
+      found = next;
+    });
+    return found;
+  }
+
+  // The model the methods walk: every tensor as named_parameters() names it, with its Layer, then the
+  // blocks' modules without tensors (a compute block's steps past its tensor steps are its ops).
+  function tuningModel(result, config) {
+    var entries = [], ops = [], values = result.values;
+    result.blocks.forEach(function (item) {
+      var block = item.block;
+      instances(block, values).forEach(function (index) {
+        var prefix = block.prefix.replace(/\{(\d+)\}/g, function (_, i) { return String(index[Number(i)]); });
+        block.steps.forEach(function (step) {
+          var copies = step.copies ? evaluate(step.copies, values) : 1n;
+          for (var n = 0n; n < copies; n++) {
+            step.tensors.forEach(function (x) {
+              var name = prefix + x.name.replace(/\{n\}/g, String(n));
+              if (x.tied_to) { entries.push({ name: name, layer: x.layer, tied_to: x.tied_to }); return; }
+              var shape = x.shape.map(function (d) { return evaluate(d, values); });
+              entries.push({ name: name, layer: x.layer, shape: shape, count: elements(x.shape, values), frozen: Boolean(x.frozen) });
+            });
+          }
+        });
+        item.compute.steps.slice(block.steps.length).forEach(function (op) { ops.push(prefix + op.path); });
+      });
+    });
+    return { family: state.family, head: state.head, className: result.className, config: config, entries: entries, ops: ops, total: result.total };
+  }
+
+  // The chosen method on the counted config: its record, or the refusal in words beside its field.
+  function evaluateTuning(result, config) {
+    var read = readTuning(state.tuning);
+    if (read.problem) { return { problem: read.problem }; }
+    try {
+      return { record: window.atlasMethods.tune(tuningModel(result, config), state.data.tuning, read.tuning), method: read.tuning.method };
+    } catch (error) {
+      if (!(error instanceof window.atlasMethods.Refusal)) { throw error; }
+      return { problem: { field: TUNING_FIELD[error.what], text: refusalText(error) } };
+    }
+  }
+
+  function refusalText(refusal) {
+    var values = Object.assign({}, refusal.values);
+    if (values.kinds) {
+      var kinds = values.kinds;
+      values.kinds = kinds.length > 1 ? kinds.slice(0, -1).join(", ") + t("or") + kinds[kinds.length - 1] : kinds[0];
+    }
+    return t(refusal.key, values);
+  }
+
+  function tuningQuery() {
+    var raw = state.tuning;
+    if (raw.method === "full") { return ""; }
+    var parts = ["method=" + queryValue(raw.method)];
+    (TUNING_READS[raw.method] || []).forEach(function (key) {
+      if (raw[key].trim() !== "") { parts.push(key + "=" + queryValue(raw[key].trim())); }
+    });
+    return "&" + parts.join("&");
+  }
+
+  function buildTuning() {
+    var rules = state.data.tuning;
+    var set = el("fieldset", { class: "calc-group calc-tuning-fields", id: "calc-tuning-fields" });
+    set.appendChild(el("legend", {}, h("tuning")));
+    set.appendChild(el("p", { class: "calc-hint" }, h("tuning-hint")));
+    var select = el("select", { id: tuningId("method"), name: "method", "aria-describedby": tuningId("method") + "-error" });
+    rules.methods.forEach(function (m) { select.appendChild(el("option", { value: m }, h("method-" + m))); });
+    var box = wrapField(el("label", { for: tuningId("method") }, h("method")), select);
+    box.appendChild(el("span", { class: "calc-error", id: tuningId("method") + "-error" }));
+    set.appendChild(box);
+    select.addEventListener("change", function () { state.tuning.method = select.value; update(); });
+    var defaults = {
+      rank: rules.defaults.rank, tokens: rules.defaults.virtual_tokens,
+      targets: rules.peft.lora, feedforward: rules.peft.feedforward
+    };
+    ["rank", "targets", "feedforward", "tokens"].forEach(function (key) {
+      var id = tuningId(key);
+      var control = el("input", { type: "text", id: id, name: key, spellcheck: "false", autocomplete: "off",
+        inputmode: key === "rank" || key === "tokens" ? "numeric" : null, "aria-describedby": id + "-meaning " + id + "-error" });
+      var field = wrapField(el("label", { for: id }, h("tuning-" + key)), control);
+      field.id = id + "-field";
+      field.appendChild(el("span", { class: "calc-meaning", id: id + "-meaning" }, tuningHint(key, defaults[key])));
+      field.appendChild(el("span", { class: "calc-error", id: id + "-error" }));
+      control.addEventListener("input", function () { state.tuning[key] = control.value; update(); });
+      set.appendChild(field);
+    });
+    return set;
+  }
+
+  // A setting's meaning, with what an empty field means: the engine's default (peft's own targets, where it has them).
+  function tuningHint(key, fallback) {
+    if (key === "targets" || key === "feedforward") {
+      var lora = state.data.tuning.peft.lora, ia3 = state.data.tuning.peft.ia3;
+      var text = h("tuning-" + key + "-meaning");
+      if (key === "feedforward") {
+        return text + " " + (fallback === null ? h("no-peft-default") : h("peft-default", { names: code(fallback.join(",")) }));
+      }
+      var each = [["LoRA", lora], ["IA³", ia3]].map(function (m) {
+        return m[1] === null ? h("no-peft-default-of", { method: m[0] }) : h("peft-default-of", { method: m[0], names: code(m[1].join(",")) });
+      });
+      return text + " " + each.join(" ");
+    }
+    return h("tuning-" + key + "-meaning", { value: String(fallback) });
+  }
+
+  // The form shows the settings the chosen method reads, and the refusal of one beside it.
+  function syncTuning(found) {
+    var method = document.getElementById(tuningId("method"));
+    if (!method) { return; }
+    method.value = state.tuning.method;
+    var problem = found && found.problem ? found.problem : null;
+    ["method", "rank", "targets", "feedforward", "tokens"].forEach(function (key) {
+      var control = document.getElementById(tuningId(key));
+      if (key !== "method") {
+        document.getElementById(tuningId(key) + "-field").hidden = (TUNING_READS[state.tuning.method] || []).indexOf(key) < 0;
+        if (control.value !== state.tuning[key]) { control.value = state.tuning[key]; }
+      }
+      var mine = problem && problem.field === key;
+      document.getElementById(tuningId(key) + "-error").textContent = mine ? problem.text : "";
+      if (mine) { control.setAttribute("aria-invalid", "true"); } else { control.removeAttribute("aria-invalid"); }
+    });
+  }
+
+  function percent(part, whole) {
+    if (whole === 0n) { return "0%"; }
+    var share = 100 * Number(part) / Number(whole);
+    return (share >= 0.01 || share === 0 ? share.toFixed(2) : share.toPrecision(2)) + "%";
+  }
+
+  // A layer as a reader pictures it: a Linear from its input's width to its output's, a table's rows and width.
+  function layerText(group) {
+    if (group.layer === state.data.tuning.linear) { return "Linear " + commas(group.shape[1]) + " → " + commas(group.shape[0]); }
+    return group.layer + " " + group.shape.map(commas).join(" × ");
+  }
+
+  var SHOWN_NAMES = 3;  // names shown for a group of adapted modules; the rest are counted
+
+  function renderTuning(result) {
+    var found = result.tuning, method = state.tuning.method;
+    var html = '<section class="calc-method" id="calc-method" aria-labelledby="calc-method-heading"><h3 id="calc-method-heading">' +
+      h("method-heading", { method: state.data.tuning.methods.indexOf(method) >= 0 ? h("method-" + method) : escapeHtml(method) }) + "</h3>";
+    if (found.problem) {
+      return html + '<p class="calc-problems" id="method-refusal" role="alert">' + escapeHtml(found.problem.text) + "</p></section>";
+    }
+    var r = found.record;
+    var row = function (id, label, n, extra) {
+      return '<tr><th scope="row">' + label + '</th><td class="n"><strong id="' + id + '" data-value="' + n.toString() + '">' + commas(n) +
+        "</strong>" + (extra ? '<br><span class="rounded">' + extra + "</span>" : "") + "</td></tr>";
+    };
+    html += '<table class="calc-figures"><tbody>';
+    html += row("method-trainable", h("trainable"), r.trainable, h("share-of", { share: percent(r.trainable, r.total), total: commas(r.total) }));
+    if (method !== "full") { html += row("method-added", h("method-added"), r.added); }
+    html += row("method-memory-fp32", h("parameter-memory-fp32"), r.parameter_memory.fp32, "≈ " + binary(r.parameter_memory.fp32));
+    html += row("method-memory-bf16", h("parameter-memory-bf16"), r.parameter_memory.bf16_mixed, "≈ " + binary(r.parameter_memory.bf16_mixed));
+    html += "</tbody></table>";
+    html += '<p class="calc-note">' + h("parameter-memory-note") + "</p>";
+    if (r.adapted.length) {
+      html += '<p id="method-adapted" data-names="' + escapeHtml(JSON.stringify(r.adapted)) + '">' +
+        h("adapted", { targets: code(r.targets.join(",")), count: commas(BigInt(r.adapted.length)) }) + "</p><ul class=\"calc-adapted\">";
+      r.groups.forEach(function (g) {
+        // Every copy of a repeated module as one name, its layer index written {i} (as the model page writes it).
+        var patterns = g.modules.map(window.atlasMethods.indexless).filter(function (n, i, all) { return all.indexOf(n) === i; });
+        var names = patterns.slice(0, SHOWN_NAMES).map(code).join(", ");
+        if (patterns.length > SHOWN_NAMES) { names += h("and-more", { count: commas(BigInt(patterns.length - SHOWN_NAMES)) }); }
+        html += "<li>" + code(g.target) + ": " + commas(BigInt(g.modules.length)) + " × " + commas(g.each) + " = " +
+          commas(BigInt(g.modules.length) * g.each) + " (" + escapeHtml(layerText(g)) + "): " + names + "</li>";
+      });
+      html += "</ul>";
+    }
+    if (r.saved_modules.length) {
+      html += '<p id="method-saved" data-names="' + escapeHtml(JSON.stringify(r.saved_modules)) + '">' +
+        h("saved-modules", { names: r.saved_modules.map(code).join(", ") }) + "</p>";
+    }
+    return html + "</section>";
+  }
+
+  // A training step under the method: full fine-tuning's is derived (renderCompute); the others' are not yet,
+  // and the page says so rather than show a figure. Their derivation, once written, is drawn here.
+  function renderMethodStep() {
+    return '<section class="calc-compute" id="calc-compute" aria-labelledby="calc-compute-heading"><h3 id="calc-compute-heading">' +
+      h("compute-heading") + '</h3><p id="method-step-note">' + h("method-step-not-derived") + "</p></section>";
   }
 
   // --- fixes: one click from a refused config to one that counts --------------------------------
@@ -1345,7 +1576,10 @@
         if (ratio && input.key === ratio.hidden) { set.appendChild(buildRatio(ratio)); }
       });
       container.appendChild(set);
+      if (group === "training") { container.appendChild(buildTuning()); }
     });
+    // A family whose step is not measured has no training group: the method comes first.
+    if (!document.getElementById("calc-tuning-fields")) { container.insertBefore(buildTuning(), container.firstChild); }
   }
 
   // "Keep I at 4 × H when H changes": on when the model's configuration holds I = 4 × H, as most do, so
@@ -1480,9 +1714,12 @@
     });
   }
 
-  function applyAddress(params) {
+  // An address with no method keeps the one chosen (a catalog model picked from the list); ``fresh`` starts from full.
+  function applyAddress(params, fresh) {
     var values = keyed({});
-    params.forEach(function (v, k) { if (k !== "family" && k !== "head") { values[k] = v; } });
+    if (fresh) { state.tuning = freshTuning(); }
+    TUNING_KEYS.forEach(function (k) { if (params.has(k)) { state.tuning[k] = params.get(k); } });
+    params.forEach(function (v, k) { if (k !== "family" && k !== "head" && TUNING_KEYS.indexOf(k) < 0) { values[k] = v; } });
     return switchFamily(params.get("family") || root.getAttribute("data-first"), params.get("head"), values);
   }
 
@@ -1500,7 +1737,7 @@
       }
     });
     Object.keys(extra || {}).forEach(function (key) { parts.push(encodeURIComponent(key) + "=" + queryValue(extra[key])); });
-    return parts.join("&");
+    return parts.join("&") + tuningQuery();
   }
 
   // As generator/analysis/calculator.query writes a value: only "," and ":" are left as they are.
@@ -1739,7 +1976,8 @@
       "</strong> " + roundedTotal(result.total) + "</p>";
     html += '<p class="calc-link">' + h("link") + ' <a id="calc-link" href="' + escapeHtml(address()) + '">' +
       escapeHtml("calculator/" + address()) + "</a></p>";
-    html += renderCompute(result);
+    html += renderTuning(result);
+    html += state.tuning.method === "full" ? renderCompute(result) : renderMethodStep();
     summary.innerHTML = html;
     body.innerHTML = renderBody(result);
     body.classList.remove("calc-stale");
@@ -1785,6 +2023,7 @@
     renderResult(result);
     document.getElementById("calc-live-total").textContent = result.problems ? "—" : commas(result.total);
     showFieldErrors(result);
+    syncTuning(result.tuning);
     showAddressProblems(result);
     var target = window.location.pathname + address() + window.location.hash;
     if (window.location.search !== address()) { window.history.replaceState(null, "", target); }
@@ -1825,7 +2064,9 @@
     var params = new URLSearchParams(window.location.search);
     var first = familyEntry(params.get("family")) || familyEntry(root.getAttribute("data-first")) || families[0];
     // The form is drawn once the first family's formulas are in, all at once: nothing on screen moves.
-    var draw = function () { buildShell(); root.classList.add("calc-ready"); applyAddress(params); };
+    var draw = function () { buildShell(); root.classList.add("calc-ready"); applyAddress(params, true); };
+    // Back and forward (and a script that sets the address) show the configuration the address names.
+    window.addEventListener("popstate", function () { applyAddress(new URLSearchParams(window.location.search), true); });
     load(first.name).then(draw, draw);
   }
 

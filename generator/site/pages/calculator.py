@@ -121,6 +121,17 @@ SCRIPT_TEXTS = (
     ),
     *("flops-forward", "flops-forward-base", "flops-backward", "activations-fp32", "activations-bf16"),
     *("training-memory-fp32", "training-memory-bf16", "compute-note", "step-cannot-run", "step-not-exact"),
+    # The fine-tuning method's form, figures and refusals (static/calculator-methods.js decides them).
+    *("tuning", "tuning-hint", "method", "method-full", "method-head", "method-bitfit", "method-lora", "method-ia3"),
+    *("method-prompt-tuning", "tuning-rank", "tuning-rank-meaning", "tuning-targets", "tuning-targets-meaning"),
+    *("peft-default-of", "no-peft-default-of", "tuning-feedforward", "tuning-feedforward-meaning", "peft-default"),
+    *("no-peft-default", "tuning-tokens", "tuning-tokens-meaning", "method-heading", "trainable", "share-of"),
+    *("method-added", "parameter-memory-fp32", "parameter-memory-bf16", "parameter-memory-note", "adapted"),
+    *("and-more", "saved-modules", "method-step-not-derived", "or", "method-unknown", "positive-expected"),
+    *("names-expected", "refuse-not-built", "refuse-head-base", "refuse-virtual-tokens", "refuse-width"),
+    *("refuse-targets-none", "refuse-targets-empty", "refuse-rank", "refuse-target-kind"),
+    *("refuse-target-parameterless", "refuse-target-unmatched", "refuse-rank-groups", "refuse-feedforward-none"),
+    "refuse-feedforward",
 )
 
 

@@ -1,0 +1,308 @@
+"""The calculator's fine-tuning methods in Chromium: each equals ``generator count --method ... --json``.
+
+One page load evaluates many addresses: each is set as the page's address and announced as a
+back-button move (popstate), as a reader going back through links would. The cases are a catalog card
+of every family and head and a sampled random config of every family
+(``tests/reference/sample/fine-tuning.json``, drawn with a fixed seed), each with the methods, ranks and target
+sets the peft reference ran on it (random ones included), refusals too. The page's trainable and
+added counts, parameter memory, adapted and saved modules must be the engine's, and a refusal's
+words the engine's message, beside the field it names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from test_fine_tuning import SAMPLE, tuning_of
+
+from conftest import MODELS, REFERENCE, ROOT, TEST_CARDS
+from generator.analysis.address import query
+from generator.cards.card import Card, load_card
+from generator.cards.problems import InputError
+from generator.count import method_record
+from generator.counting.architecture import Head
+from generator.counting.inventory import count_parameters
+from generator.counting.methods import Method, Tuning, TuningError, tune
+from generator.site import content
+
+from .conftest import PHONE, one_of_each
+from .test_accessibility import axe_report, keep_screenshot
+
+PAGE = "calculator/index.html"
+LAPTOP = 1366
+# The engine's name of each setting a refusal is about, and the page's field for it.
+FIELDS = {
+    "method": "method",
+    "rank": "rank",
+    "targets": "targets",
+    "feedforward": "feedforward",
+    "virtual_tokens": "tokens",
+}
+
+# Sets the address, announces it, and reads what the page then shows: its figures, names and refusal.
+READ = """async (addresses) => {
+  const found = [];
+  const text = id => { const e = document.getElementById(id); return e ? e.textContent : null; };
+  const value = id => { const e = document.getElementById(id); return e ? e.getAttribute("data-value") : null; };
+  const names = id => { const e = document.getElementById(id); return e ? JSON.parse(e.getAttribute("data-names")) : []; };
+  for (const address of addresses) {
+    document.getElementById("calc-summary").innerHTML = "";
+    history.pushState(null, "", location.pathname + "?" + address);
+    dispatchEvent(new PopStateEvent("popstate"));
+    // A family's document already loaded is drawn within microtasks, before the browser paints; one to fetch takes a task.
+    for (let waited = 0; !document.getElementById("calc-method") && waited < 3000; waited++) {
+      await (waited < 100 ? Promise.resolve() : new Promise(resolve => setTimeout(resolve, 5)));
+    }
+    const errors = {};
+    for (const field of ["method", "rank", "targets", "feedforward", "tokens"]) {
+      const error = text("calc-tuning-" + field + "-error");
+      if (error) { errors[field] = error; }
+    }
+    found.push({
+      drawn: Boolean(document.getElementById("calc-method")),
+      trainable: value("method-trainable"), added: value("method-added"),
+      fp32: value("method-memory-fp32"), bf16_mixed: value("method-memory-bf16"),
+      adapted: names("method-adapted"), saved_modules: names("method-saved"),
+      refusal: text("method-refusal"), errors: errors,
+      step: Boolean(document.getElementById("training-memory-bf16")), not_derived: Boolean(document.getElementById("method-step-note"))
+    });
+  }
+  return found;
+}"""
+
+
+def tuning_query(tuning: Tuning, variant: dict[str, Any]) -> str:
+    """The address's method keys for a variant: only what the variant sets, so that defaults are the page's."""
+    parts = [f"method={tuning.method.value}"]
+    if "rank" in variant:
+        parts.append(f"rank={tuning.rank}")
+    if variant.get("targets") is not None:
+        parts.append("targets=" + ",".join(tuning.targets or ()))
+    if variant.get("feedforward") is not None:
+        parts.append("feedforward=" + ",".join(tuning.feedforward or ()))
+    if "virtual_tokens" in variant:
+        parts.append(f"tokens={tuning.virtual_tokens}")
+    return "&".join(parts)
+
+
+def expected(card: Card, tuning: Tuning) -> dict[str, Any]:
+    """What the page must show: ``count --json``'s figures and names, or the refusal's words by its field."""
+    try:
+        record = method_record(tune(count_parameters(card), tuning))
+    except TuningError as error:
+        return {"refused": {FIELDS[error.what]: str(error)}}
+    memory = record["parameter_memory"]
+    return {
+        "trainable": str(record["trainable"]),
+        "added": str(record["added"]) if tuning.method is not Method.FULL else None,
+        "fp32": str(memory["fp32"]),
+        "bf16_mixed": str(memory["bf16_mixed"]),
+        "adapted": record["adapted"],
+        "saved_modules": record["saved_modules"],
+    }
+
+
+def shown(found: dict[str, Any], method: Method) -> dict[str, Any]:
+    """The page's reading in the shape of ``expected``; a refusal also stands as the section's one sentence."""
+    if found["errors"]:
+        assert found["refusal"] in found["errors"].values()
+        return {"refused": found["errors"]}
+    # Full fine-tuning's step is the one the page derives; another method's step says it is not derived.
+    if method is Method.FULL:
+        assert not found["not_derived"]
+    else:
+        assert found["not_derived"] and not found["step"]
+    return {key: found[key] for key in ("trainable", "added", "fp32", "bf16_mixed", "adapted", "saved_modules")}
+
+
+def sampled_cards(folder: Path) -> list[tuple[Card, dict[str, Any]]]:
+    """One sampled random config of every family that the card check accepts, with its reference (the catalog's
+    cards cover every head)."""
+    cards = []
+    for entry in SAMPLE:
+        path = folder / f"sample-{entry['index']}.yaml"
+        card = {"title": "sample", "family": entry["family"], "head": entry["head"], "config": entry["config"]}
+        path.write_text(yaml.safe_dump(card, sort_keys=False), encoding="utf-8")
+        try:
+            cards.append((load_card(path), entry))
+        except InputError:
+            continue
+    return one_of_each(cards, lambda pair: pair[0].family.name)
+
+
+def catalog_cards() -> list[tuple[Card, dict[str, Any]]]:
+    """A catalog card of every family and head that peft's reference covers, with its reference."""
+    pairs = []
+    for path in sorted((REFERENCE / "fine-tuning").glob("*.json")):
+        reference = json.loads(path.read_text(encoding="utf-8"))
+        pairs.append((load_card(MODELS / f"{reference['id']}.yaml"), reference))
+    return one_of_each(pairs, lambda pair: (pair[0].family.name, pair[0].head))
+
+
+def test_every_method_equals_count_on_catalog_cards_and_random_configs(
+    site_url: str, open_page: Any, tmp_path: Path
+) -> None:
+    page = open_page(LAPTOP)
+    page.set_default_timeout(120_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(site_url + PAGE)
+    page.wait_for_selector("#calc-method", state="attached")
+    cases = []
+    for card, reference in catalog_cards() + sampled_cards(tmp_path):
+        base = query(card.family, card.head, card.config)
+        # An empty list of feed-forward modules is peft's to take, but count (and so the page) has no way to
+        # write it: an empty option or field means peft's default. Those variants are asked of neither.
+        variants = [{"method": "full"}, *(v for v in reference["variants"] if v.get("feedforward") != [])]
+        for variant in variants:
+            tuning = tuning_of(variant)
+            cases.append((card.id, variant, f"{base}&{tuning_query(tuning, variant)}", expected(card, tuning)))
+    started = time.monotonic()
+    found = page.evaluate(READ, [address for *_, address, _ in cases])
+    seconds = time.monotonic() - started
+    mismatches = []
+    for (card_id, variant, address, want), got in zip(cases, found, strict=True):
+        assert got["drawn"], f"{card_id}: the page drew no method for {address}"
+        if shown(got, tuning_of(variant).method) != want:
+            mismatches.append((card_id, variant, shown(got, tuning_of(variant).method), want))
+    assert errors == []
+    assert mismatches == [], mismatches[:2]
+    methods = {variant["method"] for _, variant, *_ in cases}
+    refused = sum("refused" in want for *_, want in cases)
+    assert methods == {m.value for m in Method} and 0 < refused < len(cases)
+    print(f"{len(cases)} methods evaluated ({refused} refusals) in {seconds:.1f} s, one page load")
+
+
+def count_error(*args: str) -> str:
+    """What ``generator count`` says to stderr of the option it refuses (its own words, or argparse's)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "generator", "count", *args], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert run.returncode != 0, run
+    found = re.search(r"--[a-z-]+: (.*)$", run.stderr.strip().splitlines()[-1])
+    assert found is not None, run.stderr
+    return found.group(1)
+
+
+def engine_refusal(card: Card, head: Head, tuning: Tuning) -> str:
+    with pytest.raises(TuningError) as raised:
+        tune(count_parameters(replace(card, head=head)), tuning)
+    return str(raised.value)
+
+
+def test_refusals_are_counts_words_beside_their_field(site_url: str, open_page: Any) -> None:
+    bert, classifier = load_card(MODELS / "bert-base-uncased.yaml"), Head.SEQUENCE_CLASSIFICATION
+    albert = load_card(MODELS / "albert-base-v2.yaml")
+    # A convolution in 4 groups takes a LoRA rank that 4 divides.
+    conv = load_card(TEST_CARDS / "test-deberta-v2-conv-regression.yaml")
+    grouped = replace(conv, config={**conv.config, "conv_groups": 4})
+    address = "family=bert&head=sequence-classification&"
+    cases = [
+        (address + "method=lora&rank=0", "rank", engine_refusal(bert, classifier, Tuning(Method.LORA, rank=0))),
+        (
+            address + "method=lora&targets=quarry",
+            "targets",
+            engine_refusal(bert, classifier, Tuning(Method.LORA, targets=("quarry",))),
+        ),
+        (
+            address + "method=lora&targets=LayerNorm",
+            "targets",
+            engine_refusal(bert, classifier, Tuning(Method.LORA, targets=("LayerNorm",))),
+        ),
+        (
+            address + "method=ia3&targets=dropout",
+            "targets",
+            engine_refusal(bert, classifier, Tuning(Method.IA3, targets=("dropout",))),
+        ),
+        (
+            address + "method=ia3&feedforward=query",
+            "feedforward",
+            engine_refusal(bert, classifier, Tuning(Method.IA3, feedforward=("query",))),
+        ),
+        (
+            address + "method=prompt-tuning&tokens=0",
+            "tokens",
+            engine_refusal(bert, classifier, Tuning(Method.PROMPT_TUNING, virtual_tokens=0)),
+        ),
+        ("family=bert&head=base&method=head", "method", engine_refusal(bert, Head.BASE, Tuning(Method.HEAD))),
+        (
+            "family=albert&head=base&method=ia3&targets=value",
+            "feedforward",
+            engine_refusal(albert, Head.BASE, Tuning(Method.IA3, targets=("value",))),
+        ),
+        (
+            query(grouped.family, grouped.head, grouped.config) + "&method=lora&rank=3&targets=conv.conv",
+            "rank",
+            engine_refusal(grouped, grouped.head, Tuning(Method.LORA, rank=3, targets=("conv.conv",))),
+        ),
+        # count's own options refuse these before the engine sees them.
+        (address + "method=lora&rank=eight", "rank", count_error("models/bert-base-uncased.yaml", "--rank", "eight")),
+        (
+            address + "method=lora&targets=query,",
+            "targets",
+            count_error("models/bert-base-uncased.yaml", "--targets", "query,"),
+        ),
+        (
+            "family=transformer&head=base&method=lora",
+            "method",
+            count_error("models/transformer-base.yaml", "--method", "lora"),
+        ),
+    ]
+    page = open_page(LAPTOP)
+    page.goto(site_url + PAGE)
+    page.wait_for_selector("#calc-method", state="attached")
+    found = page.evaluate(READ, [address for address, *_ in cases])
+    assert [(f["errors"], f["refusal"]) for f in found] == [({field: words}, words) for _, field, words in cases]
+    # In words a reader can act on: an unmatched target is told the names the model's layers end in.
+    assert "query" in found[1]["refusal"] and "LayerNorm" in found[2]["refusal"] and "dropout" in found[3]["refusal"]
+
+
+def test_a_lecturers_link_survives_and_the_second_edition_speaks_its_own_words(
+    edition_url: str, open_page: Any
+) -> None:
+    page = open_page(LAPTOP)
+    link = "family=bert&head=sequence-classification&num_labels=3&method=lora&rank=8&targets=query,value"
+    page.goto(edition_url + PAGE + "?" + link)
+    page.wait_for_selector("#method-trainable")
+    assert page.evaluate("location.search") == "?" + link
+    assert page.locator("#calc-tuning-method").input_value() == "lora"
+    assert page.locator("#calc-tuning-rank").input_value() == "8"
+    page.goto(edition_url + "zh/" + PAGE + "?family=bert&head=sequence-classification&method=lora&rank=0")
+    page.wait_for_selector("#method-refusal")
+    words = content.load("calculator", "zh").section("script").template("refuse-rank").replace("{found}", "0")
+    assert page.locator("#calc-tuning-rank-error").inner_text() == words.replace("\ue000", " ")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [LAPTOP, PHONE])
+def test_no_axe_violations_and_no_sideways_scroll(
+    site_url: str, open_page: Any, output_dir: Path, scheme: str, width: int
+) -> None:
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        from .conftest import missing
+
+        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
+    page = open_page(width, scheme)
+    page.goto(site_url + PAGE + "?family=bert&head=sequence-classification&method=lora&rank=8&targets=query,value")
+    page.wait_for_selector("#method-trainable")
+    keep_screenshot(page, output_dir / f"calculator-lora-{width}-{scheme}.png")
+    violations = Axe().run(page).response["violations"]
+    assert not violations, f"axe-core on the calculator's LoRA ({scheme}, {width}px)" + axe_report(violations)
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    page.locator("#calc-tuning-targets").fill("dropout")
+    page.wait_for_selector("#method-refusal")
+    keep_screenshot(page, output_dir / f"calculator-lora-refused-{width}-{scheme}.png")
+    violations = Axe().run(page).response["violations"]
+    assert not violations, f"axe-core on the calculator's refusal ({scheme}, {width}px)" + axe_report(violations)
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
