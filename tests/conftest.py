@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from generator.analysis import kept_exports
 from generator.build.pipeline import build
 from generator.cards.card import Card, load_card
 from generator.counting.inventory import Inventory, count_parameters
@@ -37,6 +39,19 @@ TEST_CARDS = Path(__file__).resolve().parent / "cards"
 REFERENCE = Path(__file__).resolve().parent / "reference"
 ALL_CARD_PATHS = sorted(MODELS.glob("*.yaml")) + sorted(TEST_CARDS.glob("*.yaml"))
 SITE_JOBS = 2  # the session's build of the catalog (the `site` fixture) forks two workers
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's builds in subprocesses (``python -m generator``) share one folder of calculator documents
+    (generator/analysis/kept_exports.py), so each family's is worked once per run, not once per build.
+    Keyed by the sources, a kept document is the one a fresh build would work."""
+    if kept_exports.VARIABLE not in os.environ and not hasattr(config, "workerinput"):  # the run's first process
+        folder = tempfile.mkdtemp(prefix="atlas-exports-")
+        os.environ[kept_exports.VARIABLE] = folder  # inherited by pytest-xdist's workers and every subprocess
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    # The tests' own processes (and the build workers they fork) work every document anew: a test that
+    # patches the families' words or code in this process must see the patch, never a kept document.
+    kept_exports.FOLDER = None
 
 
 def reference_for(card_id: str) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from generator.analysis.calculator_compute import (
 )
 from generator.analysis.calculator_methods import methods_export
 from generator.analysis.config_keys import checked_type, config_keys
+from generator.analysis.kept_exports import keep_exports
 from generator.cards.card import NO_PARAMETERS
 from generator.cards.config import load_schema
 from generator.counting.architecture import Architecture, Block, Family, Head, Param, Tie
@@ -438,6 +439,7 @@ def _export(name: str, language: str) -> tuple[JSON, _Listing, _Listing]:
     return document, blocks, computes
 
 
+@keep_exports  # between processes, when ATLAS_EXPORTS names a folder (the tests' builds): see kept_exports.py
 def export_text(name: str, language: str = LANGUAGE) -> str:
     """The family's document as compact, deterministic JSON text (``_compact``). Its listings of blocks, most
     of it, were written to find equal blocks: the rest is written around a mark, and their text set there."""
