@@ -126,8 +126,8 @@ def memory_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) 
 
 
 def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:
-    """The row of LoRA for each model, as its page's fine-tuning section has it: its link (to that section), the
-    targets, what trains and its share, and the parameters' memory with Adam, LoRA's beside full fine-tuning's.
+    """The row of LoRA for each model, as its page's fine-tuning section has it: its link (to that section), what
+    trains and its share, the targets, and the parameters' memory with Adam, LoRA's beside full fine-tuning's.
 
     ``words``: ``bytes`` (after a count of bytes); ``own`` (after the targets of a card's own setting, with
     ``%(rank)s``); a refused row's sentence, markup with ``%(family)s``, by the refusal's word (``targets``,
@@ -152,10 +152,10 @@ def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) ->
         else:
             targets = ", ".join(f"<code>{escape(t)}</code>" for t in lora.targets)
             own = f" {escape(words['own'] % {'rank': lora.rank})}" if lora.own else ""
-            cells += [
-                f"  <td>{targets}{own}</td>",
+            cells += [  # the count beside the name: on a phone only the first columns fit
                 f'  <td class="n count" data-value="{lora.trainable}">{lora.trainable:,}</td>',
                 f'  <td class="n">{percent(lora.trainable, lora.total)}</td>',
+                f"  <td>{targets}{own}</td>",
                 "  " + "".join(size(v) for v in (lora.memory["fp32"], lora.full["fp32"])),
                 "  " + "".join(size(v) for v in (lora.memory["bf16_mixed"], lora.full["bf16_mixed"])),
                 f'  <td class="n">{percent(lora.memory["bf16_mixed"], lora.full["bf16_mixed"])}</td>',
