@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from markupsafe import Markup
+
 from generator.analysis.choices import load_choices
 from generator.analysis.fine_tuning import fine_tuning_of
 from generator.counting.methods import Method
@@ -63,7 +65,7 @@ def method_series(words: Mapping[str, str]) -> tuple[Series, ...]:
     return tuple(Series(f"memory-{part}", words[part], p) for part, p in zip(PARTS, PART_PATTERNS, strict=True))
 
 
-def method_chart(groups: Sequence[MethodModel], words: Mapping[str, str]) -> str:
+def method_chart(groups: Sequence[MethodModel], words: Mapping[str, str]) -> Markup:
     """Both layouts of the chart: a group of bars per model, one bar per method, stacked by part.
 
     ``words``: ``title``; ``desc`` with {models}, {full} (full fine-tuning's bytes on the first model) and
@@ -77,9 +79,8 @@ def method_chart(groups: Sequence[MethodModel], words: Mapping[str, str]) -> str
         full=formats.binary(first[0].bytes),
         least=formats.binary(min(b.bytes for b in runs)) if runs else "",
     )
-    return _layouts(
-        "chart-methods", lambda id_, narrow: _draw(id_, words["title"], desc, series, groups, words, narrow)
-    )
+    svg = _layouts("chart-methods", lambda id_, narrow: _draw(id_, words["title"], desc, series, groups, words, narrow))
+    return Markup(svg)  # the words are escaped where they are drawn
 
 
 def _draw(
