@@ -20,6 +20,7 @@ def test_every_card_a_choice_names_is_in_the_catalog() -> None:
         *choices.start_here,
         *choices.labelled,
         *choices.memory_models,
+        *choices.method_models,
         *(card for pair in choices.pairs for card in pair),
         *choices.compute_errata,
         choices.handout,

@@ -35,6 +35,7 @@ class Choices:
     start_groups: tuple[tuple[str, tuple[str, ...]], ...]  # the home page's first lists: (group, its cards)
     labelled: tuple[str, ...]  # landmarks labelled in the rule-of-thumb chart, besides outliers
     memory_models: tuple[str, ...]  # the memory chart's lines
+    method_models: tuple[str, ...]  # the comparison's chart of memory under each fine-tuning method
     pairs: tuple[tuple[str, str], ...]  # every comparison page, from the first card to the second
     compute_errata: tuple[str, ...]  # the cards the compute errata are evaluated on
     handout: str  # the card the handout works in numbers
@@ -73,6 +74,7 @@ def _loaded(root: Path) -> Choices:
         start_groups=tuple((group, read.names(("start-here", group))) for group in read.mapping(("start-here",))),
         labelled=read.names(("charts", "labelled")),
         memory_models=read.names(("charts", "memory")),
+        method_models=read.names(("charts", "methods")),
         pairs=tuple(_pair(read, ("diffs", i)) for i in range(len(read.list(("diffs",))))),
         compute_errata=read.names(("compute-errata",)),
         handout=read.name(("handout",)),

@@ -123,3 +123,43 @@ def memory_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) 
         ]
         out.append("\n".join(cells))
     return Markup("\n".join(out))  # the template ends the last line
+
+
+def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:
+    """The row of LoRA for each model, as its page's fine-tuning section has it: its link (to that section), what
+    trains and its share, the targets, and the parameters' memory with Adam, LoRA's beside full fine-tuning's.
+
+    ``words``: ``bytes`` (after a count of bytes); ``own`` (after the targets of a card's own setting, with
+    ``%(rank)s``); a refused row's sentence, markup with ``%(family)s``, by the refusal's word (``targets``,
+    ``unbuilt``; ``other`` for any other)."""
+    root, per_bytes = escape(root), escape(words["bytes"])
+
+    def size(value: int) -> str:
+        exact = f'<span class="bytes">{value:,} {per_bytes}</span>'
+        return f'<td class="n" data-value="{value}">{binary(value)}<br>{exact}</td>'
+
+    out = []
+    for model in models:
+        lora, link, title = model.lora, escape(model.id), escape(model.card.title)
+        assert lora is not None  # a summary's, from Model.numbers
+        cells = [
+            f'<tr id="lora-{link}">',
+            f'  <th scope="row"><a href="{root}models/{link}/index.html#fine-tuning-lora">{title}</a></th>',
+        ]
+        if lora.refusal:
+            said = Markup(words.get(lora.refusal, words["other"])) % {"family": model.card.family.title}
+            cells.append(f'  <td colspan="8" class="refusal">{said}</td>')
+        else:
+            targets = ", ".join(f"<code>{escape(t)}</code>" for t in lora.targets)
+            own = f" {escape(words['own'] % {'rank': lora.rank})}" if lora.own else ""
+            cells += [  # the count beside the name: on a phone only the first columns fit
+                f'  <td class="n count" data-value="{lora.trainable}">{lora.trainable:,}</td>',
+                f'  <td class="n">{percent(lora.trainable, lora.total)}</td>',
+                f"  <td>{targets}{own}</td>",
+                "  " + "".join(size(v) for v in (lora.memory["fp32"], lora.full["fp32"])),
+                "  " + "".join(size(v) for v in (lora.memory["bf16_mixed"], lora.full["bf16_mixed"])),
+                f'  <td class="n">{percent(lora.memory["bf16_mixed"], lora.full["bf16_mixed"])}</td>',
+            ]
+        cells.append("</tr>")
+        out.append("\n".join(cells))
+    return Markup("\n".join(out))  # the template ends the last line

@@ -26,8 +26,8 @@ from generator.counting.compute import Compute
 from generator.counting.expr import to_text
 from generator.counting.families import family_in
 from generator.counting.memo import IdentityMemo
-from generator.site import comparison_step, content, exports, formats, translation, typography
-from generator.site.catalog_rows import compare_rows, index_rows, memory_rows
+from generator.site import comparison_step, content, exports, formats, method_chart, translation, typography
+from generator.site.catalog_rows import compare_rows, index_rows, lora_rows, memory_rows
 from generator.site.compute_view import ComputeView, Words, compute_view
 from generator.site.content import Text
 from generator.site.diagram import diagram_of, diagram_words, figure_svg, standalone_svg
@@ -153,7 +153,8 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     about = words_of_language.gettext("(about %(reading)s)") % {"reading": "{reading}"}
     env.globals["reading_data"] = formats.reading_data(language, about)
     env.globals.update(memory_rows=memory_rows, index_rows=functools.partial(index_rows, language=language))
-    env.globals.update(compare_rows=functools.partial(compare_rows, language=language))
+    env.globals.update(compare_rows=functools.partial(compare_rows, language=language), lora_rows=lora_rows)
+    env.globals.update(tuning=method_chart)  # the comparison's fine-tuning: its chart, and LoRA's rank
     env.globals.update(marks=typography.marks_of(text))  # the language's list, clause and sentence joins
     held = text.section("footprints")  # a footprint's name in words, by the name the counting gives it
     env.globals.update(footprints={name: held(slug(name)) for name, *_ in (*memory.HELD_AS, *memory.TRAINING_STATE)})

@@ -26,6 +26,7 @@ from generator.counting.memo import IdentityMemo
 from generator.counting.memory import Memory, memory_of
 from generator.counting.parts import part_subtotals
 from generator.site.comparison_step import ComparisonStep, compute_of, count_comparison_step
+from generator.site.comparison_tuning import LoraCell, lora_cell
 
 # Symbols every family uses in the same sense, in the order the index and comparison show them.
 COMPARED_SYMBOLS = (
@@ -76,6 +77,7 @@ class SummaryNumbers:
     trainable: int
     comparison: ComparisonStep | None  # worked out beside the model's page, so the pages about many models need not
     calculator_query: str  # likewise: the pages that link every model to the calculator need it of each
+    lora: LoraCell  # likewise: the comparison's LoRA row, from the model page's fine-tuning analysis
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class Summary:
     trainable: int  # the parameters an optimizer updates (the total less frozen tables)
     comparison: ComparisonStep | None  # FLOPs per token and training memory at b = 32, s; None: not measured
     calculator_query: str  # the calculator's query string that reproduces this card (calculator/?family=...&head=...)
+    lora: LoraCell | None  # the comparison's LoRA row (``comparison_tuning``); None in a Model, whose page has it all
 
     @staticmethod
     def of(card: Card, numbers: SummaryNumbers) -> Summary:
@@ -114,6 +117,7 @@ class Summary:
             numbers.trainable,
             numbers.comparison,
             numbers.calculator_query,
+            numbers.lora,
         )
 
     @property
@@ -167,8 +171,9 @@ class Model(Summary):
 
     def numbers(self) -> SummaryNumbers:
         used = tuple(s.name for s in self.symbols)
+        lora = lora_cell(self.fine_tuning)  # the page's own analysis: LoRA is worked out once per card
         return SummaryNumbers(
-            self.total, self.subtotals, self.parts, used, self.trainable, self.comparison, self.calculator_query
+            self.total, self.subtotals, self.parts, used, self.trainable, self.comparison, self.calculator_query, lora
         )
 
     @cached_property
@@ -308,6 +313,7 @@ def _counted(card: Card) -> Model:
         inventory.trainable,
         count_comparison_step(card, compute),
         address.query(card.family, card.head, card.config),
+        None,
         inventory,
         derivation,
         groups,

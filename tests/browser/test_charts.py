@@ -43,8 +43,15 @@ def measure(page: Any, url: str) -> list[dict[str, Any]]:
     return figures
 
 
-def test_the_charts_page_is_the_page_with_charts(built_site: Path) -> None:
-    assert chart_pages(built_site) == ["charts/index.html"]
+# Each page's charts, in its order.
+FIGURES = {
+    "charts/index.html": ["chart-shares", "chart-rule", "chart-memory"],
+    "compare/index.html": ["chart-methods"],
+}
+
+
+def test_the_charts_page_and_the_comparison_are_the_pages_with_charts(built_site: Path) -> None:
+    assert chart_pages(built_site) == sorted(FIGURES)
 
 
 @pytest.mark.parametrize("width", [PHONE, 360, 600, 959, 960, 1366])
@@ -55,7 +62,7 @@ def test_every_chart_label_is_readable_and_on_screen(
     page = open_page(width)
     for path in chart_pages(built_site):
         figures = measure(page, site_url + path)
-        assert [f["figure"] for f in figures] == ["chart-shares", "chart-rule", "chart-memory"], path
+        assert [f["figure"] for f in figures] == FIGURES[path], path
         for figure in figures:
             assert len(figure["shown"]) == 1, f"{path} at {width} px: {figure['figure']} shows {figure['shown']}"
             chart = figure["shown"][0]
@@ -84,7 +91,7 @@ def test_the_charts_do_not_scroll_inside_a_box(open_page: Any, site_url: str, bu
                 return e && e !== document.documentElement && e !== document.body ? e.outerHTML.slice(0, 80) : null;
             })"""
         )
-        assert boxes == [None, None, None], f"{path}: charts inside a sideways-scrolling box: {boxes}"
+        assert boxes == [None] * len(FIGURES[path]), f"{path}: charts inside a sideways-scrolling box: {boxes}"
 
 
 def test_print_shows_the_wide_charts_within_an_a4_page(open_page: Any, site_url: str, built_site: Path) -> None:
@@ -104,7 +111,7 @@ def test_each_chart_is_followed_by_its_table(built_site: Path) -> None:
     for path in chart_pages(built_site):
         html = (built_site / path).read_text(encoding="utf-8")
         parts = re.split(r'<figure class="chart-figure">', html)[1:]
-        assert len(parts) == 3, path
+        assert len(parts) == len(FIGURES[path]), path
         for part in parts:
             figure, after = part.split("</figure>", 1)
             assert (
@@ -112,7 +119,7 @@ def test_each_chart_is_followed_by_its_table(built_site: Path) -> None:
                 and figure.count('<svg class="chart chart-narrow"') == 1
             )
             assert re.match(
-                r'\s*(<p>.*?</p>\s*)*<div class="scroll" role="region"[^>]*>\s*<table class="\w+ wide">\s*<caption>',
+                r'\s*(<p>.*?</p>\s*)*<div class="scroll" role="region"[^>]*>\s*<table class="\w+ wide"[^>]*>\s*<caption>',
                 after,
                 re.S,
             ), path
