@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import MODELS, card_by_id
+from conftest import MODELS, REFERENCE, card_by_id
 from generator.analysis.lora_slips import Slip, lora_slips
 from generator.cards.card import load_cards
 from generator.counting.architecture import Head, Kind
@@ -43,6 +43,15 @@ def test_the_answer_is_what_peft_trains_adapters_and_classifier_copy() -> None:
     hidden, labels = inventory.values["H"], inventory.values["C"]
     # Two targets in every layer, each H → H, plus the classifier's copy, H·C + C.
     assert tuned.trainable == 2 * layers * exercises.LORA.rank * (hidden + hidden) + hidden * labels + labels
+
+
+def test_the_answer_and_peft_s_second_figure_are_what_peft_reports() -> None:
+    """peft 0.21 itself, on this card, with LoRA r = 8 on its default targets (query and value for BERT)."""
+    variants = json.loads((REFERENCE / "fine-tuning" / f"{CARD}.json").read_text(encoding="utf-8"))["variants"]
+    (peft,) = [v for v in variants if v["method"] == "lora" and v["rank"] == 8 and v["targets"] is None]
+    tuned, slipped = lora_slips(count_parameters(card_by_id(CARD)), exercises.LORA)
+    assert tuned.trainable == peft["trainable"]
+    assert next(s.value for s in slipped if s.slip is Slip.ALL_PARAMS) == peft["total"]
 
 
 def test_each_slip_is_worked_by_its_own_route_and_gives_a_figure_of_its_own() -> None:

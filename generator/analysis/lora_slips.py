@@ -13,6 +13,7 @@ import dataclasses
 import enum
 from dataclasses import dataclass
 
+from generator.cards.card import Card
 from generator.counting.architecture import Head, Kind
 from generator.counting.inventory import Inventory, count_parameters
 from generator.counting.methods import Tuned, Tuning, groups, tune
@@ -47,7 +48,9 @@ def lora_slips(inventory: Inventory, tuning: Tuning) -> tuple[Tuned, tuple[Slipp
     tuned = tune(inventory, tuning)
     adapters = [a for a in tuned.added if a.module in tuned.adapted]
     copies = tuned.trainable - sum(a.count for a in adapters)
-    bare = tune(count_parameters(dataclasses.replace(inventory.card, head=Head.BASE)), tuning)
+    card = inventory.card
+    assert isinstance(card, Card)  # an exercise's card, read from models/
+    bare = tune(count_parameters(dataclasses.replace(card, head=Head.BASE)), tuning)
     factors = ("lora_A", "lora_embedding_A"), ("lora_B", "lora_embedding_B")
     alone = [sum(a.count for a in adapters if any(f".{name}." in a.name for name in kind)) for kind in factors]
     found = [

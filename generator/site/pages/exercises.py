@@ -126,8 +126,11 @@ def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[
     """
     if exercise.slips:
         mistakes = [{"value": str(s.count), "said": s.label} for s in exercise.slips]
-        return json.dumps({"answer": str(exercise.answer), "whole": None, "part": None, "mistakes": mistakes},
-                          ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(
+            {"answer": str(exercise.answer), "whole": None, "part": None, "mistakes": mistakes},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
     found = list(candidates(exercise.model.inventory))
     found += [Candidate(e, figure, printed=True) for e, card, figure in printed if card.id == exercise.model.id]
     return json.dumps(
@@ -355,7 +358,7 @@ LORA = Tuning(Method.LORA, rank=8, targets=("query", "value"))
 
 
 def lora_query_value(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
-    """What LoRA trains on a classifier: each adapted target's r·(in + out) times its layers, and the classifier's copy."""
+    """What LoRA trains on a classifier: r·(in + out) for each adapted layer, and the classifier's copy."""
     t = text.section("exercises").section(erratum_id(lora_query_value))
     tuned, slipped = lora_slips(model.inventory, LORA)
     step = t.section("steps")
