@@ -96,6 +96,7 @@ class FigurePart:
 # A share is held as an integer in parts of this: "0.08%" is 800,000,000. Twelve digits write any
 # percentage to ten decimals exactly, and the checks compare it with a count's share in integers.
 SHARE_SCALE = 10**12
+SHARE_ALONE = "expected a share alone"  # how the error for a share beside other parts begins
 _SHARE = re.compile(r"(?P<whole>\d+)(?:\.(?P<decimals>\d{1,10}))?\s*%")
 
 
@@ -145,7 +146,7 @@ def parse_figure(text: str, counts: str | None = None) -> tuple[FigurePart, ...]
     shares = [share for chunk in chunks if (share := _share(chunk)) is not None]
     if shares:
         if len(chunks) > 1 or counts is not None:
-            raise ValueError(f"expected a share alone, such as 0.08%, without counts, found {text!r}")
+            raise ValueError(f"{SHARE_ALONE}, such as 0.08%, without counts, found {text!r}")
         return tuple(shares)
     parts = []
     for chunk, given in zip(chunks, scopes, strict=True):
