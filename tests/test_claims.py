@@ -188,6 +188,9 @@ EXPECTED = {
     ("roberta-base", "0.3M"): ("rounding", (294_912,), (294_912,)),  # LoRA r = 8 on query and value: 24 × 8 × 1,536
     ("roberta-large", "355M"): ("rounding", (355_359_744,), (355_359_744,)),
     ("roberta-large", "0.8M"): ("rounding", (786_432,), (786_432,)),  # 48 × 8 × 2,048
+    # peft's IA3 notebook, run with an older peft: IA3 on four modules of each layer and the classifier twice.
+    ("roberta-large", "2,201,604"): ("not within rounding", (172_032,), (None,)),
+    ("bert-large-uncased", "0.08%"): ("rounding", (272_384,), (272_384,)),  # BitFit: every bias, 0.0813%
     ("tinybert-general-4l-312d", "14.5M"): ("with the pre-training heads", (14_350_248,), (14_479_676,)),
     ("transformer-base", "65M"): ("not within rounding", (63_136_768,), (None,)),
     ("transformer-big", "213M"): ("not within rounding", (214_353_920,), (None,)),

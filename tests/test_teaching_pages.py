@@ -192,6 +192,7 @@ def test_exercise_answers() -> None:
         "classifier-5": (3_845, 109_486_085, "BertForSequenceClassification"),
         "classifier-2": (1_538, 177_854_978, "BertForSequenceClassification"),
         "keras-bert": (109_705_010, 109_705_010, "BertForPreTraining"),
+        "lora-query-value": (298_757, 109_486_085, "BertForSequenceClassification"),
     }
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from generator.cards.card import Card, Claim
-from generator.cards.published import FigurePart, Scope
+from generator.cards.published import SHARE_SCALE, FigurePart, Scope, percent, share_places
 from generator.counting.architecture import Head, Kind
 from generator.counting.inventory import Inventory, Totals, count_parameters, count_totals
 from generator.counting.methods import Tuning, TuningError, tune
@@ -63,6 +63,7 @@ class Candidate:
     count: int
     head: Head  # the head of the class this count was taken from
     class_name: str
+    of: int = 0  # for a share: every parameter of the model the method trains a part of
 
     @property
     def head_words(self) -> str:
@@ -78,6 +79,18 @@ class PartCheck:
     match: Candidate | None
     fit: Fit | None
     precision: int  # the reading of the figure's precision that matched (the finest when none did)
+    of: int = 0  # for a share: every parameter of the model, what ``exact`` is a part of
+
+    @property
+    def share_text(self) -> str:
+        """The exact share, two places finer than the figure: 0.0813% beside "0.08%"."""
+        return percent(self.exact, self.of, share_places(self.part.precision) + 2)
+
+    @property
+    def match_share_text(self) -> str:
+        """The matched count's share of its own model, as finely as ``share_text``."""
+        assert self.match is not None
+        return percent(self.match.count, self.match.of, share_places(self.part.precision) + 2)
 
     @property
     def precision_text(self) -> str:
@@ -91,13 +104,15 @@ class PartCheck:
 
     @property
     def exact_rounded(self) -> str:
-        """The card's own count at the figure's finest precision: 109,482,240 is "109M"."""
+        """The card's own count at the figure's finest precision: 109,482,240 is "109M" (a share: 0.08%)."""
+        if self.part.share:
+            return percent(self.exact, self.of, share_places(self.part.precision))
         return self.part.rounded(self.exact, self.part.precision)
 
     @property
     def difference(self) -> int:
-        """The published number minus the exact count."""
-        return self.part.value - self.exact
+        """The published number minus the exact count (0 for a share, which is no count)."""
+        return 0 if self.part.share else self.part.value - self.exact
 
     @property
     def relative(self) -> float:
@@ -167,11 +182,11 @@ def check_claims(card: Card, inventory: Inventory) -> tuple[ClaimCheck, ...]:
         parts = []
         for part in claim.parts:
             if claim.trained is not None:
-                exact = tune(
-                    inventory, claim.trained
-                ).trainable  # the card check refuses a method the model cannot take
+                tuned = tune(inventory, claim.trained)  # the card check refuses a method the model cannot take
                 found = _first_fit(part, _trained(card, inventory, claim.trained))
-                parts.append(PartCheck(part, exact, *(found if found else (None, None, part.precision))))
+                match, fit, precision = found or (None, None, part.precision)
+                of = tuned.total if part.share else 0
+                parts.append(PartCheck(part, tuned.trainable, match, fit, precision, of))
                 continue
             exact = scoped(inventory, part.scope)
             found = _first_fit(part, _candidates(card, part.scope, functools.partial(inventory_for, vocab=vocab)))
@@ -229,14 +244,22 @@ def scoped(inventory: Inventory | Totals, scope: Scope) -> int:
     return inventory.count_of(kind=Kind.HEAD)
 
 
-def fits(count: int, part: FigurePart, precision: int | None = None) -> Fit | None:
-    """Whether a count, written at a precision (the part's finest by default), gives the part's number."""
+def fits(count: int, part: FigurePart, precision: int | None = None, of: int = 0) -> Fit | None:
+    """Whether a count, written at a precision (the part's finest by default), gives the part's number.
+
+    For a share, ``of`` is the whole the count is a part of, and count/of is read in percent.
+    The comparison is in integers, so a share on the edge of rounding is read exactly.
+    """
     if part.exact:
         return Fit.EXACT if count == part.value else None
     step = precision or part.precision
-    if part.value - step / 2 <= count < part.value + step / 2:
+    scale = SHARE_SCALE if part.share else 1
+    whole = of if part.share else 1
+    count, value = count * scale, part.value * whole  # count/of against value/SHARE_SCALE, both sides × of·scale
+    step *= whole
+    if 2 * value - step <= 2 * count < 2 * value + step:
         return Fit.ROUNDED
-    if part.value <= count < part.value + step:
+    if value <= count < value + step:
         return Fit.ROUNDED_DOWN
     return None
 
@@ -246,7 +269,7 @@ def _first_fit(part: FigurePart, candidates: Iterator[Candidate]) -> tuple[Candi
     listed = list(candidates)
     for precision in part.precisions:
         for candidate in listed:
-            fit = fits(candidate.count, part, precision)
+            fit = fits(candidate.count, part, precision, candidate.of)
             if fit is not None:
                 return candidate, fit, precision
     return None
@@ -255,14 +278,16 @@ def _first_fit(part: FigurePart, candidates: Iterator[Candidate]) -> tuple[Candi
 def _trained(card: Card, inventory: Inventory, tuning: Tuning) -> Iterator[Candidate]:
     """What a method trains on the card's class, then on each of the family's other classes (a classifier's
     run also trains the classifier)."""
-    yield Candidate(Variant.AS_COUNTED, tune(inventory, tuning).trainable, card.head, inventory.class_name)
+    own = tune(inventory, tuning)
+    yield Candidate(Variant.AS_COUNTED, own.trainable, card.head, inventory.class_name, own.total)
     for head in card.family.heads:
         if head is not card.head:
             other = count_parameters(dataclasses.replace(card, head=head))
             try:
-                yield Candidate(Variant.OTHER_HEAD, tune(other, tuning).trainable, head, other.class_name)
+                tuned = tune(other, tuning)
             except TuningError:  # the method needs a head this class lacks, or its targets are elsewhere
                 continue
+            yield Candidate(Variant.OTHER_HEAD, tuned.trainable, head, other.class_name, tuned.total)
 
 
 def _candidates(card: Card, scope: Scope, inventory_for: Callable[[Head], Inventory | Totals]) -> Iterator[Candidate]:

@@ -13,7 +13,7 @@ from typing import Any
 from generator.cards.also_counted import OtherCount, read_also_counted
 from generator.cards.config import resolve_config
 from generator.cards.problems import InputError, Location, Problem, describe, did_you_mean, display_path, shown_key
-from generator.cards.published import FigurePart, parse_figure
+from generator.cards.published import SHARE_ALONE, FigurePart, parse_figure
 from generator.cards.texts import Notes, read_notes, read_text
 from generator.cards.tuning import check_tunings, read_tuning
 from generator.cards.yamlsource import Document, load_document
@@ -369,7 +369,7 @@ def _claims(doc: Document, family: Family | None, problems: list[Problem]) -> tu
         except ValueError as error:
             # A figure in words is allowed (its page says it cannot be checked, and the test suite
             # asks catalog cards to explain it); with `counts`, the figure must be numbers.
-            if counts is None:
+            if counts is None and not str(error).startswith(SHARE_ALONE):
                 parts = ()
             else:
                 where = ("claims", index, "counts" if str(error).startswith("counts") else "figure")
@@ -385,6 +385,11 @@ def _claims(doc: Document, family: Family | None, problems: list[Problem]) -> tu
             message = f"the {family.name} family has no vocab_size key to count another vocabulary with"
             problems.append(Problem(doc.where(where), f"claims[{index}].vocab_size", message))
         trained = read_tuning(doc, ("claims", index, "trained"), problems)
+        if any(part.share for part in parts) and "trained" not in item:
+            where = ("claims", index, "figure")
+            message = "expected trained: {method: ...} beside the share "
+            message += f"{figure}, since a share is of what a method trains"
+            problems.append(Problem(doc.where(where), f"claims[{index}].figure", message))
         claims.append(
             Claim(figure, str(item.get("source")), item.get("url"), parts, counts, explanation, vocab, trained)
         )

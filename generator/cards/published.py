@@ -54,6 +54,7 @@ class FigurePart:
     scope: Scope
     stated_scope: bool  # the figure or the card named the scope; otherwise it is taken as the total
     coarser: tuple[int, ...] = ()  # readings that take trailing zeros as not significant: (10_000_000,) for "110M"
+    share: bool = False  # a percentage ("0.08%"): value and precision are in parts of SHARE_SCALE, not counts
 
     @property
     def exact(self) -> bool:
@@ -70,7 +71,9 @@ class FigurePart:
         return self.text_of(self.precision)
 
     def text_of(self, precision: int) -> str:
-        """A precision as the figure's own unit would write it: 10M, 0.1M, 1K."""
+        """A precision as the figure's own unit would write it: 10M, 0.1M, 1K, 0.01%."""
+        if self.share:
+            return percent(precision, SHARE_SCALE, share_places(precision))
         if precision == 1:
             return "1"
         for scale, suffix in ((10**9, "B"), (10**6, "M"), (10**3, "K")):
@@ -90,6 +93,39 @@ class FigurePart:
         return f"{count:,}"
 
 
+# A share is held as an integer in parts of this: "0.08%" is 800,000,000. Twelve digits write any
+# percentage to ten decimals exactly, and the checks compare it with a count's share in integers.
+SHARE_SCALE = 10**12
+SHARE_ALONE = "expected a share alone"  # how the error for a share beside other parts begins
+_SHARE = re.compile(r"(?P<whole>\d+)(?:\.(?P<decimals>\d{1,10}))?\s*%")
+
+
+def percent(count: int, of: int, decimals: int) -> str:
+    """``count`` as a percentage of ``of``, to ``decimals`` places, halves up: 272,384 of 335,141,888 is 0.0813%."""
+    steps = (2 * count * 100 * 10**decimals + of) // (2 * of)
+    whole, rest = divmod(steps, 10**decimals)
+    return f"{whole}.{rest:0{decimals}d}%" if decimals else f"{whole}%"
+
+
+def share_places(precision: int) -> int:
+    """How many decimals a share's precision has in percent: 0.01% has 2."""
+    decimals = 0
+    while precision * 10**decimals < SHARE_SCALE // 100:
+        decimals += 1
+    return decimals
+
+
+def _share(chunk: str) -> FigurePart | None:
+    """A figure written as a percentage ("0.08%"), or None when it is not one."""
+    match = _SHARE.fullmatch(chunk)
+    if match is None:
+        return None
+    decimals = match["decimals"] or ""
+    precision = SHARE_SCALE // 100 // 10 ** len(decimals)
+    value = int(match["whole"]) * SHARE_SCALE // 100 + int(decimals or "0") * precision
+    return FigurePart(chunk, chunk.replace(" ", ""), value, precision, Scope.TOTAL, False, share=True)
+
+
 def parse_figure(text: str, counts: str | None = None) -> tuple[FigurePart, ...]:
     """Split a figure into parts; ``counts`` names each part's scope ("backbone + embeddings").
 
@@ -107,6 +143,11 @@ def parse_figure(text: str, counts: str | None = None) -> tuple[FigurePart, ...]
         if len(words) != len(chunks):
             raise ValueError(f"counts names {len(words)} part(s), but the figure {text!r} has {len(chunks)}")
         scopes = [SCOPE_WORDS[w] for w in words]
+    shares = [share for chunk in chunks if (share := _share(chunk)) is not None]
+    if shares:
+        if len(chunks) > 1 or counts is not None:
+            raise ValueError(f"{SHARE_ALONE}, such as 0.08%, without counts, found {text!r}")
+        return tuple(shares)
     parts = []
     for chunk, given in zip(chunks, scopes, strict=True):
         match = _PART.fullmatch(chunk)

@@ -62,7 +62,8 @@
   }
   var HAN = /[\u3400-\u4dbf\u4e00-\u9fff]/;
 
-  // The verdict as HTML: data is {answer, whole, part: {value, what}, mistakes: [{value, erratum, title, printed}]},
+  // The verdict as HTML: data is {answer, whole, part: {value, what}, mistakes: [{value, erratum, title, printed}
+  // or {value, said}]},
   // errata the address of the errata page; the answer itself is never shown.
   function verdict(strings, text, data, errata) {
     var shown = { value: text.trim() };
@@ -77,16 +78,19 @@
     if (data.part && holds(figure, data.part.value)) {
       return "<p>" + fill(strings.part, { value: shown.value, what: data.part.what }) + "</p>";
     }
-    var seen = {}, printed = [], method = [];
+    var seen = {}, printed = [], method = [], slips = [];
     data.mistakes.forEach(function (m) {
-      var key = m.erratum + (m.printed ? " printed" : "");
+      var key = m.said ? m.said : m.erratum + (m.printed ? " printed" : "");
       if (seen[key] || !holds(figure, m.value)) { return; }
       seen[key] = true;
+      // An exercise's own slip ({value, said}) is named in words; an erratum's method links to the errata page.
+      if (m.said) { slips.push("<li>" + escapeHtml(m.said) + "</li>"); return; }
       (m.printed ? printed : method).push('<li><a href="' + escapeHtml(errata + "#" + m.erratum) + '">' + escapeHtml(m.title) + "</a></li>");
     });
     var html = "";
     if (printed.length) { html += "<p>" + fill(strings.printed, shown) + "</p><ul>" + printed.join("") + "</ul>"; }
     if (method.length) { html += "<p>" + fill(strings.mistake, shown) + "</p><ul>" + method.join("") + "</ul>"; }
+    if (slips.length) { html += "<p>" + fill(strings.slip, shown) + "</p><ul>" + slips.join("") + "</ul>"; }
     return html || "<p>" + fill(strings.none, shown) + "</p>";
   }
 

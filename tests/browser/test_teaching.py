@@ -21,6 +21,7 @@ import pytest
 from generator.analysis.address import query
 from generator.analysis.calculator_compute import default_seq
 from generator.analysis.calculator_data import family_export, rule_groups
+from generator.analysis.lora_slips import lora_slips
 from generator.cards.card import Card
 from generator.counting.architecture import Family, Head
 from generator.counting.compute import count_compute, step_refusal
@@ -28,6 +29,8 @@ from generator.counting.conditions import HEAD
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
 from generator.counting.switches import Rule
+from generator.site import content
+from generator.site.pages import exercises
 
 from .conftest import PHONE, WIDE, missing
 from .test_accessibility import axe_report
@@ -109,6 +112,22 @@ def test_a_published_wrong_figure_names_its_erratum(
     page.locator(f"section[aria-labelledby='{exercise}'] a[href$='#{erratum}']").first.click()
     page.wait_for_url(re.compile(f"errata/index.html#{erratum}$"))
     assert page.locator(f"#{erratum}").is_visible()
+
+
+def test_the_lora_box_names_each_usual_slip_in_words(site_url: str, open_page: Any) -> None:
+    """Every slip's figure, typed in, is named by its own sentence (each figure is the engine's: lora_slips)."""
+    card = next(c for c in EXERCISE_CARDS if c.id == "exercise-topic-classifier-5")
+    tuned, slipped = lora_slips(count_parameters(card), exercises.LORA)
+    words = content.load("exercises").section("exercises").section("lora-query-value").section("slips")
+    page = open_page(WIDE)
+    page.goto(site_url + EXERCISES)
+    box = "section[aria-labelledby='lora-query-value'] form.check"
+    assert check(page, box, f"{tuned.trainable:,}").inner_text() == f"Exact: {tuned.trainable:,} is the count."
+    for s in slipped:
+        output = check(page, box, f"{s.value:,}")
+        said = [li.inner_text() for li in output.locator("li").all()]
+        assert output.locator("p").first.inner_text() == f"Not exact. {s.value:,} is what this slip gives:"
+        assert said == [words(s.slip.value)], s.slip
 
 
 def test_the_check_says_exact_close_and_not(site_url: str, open_page: Any) -> None:

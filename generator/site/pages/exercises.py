@@ -20,9 +20,11 @@ from typing import Any
 
 from generator.analysis.choices import load_choices
 from generator.analysis.erratum_methods import Candidate, candidates
+from generator.analysis.lora_slips import lora_slips
 from generator.cards.problems import InputError, Location, Problem
 from generator.counting.architecture import Kind
-from generator.counting.expr import Expr, Mul, Num, Paren, Var, poly_expr
+from generator.counting.expr import Add, Expr, Mul, Num, Paren, Var, poly_expr
+from generator.counting.methods import Method, Tuning, groups
 from generator.counting.poly import Poly
 from generator.site import content, typography
 from generator.site.content import Text
@@ -70,6 +72,7 @@ class Exercise:
     keras_words: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the layers table's words
     part: tuple[str, int] | None = None  # a figure the question asks for on the way, and what it is
     check: str = "{}"  # what the "check your answer" box compares a number with, as JSON (static/check.js)
+    slips: tuple[Line, ...] = ()  # the usual slips and their figures, where the errata's methods do not apply
 
 
 PATH = "exercises/index.html"
@@ -118,8 +121,16 @@ def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[
 
     Every mistake of ``generator/analysis/erratum_methods.py`` is evaluated on the exercise's card here, at
     build time; an erratum worked on this very card adds its figure as the source printed it.
-    The script only compares numbers (static/check.js).
+    The script only compares numbers (static/check.js). An exercise with slips of its own (LoRA's)
+    is checked against those alone: the errata's methods count a whole model, not what a method trains.
     """
+    if exercise.slips:
+        mistakes = [{"value": str(s.count), "said": s.label} for s in exercise.slips]
+        return json.dumps(
+            {"answer": str(exercise.answer), "whole": None, "part": None, "mistakes": mistakes},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
     found = list(candidates(exercise.model.inventory))
     found += [Candidate(e, figure, printed=True) for e, card, figure in printed if card.id == exercise.model.id]
     return json.dumps(
@@ -140,11 +151,14 @@ def check_data(exercise: Exercise, titles: Mapping[str, str], printed: Sequence[
 
 def check_texts(t: Text) -> str:
     """The check box's sentences for the script, as JSON; {value} and the like are filled in there."""
-    return json.dumps({key: t.template(key) for key in CHECK_TEXTS}, ensure_ascii=False, separators=(",", ":"))
+    keys = (*CHECK_TEXTS, *SLIP_TEXTS)
+    return json.dumps({key: t.template(key) for key in keys}, ensure_ascii=False, separators=(",", ":"))
 
 
 # The sentences static/check.js shows, keyed as in content/<language>/exercises.yaml: check.
 CHECK_TEXTS = ("empty", "unreadable", "exact", "rounded", "whole", "part", "mistake", "printed", "none")
+# The sentence for an exercise's own slips (LoRA's), which only this page's boxes show.
+SLIP_TEXTS = ("slip",)
 
 
 def _exercise(
@@ -339,9 +353,42 @@ def keras_bert(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise
     return _exercise(text, t, model, model.total, lines, values, None, None, **more)
 
 
+# The LoRA exercise's question: the rank and the targets of Hu et al. 2021, table 2.
+LORA = Tuning(Method.LORA, rank=8, targets=("query", "value"))
+
+
+def lora_query_value(text: Text, model: Model, by_id: Mapping[str, Model]) -> Exercise:
+    """What LoRA trains on a classifier: r·(in + out) for each adapted layer, and the classifier's copy."""
+    t = text.section("exercises").section(erratum_id(lora_query_value))
+    tuned, slipped = lora_slips(model.inventory, LORA)
+    step = t.section("steps")
+    lines = [
+        Line(
+            step("target", target=g.target, layers=len(g.modules)),
+            Mul((Num(len(g.modules)), Num(LORA.rank), Paren(Add((Num(g.shape[1]), Num(g.shape[0]))))), "·"),
+            g.added,
+            "fine-tuning-lora-worked",
+        )
+        for g in groups(tuned)
+    ]
+    for name in tuned.saved:
+        own = {x.name: x for x in model.inventory.tensors if x.name.startswith(f"{name}.")}
+        weight, bias = own[f"{name}.weight"], own.get(f"{name}.bias")  # a saved classifier is a Linear layer
+        out, n_in = weight.shape
+        product = Mul((Num(n_in), Num(out)), "·")
+        formula: Expr = Add((product, Num(out))) if bias is not None else product
+        count = weight.count + (bias.count if bias is not None else 0)
+        lines.append(Line(step("classifier", name=name), formula, count, "fine-tuning-lora-worked"))
+    slips = tuple(Line(t.section("slips")(s.slip.value), None, s.value) for s in slipped)
+    values = {**model.inventory.values, "rank": LORA.rank, "labels": model.inventory.values["C"]}
+    more = {"slips": slips, "compare_caption": t.section("slips")("caption")}
+    return _exercise(text, t, model, tuned.trainable, tuple(lines), values, None, t("answer"), **more)
+
+
 # Each exercise's builder by its name, dashed: the key content/choices.yaml and exercises.yaml know it by.
 BUILDS: dict[str, Callable[..., Exercise]] = {
-    erratum_id(build): build for build in (vocabulary_30000, forty_k_eight_layers, classifier, keras_bert)
+    erratum_id(build): build
+    for build in (vocabulary_30000, forty_k_eight_layers, classifier, keras_bert, lora_query_value)
 }
 
 
