@@ -9,7 +9,7 @@ figures, each with the steps it lists as differing ``marked``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -81,20 +81,27 @@ def diagram_svg(
     address: str | None = None,
     ident: str = "diagram",
     width: int = NARROW,
+    tops: Sequence[float] = (),
+    absent: Sequence[tuple[float, float, str]] = (),
+    tall: float = 0,
 ) -> str:
     """The figure as SVG: inline on the page (links ``#anchor``), or standalone with its own style,
     its title and ``address`` in small print (links to the page at ``href``: ``href#anchor``).
-    ``ident`` starts the ids of its title, description and arrow: unique when a page holds several figures."""
+    ``ident`` starts the ids of its title, description and arrow: unique when a page holds several figures.
+    A comparison lines two figures up (diagram_pair): it gives each block's top, the top, height and words
+    of a dotted box facing each block only the other model has (``absent``), and the height of both."""
     standalone = address is not None
     body: list[str] = []
     boxes: list[_Box] = []
     y = 44.0 if standalone else 2.0  # the standalone file's heading above: the card's title and its total
-    column = _column((r for g in diagram.groups for r in g.rows), words)
-    drawing = _Drawing(diagram.total, words, href, ident, width, column, diagram.against)
-    for group in diagram.groups:
-        y = _draw_group(body, boxes, group, drawing, y) + 14
+    drawing = _drawing(diagram, words, href, ident, width)
+    for n, group in enumerate(diagram.groups):
+        y = _draw_group(body, boxes, group, drawing, tops[n] if tops else y) + 14
+    for top, height, text in absent:
+        body.append(f'<rect x="0" y="{_n(top)}" width="{width - LANE}" height="{_n(height)}" rx="6" class="absent"/>')
+        body.append(f'<text x="8" y="{_n(top + 18)}" class="count">{escape(text)}</text>')
     body.extend(_ties(boxes, words, ident, width))
-    height = y - 12 + (22 if standalone else 0)
+    height = max(y - 12, tall) + (22 if standalone else 0)
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
     if diagram.symbolic:
         title = words("family-title", title=diagram.title)
@@ -122,6 +129,17 @@ def diagram_svg(
     return "\n".join([*head, *body, "</svg>"])
 
 
+def group_heights(diagram: Diagram, words: Text, width: int = NARROW) -> tuple[float, ...]:
+    """How tall each block of the figure is drawn, with the arrow to the block that reads it."""
+    drawing = _drawing(diagram, words, "", "", width)
+    return tuple(_draw_group([], [], group, drawing, 0.0) for group in diagram.groups)
+
+
+def _drawing(diagram: Diagram, words: Text, href: str, ident: str, width: int) -> _Drawing:
+    column = _column((r for g in diagram.groups for r in g.rows), words)
+    return _Drawing(diagram.total, words, href, ident, width, column, diagram.against)
+
+
 # Every placeholder a text of the figure may use, each filled with its own name: to check the words.
 PLACEHOLDERS = (
     *("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks"),
@@ -145,6 +163,7 @@ KEYS = (
     *("desc-lacked", "desc-reshaped", "sentence-join"),
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
     *("variant-title", "variant-desc", "switch-on", "switch-off"),
+    *("absent", "pair-title", "pair-side", "pair-desc"),  # a comparison's (diagram_pair)
 )
 
 
@@ -171,17 +190,15 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
         title += " " + words(
             "repeat", copies=formats.count(group.copies if group.applied is None else group.applied[1])
         )
-    count = words("count", count=formats.count(group.subtotal), share=_share(group.subtotal, drawing.total))
+    count = words("count", count=formats.count(group.subtotal), share=formats.percent(group.subtotal, drawing.total))
     pieces = []
     if group.repeat:
         symbols = words("separator").join(f"{s} = {v}" for s, v in group.repeat)
-        if group.applied is not None:
+        if group.applied is not None:  # one line, so that a phone's heading takes two with its title
             symbol, times = group.applied
             key = "applied" if group.copies == 1 else "applied-many"
-            pieces += [
-                symbols,
-                words(key, copies=formats.count(group.copies), symbol=symbol, times=formats.count(times)),
-            ]
+            copies = formats.count(group.copies)
+            pieces.append(words(key, symbols=symbols, copies=copies, symbol=symbol, times=formats.count(times)))
         else:
             pieces.append(
                 words(
@@ -204,7 +221,7 @@ def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawi
     """One block's frame, heading and rows from ``y``; returns its bottom."""
     top, right = y, drawing.width - LANE
     title, count, lines = _heading(group, drawing)
-    beside = bool(count) and _width(title, BOLD) + _width(count) + 24 <= right
+    beside = bool(count) and _width(title, BOLD) + _width(count) + 16 <= right  # 8 each side: widths are generous
     if count and not beside:
         lines.insert(0, count)
     if group.lacked_copies:
@@ -256,11 +273,11 @@ def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
     if (row.tied or not row.anchor) and not row.count:  # a slot that holds another's tensor
         return drawing.words("tied")
     if group.stacked:
-        share = _share(row.count * group.copies, drawing.total)
+        share = formats.percent(row.count * group.copies, drawing.total)
         return drawing.words(
             "step-copies", count=formats.count(row.count), copies=formats.count(group.copies), share=share
         )
-    return f"{formats.count(row.count)} · {_share(row.count, drawing.total)}"
+    return f"{formats.count(row.count)} · {formats.percent(row.count, drawing.total)}"
 
 
 def _shape(row: Row, words: Text) -> str:
@@ -374,7 +391,7 @@ def _desc(diagram: Diagram, words: Text) -> str:
         return words("family-desc", title=diagram.title, blocks=listed)
     blocks = []
     for group in diagram.groups:
-        share = _share(group.subtotal, diagram.total)
+        share = formats.percent(group.subtotal, diagram.total)
         key = "block-copies" if group.repeat and group.copies != 1 else "block"
         values = {"title": group.title, "count": formats.count(group.subtotal), "share": share}
         blocks.append(words(key, copies=formats.count(group.copies), **values))
@@ -408,10 +425,6 @@ def _setting(setting: tuple[str, bool], words: Text) -> dict[str, str]:
     """A switch and its value as the figure's words name them: ``bottleneck`` and "off"."""
     name, on = setting
     return {"switch": name, "setting": words("switch-on" if on else "switch-off")}
-
-
-def _share(count: int, total: int) -> str:
-    return formats.percent(count, total)
 
 
 def _n(value: float) -> str:

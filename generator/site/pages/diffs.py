@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
@@ -11,12 +13,15 @@ from generator.counting.architecture import Part
 from generator.counting.inventory import Tensor
 from generator.counting.texts import part_titles
 from generator.site import content
+from generator.site.content import Text
 from generator.site.diagram import Diagram, diagram_of, diagram_svg, diagram_words, marked, step_anchor
+from generator.site.diagram_pair import Layout, pair_layouts, pair_svg
 from generator.site.differences import PAIRS, Diff, Pairing, available_pairs
-from generator.site.page import LANGUAGE, SITE_TITLE, Page, guide_page
-from generator.site.views import Summary
+from generator.site.page import LANGUAGE, SITE_TITLE, Page, SiteOptions, guide_page
+from generator.site.views import Model, Summary
 
 INDEX = "diffs/index.html"
+ROOT = "../../"  # from a comparison page, or the file beside it, back to the edition's root
 
 
 def diff_path(slug: str) -> str:
@@ -43,6 +48,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
                 pair("description", a=a, b=b, a_total=pairing.a.total, b_total=pairing.b.total),
                 functools.partial(_context, pairing, titles, language),  # compared where the page is rendered
                 shows=(pairing.pair.a, pairing.pair.b),
+                beside=functools.partial(_standalone, pairing.pair.slug),
             )
         )
     return result
@@ -51,12 +57,48 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 def _context(pairing: Pairing, titles: Mapping[Part, str], language: str) -> dict[str, object]:
     diff = pairing.compare()
     words = diagram_words(content.load("site", language))
-    root = "../" * diff_path(pairing.pair.slug).count("/")
+    diagrams = pair_diagrams(diff)
+    layouts = pair_layouts(diagrams, (_kinds(diff.a, diagrams[0]), _kinds(diff.b, diagrams[1])), words)
+    hrefs = tuple(f"{ROOT}models/{model.id}/index.html" for model in (diff.a, diff.b))
     figures = tuple(
-        Markup(diagram_svg(figure, words, href=f"{root}models/{model.id}/index.html", ident=f"diagram-{side}"))
-        for side, model, figure in zip("ab", (diff.a, diff.b), pair_diagrams(diff), strict=True)
+        Markup(diagram_svg(figure, words, href=href, ident=f"diagram-{side}", **vars(layout)))
+        for side, figure, href, layout in zip("ab", diagrams, hrefs, layouts, strict=True)
     )
-    return {"diff": diff, "topic": pairing.topic, "part_titles": titles, "figures": figures}
+    return {
+        "diff": diff,
+        "topic": pairing.topic,
+        "part_titles": titles,
+        "figures": figures,
+        "drawn": Drawn(diagrams, layouts, words),
+    }
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A comparison's two figures as its page lines them up, for the file beside it."""
+
+    diagrams: tuple[Diagram, Diagram]
+    layouts: tuple[Layout, Layout]
+    words: Text
+
+
+def _standalone(slug: str, context: Mapping[str, Any], options: SiteOptions) -> dict[str, bytes]:
+    """The page's two figures as one file of their own beside it: ``diffs/<slug>/architecture.svg``."""
+    drawn: Drawn = context["drawn"]
+    diff: Diff = context["diff"]
+    url = diff_path(slug).removesuffix("index.html")
+    models = (diff.a.card.id, diff.b.card.id)
+    # Its links lead to the models' pages: at their addresses where the build knows the site's, else
+    # relative, as from the page, since the file sits beside it.
+    a, b = (options.absolute(f"models/{i}/") if options.base_url else f"{ROOT}models/{i}/index.html" for i in models)
+    svg = pair_svg(drawn.diagrams, drawn.layouts, (a, b), drawn.words, options, url)
+    return {f"{url}architecture.svg": svg}
+
+
+def _kinds(model: Model, figure: Diagram) -> list[str]:
+    """The kind of each block of the model's figure, in its order: what a block is paired by."""
+    kinds = {f"d-{b.block.key}": b.block.kind.value for b in model.derivation.blocks}
+    return [kinds[group.anchor] for group in figure.groups]
 
 
 def pair_diagrams(diff: Diff) -> tuple[Diagram, Diagram]:
