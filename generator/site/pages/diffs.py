@@ -48,7 +48,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
                 pair("description", a=a, b=b, a_total=pairing.a.total, b_total=pairing.b.total),
                 functools.partial(_context, pairing, titles, language),  # compared where the page is rendered
                 shows=(pairing.pair.a, pairing.pair.b),
-                beside=functools.partial(_standalone, pairing.pair.slug),
+                beside=_standalone,
             )
         )
     return result
@@ -56,43 +56,45 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 def _context(pairing: Pairing, titles: Mapping[Part, str], language: str) -> dict[str, object]:
     diff = pairing.compare()
-    words = diagram_words(content.load("site", language))
-    diagrams = pair_diagrams(diff)
-    layouts = pair_layouts(diagrams, (_kinds(diff.a, diagrams[0]), _kinds(diff.b, diagrams[1])), words)
+    drawn = drawn_pair(diff, diagram_words(content.load("site", language)))
     hrefs = tuple(f"{ROOT}models/{model.id}/index.html" for model in (diff.a, diff.b))
     figures = tuple(
-        Markup(diagram_svg(figure, words, href=href, ident=f"diagram-{side}", **vars(layout)))
-        for side, figure, href, layout in zip("ab", diagrams, hrefs, layouts, strict=True)
+        Markup(diagram_svg(figure, drawn.words, href=href, ident=f"diagram-{side}", **vars(layout)))
+        for side, figure, href, layout in zip("ab", drawn.diagrams, hrefs, drawn.layouts, strict=True)
     )
-    return {
-        "diff": diff,
-        "topic": pairing.topic,
-        "part_titles": titles,
-        "figures": figures,
-        "drawn": Drawn(diagrams, layouts, words),
-    }
+    return {"diff": diff, "topic": pairing.topic, "part_titles": titles, "figures": figures, "drawn": drawn}
 
 
 @dataclass(frozen=True)
 class Drawn:
-    """A comparison's two figures as its page lines them up, for the file beside it."""
+    """A comparison's two figures, marked and lined up as its page draws them, and the words they use."""
 
     diagrams: tuple[Diagram, Diagram]
     layouts: tuple[Layout, Layout]
     words: Text
 
 
-def _standalone(slug: str, context: Mapping[str, Any], options: SiteOptions) -> dict[str, bytes]:
-    """The page's two figures as one file of their own beside it: ``diffs/<slug>/architecture.svg``."""
-    drawn: Drawn = context["drawn"]
-    diff: Diff = context["diff"]
-    url = diff_path(slug).removesuffix("index.html")
+def drawn_pair(diff: Diff, words: Text) -> Drawn:
+    """The comparison's two figures, each step marked as its tables say, their blocks lined up."""
+    diagrams = pair_diagrams(diff)
+    return Drawn(
+        diagrams, pair_layouts(diagrams, (_kinds(diff.a, diagrams[0]), _kinds(diff.b, diagrams[1])), words), words
+    )
+
+
+def pair_file(diff: Diff, drawn: Drawn, options: SiteOptions) -> dict[str, bytes]:
+    """The comparison's two figures as one file of their own beside its page: ``diffs/<slug>/architecture.svg``.
+
+    Its links lead to the models' pages: at their addresses where the build knows the site's, else
+    relative, as from the page beside it."""
+    url = diff_path(diff.pair.slug).removesuffix("index.html")
     models = (diff.a.card.id, diff.b.card.id)
-    # Its links lead to the models' pages: at their addresses where the build knows the site's, else
-    # relative, as from the page, since the file sits beside it.
     a, b = (options.absolute(f"models/{i}/") if options.base_url else f"{ROOT}models/{i}/index.html" for i in models)
-    svg = pair_svg(drawn.diagrams, drawn.layouts, (a, b), drawn.words, options, url)
-    return {f"{url}architecture.svg": svg}
+    return {f"{url}architecture.svg": pair_svg(drawn.diagrams, drawn.layouts, (a, b), drawn.words, options, url)}
+
+
+def _standalone(context: Mapping[str, Any], options: SiteOptions) -> dict[str, bytes]:
+    return pair_file(context["diff"], context["drawn"], options)
 
 
 def _kinds(model: Model, figure: Diagram) -> list[str]:
