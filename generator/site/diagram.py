@@ -164,6 +164,7 @@ KEYS = (
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
     *("variant-title", "variant-desc", "switch-on", "switch-off"),
     *("absent", "pair-title", "pair-side", "pair-desc"),  # a comparison's (diagram_pair)
+    *("legend-reshaped", "legend-lacked", "legend-shared"),
 )
 
 

@@ -115,11 +115,39 @@ def pair_svg(
     # Wide enough for the title at 14 units: at most a Han character's 14 a character, a Latin one's 8.6.
     across = max(2 * NARROW + GAP, round(sum(14 if ord(c) > 0x2E80 else 8.6 for c in title)))
     address = options.absolute(url) if options.base_url else options.prefix + url
-    height = TOP + layouts[0].tall + 22
+    legend = _legend(figures, words, TOP + layouts[0].tall + 10)
+    parts.extend(legend)
+    height = TOP + layouts[0].tall + 22 + 18 * (len(legend) // 2)
     parts.append(f'<text x="0" y="{_n(height - 4)}" class="address">{escape(address)}</text>')
     size = f'viewBox="-10 -8 {across + 20} {_n(height + 16)}" width="{across + 20}" height="{_n(height + 16)}"'
     svg = "\n".join([f'<svg {size} xmlns="http://www.w3.org/2000/svg">', *parts, "</svg>"])
     return typography.tidy_spacing(svg, options.language).encode()
+
+
+def _legend(figures: tuple[Diagram, Diagram], words: Text, top: float) -> list[str]:
+    """What each mark drawn means, one line each, for a slide that has not the page's words: a sample, then words."""
+    groups = [g for figure in figures for g in figure.groups]
+    steps = [r for g in groups for r in g.rows]
+    samples = {  # each mark, drawn as the figures draw it
+        "legend-reshaped": '<g class="reshaped"><rect x="0" y="{y}" width="18" height="12" rx="2" class="box"/></g>',
+        "legend-lacked": '<rect x="0" y="{y}" width="18" height="12" rx="2" class="box"/>'
+        '<rect x="0" y="{y}" width="5" height="12" class="bar"/>',
+        "legend-shared": '<rect x="0" y="{y}" width="18" height="12" rx="2" class="frame shared"/>',
+    }
+    shown = {
+        "legend-reshaped": any(r.reshaped for r in steps),
+        "legend-lacked": any(r.lacked for r in steps) or any(g.lacked_copies for g in groups),
+        "legend-shared": any(g.applied is not None for g in groups),
+    }
+    lines: list[str] = []
+    for key, sample in samples.items():
+        if shown[key]:
+            y = top + 18 * (len(lines) // 2)
+            lines += [
+                sample.format(y=_n(y)),
+                f'<text x="26" y="{_n(y + 11)}" class="count">{escape(words(key))}</text>',
+            ]
+    return lines
 
 
 def _n(value: float) -> str:
