@@ -4,7 +4,7 @@ Each box is a link to its step's anchor and carries that step's count and its we
 Residual joins and the order of norms in the forward are not declared, so they are not drawn.
 ``figure_svg`` writes a page's figure in two layouts, one for a phone and one for a wider screen;
 ``standalone_svg`` the wide one as a file of its own. A comparison page draws both models' narrow
-figures, each with the steps it lists as differing ``marked``.
+figures, each with the steps it lists as differing ``marked``, lined up block for block (``diagram_pair``).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def diagram_svg(
 
 
 def group_heights(diagram: Diagram, words: Text, width: int = NARROW) -> tuple[float, ...]:
-    """How tall each block of the figure is drawn, with the arrow to the block that reads it."""
+    """How tall each block of the figure is drawn, the copies stacked behind it included."""
     drawing = _drawing(diagram, words, "", "", width)
     return tuple(_draw_group([], [], group, drawing, 0.0) for group in diagram.groups)
 
@@ -191,7 +191,7 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
         title += " " + words(
             "repeat", copies=formats.count(group.copies if group.applied is None else group.applied[1])
         )
-    count = words("count", count=formats.count(group.subtotal), share=formats.percent(group.subtotal, drawing.total))
+    count = words("count", count=formats.count(group.subtotal), share=_share(group.subtotal, drawing.total))
     pieces = []
     if group.repeat:
         symbols = words("separator").join(f"{s} = {v}" for s, v in group.repeat)
@@ -274,11 +274,11 @@ def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
     if (row.tied or not row.anchor) and not row.count:  # a slot that holds another's tensor
         return drawing.words("tied")
     if group.stacked:
-        share = formats.percent(row.count * group.copies, drawing.total)
+        share = _share(row.count * group.copies, drawing.total)
         return drawing.words(
             "step-copies", count=formats.count(row.count), copies=formats.count(group.copies), share=share
         )
-    return f"{formats.count(row.count)} · {formats.percent(row.count, drawing.total)}"
+    return f"{formats.count(row.count)} · {_share(row.count, drawing.total)}"
 
 
 def _shape(row: Row, words: Text) -> str:
@@ -392,7 +392,7 @@ def _desc(diagram: Diagram, words: Text) -> str:
         return words("family-desc", title=diagram.title, blocks=listed)
     blocks = []
     for group in diagram.groups:
-        share = formats.percent(group.subtotal, diagram.total)
+        share = _share(group.subtotal, diagram.total)
         key = "block-copies" if group.repeat and group.copies != 1 else "block"
         values = {"title": group.title, "count": formats.count(group.subtotal), "share": share}
         blocks.append(words(key, copies=formats.count(group.copies), **values))
@@ -426,6 +426,10 @@ def _setting(setting: tuple[str, bool], words: Text) -> dict[str, str]:
     """A switch and its value as the figure's words name them: ``bottleneck`` and "off"."""
     name, on = setting
     return {"switch": name, "setting": words("switch-on" if on else "switch-off")}
+
+
+def _share(count: int, total: int) -> str:
+    return formats.percent(count, total)
 
 
 def _n(value: float) -> str:
