@@ -192,7 +192,14 @@ def test_albert_draws_one_stored_layer_applied_l_times() -> None:
     (layer,) = [g for g in diagram.groups if g.anchor == "d-layer"]
     assert (layer.copies, layer.applied, layer.repeat) == (1, ("L", 12), (("G", 1), ("K", 1)))
     svg = diagram_svg(diagram, content.load("site").section("diagram"))
-    assert "Shared encoder layer × 12" in svg and "one stored copy, applied L = 12 times" in svg
+    # On a phone its heading takes two lines: the title with its count, then its copies on one line.
+    heading = svg[svg.index('<a href="#d-layer" class="block">') : svg.index("</a>", svg.index('href="#d-layer"'))]
+    assert re.findall(r">([^<]+)</text>", heading) == [
+        "Shared encoder layer × 12",
+        "7,087,872 · 60.7%",
+        "G = 1, K = 1: one copy, applied L = 12 times",
+    ]
+    assert len(set(re.findall(r' y="([\d.]+)" class="(?:title|count)"', heading))) == 2
     assert ">30,000 × 128</text>" in svg and ">128 → 768</text>" in svg  # the factorized table and E to H
     assert ">590,592 · 5.1%</text>" in svg  # one stored copy: no "× 1"
     assert "shared encoder layer (7,087,872, 60.7%)" in svg  # one stored copy: no "1 copies"

@@ -4,12 +4,12 @@ Each box is a link to its step's anchor and carries that step's count and its we
 Residual joins and the order of norms in the forward are not declared, so they are not drawn.
 ``figure_svg`` writes a page's figure in two layouts, one for a phone and one for a wider screen;
 ``standalone_svg`` the wide one as a file of its own. A comparison page draws both models' narrow
-figures, each with the steps it lists as differing ``marked``.
+figures, each with the steps it lists as differing ``marked``, lined up block for block (``diagram_pair``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -81,20 +81,27 @@ def diagram_svg(
     address: str | None = None,
     ident: str = "diagram",
     width: int = NARROW,
+    tops: Sequence[float] = (),
+    absent: Sequence[tuple[float, float, str]] = (),
+    tall: float = 0,
 ) -> str:
     """The figure as SVG: inline on the page (links ``#anchor``), or standalone with its own style,
     its title and ``address`` in small print (links to the page at ``href``: ``href#anchor``).
-    ``ident`` starts the ids of its title, description and arrow: unique when a page holds several figures."""
+    ``ident`` starts the ids of its title, description and arrow: unique when a page holds several figures.
+    A comparison lines two figures up (diagram_pair): it gives each block's top, the top, height and words
+    of a dotted box facing each block only the other model has (``absent``), and the height of both."""
     standalone = address is not None
     body: list[str] = []
     boxes: list[_Box] = []
     y = 44.0 if standalone else 2.0  # the standalone file's heading above: the card's title and its total
-    column = _column((r for g in diagram.groups for r in g.rows), words)
-    drawing = _Drawing(diagram.total, words, href, ident, width, column, diagram.against)
-    for group in diagram.groups:
-        y = _draw_group(body, boxes, group, drawing, y) + 14
+    drawing = _drawing(diagram, words, href, ident, width)
+    for n, group in enumerate(diagram.groups):
+        y = _draw_group(body, boxes, group, drawing, tops[n] if tops else y) + 14
+    for top, height, text in absent:
+        body.append(f'<rect x="0" y="{_n(top)}" width="{width - LANE}" height="{_n(height)}" rx="6" class="absent"/>')
+        body.append(f'<text x="8" y="{_n(top + 18)}" class="count">{escape(text)}</text>')
     body.extend(_ties(boxes, words, ident, width))
-    height = y - 12 + (22 if standalone else 0)
+    height = max(y - 12, tall) + (22 if standalone else 0)
     title = words("title", title=diagram.title, total=formats.count(diagram.total))
     if diagram.symbolic:
         title = words("family-title", title=diagram.title)
@@ -122,6 +129,17 @@ def diagram_svg(
     return "\n".join([*head, *body, "</svg>"])
 
 
+def group_heights(diagram: Diagram, words: Text, width: int = NARROW) -> tuple[float, ...]:
+    """How tall each block of the figure is drawn, the copies stacked behind it included."""
+    drawing = _drawing(diagram, words, "", "", width)
+    return tuple(_draw_group([], [], group, drawing, 0.0) for group in diagram.groups)
+
+
+def _drawing(diagram: Diagram, words: Text, href: str, ident: str, width: int) -> _Drawing:
+    column = _column((r for g in diagram.groups for r in g.rows), words)
+    return _Drawing(diagram.total, words, href, ident, width, column, diagram.against)
+
+
 # Every placeholder a text of the figure may use, each filled with its own name: to check the words.
 PLACEHOLDERS = (
     *("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks"),
@@ -145,6 +163,8 @@ KEYS = (
     *("desc-lacked", "desc-reshaped", "sentence-join"),
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
     *("variant-title", "variant-desc", "switch-on", "switch-off"),
+    *("absent", "pair-title", "pair-side", "pair-desc"),  # a comparison's (diagram_pair)
+    *("legend-reshaped", "legend-lacked", "legend-shared"),
 )
 
 
@@ -175,13 +195,11 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
     pieces = []
     if group.repeat:
         symbols = words("separator").join(f"{s} = {v}" for s, v in group.repeat)
-        if group.applied is not None:
+        if group.applied is not None:  # one line, so that a phone's heading takes two with its title
             symbol, times = group.applied
             key = "applied" if group.copies == 1 else "applied-many"
-            pieces += [
-                symbols,
-                words(key, copies=formats.count(group.copies), symbol=symbol, times=formats.count(times)),
-            ]
+            copies = formats.count(group.copies)
+            pieces.append(words(key, symbols=symbols, copies=copies, symbol=symbol, times=formats.count(times)))
         else:
             pieces.append(
                 words(
@@ -204,7 +222,7 @@ def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawi
     """One block's frame, heading and rows from ``y``; returns its bottom."""
     top, right = y, drawing.width - LANE
     title, count, lines = _heading(group, drawing)
-    beside = bool(count) and _width(title, BOLD) + _width(count) + 24 <= right
+    beside = bool(count) and _width(title, BOLD) + _width(count) + 16 <= right  # 8 each side: widths are generous
     if count and not beside:
         lines.insert(0, count)
     if group.lacked_copies:

@@ -117,6 +117,9 @@ class Page:
     # Its work per model shown, against a plain list of them (the home page): a build hands out the pages
     # about many models largest first, so that no process is left with the largest at the end.
     cost: int = 1
+    # The files written beside the page, made from what its template was given (a comparison's figure as
+    # a file of its own): their paths from the edition's root, and their bytes.
+    beside: Callable[[Mapping[str, Any], SiteOptions], dict[str, bytes]] | None = None
 
     def gather(self) -> Mapping[str, Any]:
         """What the template is given: the context, or what its function gathers now."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jinja2
 import markdown
@@ -326,10 +326,10 @@ class Renderer:
         for name in f"{templates_of_a_model} _checkpoint_names.html _model_toc.html _related.html".split():
             self.env.get_template(name)
 
-    def render(self, page: Page) -> bytes:
+    def render(self, page: Page, context: Mapping[str, Any] | None = None) -> bytes:
         template = self.env.get_template(page.template)
         site_root = page.root + "../" * self.options.prefix.count("/")  # past the edition's folder
-        context = page.gather()
+        context = page.gather() if context is None else context
         html = template.render(page=page, root=page.root, site_root=site_root, options=self.options, **context)
         return typography.tidy_spacing(html, self.options.language).encode("utf-8")
 
@@ -391,7 +391,8 @@ class Renderer:
             prepare(self.options.language)
 
     def _page_file(self, page: Page) -> dict[str, bytes]:
-        return {page.path: self.render(page)}
+        context = page.gather()  # once, for the page and the files beside it
+        return {page.path: self.render(page, context), **(page.beside(context, self.options) if page.beside else {})}
 
     def _site_files(self, urls: list[str], models: Sequence[Summary]) -> dict[str, bytes]:
         if self.options.prefix:  # the sitemap and robots.txt are the whole site's: its first edition writes them

@@ -84,11 +84,23 @@ def test_a_comparisons_two_figures_fit_read_and_sit_side_by_side_on_a_wide_scree
         sizes = [t["size"] for t in found["texts"]]
         assert min(sizes) >= MIN_LABEL - 0.01 and max(sizes) <= MAX_LABEL + 0.01, (where, min(sizes), max(sizes))
         assert found["links"] >= 2 and found["focused"] == found["links"], where
-    if width == WIDE:  # side by side, A on the left
+    if width == WIDE:  # side by side, A on the left, each block level with its partner or a dotted box
         assert a["top"] == b["top"] and a["right"] <= b["left"], where
+        levels = [page.evaluate(LEVELS, f"figure#architecture-{side} svg.diagram") for side in "ab"]
+        assert levels[0] == levels[1], where
     else:  # one below the other, A first
         assert a["top"] < b["top"] and a["left"] == b["left"], where
     assert page.locator("svg.diagram .lacked .bar").count() >= 1, where
+    if "albert-base-v2" in path:  # a shared layer's heading: two lines, its count clear of its title
+        title, total, *below = page.evaluate(HEADING, "figure#architecture-b a.block[href$='#d-layer'] text")
+        assert total["line"] == title["line"] and total["left"] > title["right"] and len(below) == 1, where
+
+
+# Where each block of a figure starts on the screen, and each dotted box facing a block only the other has.
+LEVELS = """(selector) => [...document.querySelector(selector).querySelectorAll('a.block > rect:first-child, rect.absent')]
+    .map(r => Math.round(r.getBoundingClientRect().top)).sort((x, y) => x - y)"""
+HEADING = """(selector) => [...document.querySelectorAll(selector)].map(t => {
+    const r = t.getBoundingClientRect(); return {line: t.getAttribute('y'), left: r.left, right: r.right}; })"""
 
 
 def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) -> None:

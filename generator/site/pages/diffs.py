@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
@@ -11,12 +13,15 @@ from generator.counting.architecture import Part
 from generator.counting.inventory import Tensor
 from generator.counting.texts import part_titles
 from generator.site import content
+from generator.site.content import Text
 from generator.site.diagram import Diagram, diagram_of, diagram_svg, diagram_words, marked, step_anchor
+from generator.site.diagram_pair import Layout, pair_layouts, pair_svg
 from generator.site.differences import PAIRS, Diff, Pairing, available_pairs
-from generator.site.page import LANGUAGE, SITE_TITLE, Page, guide_page
-from generator.site.views import Summary
+from generator.site.page import LANGUAGE, SITE_TITLE, Page, SiteOptions, guide_page
+from generator.site.views import Model, Summary
 
 INDEX = "diffs/index.html"
+ROOT = "../../"  # from a comparison page, or the file beside it, back to the edition's root
 
 
 def diff_path(slug: str) -> str:
@@ -43,6 +48,7 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
                 pair("description", a=a, b=b, a_total=pairing.a.total, b_total=pairing.b.total),
                 functools.partial(_context, pairing, titles, language),  # compared where the page is rendered
                 shows=(pairing.pair.a, pairing.pair.b),
+                beside=_standalone,
             )
         )
     return result
@@ -50,13 +56,51 @@ def pages(models: Sequence[Summary], language: str = LANGUAGE) -> list[Page]:
 
 def _context(pairing: Pairing, titles: Mapping[Part, str], language: str) -> dict[str, object]:
     diff = pairing.compare()
-    words = diagram_words(content.load("site", language))
-    root = "../" * diff_path(pairing.pair.slug).count("/")
+    drawn = drawn_pair(diff, diagram_words(content.load("site", language)))
+    hrefs = tuple(f"{ROOT}models/{model.id}/index.html" for model in (diff.a, diff.b))
     figures = tuple(
-        Markup(diagram_svg(figure, words, href=f"{root}models/{model.id}/index.html", ident=f"diagram-{side}"))
-        for side, model, figure in zip("ab", (diff.a, diff.b), pair_diagrams(diff), strict=True)
+        Markup(diagram_svg(figure, drawn.words, href=href, ident=f"diagram-{side}", **vars(layout)))
+        for side, figure, href, layout in zip("ab", drawn.diagrams, hrefs, drawn.layouts, strict=True)
     )
-    return {"diff": diff, "topic": pairing.topic, "part_titles": titles, "figures": figures}
+    return {"diff": diff, "topic": pairing.topic, "part_titles": titles, "figures": figures, "drawn": drawn}
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A comparison's two figures, marked and lined up as its page draws them, and the words they use."""
+
+    diagrams: tuple[Diagram, Diagram]
+    layouts: tuple[Layout, Layout]
+    words: Text
+
+
+def drawn_pair(diff: Diff, words: Text) -> Drawn:
+    """The comparison's two figures, each step marked as its tables say, their blocks lined up."""
+    diagrams = pair_diagrams(diff)
+    return Drawn(
+        diagrams, pair_layouts(diagrams, (_kinds(diff.a, diagrams[0]), _kinds(diff.b, diagrams[1])), words), words
+    )
+
+
+def pair_file(diff: Diff, drawn: Drawn, options: SiteOptions) -> dict[str, bytes]:
+    """The comparison's two figures as one file of their own beside its page: ``diffs/<slug>/architecture.svg``.
+
+    Its links lead to the models' pages: at their addresses where the build knows the site's, else
+    relative, as from the page beside it."""
+    url = diff_path(diff.pair.slug).removesuffix("index.html")
+    models = (diff.a.card.id, diff.b.card.id)
+    a, b = (options.absolute(f"models/{i}/") if options.base_url else f"{ROOT}models/{i}/index.html" for i in models)
+    return {f"{url}architecture.svg": pair_svg(drawn.diagrams, drawn.layouts, (a, b), drawn.words, options, url)}
+
+
+def _standalone(context: Mapping[str, Any], options: SiteOptions) -> dict[str, bytes]:
+    return pair_file(context["diff"], context["drawn"], options)
+
+
+def _kinds(model: Model, figure: Diagram) -> list[str]:
+    """The kind of each block of the model's figure, in its order: what a block is paired by."""
+    kinds = {f"d-{b.block.key}": b.block.kind.value for b in model.derivation.blocks}
+    return [kinds[group.anchor] for group in figure.groups]
 
 
 def pair_diagrams(diff: Diff) -> tuple[Diagram, Diagram]:
