@@ -7,6 +7,7 @@ the inventory (or arithmetic on it) produced.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -142,3 +143,15 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "ratio": ratio,
     "decimal": decimal,
 }
+
+
+def bibtex_text(text: str) -> str:
+    """Text safe inside a BibTeX field: braces balanced away, TeX specials escaped."""
+    for char in "\\{}":
+        text = text.replace(char, "")
+    return re.sub(r"([&%$#_])", r"\\\1", text)
+
+
+def slug(text: str) -> str:
+    """A stable anchor fragment from a name: 'feed-forward in' -> 'feed-forward-in'."""
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -135,9 +134,9 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
         tf_name_rows=functools.partial(tf_name_rows, words=words),
         derivation_rows=functools.partial(derivation_rows, words=words),
         markdown=render_markdown,
-        slug=slug,
+        slug=formats.slug,
         sentence=sentence,
-        bibtex=bibtex_text,
+        bibtex=formats.bibtex_text,
     )
     env.filters.update(formats.FILTERS)
     env.globals.update(Kind=Kind, site_title=SITE_TITLE, compared_symbols=COMPARED_SYMBOLS, line_runs=line_runs)
@@ -157,20 +156,10 @@ def environment(text: Text, templates: Path = TEMPLATES, language: str = LANGUAG
     env.globals.update(tuning=method_chart)  # the comparison's fine-tuning: its chart, and LoRA's rank
     env.globals.update(marks=typography.marks_of(text))  # the language's list, clause and sentence joins
     held = text.section("footprints")  # a footprint's name in words, by the name the counting gives it
-    env.globals.update(footprints={name: held(slug(name)) for name, *_ in (*memory.HELD_AS, *memory.TRAINING_STATE)})
+    env.globals.update(
+        footprints={name: held(formats.slug(name)) for name, *_ in (*memory.HELD_AS, *memory.TRAINING_STATE)}
+    )
     return env
-
-
-def bibtex_text(text: str) -> str:
-    """Text safe inside a BibTeX field: braces balanced away, TeX specials escaped."""
-    for char in "\\{}":
-        text = text.replace(char, "")
-    return re.sub(r"([&%$#_])", r"\\\1", text)
-
-
-def slug(text: str) -> str:
-    """A stable anchor fragment from a name: 'feed-forward in' -> 'feed-forward-in'."""
-    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
 
 
 class _NoRawHtml(markdown.Extension):
