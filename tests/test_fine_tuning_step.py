@@ -134,6 +134,7 @@ DERIVED = {
     "ernie",
     "esm",
     "layoutlm",
+    "longformer",
     "mpnet",
     "roberta",
     "roformer",
