@@ -126,6 +126,7 @@ def test_the_flow_gives_full_fine_tuning_s_declared_step(tmp_path: Path) -> None
 DERIVED = {
     "albert",
     "bert",
+    "big_bird",
     "camembert",
     "data2vec-text",
     "deberta-v2",
@@ -134,6 +135,7 @@ DERIVED = {
     "ernie",
     "esm",
     "layoutlm",
+    "longformer",
     "mpnet",
     "roberta",
     "roformer",

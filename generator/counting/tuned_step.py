@@ -129,9 +129,12 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
         state = _instance(worked, prefix, trained, names, card, seen)
         blocks.append(BlockCompute(block, state, Poly.constant(1)))
         if run > 1:
+            # A shared storage the second instance keeps first (a later layer's need) is one storage:
+            # the third instance, worked as the second was, keeps it too when the instances settle.
+            before = set(seen)
             again = _instance(worked, prefix, trained, names, card, seen)
             blocks.append(BlockCompute(block, again, applied_copies(block) + -1))
-            if _instance(worked, prefix, trained, dict(names), card, set(seen)) != again:
+            if _instance(worked, prefix, trained, dict(names), card, before) != again:
                 raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
     if not _reaches_loss(names, card.head):
         raise StepCannotRunError(LOSS_UNREACHED)

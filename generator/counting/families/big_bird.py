@@ -74,19 +74,34 @@ def _embeddings(prefix: str, sparse: bool) -> arch.Block:
         embedding("token_type_embeddings", "segment-embeddings", common.T, H, ids=types),
         common.embedding_norm(H),
     )
-    return common.embeddings_block(prefix, modules)
+    block = common.embeddings_block(prefix, modules)
+    # The dropout reads the tables' sum and writes the LayerNorm's input; the LayerNorm gives the layers theirs.
+    norm = modules[-1]
+    dropped = dataclasses.replace(block.ops[0], reads=("embeddings sum",), writes=norm.reads[0])
+    joins = (arch.Join(block.joins[0].reads, "embeddings sum"),)
+    return dataclasses.replace(block, ops=(dropped,), joins=joins, outputs=((norm.writes, common.HIDDEN),))
 
 
 def _attention(path: str, bias: bool) -> tuple[arch.Module, ...]:
     """BigBirdAttention: query, key and value (with biases when ``use_bias``), output dense, LayerNorm."""
     projections = tuple(
-        linear(f"{path}.self.{name}", name, H, H, bias=bias, heads="A", part=arch.Part.ATTENTION, saves="layer input")
+        linear(
+            f"{path}.self.{name}",
+            name,
+            H,
+            H,
+            bias=bias,
+            heads="A",
+            part=arch.Part.ATTENTION,
+            saves="layer input",
+            writes=name,
+        )
         for name in ("query", "key", "value")
     )
     return (
         *projections,
         common.attention_output(f"{path}.output.dense"),
-        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H, writes="intermediate.dense input"),
     )
 
 
@@ -143,13 +158,15 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
         modules += tuple(arch.Module(x.path, f"cross-attention-{x.key}", x.params, x.heads, part=x.part) for x in cross)
     modules += (
         *common.feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output-layernorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H, writes="layer output"),
     )
+    path = f"{prefix}encoder.layer.{{0}}."
     if not on["block_sparse"]:
-        return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, common.bert_layer_ops())
+        return common.layers(path, modules, common.bert_layer_ops(), common.BERT_JOINS, "layer output")
+    # The block-sparse attention's data flow is not declared: a step under a method refuses it.
     full, *rest = common.bert_layer_ops()
     pieces = (_scaled(full, FULL_NOW), block_sparse_attention(full.path))
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, (*pieces, *rest))
+    return common.layers(path, modules, (*pieces, *rest))
 
 
 def _pooler(prefix: str, read: bool) -> arch.Block:
@@ -159,7 +176,9 @@ def _pooler(prefix: str, read: bool) -> arch.Block:
         arch.Kind.POOLER,
         prefix,
         (linear("pooler", "pooler-dense", H, H, rows=b, saves=common.ENCODER_OUTPUT),),
-        ops=(ops.tanh("activation", "pooler-tanh", (b, H), common.POOLED_OUTPUT.key),),
+        ops=(ops.tanh("activation", "pooler-tanh", (b, H), common.POOLED_OUTPUT.key, reads="pooler output"),),
+        inputs=((common.ENCODER_OUTPUT.key, common.HIDDEN),),
+        outputs=((common.POOLED_OUTPUT.key, common.POOLER_OUTPUT),),
     )
     return block if read else common.unread(block)
 

@@ -39,6 +39,7 @@ from generator.counting.conditions import (
 from generator.counting.families import activations, common, dropouts, roberta
 from generator.counting.families.blocks.padded import padded, substitute
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own, param
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -74,39 +75,59 @@ def _attention(path: str, global_token: bool) -> tuple[arch.Module, ...]:
     keeps its own copy. The global key and value read it the same way, for the global token only.
     The global query reads the global token's b rows alone.
     """
-    own = f"{path}.self."
+    self_path = f"{path}.self."
     # With one sequence the transposed input is laid out as before: the three read the layer's input itself.
     once = arch.Saved("layer input", (Poly.constant(1) + c * -1, b, s, H))
     local = tuple(
-        linear(f"{own}{name}", name, H, H, heads="A", part=arch.Part.ATTENTION, saves=(once, _copy(name)))
+        linear(
+            f"{self_path}{name}",
+            name,
+            H,
+            H,
+            heads="A",
+            part=arch.Part.ATTENTION,
+            saves=(once, _copy(name)),
+            writes=name,
+        )
         for name in ("query", "key", "value")
     )
     if global_token:
         global_projections = (
-            linear(f"{own}query_global", "query-global", H, H, heads="A", part=arch.Part.ATTENTION, rows=b),
+            linear(
+                f"{self_path}query_global",
+                "query-global",
+                H,
+                H,
+                heads="A",
+                part=arch.Part.ATTENTION,
+                rows=b,
+                reads=common.LAYER_INPUT,
+                writes="global query",
+            ),
             *(
                 linear(
-                    f"{own}{name}_global",
+                    f"{self_path}{name}_global",
                     f"{name}-global",
                     H,
                     H,
                     heads="A",
                     part=arch.Part.ATTENTION,
                     saves=(once, _copy(f"{name} global")),
+                    writes=f"global {name} projection",
                 )
                 for name in ("key", "value")
             ),
         )
     else:
         global_projections = tuple(
-            arch.Module(f"{own}{name}_global", f"{name}-global", m.params, "A", part=arch.Part.ATTENTION)
+            arch.Module(f"{self_path}{name}_global", f"{name}-global", m.params, "A", part=arch.Part.ATTENTION)
             for name, m in zip(("query", "key", "value"), local, strict=True)
         )
     return (
         *local,
         *global_projections,
         common.attention_output(f"{path}.output.dense"),
-        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H),
+        layer_norm(f"{path}.output.LayerNorm", "attention-layernorm", H, writes="intermediate.dense input"),
     )
 
 
@@ -122,34 +143,38 @@ def sliding_attention(path: str, global_token: bool = False) -> arch.Op:
     With one sequence of one head, the batched products read the chunks as views instead: they keep
     the query, the key, and the value padded by w on both ends. The softmax keeps 2w + 1 scores a
     token; the two edge windows keep their masks; the model's mask of padded tokens is kept once
-    for all layers.
+    for all layers. Each product keeps an operand's copy when the other operand needs a gradient.
     """
     heads = common.A
     views, copied = VIEWS, Poly.constant(1) + VIEWS * -1
     chunked = (copied, b, N * 2 + -1, w * 2, H)
     grid = (b, PADDED, heads, w * 2 + 1 + int(global_token))
     dropout = ops.probability("attention_probs_dropout_prob")
+    query, key, value = own(0), own(1), own(2)
+    scores = (query, key)
     op = arch.Op(
         path,
         "attention",
         products=(
-            arch.Product("scores QKᵀ", b * (N * 2 + -1) * w * 2, w * 2, H),
-            arch.Product("probabilities × V", b * N * w * 2, w * 3, H),
+            arch.Product("scores QKᵀ", b * (N * 2 + -1) * w * 2, w * 2, H, operands=((query,), (key,))),
+            arch.Product("probabilities × V", b * N * w * 2, w * 3, H, operands=(scores, (value,))),
         ),
         saved=(
-            arch.Saved("query chunks", chunked),
-            arch.Saved("key chunks", chunked),
-            arch.Saved("query", (views, b, PADDED, H)),
-            arch.Saved("key", (views, b, PADDED, H)),
-            arch.Saved("first window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
-            arch.Saved("last window mask", (b, w, heads, w + 1), arch.Dtype.BOOL),
-            arch.Saved("probabilities", grid, arch.Dtype.FLOAT32),
-            arch.Saved("padded tokens", (b, PADDED), arch.Dtype.BOOL, shared=True),
-            arch.Saved("attention dropout mask", grid, when=dropout),
-            arch.Saved("value chunks", (copied, b, N * 2, w * 3, H)),
-            arch.Saved("padded value", (views, b, PADDED + w * 2, H)),
-            arch.Saved("diagonal probabilities", (b, heads, N * 2, w, w * 3 + 2)),
+            arch.Saved("query chunks", chunked, needs=(key,)),
+            arch.Saved("key chunks", chunked, needs=(query,)),
+            arch.Saved("query", (views, b, PADDED, H), needs=(key,)),
+            arch.Saved("key", (views, b, PADDED, H), needs=(query,)),
+            arch.Saved("first window mask", (b, w, heads, w + 1), arch.Dtype.BOOL, needs=scores),
+            arch.Saved("last window mask", (b, w, heads, w + 1), arch.Dtype.BOOL, needs=scores),
+            arch.Saved("probabilities", grid, arch.Dtype.FLOAT32, needs=scores),
+            arch.Saved("padded tokens", (b, PADDED), arch.Dtype.BOOL, shared=True, needs=scores),
+            arch.Saved("attention dropout mask", grid, when=dropout, needs=scores),
+            arch.Saved("value chunks", (copied, b, N * 2, w * 3, H), needs=scores),
+            arch.Saved("padded value", (views, b, PADDED + w * 2, H), needs=scores),
+            arch.Saved("diagonal probabilities", (b, heads, N * 2, w, w * 3 + 2), needs=(value,)),
         ),
+        reads=("query", "key", "value"),
+        writes="attention.output.dense input",
     )
     return _with_global_token(op) if global_token else op
 
@@ -162,32 +187,35 @@ def _with_global_token(op: arch.Op) -> arch.Op:
     """
     heads = common.A
     dropout = ops.probability("attention_probs_dropout_prob")
+    query, key, value, global_query, global_key, global_value = (own(n) for n in range(6))
+    scores, global_scores = (query, key), (global_query, global_key)
     products = (
-        arch.Product("scores against the global key", b * PADDED, Poly.constant(1), H),
-        arch.Product("global probabilities × global V", b * PADDED, H, Poly.constant(1)),
-        arch.Product("global scores", b, PADDED, H),
-        arch.Product("global probabilities × V", b, H, PADDED),
+        arch.Product("scores against the global key", b * PADDED, Poly.constant(1), H, operands=((query,), (key,))),
+        arch.Product("global probabilities × global V", b * PADDED, H, Poly.constant(1), operands=(scores, (value,))),
+        arch.Product("global scores", b, PADDED, H, operands=((global_query,), (global_key,))),
+        arch.Product("global probabilities × V", b, H, PADDED, operands=(global_scores, (global_value,))),
     )
     saved = (
-        arch.Saved("global token index", (b, Poly.constant(2)), arch.Dtype.INT64),
-        arch.Saved("global token batch index", (b, Poly.constant(2)), arch.Dtype.INT64),
-        arch.Saved("global key", (b, H)),
+        arch.Saved("global token index", (b, Poly.constant(2)), arch.Dtype.INT64, needs=(key, value)),
+        arch.Saved("global token batch index", (b, Poly.constant(2)), arch.Dtype.INT64, needs=(key, value)),
+        arch.Saved("global key", (b, H), needs=(query,)),
         # The query is copied again for its scores against the global key, unless one window holds it all.
-        arch.Saved("query for the global key", (m * (Poly.constant(1) + VIEWS * -1), b, PADDED, H)),
-        arch.Saved("global value", (b, H)),
-        arch.Saved("global query", (b, H)),
-        arch.Saved("probabilities of the global key", (b, PADDED, heads)),
-        arch.Saved("global key projection", (b, PADDED, H)),
-        arch.Saved("global value projection", (b, PADDED, H)),
-        arch.Saved("global probabilities", (b, heads, PADDED), arch.Dtype.FLOAT32),
-        arch.Saved("global dropout mask", (b, heads, PADDED), when=dropout),
+        arch.Saved("query for the global key", (m * (Poly.constant(1) + VIEWS * -1), b, PADDED, H), needs=(key,)),
+        arch.Saved("global value", (b, H), needs=scores),
+        arch.Saved("global query", (b, H), needs=(global_key,)),
+        arch.Saved("probabilities of the global key", (b, PADDED, heads), needs=(value,)),
+        arch.Saved("global key projection", (b, PADDED, H), needs=(global_query,)),
+        arch.Saved("global value projection", (b, PADDED, H), needs=global_scores),
+        arch.Saved("global probabilities", (b, heads, PADDED), arch.Dtype.FLOAT32, needs=global_scores),
+        arch.Saved("global dropout mask", (b, heads, PADDED), when=dropout, needs=global_scores),
         *ops.either(
             dropout,
-            arch.Saved("dropped global probabilities", (b, heads, PADDED)),
-            arch.Saved("global probabilities, cast", (b, heads, PADDED), arch.Dtype.CAST),
+            arch.Saved("dropped global probabilities", (b, heads, PADDED), needs=(global_value,)),
+            arch.Saved("global probabilities, cast", (b, heads, PADDED), arch.Dtype.CAST, needs=(global_value,)),
         ),
     )
-    return dataclasses.replace(op, products=(*op.products, *products), saved=(*op.saved, *saved))
+    reads = (*op.reads, "global query", "global key projection", "global value projection")
+    return dataclasses.replace(op, products=(*op.products, *products), saved=(*op.saved, *saved), reads=reads)
 
 
 def _layer(prefix: str, global_token: bool) -> arch.Block:
@@ -195,10 +223,11 @@ def _layer(prefix: str, global_token: bool) -> arch.Block:
     modules = (
         *_attention("attention", global_token),
         *common.feed_forward("intermediate.dense", "output.dense"),
-        layer_norm("output.LayerNorm", "output-layernorm", H),
+        layer_norm("output.LayerNorm", "output-layernorm", H, writes="layer output"),
     )
     layer_ops = (sliding_attention("attention.self", global_token), *common.bert_layer_ops()[1:])
-    return padded(common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops), PADDED)
+    layer = common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, common.BERT_JOINS, "layer output")
+    return padded(layer, PADDED)
 
 
 def _backbone(prefix: str, pooler: bool, global_token: bool = False) -> tuple[arch.Block, ...]:
@@ -224,17 +253,22 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 def _unpadded_input(block: arch.Block) -> arch.Block:
     """The masked-LM head reads the first s tokens of the padded output. With b > 1 and s > 1 its dense
     layer copies them, and keeps the copy; otherwise the tokens are a view, which keeps the padded output."""
-    kept = (
-        arch.Saved("encoder output", (Poly.constant(1) + k * -1, b, PADDED, H), shared=True),
-        arch.Saved("transform input copy", (k, b, s, H)),
-    )
     modules = tuple(
-        dataclasses.replace(m, saved=kept)
+        dataclasses.replace(m, saved=_unpadded_kept(m.path))
         if m.key == "transform-dense"
         else dataclasses.replace(m, saved=tuple(_padded_output(t) for t in m.saved))
         for m in block.modules
     )
     return dataclasses.replace(block, modules=modules)
+
+
+def _unpadded_kept(dense: str) -> tuple[arch.Saved, ...]:
+    """What the masked-LM head's dense layer keeps for its weight's gradient."""
+    weight = (param(f"{dense}.weight"),)
+    return (
+        arch.Saved("encoder output", (Poly.constant(1) + k * -1, b, PADDED, H), shared=True, needs=weight),
+        arch.Saved("transform input copy", (k, b, s, H), needs=weight),
+    )
 
 
 def _padded_output(saved: arch.Saved) -> arch.Saved:
