@@ -17,6 +17,7 @@ English pages are never tidied: their bytes stay as the templates write them.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -92,10 +93,16 @@ def _resolve_soft_spaces(html: str, kept: list[tuple[int, int]]) -> str:
                 return html[at]
         return ""
 
+    starts = [start for start, _ in kept]  # in order, and the spans do not overlap: a bisection finds the one
+
+    def inside_kept(at: int) -> bool:
+        last = bisect.bisect_right(starts, at) - 1
+        return last >= 0 and at < kept[last][1]
+
     def replaced(found: re.Match[str]) -> str:
         at = found.start()
         before, after = neighbour(at - 1, -1), neighbour(at + 1, 1)
-        if any(start <= at < end for start, end in kept) or before == "}" or after == "{":
+        if inside_kept(at) or before == "}" or after == "{":
             return SOFT_SPACE  # a script fills in the value beside it (a text in a data attribute)
         return resolved(before, after)
 
