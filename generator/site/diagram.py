@@ -9,10 +9,12 @@ figures, each with the steps it lists as differing ``marked``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
+from generator.counting.memo import IdentityMemo
 from generator.site import formats, typography
 from generator.site.content import Text
 from generator.site.diagram_model import Diagram, Group, Row, diagram_of, in_run_order, marked, step_anchor
@@ -31,6 +33,9 @@ ROW, LINE, GAP = 24, 14, 4
 INDENT = (0, 12, 26)
 
 
+# A figure measures and writes each row's texts several times: in each layout, and again to place its
+# block's column. Remembered: a text's width by value, a row's texts by the row (and what else decides them).
+@functools.lru_cache(maxsize=4096)
 def _width(text: str, char: float = CHAR) -> float:
     return sum(12.0 if ord(c) > 0x2E80 else char for c in text)
 
@@ -249,7 +254,19 @@ def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawi
     return bottom + (6 if shadows else 0)
 
 
+ROWS_MEMO = 512  # a figure has a hundred rows at most
+_row_numbers: IdentityMemo[Row, str] = IdentityMemo(ROWS_MEMO)
+_row_shapes: IdentityMemo[Row, str] = IdentityMemo(ROWS_MEMO)
+
+
 def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
+    """A box's count and share (``_written_numbers``), remembered for the row in its block and figure."""
+    decided = (group.stacked, group.copies, drawing.total, drawing.words)
+    found = _row_numbers.get(row, *decided)
+    return found if found is not None else _row_numbers.keep(row, _written_numbers(row, group, drawing), *decided)
+
+
+def _written_numbers(row: Row, group: Group, drawing: _Drawing) -> str:
     """A box's count and share: one copy's times the copies, and their share, inside a stacked block."""
     if row.formula:
         return row.formula
@@ -264,6 +281,12 @@ def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
 
 
 def _shape(row: Row, words: Text) -> str:
+    """A box's widths and heads (``_written_shape``), remembered for the row in these words."""
+    found = _row_shapes.get(row, words)
+    return found if found is not None else _row_shapes.keep(row, _written_shape(row, words), words)
+
+
+def _written_shape(row: Row, words: Text) -> str:
     """A box's widths as the tensor table gives them (30,522 × 768, 768 → 3,072), and its heads."""
     sign = " × " if row.table else " → "
     widths = sign.join(row.formula_widths or tuple(formats.count(w) for w in row.widths))
