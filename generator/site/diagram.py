@@ -33,8 +33,11 @@ ROW, LINE, GAP = 24, 14, 4
 INDENT = (0, 12, 26)
 
 
-# A figure measures and writes each row's texts several times: in each layout, and again to place its
-# block's column. Remembered: a text's width by value, a row's texts by the row (and what else decides them).
+# A figure writes and measures each row's texts several times: in each layout, and to place its block's
+# column. Remembered: a row's texts by the row and what else decides them, a text's width by value.
+_row_texts: IdentityMemo[Row, str] = IdentityMemo(512)  # a figure has a hundred rows at most
+
+
 @functools.lru_cache(maxsize=4096)
 def _width(text: str, char: float = CHAR) -> float:
     return sum(12.0 if ord(c) > 0x2E80 else char for c in text)
@@ -254,16 +257,10 @@ def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawi
     return bottom + (6 if shadows else 0)
 
 
-ROWS_MEMO = 512  # a figure has a hundred rows at most
-_row_numbers: IdentityMemo[Row, str] = IdentityMemo(ROWS_MEMO)
-_row_shapes: IdentityMemo[Row, str] = IdentityMemo(ROWS_MEMO)
-
-
 def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
-    """A box's count and share (``_written_numbers``), remembered for the row in its block and figure."""
-    decided = (group.stacked, group.copies, drawing.total, drawing.words)
-    found = _row_numbers.get(row, *decided)
-    return found if found is not None else _row_numbers.keep(row, _written_numbers(row, group, drawing), *decided)
+    decided = ("numbers", group.stacked, group.copies, drawing.total, drawing.words)
+    found = _row_texts.get(row, *decided)
+    return found if found is not None else _row_texts.keep(row, _written_numbers(row, group, drawing), *decided)
 
 
 def _written_numbers(row: Row, group: Group, drawing: _Drawing) -> str:
@@ -281,9 +278,8 @@ def _written_numbers(row: Row, group: Group, drawing: _Drawing) -> str:
 
 
 def _shape(row: Row, words: Text) -> str:
-    """A box's widths and heads (``_written_shape``), remembered for the row in these words."""
-    found = _row_shapes.get(row, words)
-    return found if found is not None else _row_shapes.keep(row, _written_shape(row, words), words)
+    found = _row_texts.get(row, "shape", words)
+    return found if found is not None else _row_texts.keep(row, _written_shape(row, words), "shape", words)
 
 
 def _written_shape(row: Row, words: Text) -> str:
