@@ -53,7 +53,7 @@ def test_every_method_row_shows_the_engine_s_count_and_step(site: Path) -> None:
             assert sizes == expected, (card_id, row.id)
             # Every method a model of a family with a declared flow can take has its step on the page.
             ran = shows_step(ft.inventory.card) and row.misfit is None and ft.seq_of(row.tuning) > 0
-            assert (step is not None) == (ran and ft.card.family.name in DERIVED), (card_id, row.id)
+            assert (step is not None) == (ran and ft.inventory.card.family.name in DERIVED), (card_id, row.id)
 
 
 def test_the_lora_table_adds_up_to_what_lora_trains(site: Path) -> None:

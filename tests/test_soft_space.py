@@ -53,6 +53,14 @@ def test_a_soft_space_in_an_attribute_is_resolved_and_one_a_script_fills_in_is_l
     assert tidy_spacing(html, "zh") == f'<a title="一个层的">x</a><script>var s = "{text}";</script><p data-s="{text}">'
 
 
+def test_a_kept_element_after_a_dropped_soft_space_is_still_kept_and_what_follows_it_still_tidied() -> None:
+    # Two soft spaces go before the <code>: it moves two characters, its spaces stay as written, and the
+    # space right after it goes.
+    text = soften("一个 {block} 的", "zh").format(block="层")
+    html = f"<p>{text}</p><code>a ， b</code> ，这里"
+    assert tidy_spacing(html, "zh") == "<p>一个层的</p><code>a ， b</code>，这里"
+
+
 def _texts(value: object) -> list[str]:
     if isinstance(value, dict):
         return [text for v in value.values() for text in _texts(v)]

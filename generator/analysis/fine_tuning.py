@@ -8,6 +8,8 @@ labels. Every figure comes from ``counting.methods``; this module only chooses w
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -16,6 +18,7 @@ from generator.cards.card import Card
 from generator.counting.architecture import Head, Layer
 from generator.counting.compute import StepCannotRunError, UndeclaredActivationError, shows_step
 from generator.counting.inventory import Inventory, count_parameters
+from generator.counting.memo import ValueMemo
 from generator.counting.methods import (
     Group,
     Method,
@@ -93,9 +96,9 @@ class Matched:
 
 @dataclass(frozen=True)
 class FineTuning:
-    """What a model page shows of fine-tuning methods."""
+    """What a model page shows of fine-tuning methods: numbers and names only, the same in every edition."""
 
-    card: Card
+    own: Tuning | None  # how the card says the model is fine-tuned, if it does
     inventory: Inventory  # of the class the methods are counted on (a classifier for a bare encoder)
     classifier_added: bool  # the card is a bare encoder, and a classifier was put on it
     lora_defaults: bool  # peft has LoRA targets of its own for the family (else the query and value are used)
@@ -103,7 +106,7 @@ class FineTuning:
     @property
     def own_lora(self) -> bool:
         """Whether the LoRA row is the card's own setting rather than peft's defaults."""
-        return self.card.fine_tuning is not None and self.card.fine_tuning.method is Method.LORA
+        return self.own is not None and self.own.method is Method.LORA
 
     @cached_property
     def rows(self) -> tuple[Row, ...]:
@@ -112,7 +115,7 @@ class FineTuning:
     @cached_property
     def seq(self) -> int:
         """The tokens of the section's training step: min(P, 512), as the training step above."""
-        return default_seq(self.card.family, self.inventory.card.config)
+        return default_seq(self.inventory.card.family, self.inventory.card.config)
 
     @property
     def step_batch(self) -> int:
@@ -120,7 +123,7 @@ class FineTuning:
 
     def seq_of(self, tuning: Tuning) -> int:
         """A method's tokens: for prompt tuning, fewer where its virtual tokens would not fit the positions besides."""
-        longest = longest_of(self.card.family, self.inventory.card.config)
+        longest = longest_of(self.inventory.card.family, self.inventory.card.config)
         if tuning.method is not Method.PROMPT_TUNING or longest is None:
             return self.seq
         return max(0, min(self.seq, longest - tuning.virtual_tokens))
@@ -181,13 +184,13 @@ class FineTuning:
         for target in dict.fromkeys(name.rpartition(".")[2] for name in linears):
             places: dict[str, int] = {}
             for name in modules.matching((target,)):
-                place = indexless(name)
+                place = _indexless(name)
                 places[place] = places.get(place, 0) + 1
             found.append(Matched(target, tuple(places.items())))
         return tuple(found)
 
     def _row(self, tuning: Tuning) -> Row:
-        own = self.card.fine_tuning
+        own = self.own
         if own is not None and own.method is tuning.method:  # the card says how it is fine-tuned: that setting
             tuning = own
         elif tuning.method is Method.LORA and not self.lora_defaults:
@@ -218,10 +221,34 @@ def _query_value(inventory: Inventory) -> tuple[str, ...]:
     return tuple(names[key] for key in QUERY_VALUE if key in names)
 
 
-def fine_tuning_of(card: Card) -> FineTuning | None:
-    """The fine-tuning section of a card's page; None for a model no transformers class builds (peft wraps those)."""
+# A page's section holds numbers and names only, decided by the card's setting (``_setting``): the card's
+# editions (two card objects) and cards of one shape share one, worked out once. Bounded, as views' shapes are.
+SECTIONS_MEMO = 16
+_sections: ValueMemo[Hashable, FineTuning] = ValueMemo(SECTIONS_MEMO)
+# A module's name with its layer indices as {i}: the same names recur on every card of a family.
+_indexless = functools.lru_cache(maxsize=4096)(indexless)
+
+
+def fine_tuning_of(card: Card, inventory: Inventory | None = None) -> FineTuning | None:
+    """The fine-tuning section of a card's page; None for a model no transformers class builds (peft wraps those).
+
+    ``inventory`` is the card's own, counted already: a card with a head is counted as it is."""
     if card.family.ground_truth is None:
         return None
+    setting = _setting(card)
+    found = _sections.get(setting)
+    if found is not None:
+        return found
     classifier = card.head is Head.BASE and Head.SEQUENCE_CLASSIFICATION in card.family.heads
-    counted = dataclasses.replace(card, head=Head.SEQUENCE_CLASSIFICATION) if classifier else card
-    return FineTuning(card, count_parameters(counted), classifier, card.family.peft.lora is not None)
+    if classifier:
+        counted = count_parameters(dataclasses.replace(card, head=Head.SEQUENCE_CLASSIFICATION))
+    else:
+        counted = inventory if inventory is not None else count_parameters(card)
+    section = FineTuning(card.fine_tuning, counted, classifier, card.family.peft.lora is not None)
+    return _sections.keep(setting, section)
+
+
+def _setting(card: Card) -> Hashable:
+    """All that decides a card's section: its family's name (its counts are the same in every language),
+    head, config (as text: a config holds dicts) and own setting."""
+    return card.family.name, card.head, repr(sorted(card.config.items())), card.fine_tuning

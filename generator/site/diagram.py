@@ -9,13 +9,17 @@ figures, each with the steps it lists as differing ``marked``, lined up block fo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from generator.counting.memo import IdentityMemo
 from generator.site import formats, typography
 from generator.site.content import Text
 from generator.site.diagram_model import Diagram, Group, Row, diagram_of, in_run_order, marked, step_anchor
+from generator.site.diagram_text import describe, setting_words
+from generator.site.diagram_text import diagram_words as diagram_words  # the pages read the words here
 from generator.site.page import SiteOptions
 
 __all__ = ["Diagram", "Group", "Row", "diagram_of", "in_run_order", "marked", "step_anchor"]
@@ -31,6 +35,12 @@ ROW, LINE, GAP = 24, 14, 4
 INDENT = (0, 12, 26)
 
 
+# A figure writes and measures each row's texts several times: in each layout, and to place its block's
+# column. Remembered: a row's texts by the row and what else decides them, a text's width by value.
+_row_texts: IdentityMemo[Row, str] = IdentityMemo(512)  # a figure has a hundred rows at most
+
+
+@functools.lru_cache(maxsize=4096)
 def _width(text: str, char: float = CHAR) -> float:
     return sum(12.0 if ord(c) > 0x2E80 else char for c in text)
 
@@ -106,7 +116,7 @@ def diagram_svg(
     if diagram.symbolic:
         title = words("family-title", title=diagram.title)
         if diagram.setting is not None:
-            title = words("variant-title", title=diagram.title, **_setting(diagram.setting, words))
+            title = words("variant-title", title=diagram.title, **setting_words(diagram.setting, words))
     layout = "wide" if width == WIDE else "narrow"
     # On the page its <title> and <desc> name and describe it; a file's first <title> is its name already.
     size = f'viewBox="0 0 {width} {_n(height)}" aria-labelledby="{ident}-title" aria-describedby="{ident}-desc"'
@@ -116,7 +126,7 @@ def diagram_svg(
     head = [
         f'<svg class="diagram diagram-{layout}" {size} xmlns="http://www.w3.org/2000/svg">',
         f'<title id="{ident}-title">{escape(title)}</title>',
-        f'<desc id="{ident}-desc">{escape(_desc(diagram, words))}</desc>',
+        f'<desc id="{ident}-desc">{escape(describe(diagram, words))}</desc>',
         f'<defs><marker id="{ident}-arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="7" markerHeight="7" '
         'orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrow"/></marker></defs>',
     ]
@@ -138,34 +148,6 @@ def group_heights(diagram: Diagram, words: Text, width: int = NARROW) -> tuple[f
 def _drawing(diagram: Diagram, words: Text, href: str, ident: str, width: int) -> _Drawing:
     column = _column((r for g in diagram.groups for r in g.rows), words)
     return _Drawing(diagram.total, words, href, ident, width, column, diagram.against)
-
-
-# Every placeholder a text of the figure may use, each filled with its own name: to check the words.
-PLACEHOLDERS = (
-    *("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks"),
-    *("formula", "switch", "setting", "heads", "size", "lacked"),
-)
-
-
-def diagram_words(text: Text) -> Text:
-    """The figure's words (site.yaml: diagram), every text read and its placeholders checked, whether or
-    not this model's figure uses it: a text no model uses is then no unused text, and a bad one fails early."""
-    words = text.section("diagram")
-    for key in KEYS:
-        words(key, block="block", **{name: name for name in PLACEHOLDERS})
-    return words
-
-
-KEYS = (
-    *("title", "heading-total", "repeat", "applied", "applied-many", "copies", "count", "tied", "tie"),
-    *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
-    *("step-copies", "heads", "lacked-copies", "desc-lacked-copies"),
-    *("desc-lacked", "desc-reshaped", "sentence-join"),
-    *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
-    *("variant-title", "variant-desc", "switch-on", "switch-off"),
-    *("absent", "pair-title", "pair-side", "pair-desc"),  # a comparison's (diagram_pair)
-    *("legend-reshaped", "legend-lacked", "legend-shared"),
-)
 
 
 def standalone_svg(diagram: Diagram, words: Text, options: SiteOptions, url: str) -> bytes:
@@ -268,6 +250,12 @@ def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawi
 
 
 def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
+    decided = ("numbers", group.stacked, group.copies, drawing.total, drawing.words)
+    found = _row_texts.get(row, *decided)
+    return found if found is not None else _row_texts.keep(row, _written_numbers(row, group, drawing), *decided)
+
+
+def _written_numbers(row: Row, group: Group, drawing: _Drawing) -> str:
     """A box's count and share: one copy's times the copies, and their share, inside a stacked block."""
     if row.formula:
         return row.formula
@@ -282,6 +270,11 @@ def _numbers(row: Row, group: Group, drawing: _Drawing) -> str:
 
 
 def _shape(row: Row, words: Text) -> str:
+    found = _row_texts.get(row, "shape", words)
+    return found if found is not None else _row_texts.keep(row, _written_shape(row, words), "shape", words)
+
+
+def _written_shape(row: Row, words: Text) -> str:
     """A box's widths as the tensor table gives them (30,522 × 768, 768 → 3,072), and its heads."""
     sign = " × " if row.table else " → "
     widths = sign.join(row.formula_widths or tuple(formats.count(w) for w in row.widths))
@@ -379,53 +372,6 @@ def _ties(boxes: list[_Box], words: Text, ident: str, width: int) -> list[str]:
                 f'marker-end="url(#{ident}-arrow)"><title>{tip}</title></path>'
             )
     return out
-
-
-def _desc(diagram: Diagram, words: Text) -> str:
-    """The figure in words: every block with its count and share, then what it shares and ties."""
-    if diagram.symbolic:
-        listed = words("separator").join(
-            words("family-block", title=g.title, formula=g.subtotal_formula or g.formula) for g in diagram.groups
-        )
-        if diagram.setting is not None:
-            return words("variant-desc", title=diagram.title, blocks=listed, **_setting(diagram.setting, words))
-        return words("family-desc", title=diagram.title, blocks=listed)
-    blocks = []
-    for group in diagram.groups:
-        share = _share(group.subtotal, diagram.total)
-        key = "block-copies" if group.repeat and group.copies != 1 else "block"
-        values = {"title": group.title, "count": formats.count(group.subtotal), "share": share}
-        blocks.append(words(key, copies=formats.count(group.copies), **values))
-    sentences = [words("desc", title=diagram.title, blocks=words("separator").join(blocks))]
-    for group in diagram.groups:
-        if group.read_by:
-            sentences.append(words("desc-read-by", title=group.title, block=group.read_by))
-        if group.applied is not None:
-            symbol, times = group.applied
-            sentences.append(words("desc-shared", title=group.title, symbol=symbol, times=formats.count(times)))
-    holders = {name: row for group in diagram.groups for row in group.rows for name in row.names}
-    for group in diagram.groups:
-        for row in group.rows:
-            for target in dict.fromkeys(row.tied):
-                if target in holders:
-                    sentences.append(words("desc-tie", slot=row.label, target=holders[target].label))
-    for group in diagram.groups:
-        if group.lacked_copies:
-            lacked, copies = formats.count(group.lacked_copies), formats.count(group.copies)
-            sentences.append(
-                words("desc-lacked-copies", title=diagram.against, block=group.title, lacked=lacked, copies=copies)
-            )
-    for key, kind in (("desc-lacked", "lacked"), ("desc-reshaped", "reshaped")):
-        steps = dict.fromkeys(row.label for group in diagram.groups for row in group.rows if getattr(row, kind))
-        if steps:
-            sentences.append(words(key, title=diagram.against, blocks=words("separator").join(steps)))
-    return words("sentence-join").join(sentences)
-
-
-def _setting(setting: tuple[str, bool], words: Text) -> dict[str, str]:
-    """A switch and its value as the figure's words name them: ``bottleneck`` and "off"."""
-    name, on = setting
-    return {"switch": name, "setting": words("switch-on" if on else "switch-off")}
 
 
 def _share(count: int, total: int) -> str:

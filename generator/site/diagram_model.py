@@ -13,11 +13,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from generator.counting.architecture import Block, Kind, Module, Param
-from generator.counting.derivation import BlockDerivation, Line
+from generator.counting.derivation import BlockDerivation, Derivation, Line
 from generator.counting.expr import poly_expr, to_text
 from generator.counting.inventory import Tensor
+from generator.counting.memo import IdentityMemo
 from generator.site.runs import LineRun, line_runs
-from generator.site.views import Model
+from generator.site.views import SHAPES_MEMO, Model
 
 # The order the model runs its blocks in; a class that registers its head first is drawn the same.
 RUN_ORDER = {Kind.EMBEDDINGS: 0, Kind.ENCODER: 1, Kind.POOLER: 2, Kind.HEAD: 3}
@@ -100,14 +101,26 @@ def in_run_order(blocks: Iterable[Block]) -> list[Block]:
     return ordered
 
 
+# A figure's blocks, remembered by the derivation they are read from: the cards of one shape share it
+# (views.model_of), and so do their figures' groups and rows.
+_groups: IdentityMemo[Derivation, tuple[Group, ...]] = IdentityMemo(SHAPES_MEMO)
+
+
 def diagram_of(model: Model) -> Diagram:
     """The figure of a model, every count read from its derivation."""
+    groups = _groups.get(model.derivation)
+    if groups is None:
+        groups = _groups.keep(model.derivation, _groups_of(model))
+    return Diagram(model.card.title, model.total, groups)
+
+
+def _groups_of(model: Model) -> tuple[Group, ...]:
+    """A model's blocks in the order it runs them, each with its rows."""
     by_block = {id(b.block): b for b in model.derivation.blocks}
     ordered = [by_block[id(block)] for block in in_run_order(b.block for b in model.derivation.blocks)]
     titles = {b.block.key: b.block.title for b in ordered}
     tensors = {t.name: t for t in model.inventory.tensors}
-    groups = tuple(_group(model, b, titles.get(b.block.read_by or "", ""), tensors) for b in ordered)
-    return Diagram(model.card.title, model.total, groups)
+    return tuple(_group(model, b, titles.get(b.block.read_by or "", ""), tensors) for b in ordered)
 
 
 def step_anchor(block: str, module: str) -> str:

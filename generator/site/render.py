@@ -308,6 +308,7 @@ class Renderer:
         self.templates = templates
         self.text = content.load("site", options.language)  # read once, before any worker process starts
         self.compute_words = Words.of(content.load("compute", options.language))
+        self.figure_words = diagram_words(self.text)  # read and checked once, not once a model
         self._views: IdentityMemo[Compute, ComputeView] = IdentityMemo(SHAPES_MEMO)  # see compute_of
         self.env = environment(self.text, templates, options.language)
         # Compiled once here, before any worker process starts: model.html and what it pulls in.
@@ -324,7 +325,7 @@ class Renderer:
 
     def model_files(self, model: Model) -> dict[str, bytes]:
         """A model's page, its architecture figure as a file of its own, and its tensors as JSON and CSV."""
-        figure, words = diagram_of(model), diagram_words(self.text)
+        figure, words = diagram_of(model), self.figure_words
         related, language, inline = self.related.get(model.id), self.options.language, figure_svg(figure, words)
         return {
             f"models/{model.id}/index.html": self.render(

@@ -17,6 +17,7 @@ English pages are never tidied: their bytes stay as the templates write them.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 
@@ -72,12 +73,14 @@ def _gap_before(html: str, mark: int, floor: int) -> int:
 _SOFT = re.compile(SOFT_SPACE)
 
 
-def _resolve_soft_spaces(html: str, kept: list[tuple[int, int]]) -> str:
-    """Each SOFT_SPACE outside a kept element as a space, or as nothing between two Han characters.
+def _resolve_soft_spaces(html: str, kept: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """Each SOFT_SPACE outside a kept element as a space, or as nothing between two Han characters; and
+    the kept elements where they then lie.
 
     Its neighbours are the characters beside it, across tags (``一个 <a>编码器层</a>``). One inside a
     kept element, or beside a placeholder not yet filled in, is a script's to resolve (the
-    calculator's texts, the answer check's).
+    calculator's texts, the answer check's). So a kept element only moves, by the soft spaces dropped
+    before it: no need to look for them again (a SOFT_SPACE is never inside a tag's name).
     """
 
     def neighbour(at: int, step: int) -> str:
@@ -92,14 +95,27 @@ def _resolve_soft_spaces(html: str, kept: list[tuple[int, int]]) -> str:
                 return html[at]
         return ""
 
+    starts = [start for start, _ in kept]  # in order, and the spans do not overlap: a bisection finds the one
+
+    def inside_kept(at: int) -> bool:
+        last = bisect.bisect_right(starts, at) - 1
+        return last >= 0 and at < kept[last][1]
+
+    dropped: list[int] = []  # where each soft space that became nothing was, in order
+
     def replaced(found: re.Match[str]) -> str:
         at = found.start()
         before, after = neighbour(at - 1, -1), neighbour(at + 1, 1)
-        if any(start <= at < end for start, end in kept) or before == "}" or after == "{":
+        if inside_kept(at) or before == "}" or after == "{":
             return SOFT_SPACE  # a script fills in the value beside it (a text in a data attribute)
-        return resolved(before, after)
+        space = resolved(before, after)
+        if not space:
+            dropped.append(at)
+        return space
 
-    return _SOFT.sub(replaced, html)
+    html = _SOFT.sub(replaced, html)
+    moved = [(start, end, bisect.bisect_left(dropped, start)) for start, end in kept]
+    return html, [(start - by, end - by) for start, end, by in moved]
 
 
 def tidy_spacing(html: str, language: str) -> str:
@@ -112,8 +128,7 @@ def tidy_spacing(html: str, language: str) -> str:
         return html
     spans = _kept_spans(html)
     if SOFT_SPACE in html:
-        html = _resolve_soft_spaces(html, spans)
-        spans = _kept_spans(html)
+        html, spans = _resolve_soft_spaces(html, spans)
     pieces: list[str] = []
     done = 0  # html[:done] is in pieces, tidied
     after_span = 0  # how many kept spans end at or before the mark

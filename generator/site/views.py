@@ -189,7 +189,7 @@ class Model(Summary):
     @cached_property
     def fine_tuning(self) -> FineTuning | None:
         """What each fine-tuning method trains on this model (``analysis.fine_tuning``)."""
-        return fine_tuning_of(self.card)
+        return fine_tuning_of(self.card, self.inventory)
 
     @cached_property
     def claim_checks(self) -> tuple[ClaimCheck, ...]:
