@@ -21,6 +21,7 @@ from conftest import MODELS, ROOT, card_by_id
 from generator.analysis.erratum_methods import ERRATUM_METHODS, candidates
 from generator.cards.card import Card, load_cards
 from generator.counting.inventory import count_parameters
+from generator.counting.methods import Method
 from generator.site.pages import calculator, errata, exercises
 from generator.site.views import model_of
 
@@ -133,8 +134,9 @@ def test_each_exercise_embeds_its_answer_and_the_printed_slips() -> None:
 
 
 def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None:
-    script = (ROOT / "templates" / "static" / "calculator.js").read_text(encoding="utf-8")
-    used = set(re.findall(r"\b[th]\(\"([a-z-]+)\"", script))
+    static = ROOT / "templates" / "static"
+    script = "".join((static / name).read_text(encoding="utf-8") for name in ("calculator.js", "calculator-methods.js"))
+    used = set(re.findall(r"\b[th]\(\"([a-z0-9-]+)\"", script))
     used |= {
         f"{g}{suffix}" for g in ("training", "sizes", "structure", "checked", "compute") for suffix in ("", "-hint")
     }  # h(group + "-hint")
@@ -143,5 +145,11 @@ def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None
     used |= set(re.findall(r"\[\"([a-z0-9-]+)\", function", script))  # the training step's rows: h(row[0])
     used |= {"meaning-batch", "meaning-seq"}  # S["meaning-" + input.key]
     used |= {"seq-too-long-numbered", "seq-too-long-fixed"}  # S[too.message]: how the family numbers positions
+    used |= set(re.findall(r"new Refusal\(\"[a-z_]+\", \"([a-z-]+)\"", script))  # a refusal's words, by key
+    used -= {"method-", "tuning-"}  # h("method-" + m) and h("tuning-" + key): each method's name, each setting's
+    used |= {f"method-{m.value}" for m in Method}
+    used |= {
+        f"tuning-{key}{suffix}" for key in ("rank", "targets", "feedforward", "tokens") for suffix in ("", "-meaning")
+    }
     checks = {f"check-{k}" for k in (*exercises.CHECK_TEXTS, "close")}
     assert used - checks == set(calculator.SCRIPT_TEXTS), "calculator.js and pages/calculator.py: SCRIPT_TEXTS differ"

@@ -16,12 +16,12 @@ A name in ``operands`` and ``needs`` is one of:
 * ``@path.param``: a parameter, by its path in the block (``@attention.self.query.weight``), or
   in the model when the path starts with "/" (a head's product by the token table);
 * ``@path``: a module; it counts as trained when one of its tensors trains or a method adapts it.
-  A ``Join`` may read one: DeBERTa's projections of its position table need a gradient when the
-  table does or the projecting Linear trains.
+  A ``Join`` may read one: a layer's projections of a shared position table need a gradient when
+  the table does or the projecting Linear trains.
 
 A product whose operand is another Linear's weight runs that Linear: a method that adapts the
-Linear adapts that run too (``tuned_step.py``). DeBERTa's relative op projects the position table
-with each layer's query_proj; v1's fused module holds in_proj. The input the adapter keeps is the
+Linear adapts that run too (``tuned_step.py``): a relative op may project the position table with
+each layer's own query projection. The input the adapter keeps is the
 item's saved tensor whose ``needs`` name that weight.
 
 A block read by every copy of a repeated block (``Block.read_by``) runs its ops (those with a

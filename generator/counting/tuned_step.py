@@ -12,7 +12,7 @@ tensor nothing needs a gradient, and in LoRA's first layer only the adapted bran
 others then all read an input that needs one, so two instances are worked, the first and one of
 the rest.
 
-A block read by every copy of a repeated block (``Block.read_by``, DeBERTa's relative positions) is
+A block read by every copy of a repeated block (``Block.read_by``, a table of relative positions) is
 worked first. Its ops run once in each copy (their ``repeat``): they are worked in each instance of
 that block, with its names and its parameters, as if declared there.
 """
@@ -296,9 +296,8 @@ def _instance(
 def _adapted_runs(
     item: Module | Op, product: Product, prefix: str, trained: Trained, resolve: Callable[[str], bool]
 ) -> list[tuple[Product, str, bool]]:
-    """A product whose operand is another Linear's weight runs that Linear (DeBERTa projects its
-    position table with each layer's query_proj; v1's fused module holds in_proj): peft's adapter
-    then runs there too.
+    """A product whose operand is another Linear's weight runs that Linear (a relative op projects
+    its position table with each layer's own query projection): peft's adapter then runs there too.
     Each such run: the product, the weight's name and whether the other operand needs a gradient."""
     if len(product.operands) != 2:
         return []

@@ -3,7 +3,7 @@
 The blocks are paired in the order the models run them: a block beside one of its kind (embeddings,
 encoder, pooler, head), the same key first. Each pair starts at one height in both figures, so two
 figures drawn at one width side by side line up. A block only one model has faces a dotted box in
-the other's figure, which says so (ALBERT's embedding projection, against BERT).
+the other's figure, which says so (a factorized embedding's projection, against a model without one).
 """
 
 from __future__ import annotations
