@@ -120,9 +120,11 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
         state = _instance(block, prefix, trained, names, card, seen)
         blocks.append(BlockCompute(block, state, Poly.constant(1)))
         if run > 1:
+            # A shared storage (a rotary table) may be kept first here: the check must see it as new too.
+            before = set(seen)
             again = _instance(block, prefix, trained, names, card, seen)
             blocks.append(BlockCompute(block, again, applied_copies(block) + -1))
-            if _instance(block, prefix, trained, dict(names), card, set(seen)) != again:
+            if _instance(block, prefix, trained, dict(names), card, before) != again:
                 raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
     if not _reaches_loss(names, card.head):
         raise StepCannotRunError(LOSS_UNREACHED)

@@ -22,7 +22,10 @@ What each family sets:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from generator.counting import architecture as arch
+from generator.counting.flow import own
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
 
@@ -82,16 +85,33 @@ def split(
 
 
 def split_ops(
-    activation: str, product: str, *, gate: str, up: str, activation_key: str = "hidden_act", inner: Poly = I
+    activation: str,
+    product: str,
+    *,
+    gate: str,
+    up: str,
+    activation_key: str = "hidden_act",
+    inner: Poly = I,
+    writes: str = "",
 ) -> tuple[arch.Op, arch.Op]:
-    """The activation of ``gate``'s output, then at ``product`` its product with ``up``'s, which keeps both."""
+    """The activation of ``gate``'s output, then at ``product`` its product with ``up``'s, which
+    writes ``writes`` (else "<product> output"). Each factor is kept when the other needs a gradient."""
     activated = arch.Saved("activated", (b, s, inner))
+    up_output = arch.Saved(f"{up} output", (b, s, inner))
     return (
         arch.Op(
             activation,
             "feed-forward-activation",
             saved=(arch.Saved(f"{gate} output", (b, s, inner)), activated),
             activation=activation_key,
+            reads=(f"{gate} output",),
+            writes=activated.key,
         ),
-        arch.Op(product, "gate", saved=(activated, arch.Saved(f"{up} output", (b, s, inner)))),
+        arch.Op(
+            product,
+            "gate",
+            saved=(replace(activated, needs=(own(1),)), replace(up_output, needs=(own(0),))),
+            reads=(activated.key, up_output.key),
+            writes=writes or f"{product} output",
+        ),
     )
