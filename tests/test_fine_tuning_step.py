@@ -133,6 +133,7 @@ DERIVED = {
     "ernie",
     "esm",
     "gte",
+    "jina_embeddings_v3",
     "layoutlm",
     "mpnet",
     "nomic_bert",
