@@ -132,6 +132,7 @@ DERIVED = {
     "electra",
     "ernie",
     "esm",
+    "eurobert",
     "gte",
     "jina_embeddings_v3",
     "layoutlm",
