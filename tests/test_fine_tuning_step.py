@@ -136,6 +136,7 @@ DERIVED = {
     "gte",
     "jina_embeddings_v3",
     "layoutlm",
+    "modernbert",
     "mpnet",
     "nomic_bert",
     "roberta",

@@ -50,15 +50,33 @@ def fused(
 
 
 def fused_ops(
-    activation: str, gate: str, *, activation_key: str = "hidden_act", stored_as: str = "Wi output", inner: Poly = I
+    activation: str,
+    gate: str,
+    *,
+    activation_key: str = "hidden_act",
+    stored_as: str = "Wi output",
+    inner: Poly = I,
+    reads: str = "",
+    writes: str = "",
 ) -> tuple[arch.Op, arch.Op]:
     """The activation of the first half and its product with the second, both reading the 2I-wide
-    storage ``stored_as`` (the chunks are views of it); ``activation_key`` names the function."""
+    storage ``stored_as`` (the chunks are views of it); ``activation_key`` names the function.
+    Both read ``reads`` (else ``stored_as``); the product writes ``writes`` (else "<gate> output")."""
     wide = arch.Saved(stored_as, (b, s, 2 * inner))
     activated = arch.Saved("activated", (b, s, inner))
+    source = reads or stored_as
     return (
-        arch.Op(activation, "feed-forward-activation", saved=(wide, activated), activation=activation_key),
-        arch.Op(gate, "gate", saved=(activated, wide)),
+        arch.Op(
+            activation,
+            "feed-forward-activation",
+            saved=(wide, activated),
+            activation=activation_key,
+            reads=(source,),
+            writes=activated.key,
+        ),
+        arch.Op(
+            gate, "gate", saved=(activated, wide), reads=(activated.key, source), writes=writes or f"{gate} output"
+        ),
     )
 
 
