@@ -25,6 +25,7 @@ from generator.counting.conditions import const, div, eq, given, gt, head_is, mo
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import gated, prenorm, rmsnorm, rotary
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.flow import own
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, linear, s
 from generator.counting.poly import Poly
@@ -63,8 +64,16 @@ def _widths(on: Mapping[str, bool]) -> tuple[Poly, Poly]:
     return query, K * _head_size(on)
 
 
+# What each norm writes: the attention's input, the feed-forward network's, the encoder's output.
+NORM_WRITES = {
+    "input_layernorm": "attention norm output",
+    "post_attention_layernorm": "feed-forward norm output",
+    "norm": "norm output",
+}
+
+
 def _norm(path: str, key: str) -> arch.Module:
-    return rmsnorm.rms_norm(path, key, H)
+    return rmsnorm.rms_norm(path, key, H, writes=NORM_WRITES[path])
 
 
 def _layer_modules(on: Mapping[str, bool]) -> tuple[arch.Module, ...]:
@@ -74,9 +83,21 @@ def _layer_modules(on: Mapping[str, bool]) -> tuple[arch.Module, ...]:
     part = arch.Part.ATTENTION
     normed = "attention norm output"  # one storage, which the query, key and value all read
     attention = (
-        linear("self_attn.q_proj", "query", H, query, bias=bias, heads="A", part=part, saves=normed),
-        linear("self_attn.k_proj", "key", H, key_value, bias=bias, heads=kv_heads, part=part, saves=normed),
-        linear("self_attn.v_proj", "value", H, key_value, bias=bias, heads=kv_heads, part=part, saves=normed),
+        linear("self_attn.q_proj", "query", H, query, bias=bias, heads="A", part=part, saves=normed, writes="query"),
+        linear(
+            "self_attn.k_proj", "key", H, key_value, bias=bias, heads=kv_heads, part=part, saves=normed, writes="key"
+        ),
+        linear(
+            "self_attn.v_proj",
+            "value",
+            H,
+            key_value,
+            bias=bias,
+            heads=kv_heads,
+            part=part,
+            saves=normed,
+            writes="value",
+        ),
         linear("self_attn.o_proj", "attention-output", query, H, bias=bias, part=part),
     )
     feed_forward = gated.split(
@@ -100,14 +121,46 @@ def _layer_ops(on: Mapping[str, bool]) -> tuple[arch.Op, ...]:
     One head for all is kept alone at b = 1 (``_one_head_kept``).
     """
     query, _ = _widths(on)
-    attention = ops.attention("self_attn", query, A, "attention_dropout", float_softmax=True)
+    attention = ops.attention(
+        "self_attn", query, A, "attention_dropout", float_softmax=True, writes="self_attn.o_proj input"
+    )
+    attention = _softmax_kept(attention)
     if on["grouped"] and on["one_key_value_head"]:
         attention = dataclasses.replace(attention, saved=_one_head_kept(on, attention.saved))
     return (
         # Shared by every layer, so counted once whatever L: without layers nothing keeps them.
-        rotary.rotated(attention, rotary.tables(width=_head_size(on), when=WITH_LAYERS)),
-        *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj"),
+        # q·cos keeps cos only when q needs a gradient: the tables are kept where the query or key needs one.
+        rotary.rotated(attention, _tables(on)),
+        *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj", writes="mlp.down_proj input"),
     )
+
+
+def _softmax_kept(attention: arch.Op) -> arch.Op:
+    """The fp32 softmax keeps its output when the scores need a gradient. Without a dropout, the
+    product with the values keeps it too in fp32, where the cast back is no copy: a second entry
+    of the same key, fp32 only (UNCAST), kept when the values need one. LayoutLM's too."""
+    scores, values = (own(0), own(1)), (own(2),)
+
+    def split(kept: arch.Saved) -> tuple[arch.Saved, ...]:
+        if kept.key != "probabilities":
+            return (kept,)
+        by_product = dataclasses.replace(kept, dtype=arch.Dtype.UNCAST, when=~ATTENTION_DROPOUT, needs=values)
+        return (dataclasses.replace(kept, needs=scores), by_product)
+
+    return dataclasses.replace(attention, saved=tuple(t for kept in attention.saved for t in split(kept)))
+
+
+def _tables(on: Mapping[str, bool]) -> tuple[arch.Saved, arch.Saved]:
+    cos, sin = rotary.tables(width=_head_size(on), when=WITH_LAYERS)
+    return dataclasses.replace(cos, needs=(own(0), own(1))), dataclasses.replace(sin, needs=(own(0), own(1)))
+
+
+# The residual stream skips the norms: each norm reads the sum before it, each sub-layer adds to it.
+JOINS = (
+    arch.Join((common.LAYER_INPUT,), "input_layernorm input"),
+    arch.Join(("self_attn.o_proj output", common.LAYER_INPUT), "post_attention_layernorm input"),
+    arch.Join(("mlp.down_proj output", "post_attention_layernorm input"), "layer output"),
+)
 
 
 def _one_head_kept(on: Mapping[str, bool], saved: tuple[arch.Saved, ...]) -> tuple[arch.Saved, ...]:
@@ -120,14 +173,20 @@ def _one_head_kept(on: Mapping[str, bool], saved: tuple[arch.Saved, ...]) -> tup
         for t in saved
         if t.key in ("key", "value")
     )
-    heads = (arch.Saved("key head", (s, width), batch_one=True), arch.Saved("value head", (s, width), batch_one=True))
+    # The scores' product keeps the key head when the query needs a gradient, the values' when the scores do.
+    heads = (
+        arch.Saved("key head", (s, width), batch_one=True, needs=(own(0),)),
+        arch.Saved("value head", (s, width), batch_one=True, needs=(own(0), own(1))),
+    )
     return tuple(t for t in saved if t.key not in ("key", "value")) + repeated + heads
 
 
 @per_setting_read
 def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
-    embeddings = arch.Block("embeddings", arch.Kind.EMBEDDINGS, prefix, (common.token_table(H, "embed_tokens"),))
-    layer = common.layers(f"{prefix}layers.{{0}}.", _layer_modules(on), _layer_ops(on))
+    words = common.token_table(H, "embed_tokens")
+    outputs = ((words.writes, common.HIDDEN),)
+    embeddings = arch.Block("embeddings", arch.Kind.EMBEDDINGS, prefix, (words,), outputs=outputs)
+    layer = common.layers(f"{prefix}layers.{{0}}.", _layer_modules(on), _layer_ops(on), JOINS, "layer output")
     return (embeddings, layer, prenorm.final_norm(prefix, _norm("norm", "final-norm")))
 
 
@@ -135,7 +194,9 @@ def _lm_head(on: Mapping[str, bool]) -> arch.Block:
     """lm_head: H to V, with a bias only with mlp_bias; the token table itself when tied."""
     key = "decoder-tied" if on["tied"] else "decoder-untied"
     words = f"{BACKBONE}embed_tokens.weight" if on["tied"] else None
-    decoder = linear("lm_head", key, H, V, bias=on["mlp_bias"], tied_to=words, saves=common.ENCODER_OUTPUT)
+    decoder = linear(
+        "lm_head", key, H, V, bias=on["mlp_bias"], tied_to=words, saves=common.ENCODER_OUTPUT, writes="logits"
+    )
     # ForMaskedLMLoss upcasts the logits to fp32.
     loss = ops.cross_entropy("loss", "masked-lm-loss", TOKENS, V, ops.LABELS, dtype=arch.Dtype.FLOAT32)
     return heads.mlm_head("", (decoder,), (loss,))
@@ -158,13 +219,20 @@ def _classifier(on: Mapping[str, bool]) -> arch.Block:
         rows, shape = b, (b, H)
         pooled = ops.either(MEAN, arch.Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
     modules = (
-        linear("dense", "classifier-dense", H, H, rows=rows, saves=pooled),
-        linear("classifier", "classifier-output", H, C, rows=rows, saves=arch.Saved("activated", shape)),
+        linear("dense", "classifier-dense", H, H, rows=rows, saves=pooled, reads="pooled", writes="hidden"),
+        linear(
+            "classifier", "classifier-output", H, C, rows=rows, saves=arch.Saved("activated", shape), writes="logits"
+        ),
     )
     activation = ops.activation(
         "activation", "classifier-activation", "gelu", shape, before="hidden", after="activated", fixed=True
     )
-    return arch.Block("classifier", arch.Kind.HEAD, "", modules, ops=(activation, *heads.class_loss()))
+    # Token 0, the mean over the tokens, or every token: each keeps nothing of its own.
+    flow = {
+        "inputs": ((common.ENCODER_OUTPUT.key, common.HIDDEN),),
+        "joins": (arch.Join((common.ENCODER_OUTPUT.key,), "pooled"),),
+    }
+    return arch.Block("classifier", arch.Kind.HEAD, "", modules, ops=(activation, *heads.class_loss()), **flow)  # type: ignore[arg-type]
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:

@@ -39,9 +39,11 @@ def _backbone(on: Mapping[str, bool], prefix: str, pooler: bool) -> tuple[arch.B
 def _lm_head(on: Mapping[str, bool]) -> arch.Block:
     """GteLMHead: dense, gelu, layer_norm, and a decoder with its own bias (its weight the token table when tied)."""
     if on["tied"]:
-        decoder = linear("decoder", "decoder-tied", H, V, tied_to=f"{BACKBONE}embeddings.word_embeddings.weight")
+        decoder = linear(
+            "decoder", "decoder-tied", H, V, tied_to=f"{BACKBONE}embeddings.word_embeddings.weight", writes="logits"
+        )
     else:
-        decoder = linear("decoder", "decoder-untied", H, V)
+        decoder = linear("decoder", "decoder-untied", H, V, writes="logits")
     modules = (*heads.mlm_transform("dense", "layer_norm", bias=False), decoder)
     return heads.mlm_head("lm_head.", modules, heads.mlm_ops("gelu", key="gelu", fixed=True))
 

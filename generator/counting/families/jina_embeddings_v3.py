@@ -22,37 +22,56 @@ from generator.counting import ops
 from generator.counting.families import activations, common, dropouts, roberta, step_rules
 from generator.counting.families.blocks import rotary
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own
 from generator.counting.ground_truth import ABSENT, GroundTruth, Pinned
 from generator.counting.layouts import b, layer_norm, s
 
 H, A = common.H, common.A
 
 SYMBOLS = symbols("VTHILAC")
-TABLES = rotary.tables()
+# q·cos keeps cos only when q needs a gradient: the tables are kept where the query or key needs one.
+COS, SIN = (dataclasses.replace(table, needs=(own(0), own(1))) for table in rotary.tables())
 
 
 def _embeddings(prefix: str, word_tied_to: str | None) -> arch.Block:
     """RobertaEmbeddings without its position table: the positions are rotary."""
     block = roberta.embeddings(prefix, word_tied_to=word_tied_to)
-    return dataclasses.replace(block, modules=tuple(m for m in block.modules if m.path != "position_embeddings"))
+    modules = tuple(m for m in block.modules if m.path != "position_embeddings")
+    written = {m.writes for m in modules}
+    joins = tuple(arch.Join(tuple(r for r in j.reads if r in written), j.writes) for j in block.joins)
+    return dataclasses.replace(block, modules=modules, joins=joins)
 
 
 def _layer(prefix: str) -> arch.Block:
     """JinaEmbeddingsV3Layer, in the order its __init__ creates its children."""
     modules = (
-        layer_norm("post_attention_layernorm", "attention-layernorm", H),
+        layer_norm("post_attention_layernorm", "attention-layernorm", H, writes="mlp.fc1 input"),
         *common.feed_forward("mlp.fc1", "mlp.fc2"),
         *common.query_key_value(("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")),
         common.attention_output("self_attn.o_proj"),
-        layer_norm("post_mlp_layernorm", "output-layernorm", H),
+        layer_norm("post_mlp_layernorm", "output-layernorm", H, writes="layer output"),
     )
+    attention = ops.attention("self_attn", H, A, "attention_probs_dropout_prob", writes="self_attn.o_proj input")
     layer_ops = (
-        rotary.rotated(ops.attention("self_attn", H, A, "attention_probs_dropout_prob"), TABLES),
-        ops.dropout("post_attention_dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        rotary.rotated(attention, (COS, SIN)),
+        ops.dropout(
+            "post_attention_dropout",
+            "attention-output-dropout",
+            (b, s, H),
+            common.HIDDEN_DROPOUT,
+            reads="self_attn.o_proj output",
+        ),
         common.feed_forward_activation("mlp.activation_fn"),
-        ops.dropout("post_mlp_dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        ops.dropout("post_mlp_dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads="mlp.fc2 output"),
     )
-    return common.layers(f"{prefix}layers.{{0}}.", modules, layer_ops)
+    return common.layers(f"{prefix}layers.{{0}}.", modules, layer_ops, JOINS, "layer output")
+
+
+# Norms after each sub-layer, as BERT's: each sub-layer's output adds to its input.
+JOINS = (
+    arch.Join(("post_attention_dropout output", common.LAYER_INPUT), "post_attention_layernorm input"),
+    arch.Join(("post_mlp_dropout output", "mlp.fc1 input"), "post_mlp_layernorm input"),
+)
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:

@@ -23,6 +23,7 @@ from generator.counting.conditions import const, eq, gt, ne, truthy
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import gated, prenorm, rotary
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.flow import own
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -56,8 +57,12 @@ def _norm(on: Mapping[str, bool], path: str, key: str, *, rows: Poly = TOKENS, s
 
 # Rotary tables made once a step for the global layers, and once for the local (sliding-window) ones.
 LOCAL_LAYERS = gt("num_hidden_layers", 1) & ne("global_attn_every_n_layers", 1)
-ROTARY_GLOBAL = rotary.tables("global rotary")
-ROTARY_LOCAL = rotary.tables("local rotary", when=LOCAL_LAYERS)
+# Wqkv's one output is the query, the key and the value: every table is kept when it needs a gradient.
+ROTARY_GLOBAL, ROTARY_LOCAL = (
+    (replace(cos, needs=(own(0),)), replace(sin, needs=(own(0),)))
+    for cos, sin in (rotary.tables("global rotary"), rotary.tables("local rotary", when=LOCAL_LAYERS))
+)
+QKV = "attn.Wqkv output"
 
 
 def _layer_ops() -> tuple[arch.Op, ...]:
@@ -71,13 +76,48 @@ def _layer_ops() -> tuple[arch.Op, ...]:
         arch.Saved("rest of Wqkv output", (s, 2 * H), batch_one=True, when=~one_head),
         arch.Saved("rest of Wqkv output", (b, s, 2 * H), when=one_head),
     )
-    attention = ops.attention("attn", H, A, "attention_dropout", float_softmax=True)
+    attention = ops.attention(
+        "attn", H, A, "attention_dropout", float_softmax=True, reads=(QKV, QKV, QKV), writes="attn.Wo input"
+    )
     return (
         rotary.rotated(replace(attention, saved=(*attention.saved, *rest)), ROTARY_GLOBAL, ROTARY_LOCAL),
-        *gated.fused_ops("mlp.act", "mlp.gate", activation_key="hidden_activation"),
-        ops.dropout("attn.out_drop", "attention-dropout", (b, s, H), ops.probability("attention_dropout")),
-        ops.dropout("mlp.drop", "feed-forward-dropout", (b, s, I), ops.probability("mlp_dropout")),
+        *gated.fused_ops(
+            "mlp.act", "mlp.gate", activation_key="hidden_activation", reads="mlp.Wi output", writes="mlp.drop input"
+        ),
+        ops.dropout(
+            "attn.out_drop",
+            "attention-dropout",
+            (b, s, H),
+            ops.probability("attention_dropout"),
+            reads="attn.Wo output",
+        ),
+        ops.dropout(
+            "mlp.drop", "feed-forward-dropout", (b, s, I), ops.probability("mlp_dropout"), writes="mlp.Wo input"
+        ),
     )
+
+
+def _layer_flow(normed: bool) -> dict[str, object]:
+    """A layer's flow: the attention reads its norm's output (layer 0 has none: the input itself), and
+    each sub-layer's output adds to its input, the residual stream skipping the norms."""
+    into_attention = arch.Join((common.LAYER_INPUT,), "attn_norm input" if normed else "attention input")
+    return {
+        "joins": (
+            into_attention,
+            arch.Join(("attn.out_drop output", common.LAYER_INPUT), "mlp_norm input"),
+            arch.Join(("mlp.Wo output", "mlp_norm input"), "layer output"),
+        ),
+        "inputs": ((common.LAYER_INPUT, common.HIDDEN),),
+        "outputs": (("layer output", common.HIDDEN),),
+    }
+
+
+# What each of a layer's norms writes: the attention's input, and the feed-forward network's.
+NORM_WRITES = {"attn_norm": "attention input", "mlp_norm": "mlp.Wi input"}
+
+
+def _layer_norm(on: Mapping[str, bool], path: str, key: str) -> arch.Module:
+    return layer_norm(path, key, H, bias=on["norm_bias"], writes=NORM_WRITES[path])
 
 
 def _layer_modules(on: Mapping[str, bool], attn_norm: bool) -> tuple[arch.Module, ...]:
@@ -92,11 +132,12 @@ def _layer_modules(on: Mapping[str, bool], attn_norm: bool) -> tuple[arch.Module
             bias=attention_bias,
             part=arch.Part.ATTENTION,
             saves="layer input",
+            reads="attention input",
         ),
         linear("attn.Wo", "attention-output", H, H, bias=attention_bias, part=arch.Part.ATTENTION),
     )
     return prenorm.layer(
-        functools.partial(_norm, on),
+        functools.partial(_layer_norm, on),
         attention,
         gated.fused("mlp.Wi", "mlp.Wo", bias=on["mlp_bias"]),
         attention_norm="attn_norm" if attn_norm else None,
@@ -113,17 +154,34 @@ def _backbone(on: Mapping[str, bool], prefix: str, _pooler: bool) -> tuple[arch.
     )
     # Layer 0 has no attention norm: the embedding norm already normalizes its input.
     modules = functools.partial(_layer_modules, on)
-    layers = prenorm.first_apart(f"{prefix}layers.{{0}}.", modules, _layer_ops(), later=lambda: on["later_layers"])
+    layers = prenorm.first_apart(
+        f"{prefix}layers.{{0}}.", modules, _layer_ops(), later=lambda: on["later_layers"], flow=_layer_flow
+    )
     return (embeddings, *layers, prenorm.final_norm(prefix, _norm(on, "final_norm", "final-norm")))
 
 
 def _prediction_head(
-    on: Mapping[str, bool], rows: Poly = TOKENS, saves: arch.Saved | tuple[arch.Saved, ...] = common.ENCODER_OUTPUT
+    on: Mapping[str, bool],
+    rows: Poly = TOKENS,
+    saves: arch.Saved | tuple[arch.Saved, ...] = common.ENCODER_OUTPUT,
+    *,
+    reads: str = common.ENCODER_OUTPUT.key,
+    writes: str = "decoder input",
 ) -> tuple[arch.Module, ...]:
     """ModernBertPredictionHead: dense (bias only with classifier_bias), activation, norm."""
     return (
-        linear("head.dense", "head-dense", H, H, bias=on["classifier_bias"], rows=rows, saves=saves),
-        _norm(on, "head.norm", "head-norm", rows=rows, saves="head activated"),
+        linear(
+            "head.dense",
+            "head-dense",
+            H,
+            H,
+            bias=on["classifier_bias"],
+            rows=rows,
+            saves=saves,
+            reads=reads,
+            writes="head hidden",
+        ),
+        layer_norm("head.norm", "head-norm", H, rows=rows, saves="head activated", bias=on["norm_bias"], writes=writes),
     )
 
 
@@ -150,21 +208,23 @@ def _classifier(on: Mapping[str, bool]) -> arch.Block:
     pooled = ops.either(MEAN, arch.Saved("mean pooled", (b, H)), common.ENCODER_OUTPUT)
     acts = ops.probability("classifier_dropout")
     saved = ops.either(acts, arch.Saved("dropped", (b, H)), arch.Saved("head output", (b, H)))
-    modules = (*_prediction_head(on, b, pooled), linear("classifier", "classifier", H, C, rows=b, saves=saved))
+    classifier = linear("classifier", "classifier", H, C, rows=b, saves=saved, reads="dropped", writes="logits")
+    modules = (*_prediction_head(on, b, pooled, reads="pooled", writes="head output"), classifier)
     classifier_ops = (
-        arch.Op("pooling", "mean-pooling", saved=MASK),
+        arch.Op("pooling", "mean-pooling", saved=MASK, reads=(common.ENCODER_OUTPUT.key,), writes="pooled"),
         *_head_ops((b,)),
-        ops.dropout("drop", "classifier-dropout", (b, H), acts),
+        ops.dropout("drop", "classifier-dropout", (b, H), acts, reads="head output", writes="dropped"),
         *heads.class_loss(),
     )
-    return arch.Block("classifier", arch.Kind.HEAD, "", modules, ops=classifier_ops)
+    inputs = ((common.ENCODER_OUTPUT.key, common.HIDDEN),)
+    return arch.Block("classifier", arch.Kind.HEAD, "", modules, ops=classifier_ops, inputs=inputs)
 
 
 def _decoder(on: Mapping[str, bool]) -> arch.Module:
     """The masked-LM decoder: the token table again when tied, with a bias of its own by default."""
     key = "decoder-tied" if on["tied"] else "decoder-untied"
     words = f"{BACKBONE}embeddings.tok_embeddings.weight" if on["tied"] else None
-    return linear("decoder", key, H, V, bias=on["decoder_bias"], tied_to=words)
+    return linear("decoder", key, H, V, bias=on["decoder_bias"], tied_to=words, writes="logits")
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
@@ -22,6 +23,7 @@ from generator.counting.conditions import Condition, Key, Value, div, eq, given,
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import gated, rotary
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -60,34 +62,63 @@ def layer(
             bias=bias,
             heads="A",
             part=arch.Part.ATTENTION,
-            saves="layer input",
+            saves=common.LAYER_INPUT,
+            writes=key,
         )
         for name, key in (("q", "query"), ("k", "key"), ("v", "value"))
     )
     out = linear("self_attn.o_proj", "attention-output", width, H, bias=bias, part=arch.Part.ATTENTION)
     modules = (
-        layer_norm("post_attention_layernorm", "attention-layernorm", H),
+        layer_norm("post_attention_layernorm", "attention-layernorm", H, writes="feed-forward input"),
         *gated.split("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj", biases=(False, False, bias)),
         *attention,
         out,
-        layer_norm("post_mlp_layernorm", "output-layernorm", H),
+        layer_norm("post_mlp_layernorm", "output-layernorm", H, writes="layer output"),
     )
     product_dropout = (
-        (ops.dropout("mlp.dropout", "feed-forward-dropout", (b, s, Poly.symbol("I")), common.HIDDEN_DROPOUT),)
+        (
+            ops.dropout(
+                "mlp.dropout",
+                "feed-forward-dropout",
+                (b, s, Poly.symbol("I")),
+                common.HIDDEN_DROPOUT,
+                reads="mlp output",
+                writes="mlp.down_proj input",
+            ),
+        )
         if mlp_dropout
         else ()
     )
-    layer_ops = (
-        rotary.rotated(
-            ops.attention("self_attn", width, A, "attention_probs_dropout_prob"),
-            rotary.tables(width=table_width, when=dropouts.with_layers()),  # made even without layers, but unread
-        ),
-        ops.dropout("post_attention_dropout", "attention-output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
-        *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj"),
-        *product_dropout,
-        ops.dropout("post_mlp_dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+    product = "mlp output" if mlp_dropout else "mlp.down_proj input"
+    # made even without layers, but unread; q·cos keeps cos only when q needs a gradient
+    cos, sin = (
+        replace(table, needs=(own(0), own(1)))
+        for table in rotary.tables(width=table_width, when=dropouts.with_layers())
     )
-    return common.layers(f"{prefix}{path}.{{0}}.", modules, layer_ops)
+    attention_op = ops.attention("self_attn", width, A, "attention_probs_dropout_prob", writes=f"{out.path} input")
+    layer_ops = (
+        rotary.rotated(attention_op, (cos, sin)),
+        ops.dropout(
+            "post_attention_dropout",
+            "attention-output-dropout",
+            (b, s, H),
+            common.HIDDEN_DROPOUT,
+            reads=f"{out.path} output",
+        ),
+        *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj", writes=product),
+        *product_dropout,
+        ops.dropout(
+            "post_mlp_dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads="mlp.down_proj output"
+        ),
+    )
+    return common.layers(f"{prefix}{path}.{{0}}.", modules, layer_ops, JOINS, "layer output")
+
+
+# Norms after each sub-layer: the attention's output adds to the layer's input, the feed-forward's to its own.
+JOINS = (
+    arch.Join(("post_attention_dropout output", common.LAYER_INPUT), "post_attention_layernorm input"),
+    arch.Join(("post_mlp_dropout output", "feed-forward input"), "post_mlp_layernorm input"),
+)
 
 
 def backbone(embedded: arch.Block, stack: arch.Block, prefix: str, pooler: bool) -> tuple[arch.Block, ...]:

@@ -22,7 +22,10 @@ What each family sets:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from generator.counting import architecture as arch
+from generator.counting.flow import own
 from generator.counting.layouts import b, linear, s
 from generator.counting.poly import Poly
 
@@ -47,15 +50,33 @@ def fused(
 
 
 def fused_ops(
-    activation: str, gate: str, *, activation_key: str = "hidden_act", stored_as: str = "Wi output", inner: Poly = I
+    activation: str,
+    gate: str,
+    *,
+    activation_key: str = "hidden_act",
+    stored_as: str = "Wi output",
+    inner: Poly = I,
+    reads: str = "",
+    writes: str = "",
 ) -> tuple[arch.Op, arch.Op]:
     """The activation of the first half and its product with the second, both reading the 2I-wide
-    storage ``stored_as`` (the chunks are views of it); ``activation_key`` names the function."""
+    storage ``stored_as`` (the chunks are views of it); ``activation_key`` names the function.
+    Both read ``reads`` (else ``stored_as``); the product writes ``writes`` (else "<gate> output")."""
     wide = arch.Saved(stored_as, (b, s, 2 * inner))
     activated = arch.Saved("activated", (b, s, inner))
+    source = reads or stored_as
     return (
-        arch.Op(activation, "feed-forward-activation", saved=(wide, activated), activation=activation_key),
-        arch.Op(gate, "gate", saved=(activated, wide)),
+        arch.Op(
+            activation,
+            "feed-forward-activation",
+            saved=(wide, activated),
+            activation=activation_key,
+            reads=(source,),
+            writes=activated.key,
+        ),
+        arch.Op(
+            gate, "gate", saved=(activated, wide), reads=(activated.key, source), writes=writes or f"{gate} output"
+        ),
     )
 
 
@@ -82,16 +103,33 @@ def split(
 
 
 def split_ops(
-    activation: str, product: str, *, gate: str, up: str, activation_key: str = "hidden_act", inner: Poly = I
+    activation: str,
+    product: str,
+    *,
+    gate: str,
+    up: str,
+    activation_key: str = "hidden_act",
+    inner: Poly = I,
+    writes: str = "",
 ) -> tuple[arch.Op, arch.Op]:
-    """The activation of ``gate``'s output, then at ``product`` its product with ``up``'s, which keeps both."""
+    """The activation of ``gate``'s output, then at ``product`` its product with ``up``'s, which
+    writes ``writes`` (else "<product> output"). Each factor is kept when the other needs a gradient."""
     activated = arch.Saved("activated", (b, s, inner))
+    up_output = arch.Saved(f"{up} output", (b, s, inner))
     return (
         arch.Op(
             activation,
             "feed-forward-activation",
             saved=(arch.Saved(f"{gate} output", (b, s, inner)), activated),
             activation=activation_key,
+            reads=(f"{gate} output",),
+            writes=activated.key,
         ),
-        arch.Op(product, "gate", saved=(activated, arch.Saved(f"{up} output", (b, s, inner)))),
+        arch.Op(
+            product,
+            "gate",
+            saved=(replace(activated, needs=(own(1),)), replace(up_output, needs=(own(0),))),
+            reads=(activated.key, up_output.key),
+            writes=writes or f"{product} output",
+        ),
     )

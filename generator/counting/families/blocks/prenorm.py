@@ -64,6 +64,7 @@ def first_apart(
     layer_ops: tuple[arch.Op, ...],
     *,
     later: Callable[[], bool],
+    flow: Callable[[bool], dict[str, object]] | None = None,
 ) -> tuple[arch.Block, ...]:
     """Layer 0 without its attention norm, then layers 1 to L − 1 with it, when ``later()`` (L > 1).
 
@@ -71,11 +72,22 @@ def first_apart(
     norm already normalizes its input. ``path`` holds "{0}" for the index; ``modules(normed)``
     builds a layer's modules with or without that norm. ``later`` is asked after layer 0 is built,
     so that a builder reads its switches in the order it always has (the calculator's paths).
+    ``flow(normed)`` gives a layer's data flow (``Block`` keywords), where the family declares it.
     """
-    first = arch.Block("layer-0", arch.Kind.ENCODER, path.format(0), modules(False), ops=layer_ops)
+    first_flow, rest_flow = (flow(False), flow(True)) if flow is not None else ({}, {})
+    first = arch.Block("layer-0", arch.Kind.ENCODER, path.format(0), modules(False), ops=layer_ops, **first_flow)  # type: ignore[arg-type]
     if not later():
         return (first,)
-    rest = arch.Block("layer", arch.Kind.ENCODER, path, modules(True), repeat=("L",), start=1, ops=layer_ops)
+    rest = arch.Block(
+        "layer",
+        arch.Kind.ENCODER,
+        path,
+        modules(True),
+        repeat=("L",),
+        start=1,
+        ops=layer_ops,
+        **rest_flow,  # type: ignore[arg-type]
+    )
     return (first, rest)
 
 

@@ -17,20 +17,28 @@ final ``norm``.
 from __future__ import annotations
 
 from generator.counting import architecture as arch
+from generator.counting.flow import own, param
 from generator.counting.layouts import TOKENS
 from generator.counting.poly import Poly
 
 
-def rms_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS) -> arch.Module:
-    """An RMSNorm of ``dim`` at ``path``: its scale, and the three storages its backward reads."""
+def rms_norm(path: str, key: str, dim: Poly, *, rows: Poly = TOKENS, writes: str = "") -> arch.Module:
+    """An RMSNorm of ``dim`` at ``path``: its scale, and the three storages its backward reads.
+
+    It reads "<path> input" and writes ``writes`` (else "<path> output"). The input and the
+    reciprocal are kept when the input needs a gradient; the normalized rows when the scale trains.
+    """
+    source = arch.Saved(f"{path} input", (rows, dim), arch.Dtype.FLOAT32, needs=(own(0),))
     return arch.Module(
         path,
         key,
         (arch.Param("weight", (dim,), "scale"),),
         part=arch.Part.NORMS,
         saved=(
-            arch.Saved(f"{path} input", (rows, dim), arch.Dtype.FLOAT32),
-            arch.Saved(f"{path} reciprocal root mean square", (rows,), arch.Dtype.FLOAT32),
-            arch.Saved(f"{path} normalized", (rows, dim)),
+            source,
+            arch.Saved(f"{path} reciprocal root mean square", (rows,), arch.Dtype.FLOAT32, needs=(own(0),)),
+            arch.Saved(f"{path} normalized", (rows, dim), needs=(param(f"{path}.weight"),)),
         ),
+        reads=(source.key,),
+        writes=writes or f"{path} output",
     )
