@@ -85,8 +85,12 @@ def attention(
     query, key, value_ = own(0), own(1), own(2)
     scores = (query, key)
     if float_softmax:
+        # The fp32 softmax keeps its output when the scores need a gradient. Without a dropout the product
+        # with the values keeps it too, in fp32, where the cast back is no copy: the same storage, fp32
+        # only (UNCAST), kept when the values need one; in bf16 it keeps the cast copy instead.
         probabilities: tuple[Saved, ...] = (
-            Saved("probabilities", grid, Dtype.FLOAT32, needs=(*scores, value_)),
+            Saved("probabilities", grid, Dtype.FLOAT32, needs=scores),
+            Saved("probabilities", grid, Dtype.UNCAST, when=~when, needs=(value_,)),
             Saved("probabilities, cast", grid, Dtype.CAST, when=~when, needs=(value_,)),
         )
     else:  # one storage for the softmax and, without a dropout, for the product with the values

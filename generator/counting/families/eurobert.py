@@ -47,7 +47,6 @@ SYMBOLS = symbols(
 )
 
 BACKBONE = "model."  # the attribute every head class stores the encoder under
-ATTENTION_DROPOUT = ops.probability("attention_dropout")
 WITH_LAYERS = gt("num_hidden_layers", 0)
 
 
@@ -124,7 +123,6 @@ def _layer_ops(on: Mapping[str, bool]) -> tuple[arch.Op, ...]:
     attention = ops.attention(
         "self_attn", query, A, "attention_dropout", float_softmax=True, writes="self_attn.o_proj input"
     )
-    attention = _softmax_kept(attention)
     if on["grouped"] and on["one_key_value_head"]:
         attention = dataclasses.replace(attention, saved=_one_head_kept(on, attention.saved))
     return (
@@ -133,21 +131,6 @@ def _layer_ops(on: Mapping[str, bool]) -> tuple[arch.Op, ...]:
         rotary.rotated(attention, _tables(on)),
         *gated.split_ops("mlp.act_fn", "mlp", gate="mlp.gate_proj", up="mlp.up_proj", writes="mlp.down_proj input"),
     )
-
-
-def _softmax_kept(attention: arch.Op) -> arch.Op:
-    """The fp32 softmax keeps its output when the scores need a gradient. Without a dropout, the
-    product with the values keeps it too in fp32, where the cast back is no copy: a second entry
-    of the same key, fp32 only (UNCAST), kept when the values need one. LayoutLM's too."""
-    scores, values = (own(0), own(1)), (own(2),)
-
-    def split(kept: arch.Saved) -> tuple[arch.Saved, ...]:
-        if kept.key != "probabilities":
-            return (kept,)
-        by_product = dataclasses.replace(kept, dtype=arch.Dtype.UNCAST, when=~ATTENTION_DROPOUT, needs=values)
-        return (dataclasses.replace(kept, needs=scores), by_product)
-
-    return dataclasses.replace(attention, saved=tuple(t for kept in attention.saved for t in split(kept)))
 
 
 def _tables(on: Mapping[str, bool]) -> tuple[arch.Saved, arch.Saved]:

@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import replace
 
 from generator.counting import architecture as arch
 from generator.counting import ops
 from generator.counting.conditions import eq
 from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
-from generator.counting.flow import own
 from generator.counting.ground_truth import GroundTruth
 from generator.counting.layouts import b, embedding, layer_norm, s
 from generator.counting.poly import Poly
@@ -35,8 +33,6 @@ D, H = Poly.symbol("D"), common.H
 
 SYMBOLS = symbols("VP", arch.Symbol("D", "max_2d_position_embeddings", minimum=0), "THILAC")
 
-# The attention's dropout acts: the product with the values then keeps the dropped probabilities.
-DROPS_PROBABILITIES = ops.probability("attention_probs_dropout_prob")
 # The boxes (b, s, 4): the x and y tables look up views of them, one storage both keep.
 BOXES = arch.Saved("boxes", (b, s, Poly.constant(4)), arch.Dtype.INT64)
 # LayoutLMModel.forward makes the token types, torch.zeros(input_shape): a new (b, s) tensor.
@@ -76,24 +72,9 @@ def _layer(prefix: str) -> arch.Block:
         float_softmax=True,
         writes="attention.output.dense input",
     )
-    layer_ops = (_softmax_kept(attention), *common.bert_layer_ops()[1:])  # BERT's, the attention replaced
+    layer_ops = (attention, *common.bert_layer_ops()[1:])  # BERT's, the attention replaced
 
     return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, common.BERT_JOINS, "layer output")
-
-
-def _softmax_kept(attention: arch.Op) -> arch.Op:
-    """The fp32 softmax keeps its output when the scores need a gradient. Without a dropout, the
-    product with the values keeps it too in fp32, where the cast back is no copy: a second entry
-    of the same key, fp32 only (UNCAST), kept when the values need one."""
-    scores, values = (own(0), own(1)), (own(2),)
-
-    def split(kept: arch.Saved) -> tuple[arch.Saved, ...]:
-        if kept.key != "probabilities":
-            return (kept,)
-        by_product = replace(kept, dtype=arch.Dtype.UNCAST, when=~DROPS_PROBABILITIES, needs=values)
-        return (replace(kept, needs=scores), by_product)
-
-    return replace(attention, saved=tuple(t for kept in attention.saved for t in split(kept)))
 
 
 def _backbone(head: arch.Head, prefix: str, _pooler: bool) -> tuple[arch.Block, ...]:
