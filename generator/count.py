@@ -109,11 +109,7 @@ def _count_full(card: Card, batch: int, seq: int, *, json_output: bool) -> int:
     for name, flops in (("forward", totals.forward), ("backward", totals.backward)):
         # Exact, as the comparison writes it: 191,065,165,824 over 16,384 tokens is 11,661,692.25 a token.
         print(f"{name} FLOPs: {flops:,} ({decimal(Fraction(flops, tokens))} per token)")
-    for name, size in totals.activations.items():
-        print(f"activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
-    print("training memory with Adam (weights, gradients, two moments and activations; a lower bound):")
-    for name, size in totals.training_memory.items():
-        print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
+    _print_memory(totals, "", "weights, gradients, two moments and activations")
     return 0
 
 
@@ -215,12 +211,17 @@ def _count_method(card: Card, tuning: Tuning, batch: int, seq: int, *, json_outp
     print(f"batch {batch:,} × sequence {seq:,}{positions}, the step under {tuning.method.value}:")
     for name, flops in (("forward", totals.forward), ("backward", totals.backward)):
         print(f"  {name} FLOPs: {flops:,}")
+    _print_memory(totals, "  ", "weights, gradients and moments of what trains, activations")
+    return 0
+
+
+def _print_memory(totals: StepTotals, indent: str, held: str) -> None:
+    """A step's activations, then its training memory with Adam (what it holds: ``held``)."""
     for name, size in totals.activations.items():
-        print(f"  activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
-    print("training memory with Adam (weights, gradients and moments of what trains, activations; a lower bound):")
+        print(f"{indent}activations, {name}: {size:,} bytes ({size / 2**30:.2f} GiB)")
+    print(f"training memory with Adam ({held}; a lower bound):")
     for name, size in totals.training_memory.items():
         print(f"  {name.replace('_', ' ')}: {size:,} bytes ({size / 2**30:.2f} GiB)")
-    return 0
 
 
 def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | None, StepTotals | None]:

@@ -19,7 +19,7 @@ from generator.counting.families import activations, common, dropouts, heads, st
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import symbols
 from generator.counting.ground_truth import ABSENT, GroundTruth
-from generator.counting.layouts import b, layer_norm, linear, s
+from generator.counting.layouts import b, layer_norm, linear
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule
 
@@ -68,13 +68,7 @@ def _shared_layer(prefix: str) -> arch.Block:
         # into full_layer_layer_norm.
         ops=(
             ops.attention("attention", H, A, "attention_probs_dropout_prob", writes="attention.dense input"),
-            ops.dropout(
-                "attention.output_dropout",
-                "attention-output-dropout",
-                (b, s, H),
-                common.HIDDEN_DROPOUT,
-                reads="attention.dense output",
-            ),
+            common.attention_output_dropout("attention.output_dropout", "attention.dense"),
             common.feed_forward_activation("activation"),
         ),
         joins=joins,

@@ -246,16 +246,15 @@ def bert_layer_ops() -> tuple[arch.Op, ...]:
     )
     return (
         attention,
-        ops.dropout(
-            "attention.output.dropout",
-            "attention-output-dropout",
-            (b, s, H),
-            HIDDEN_DROPOUT,
-            reads="attention.output.dense output",
-        ),
+        attention_output_dropout(),
         feed_forward_activation("intermediate.intermediate_act_fn"),
         ops.dropout("output.dropout", "output-dropout", (b, s, H), HIDDEN_DROPOUT, reads="output.dense output"),
     )
+
+
+def attention_output_dropout(path: str = "attention.output.dropout", dense: str = "attention.output.dense") -> arch.Op:
+    """The hidden dropout on the attention's output projection (``dense``), before its residual sum."""
+    return ops.dropout(path, "attention-output-dropout", (b, s, H), HIDDEN_DROPOUT, reads=f"{dense} output")
 
 
 # BertLayer's residual connections: attention's output onto the layer's input, and the feed-forward's

@@ -137,13 +137,7 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     )
     layer_ops = (
         rotary.rotated(attention, (COS, SIN)),
-        ops.dropout(
-            "attention.output.dropout",
-            "attention-output-dropout",
-            (b, s, H),
-            common.HIDDEN_DROPOUT,
-            reads="attention.output.dense output",
-        ),
+        common.attention_output_dropout(),
         esm_gelu(
             "intermediate.gelu", "feed-forward-activation", (b, s, I), "feed-forward hidden", "feed-forward activated"
         ),

@@ -22,7 +22,7 @@ from generator.counting import ops
 from generator.counting.families import activations, bert, common, dropouts, roberta
 from generator.counting.families.blocks import prenorm
 from generator.counting.ground_truth import GroundTruth, Pinned
-from generator.counting.layouts import b, layer_norm, s
+from generator.counting.layouts import layer_norm
 
 H, A = common.H, common.A
 
@@ -63,13 +63,7 @@ def _layer_ops() -> tuple[arch.Op, ...]:
     """
     return (
         ops.attention("attention.self", H, A, "attention_probs_dropout_prob", writes="attention.output.dense input"),
-        ops.dropout(
-            "attention.output.dropout",
-            "attention-output-dropout",
-            (b, s, H),
-            common.HIDDEN_DROPOUT,
-            reads="attention.output.dense output",
-        ),
+        common.attention_output_dropout(),
         common.feed_forward_activation("intermediate.intermediate_act_fn"),
     )
 
