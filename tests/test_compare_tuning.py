@@ -116,9 +116,9 @@ def test_a_classifier_s_cell_is_what_count_prints(site: Path) -> None:
     """On a card that is a classifier already, the page counts the card's own class, as count does."""
     found = rows(page(site), "lora-models")
     for card_id in ("exercise-topic-classifier-5", "exercise-language-id-2"):
+        asked = ("--method", "lora", "--batch", str(STEP_BATCH), "--json")  # s: count's default, min(P, 512)
         result = subprocess.run(
-            [sys.executable, "-m", "generator", "count", str(MODELS / f"{card_id}.yaml"), "--method", "lora"]
-            + ["--batch", str(STEP_BATCH), "--json"],  # s: count's default, min(P, 512), as the page's
+            [sys.executable, "-m", "generator", "count", str(MODELS / f"{card_id}.yaml"), *asked],
             capture_output=True,
             text=True,
             cwd=ROOT,

@@ -1,8 +1,9 @@
 """The comparison's chart of memory in training under each fine-tuning method, for a few models.
 
 Each bar stacks what ``memory.memory_of`` holds in bf16 mixed precision for one method's
-trainable count, then the activations of the model page's step (``comparison_tuning.method_bar``). Drawn as ``svg``'s charts are: both layouts,
-a title and a description, patterns as well as colors, and a table of the figures beside it.
+trainable count, then the activations of the model page's step (``comparison_tuning.method_bar``).
+Drawn as ``svg``'s charts are: both layouts, a title and a description, patterns as well as colors,
+and a table of the figures beside it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from html import escape
 
 from markupsafe import Markup
 
-from generator.analysis.choices import load_choices
 from generator.analysis.calculator_compute import DEFAULT_SEQ
+from generator.analysis.choices import load_choices
 from generator.analysis.fine_tuning import STEP_BATCH, fine_tuning_of
 from generator.counting.methods import Method
 from generator.site import formats
