@@ -127,11 +127,12 @@ def memory_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) 
 
 def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) -> Markup:
     """The row of LoRA for each model, as its page's fine-tuning section has it: its link (to that section), what
-    trains and its share, the targets, and the parameters' memory with Adam, LoRA's beside full fine-tuning's.
+    trains and its share, the targets, then LoRA's beside full fine-tuning's: the parameters' memory with Adam
+    and a step's training memory, both in bf16 mixed precision, and the second's ratio.
 
     ``words``: ``bytes`` (after a count of bytes); ``own`` (after the targets of a card's own setting, with
-    ``%(rank)s``); a refused row's sentence, markup with ``%(family)s``, by the refusal's word (``targets``,
-    ``unbuilt``; ``other`` for any other)."""
+    ``%(rank)s``); ``unstepped`` (where the steps are not derived); a refused row's sentence, markup with
+    ``%(family)s``, by the refusal's word (``targets``, ``unbuilt``; ``other`` for any other)."""
     root, per_bytes = escape(root), escape(words["bytes"])
 
     def size(value: int) -> str:
@@ -156,10 +157,12 @@ def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) ->
                 f'  <td class="n count" data-value="{lora.trainable}">{lora.trainable:,}</td>',
                 f'  <td class="n">{percent(lora.trainable, lora.total)}</td>',
                 f"  <td>{targets}{own}</td>",
-                "  " + "".join(size(v) for v in (lora.memory["fp32"], lora.full["fp32"])),
                 "  " + "".join(size(v) for v in (lora.memory["bf16_mixed"], lora.full["bf16_mixed"])),
-                f'  <td class="n">{percent(lora.memory["bf16_mixed"], lora.full["bf16_mixed"])}</td>',
             ]
+            if lora.step is None:
+                cells.append(f'  <td colspan="3" class="refusal">{escape(words["unstepped"])}</td>')
+            else:
+                cells += ["  " + "".join(size(v) for v in lora.step), f'  <td class="n">{percent(*lora.step)}</td>']
         cells.append("</tr>")
         out.append("\n".join(cells))
     return Markup("\n".join(out))  # the template ends the last line

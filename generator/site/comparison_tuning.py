@@ -1,4 +1,4 @@
-"""Fine-tuning on the comparison: LoRA on every model, and each method's parameter memory on a few.
+"""Fine-tuning on the comparison: LoRA on every model, and each method's memory in training on a few.
 
 Every figure is ``analysis.fine_tuning``'s, which asks ``counting.methods.tune``. A model's LoRA
 cell is its own page's LoRA row, worked out beside that page (``Model.numbers``) and carried in
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from generator.analysis.fine_tuning import SHOWN, FineTuning
 from generator.counting.memory import memory_of
 from generator.counting.methods import Method, Tuning
+from generator.counting.step_totals import StepTotals
 
 LORA = next(t for t in SHOWN if t.method is Method.LORA)  # the rank a page shows LoRA at
 
@@ -29,6 +30,9 @@ class LoraCell:
     total: int = 0  # the wrapped model's: its own parameters and the adapters
     memory: Mapping[str, int] = field(default_factory=dict)  # parameter_memory, "fp32" and "bf16_mixed"
     full: Mapping[str, int] = field(default_factory=dict)  # the same under full fine-tuning
+    # A step's training memory in bf16 mixed precision at (32, min(P, 512)): LoRA's and full fine-tuning's,
+    # both the page's ``Row.step``; None where either step is not derived.
+    step: tuple[int, int] | None = None
 
 
 def lora_cell(analysis: FineTuning | None) -> LoraCell:
@@ -38,7 +42,10 @@ def lora_cell(analysis: FineTuning | None) -> LoraCell:
     row = analysis.lora
     if row.tuned is None:
         return LoraCell(row.tuning.rank, (), analysis.own_lora, row.refusal)
-    tuned = row.tuned
+    tuned, full = row.tuned, analysis.full.step
+    step = None
+    if row.step is not None and full is not None:
+        step = (row.step.training_memory["bf16_mixed"], full.training_memory["bf16_mixed"])
     return LoraCell(
         row.tuning.rank,
         tuned.targets,
@@ -48,25 +55,29 @@ def lora_cell(analysis: FineTuning | None) -> LoraCell:
         tuned.total,
         row.memory,
         analysis.full.memory,
+        step,
     )
 
 
 @dataclass(frozen=True)
 class MethodBar:
-    """One method on one model: its parameters' memory with Adam in bf16 mixed precision, by part."""
+    """One method on one model: a training step's memory with Adam in bf16 mixed precision, by part."""
 
     tuning: Tuning
     trainable: int
     total: int
-    parts: tuple[int, int, int]  # bytes: weights, gradients, Adam's states (PARTS)
+    parts: tuple[int, int, int, int]  # bytes: weights, gradients, Adam's states, bf16 activations (PARTS)
     refusal: str = ""  # the method's word for why it cannot run; the parts are then 0
+    step: StepTotals | None = None  # the page's step under the method; without one the activations are 0
 
     @property
     def bytes(self) -> int:
         return sum(self.parts)
 
 
-def method_bar(tuning: Tuning, trainable: int, total: int) -> MethodBar:
-    """The parts of a method's parameter memory, from ``memory.memory_of``'s training state."""
+def method_bar(tuning: Tuning, trainable: int, total: int, step: StepTotals | None = None) -> MethodBar:
+    """The parts of a method's memory: ``memory.memory_of``'s training state, then the step's bf16 activations."""
     weights, gradients, *states = memory_of(total, trainable).training_state  # TRAINING_STATE's order
-    return MethodBar(tuning, trainable, total, (weights.bytes, gradients.bytes, sum(s.bytes for s in states)))
+    activations = step.activations["bf16"] if step is not None else 0
+    parts = (weights.bytes, gradients.bytes, sum(s.bytes for s in states), activations)
+    return MethodBar(tuning, trainable, total, parts, step=step)

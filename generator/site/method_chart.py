@@ -1,8 +1,9 @@
-"""The comparison's chart of parameter memory under each fine-tuning method, for a few models.
+"""The comparison's chart of memory in training under each fine-tuning method, for a few models.
 
 Each bar stacks what ``memory.memory_of`` holds in bf16 mixed precision for one method's
-trainable count (``comparison_tuning.method_bar``). Drawn as ``svg``'s charts are: both layouts,
-a title and a description, patterns as well as colors, and a table of the figures beside it.
+trainable count, then the activations of the model page's step (``comparison_tuning.method_bar``).
+Drawn as ``svg``'s charts are: both layouts, a title and a description, patterns as well as colors,
+and a table of the figures beside it.
 """
 
 from __future__ import annotations
@@ -14,23 +15,26 @@ from html import escape
 
 from markupsafe import Markup
 
+from generator.analysis.calculator_compute import DEFAULT_SEQ
 from generator.analysis.choices import load_choices
-from generator.analysis.fine_tuning import fine_tuning_of
+from generator.analysis.fine_tuning import STEP_BATCH, fine_tuning_of
 from generator.counting.methods import Method
 from generator.site import formats
 from generator.site.comparison_tuning import LORA, MethodBar, method_bar
 from generator.site.svg import NARROW, Series, _layouts, _legend, _nice_step, _num, _open, _patterns
 from generator.site.views import Summary
 
-__all__ = ["LORA", "method_chart", "method_models"]  # LORA: the templates read its rank here
+# The templates read LORA's rank here, and the step's b and longest s.
+__all__ = ["DEFAULT_SEQ", "LORA", "STEP_BATCH", "method_chart", "method_models"]
 
 # The memory chart's models, a few of different sizes and families (choices.yaml: charts, methods).
 METHOD_MODELS = load_choices().method_models
 GIB = 2**30
 # The chart's stacked parts, bf16 mixed precision: memory.TRAINING_STATE grouped as ZeRO groups it
-# (Rajbhandari et al. 2020, section 3.1): the bf16 weights, their gradients, and Adam's fp32 states.
-PARTS = ("weights", "gradients", "states")
-PART_PATTERNS = ("solid", "diagonal", "dots")
+# (Rajbhandari et al. 2020, section 3.1): the bf16 weights, their gradients, and Adam's fp32 states;
+# then the bf16 activations of the page's step.
+PARTS = ("weights", "gradients", "states", "activations")
+PART_PATTERNS = ("solid", "diagonal", "dots", "grid")
 
 
 @dataclass(frozen=True)
@@ -51,9 +55,9 @@ def method_models(models: Sequence[Summary]) -> tuple[MethodModel, ...]:
         if model is None or analysis is None:
             continue
         bars = tuple(
-            method_bar(row.tuning, row.tuned.trainable, row.tuned.total)
+            method_bar(row.tuning, row.tuned.trainable, row.tuned.total, row.step)
             if row.tuned is not None
-            else MethodBar(row.tuning, 0, 0, (0, 0, 0), row.refusal)
+            else MethodBar(row.tuning, 0, 0, (0, 0, 0, 0), row.refusal)
             for row in analysis.rows
         )
         found.append(MethodModel(model, bars))
@@ -61,22 +65,24 @@ def method_models(models: Sequence[Summary]) -> tuple[MethodModel, ...]:
 
 
 def method_series(words: Mapping[str, str]) -> tuple[Series, ...]:
-    """The three stacked parts, named in the page's words (``words[part]``)."""
+    """The four stacked parts, named in the page's words (``words[part]``)."""
     return tuple(Series(f"memory-{part}", words[part], p) for part, p in zip(PARTS, PART_PATTERNS, strict=True))
 
 
 def method_chart(groups: Sequence[MethodModel], words: Mapping[str, str]) -> Markup:
     """Both layouts of the chart: a group of bars per model, one bar per method, stacked by part.
 
-    ``words``: ``title``; ``desc`` with {models}, {full} (full fine-tuning's bytes on the first model) and
-    {least} (the smallest of the other methods' on it); each part's name (PARTS); each method's short
-    name, by its value; ``tooltip`` with {model}, {method}, {part}, {gib} and {bytes}; ``refused``."""
+    ``words``: ``title``; ``desc`` with {models}, and on the first model {full} and {head} (full fine-tuning's
+    bytes and the head alone's) and {least} (the smallest of the other methods'); each part's name (PARTS);
+    each method's short name, by its value; ``tooltip`` with {model}, {method}, {part}, {gib} and {bytes};
+    ``refused``."""
     series = method_series(words)
-    first = groups[0].bars
-    runs = [b for b in first if b.tuning.method is not Method.FULL and not b.refusal]
+    first = {b.tuning.method: b for b in groups[0].bars}
+    runs = [b for m, b in first.items() if m not in (Method.FULL, Method.HEAD) and not b.refusal]
     desc = words["desc"].format(
         models=", ".join(g.model.card.title for g in groups),
-        full=formats.binary(first[0].bytes),
+        full=formats.binary(first[Method.FULL].bytes),
+        head=formats.binary(first[Method.HEAD].bytes),
         least=formats.binary(min(b.bytes for b in runs)) if runs else "",
     )
     svg = _layouts("chart-methods", lambda id_, narrow: _draw(id_, words["title"], desc, series, groups, words, narrow))

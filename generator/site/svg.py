@@ -16,6 +16,7 @@ single layout either shrinks its labels on a phone or wastes a wide screen.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -156,7 +157,8 @@ def _legend(items: Sequence[tuple[str, str, int]], width: int) -> tuple[list[str
     out: list[str] = []
     x, y = 0.0, 0
     for key, label, key_width in items:
-        size = key_width + 6 + CHAR * len(label)
+        wide = sum(unicodedata.east_asian_width(c) in "WF" for c in label)  # a Chinese character: a full em
+        size = key_width + 6 + CHAR * (len(label) - wide) + 13 * wide
         if x and x + size > width:
             x, y = 0.0, y + 20
         out.append(
