@@ -143,9 +143,10 @@ def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) ->
     for model in models:
         lora, link, title = model.lora, escape(model.id), escape(model.card.title)
         assert lora is not None  # a summary's, from Model.numbers
+        anchor = "fine-tuning" if lora.refusal == "unbuilt" else "fine-tuning-lora"  # no method rows without peft
         cells = [
             f'<tr id="lora-{link}">',
-            f'  <th scope="row"><a href="{root}models/{link}/index.html#fine-tuning-lora">{title}</a></th>',
+            f'  <th scope="row"><a href="{root}models/{link}/index.html#{anchor}">{title}</a></th>',
         ]
         if lora.refusal:
             said = Markup(words.get(lora.refusal, words["other"])) % {"family": model.card.family.title}
