@@ -37,6 +37,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The model-wide name of the hidden states, from the embeddings through every layer to the encoder's
+# output: the blocks that give them on and the engine that reads what reaches the loss name them alike.
+HIDDEN = "hidden states"
+
 
 @dataclass(frozen=True)
 class Join:

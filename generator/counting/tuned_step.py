@@ -36,13 +36,12 @@ from generator.counting.compute import (
     differentiated,
     saved_of,
 )
+from generator.counting.flow import HIDDEN
 from generator.counting.inventory import Counted
 from generator.counting.memo import IdentityMemo
 from generator.counting.methods import Method, Tuned, indexless, modules_of
 from generator.counting.poly import Poly, total
 from generator.counting.step_refusals import StepCannotRunError
-
-HIDDEN = "hidden states"  # the model-wide name of the encoder's output (families.common.HIDDEN)
 
 # The order the forward runs the blocks in: a family may declare its heads first.
 KIND_ORDER = (Kind.EMBEDDINGS, Kind.ENCODER, Kind.POOLER, Kind.HEAD)

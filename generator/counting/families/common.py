@@ -31,6 +31,7 @@ from generator.counting.conditions import (
     truthy,
 )
 from generator.counting.families import dropouts
+from generator.counting.flow import HIDDEN as HIDDEN
 from generator.counting.layouts import b, embedding, layer_norm, linear, s
 from generator.counting.poly import Poly
 from generator.counting.switches import Rule, Switch
@@ -108,9 +109,8 @@ def embedding_norm(width: Poly) -> arch.Module:
     return layer_norm("LayerNorm", "embedding-layernorm", width)
 
 
-# The model-wide names of the activations blocks pass on (``flow.py``): the hidden states from the
-# embeddings through every layer, and the pooled output.
-HIDDEN, POOLER_OUTPUT = "hidden states", "pooler output"
+# The model-wide name of the pooled output, which the heads read (the hidden states': flow.HIDDEN).
+POOLER_OUTPUT = "pooler output"
 
 
 def embeddings_block(

@@ -11,11 +11,11 @@ the bias, and whether the projection is a block of its own (``block``).
 from __future__ import annotations
 
 from generator.counting import architecture as arch
+from generator.counting.flow import HIDDEN
 from generator.counting.layouts import linear
 from generator.counting.poly import Poly
 
 E, H = (Poly.symbol(name) for name in "EH")
-HIDDEN = "hidden states"  # the model-wide name of the hidden states (common.HIDDEN)
 
 
 def width(projected: bool) -> Poly:

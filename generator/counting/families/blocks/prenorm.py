@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator.counting import architecture as arch
-
-HIDDEN = "hidden states"  # the model-wide name of the hidden states (common.HIDDEN)
+from generator.counting.flow import HIDDEN
 
 # Makes a norm from its path and key: layouts.layer_norm, with or without its shift, or the family's own.
 Norm = Callable[[str, str], arch.Module]
