@@ -486,9 +486,10 @@ def sample_reference(out: Path, families: list[str]) -> None:
     """``fine-tuning-compute/sample.json``: every method peft (or the head's choice) accepted on the first
     sampled config of each family and head in ``sample/fine-tuning.json`` whose full step runs at
     SAMPLE_POINTS, its random ranks and targets included. Prompt tuning runs on classifiers only, at
-    s + n positions where they fit the table."""
+    s + n positions where they fit the table. Given families, it rewrites only theirs and keeps the
+    others' entries, so a change to one family regenerates one family."""
     sample = json.loads((out.parent / "sample" / "fine-tuning.json").read_text(encoding="utf-8"))
-    models, done = [], set()
+    models, done = _kept_entries(out / "sample.json", families), set()
     for model_entry in sample["models"]:
         family, head = model_entry["family"], model_entry["head"]
         if device_of(family, head) != "meta" or (families and family not in families) or (family, head) in done:
@@ -501,7 +502,21 @@ def sample_reference(out: Path, families: list[str]) -> None:
         done.add((family, head))
         models.append({"index": model_entry["index"], "family": family, "head": head, "points": rows})
         print(f"sample {family} {head} {model_entry['index']}: {len(rows)} points", file=sys.stderr)
+    order = {_entry_key(entry): n for n, entry in enumerate(sample["models"])}
+    models.sort(key=lambda entry: order[_entry_key(entry)])
     write_json(out / "sample.json", {"points": SAMPLE_POINTS, "models": models})
+
+
+def _entry_key(entry: dict[str, Any]) -> tuple[str, str, int]:
+    return entry["family"], entry["head"], entry["index"]
+
+
+def _kept_entries(path: Path, families: list[str]) -> list[dict[str, Any]]:
+    """The entries of families not being rewritten, from the file as it stands (none for a full run)."""
+    if not families or not path.exists():
+        return []
+    entries = json.loads(path.read_text(encoding="utf-8"))["models"]
+    return [entry for entry in entries if entry["family"] not in families]
 
 
 def print_point(card: dict[str, Any], head: str, b: int, s: int) -> None:
