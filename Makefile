@@ -84,6 +84,7 @@ reference:
 	$(REFERENCE_VENV)/bin/python tools/finetune_reference.py
 	$(REFERENCE_VENV)/bin/python tools/parameterless_modules.py
 	$(REFERENCE_VENV)/bin/python tools/finetune_compute_reference.py
+	$(REFERENCE_VENV)/bin/python tools/finetune_compute_reference.py --sample
 	$(REFERENCE_VENV)/bin/python tools/finetune_compute_reference.py --explain
 
 clean:
