@@ -180,3 +180,8 @@ def test_the_chinese_edition_shows_the_same_figures(tmp_path: Path) -> None:
         en, zh = rows(english, table_id), rows(chinese, table_id)
         assert en.keys() == zh.keys()
         assert all(values(en[key]) == values(zh[key]) for key in en)
+    # Each edition joins a list with its own mark, and a title may hold a comma ("BERT-Base, uncased").
+    targets = rows(chinese, "lora-models")["lora-bert-base-uncased"]
+    assert "<td><code>query</code>、<code>value</code></td>" in targets
+    titles = [card_by_id(card_id).title for card_id in load_choices().method_models]
+    assert f"（{'、'.join(titles)}）" in chinese and f"({', '.join(titles)})" in english

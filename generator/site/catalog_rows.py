@@ -130,9 +130,10 @@ def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) ->
     trains and its share, the targets, then LoRA's beside full fine-tuning's: the parameters' memory with Adam
     and a step's training memory, both in bf16 mixed precision, and the second's ratio.
 
-    ``words``: ``bytes`` (after a count of bytes); ``own`` (after the targets of a card's own setting, with
-    ``%(rank)s``); ``unstepped`` (where the steps are not derived); a refused row's sentence, markup with
-    ``%(family)s``, by the refusal's word (``targets``, ``unbuilt``; ``other`` for any other)."""
+    ``words``: ``bytes`` (after a count of bytes); ``list`` (between two targets); ``own`` (after the targets
+    of a card's own setting, with ``%(rank)s``); ``unstepped`` (where the steps are not derived); a refused
+    row's sentence, markup with ``%(family)s``, by the refusal's word (``targets``, ``unbuilt``; ``other`` for
+    any other)."""
     root, per_bytes = escape(root), escape(words["bytes"])
 
     def size(value: int) -> str:
@@ -152,7 +153,7 @@ def lora_rows(models: Iterable[Summary], root: str, words: Mapping[str, str]) ->
             said = Markup(words.get(lora.refusal, words["other"])) % {"family": model.card.family.title}
             cells.append(f'  <td colspan="8" class="refusal">{said}</td>')
         else:
-            targets = ", ".join(f"<code>{escape(t)}</code>" for t in lora.targets)
+            targets = str(words["list"]).join(f"<code>{escape(t)}</code>" for t in lora.targets)
             own = f" {escape(words['own'] % {'rank': lora.rank})}" if lora.own else ""
             cells += [  # the count beside the name: on a phone only the first columns fit
                 f'  <td class="n count" data-value="{lora.trainable}">{lora.trainable:,}</td>',

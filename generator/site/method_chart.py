@@ -75,12 +75,12 @@ def method_chart(groups: Sequence[MethodModel], words: Mapping[str, str]) -> Mar
     ``words``: ``title``; ``desc`` with {models}, and on the first model {full} and {head} (full fine-tuning's
     bytes and the head alone's) and {least} (the smallest of the other methods'); each part's name (PARTS);
     each method's short name, by its value; ``tooltip`` with {model}, {method}, {part}, {gib} and {bytes};
-    ``refused``."""
+    ``refused``; ``list`` (between two models' names: a title may hold a comma)."""
     series = method_series(words)
     first = {b.tuning.method: b for b in groups[0].bars}
     runs = [b for m, b in first.items() if m not in (Method.FULL, Method.HEAD) and not b.refusal]
     desc = words["desc"].format(
-        models=", ".join(g.model.card.title for g in groups),
+        models=str(words["list"]).join(g.model.card.title for g in groups),
         full=formats.binary(first[Method.FULL].bytes),
         head=formats.binary(first[Method.HEAD].bytes),
         least=formats.binary(min(b.bytes for b in runs)) if runs else "",
