@@ -20,11 +20,11 @@ from test_fine_tuning import sample_card, tuning_of
 
 from conftest import MODELS, REFERENCE
 from generator.cards.card import Card, load_card
-from generator.counting.architecture import Head, Layer
+from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, count_compute, shows_step
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
-from generator.counting.methods import Method, Tuned, Tuning, TuningError, modules_of, tune
+from generator.counting.methods import Method, Tuning, TuningError, tune
 from generator.counting.tuned_step import StepNotDerivedError, flowed_compute, tuned_compute, tuned_seq
 
 FOLDER = REFERENCE / "fine-tuning-compute"
@@ -47,19 +47,8 @@ def derived(card: Card) -> bool:
     return True
 
 
-def adapts_a_table(tuned: Tuned) -> bool:
-    """Whether LoRA wraps an embedding table (a random target may name one): the engine derives a
-    Linear's adapter only, and refuses the step rather than guess."""
-    layers = modules_of(tuned.inventory).layers
-    return any(layers.get(module) is not Layer.LINEAR for module in tuned.adapted)
-
-
 def check_point(card: Card, tuning: Tuning, point: dict[str, Any], where: str) -> None:
     tuned = tune(count_parameters(card), tuning)
-    if adapts_a_table(tuned):
-        with pytest.raises(StepNotDerivedError, match="only a Linear layer's adapter is derived"):
-            tuned_compute(card, tuned)
-        return
     figures = tuned_compute(card, tuned).at(point["batch"], tuned_seq(tuned, point["seq"]))
     found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
     assert found == (point["forward"], point["backward"], point["fp32"], point["bf16"]), where
@@ -169,3 +158,23 @@ def test_every_family_with_a_flow_has_torch_s_figures_for_every_method(tmp_path:
     for name in built - DERIVED:
         shown = [card for card in cards if card.family.name == name and shows_step(card)]
         assert shown and not any(derived(card) for card in shown), name
+
+
+# The explain files' variant with LoRA on the embedding tables (tools/finetune_compute_reference.py, TABLES).
+TABLES = ("word_embeddings", "position_embeddings", "token_type_embeddings", "rel_embeddings")
+
+
+@pytest.mark.parametrize("family", ["bert", "deberta-v2"])
+def test_lora_on_the_tables_of_a_tiny_model_equals_torch_s(family: str, tmp_path: Path) -> None:
+    """BERT's three tables, looked up at b·s, s and b·s rows; DeBERTa's token table, and its relative
+    table, which the layers read whole, so that its adapter never runs."""
+    reference = json.loads((FOLDER / f"explain-tiny-{family}.json").read_text(encoding="utf-8"))
+    entry = {"index": family, "family": family, "head": "sequence-classification", "config": reference["config"]}
+    card = sample_card(entry, tmp_path)
+    assert card is not None
+    torch_s = next(s for s in reference["summaries"] if s["variant"] == "lora-r8-tables")
+    figures = tuned_compute(card, tune(count_parameters(card), Tuning(Method.LORA, rank=8, targets=TABLES))).at(
+        reference["batch"], reference["seq"]
+    )
+    found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
+    assert found == (torch_s["forward"], torch_s["backward"], torch_s["activations"], torch_s["bf16"])

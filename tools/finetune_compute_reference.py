@@ -393,11 +393,18 @@ def _graph(root: Any) -> list[Any]:
     return found
 
 
+# LoRA on the embedding tables too, in the explain files only: each tiny model adapts the tables it has
+# (BERT's three it looks up; DeBERTa's token table, and its relative table, which it reads whole).
+TABLES = Variant(
+    "lora-r8-tables", "lora", 8, ("word_embeddings", "position_embeddings", "token_type_embeddings", "rel_embeddings")
+)
+
+
 def write_explain(out: Path) -> None:
     b, s = TINY_POINT
     for card in TINY:
         nodes, summaries = [], []
-        for variant in variants(card["family"]):
+        for variant in [*variants(card["family"]), TABLES]:
             rows, summary = explain_variant(card, variant, b, s)
             nodes += rows
             summaries.append(summary)

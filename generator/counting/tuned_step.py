@@ -1,11 +1,12 @@
 """A training step when a fine-tuning method trains part of the model: its FLOPs and what autograd keeps.
 
 The forward runs the whole model, plus what the method adds (LoRA's two products per adapted
-Linear). The backward runs only the products whose output a trained tensor reaches, and autograd
-keeps only what those products and the ops above them read. Which activations need a gradient
-follows from the block's data flow (``flow.py``): a block instance reads the names the earlier
-blocks give it, and each item's output needs a gradient when it reads one that does, or holds a
-trained tensor. ``docs/fine-tuning-step.md`` gives every rule with the torch figure it rests on.
+Linear, one per adapted embedding table). The backward runs only the products whose output a
+trained tensor reaches, and autograd keeps only what those products and the ops above them read.
+Which activations need a gradient follows from the block's data flow (``flow.py``): a block
+instance reads the names the earlier blocks give it, and each item's output needs a gradient when
+it reads one that does, or holds a trained tensor. ``docs/fine-tuning-step.md`` gives every rule
+with the torch figure it rests on.
 
 The first instance of a repeated layer may differ from the others: below the lowest trained
 tensor nothing needs a gradient, and in LoRA's first layer only the adapted branches do. The
@@ -53,11 +54,13 @@ class StepNotDerivedError(ValueError):
 
 @dataclass(frozen=True)
 class Adapter:
-    """What a method wraps one Linear with: LoRA of rank r, or IA³ scaling its input or its output."""
+    """What a method wraps one Linear with: LoRA of rank r, or IA³ scaling its input or its output;
+    or an embedding table with LoRA (``width``, its rows' width: B is width × r)."""
 
     method: Method
     rank: int = 0
     scales_input: bool = False
+    width: int | None = None  # an embedding table's width; None for a Linear
 
 
 @dataclass(frozen=True)
@@ -185,10 +188,13 @@ def _trained(tuned: Tuned) -> Trained:
     for added in tuned.added:
         if added.module == "" or added.module not in tuned.adapted:
             continue
-        if modules.layers.get(added.module) is not Layer.LINEAR:
-            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear layer's adapter is derived")
+        layer = modules.layers.get(added.module)
+        if layer is not Layer.LINEAR and not (layer is Layer.EMBEDDING and tuned.tuning.method is Method.LORA):
+            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear's or a table's LoRA is derived")
         name = _indexless(added.module)
-        if tuned.tuning.method is Method.LORA:
+        if layer is Layer.EMBEDDING:
+            adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank, width=modules.shape_of(added.module)[1])
+        elif tuned.tuning.method is Method.LORA:
             adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank)
         else:
             out, _ = modules.shape_of(added.module)
@@ -233,7 +239,7 @@ def _instance(
             found = any(needs(read, (*path, name)) for read in joins[name].reads)
         elif name in writers:
             item = writers[name]
-            found = _holds_trained(item, trains) or f"{prefix}{item.path}" in trained.adapter
+            found = _holds_trained(item, trains) or _adapter_of(item, prefix, trained) is not None
             found = found or any(needs(read, (*path, name)) for read in item.reads)
         else:
             raise StepNotDerivedError(f"{block.key}: nothing writes {name}")
@@ -245,7 +251,7 @@ def _instance(
     for item in items:
         if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
             continue
-        adapter = trained.adapter.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
+        adapter = _adapter_of(item, prefix, trained)
         given = tuple(needs(read) for read in item.reads)  # x itself, before an IA³ vector scales it
         reads = given
         if adapter is not None and adapter.scales_input:
@@ -279,7 +285,9 @@ def _instance(
         found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
         if item.path == "loss" and live:
             names[LOSS] = True
-        if adapter is not None:
+        if adapter is not None and isinstance(item, Module) and adapter.width is not None:
+            found.append(_adapted_table(item, adapter, local, seen, card, block))
+        elif adapter is not None:
             found.append(_adapted(item, adapter, given[0] if given else False, local, seen, card, block))
         for product, linear, input_needs in runs:
             inputs = tuple(t for t in saved_of(item, card.config) if linear in t.needs)
@@ -290,6 +298,19 @@ def _instance(
     for own, wide in block.outputs:
         names[wide] = needs(own)
     return tuple(found)
+
+
+def _adapter_of(item: Module | Op, prefix: str, trained: Trained) -> Adapter | None:
+    """The adapter that acts on a module's output. A table the model reads whole, never looking it up
+    (DeBERTa's relative positions), has none: peft's adapter of it never runs."""
+    if not isinstance(item, Module):
+        return None
+    adapter = trained.adapter.get(f"{prefix}{item.path}")
+    if adapter is None or adapter.width is None:
+        return adapter
+    if item.lookups is None:
+        raise StepNotDerivedError(f"{item.path} is not looked up by ids, and peft's adapter of it is not derived")
+    return None if item.lookups == Poly() else adapter
 
 
 def _adapted_runs(
@@ -385,3 +406,20 @@ def _adapted(
         products = tuple(replace(p, backward=0) for p in products)  # a run whose output nothing reads
     backward = total(p.flops * p.backward for p in products)
     return ModuleCompute(path, path, products, backward, _unique(list(saved), local, seen))
+
+
+def _adapted_table(
+    item: Module, adapter: Adapter, local: set[str], seen: set[str], card: Counted, block: Block
+) -> ModuleCompute:
+    """LoRA on an embedding table (peft's ``lora.Embedding``): it looks the ids up in Aᵀ (no product),
+    multiplies by Bᵀ, (lookups × r) by (r × width), and scales. A trains, so both operands need a
+    gradient: the backward runs two products. It keeps the lookup's output, and the ids that the
+    lookup into Aᵀ keeps, as the table keeps them when it trains."""
+    rows, rank = item.lookups or Poly(), Poly.constant(adapter.rank)
+    product = Product("lora B", rows, Poly.constant(adapter.width or 0), rank)
+    if not differentiated(card.head, block.kind):
+        product = replace(product, backward=0)
+    ids = tuple(t for t in item.saved if t.when is None or t.when.evaluate(card.config))
+    saved = (*ids, Saved(f"{item.path} ids in Aᵀ", (rows, rank)))
+    path = f"{item.path} {adapter.method.value}"
+    return ModuleCompute(path, path, (product,), product.flops * product.backward, _unique(list(saved), local, seen))

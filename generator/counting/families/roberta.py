@@ -47,6 +47,7 @@ def embeddings(prefix: str, *, word_tied_to: str | None = None, norm: bool = Tru
             (arch.Tie("weight", word_tied_to, "masked-lm-decoder-weight", arch.Layer.EMBEDDING),),
             saved=(INPUT_IDS,),
             writes="word_embeddings output",
+            lookups=TOKENS,
         )
     # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
     # (numbered from the padding index), and the tables keep them.
