@@ -178,3 +178,17 @@ def test_lora_on_the_tables_of_a_tiny_model_equals_torch_s(family: str, tmp_path
     )
     found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
     assert found == (torch_s["forward"], torch_s["backward"], torch_s["activations"], torch_s["bf16"])
+
+
+def test_a_masked_lm_that_lists_its_tied_decoder_first_has_a_step(tmp_path: Path) -> None:
+    """XLM-RoBERTa, CamemBERT and Jina list the tied token table first, as the decoder, in a block of its
+    own: its flow is the head's, so the step is worked (and held to torch's above), not refused."""
+    catalog = [load_card(MODELS / f"{name}.yaml") for name in ("xlm-roberta-base", "jina-embeddings-v3")]
+    cards = [dataclasses.replace(card, head=Head.MASKED_LM) for card in catalog] + sampled_cards(tmp_path)
+    shared = [card for card in cards if "shared-embeddings" in blocks_of(card)]
+    assert {card.family.name for card in shared} == {"xlm-roberta", "jina_embeddings_v3"}
+    assert all(derived(card) for card in shared)
+
+
+def blocks_of(card: Card) -> set[str]:
+    return {block.key for block in card.family.architecture(card.config, card.head).blocks}

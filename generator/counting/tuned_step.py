@@ -125,7 +125,9 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
         if run == 0:
             continue
         prefix = indexless(block.prefix.format(*block.first))
-        worked = replace(block, ops=(*block.ops, *borrowed.get(block.key, ())))
+        extra = borrowed.get(block.key, ())
+        modules = (*block.modules, *(item for item in extra if isinstance(item, Module)))
+        worked = replace(block, modules=modules, ops=(*block.ops, *(item for item in extra if isinstance(item, Op))))
         if block.read_by is not None:
             worked = replace(block, ops=tuple(op for op in block.ops if op.repeat is None))
         state = _instance(worked, prefix, trained, names, card, seen)
@@ -157,17 +159,33 @@ def _reaches_loss(names: Mapping[str, bool], head: Head) -> bool:
     return names.get(HIDDEN, False) if head is Head.BASE else names.get(LOSS, False)
 
 
-def _in_flow_order(declared: tuple[Block, ...]) -> tuple[list[Block], dict[str, tuple[Op, ...]]]:
+def _in_flow_order(declared: tuple[Block, ...]) -> tuple[list[Block], dict[str, tuple[Module | Op, ...]]]:
     """The blocks in the order the forward runs them, a block read by a repeated one just before it;
-    and, by reader, the ops such a block runs once in each of its reader's copies."""
+    and, by block, the items it works as its own: the ops a block read by a repeated one runs once
+    in each of its reader's copies, and the modules of a block without a flow of its own."""
     ordered = sorted(declared, key=lambda b: KIND_ORDER.index(b.kind))
-    borrowed: dict[str, tuple[Op, ...]] = {}
+    borrowed: dict[str, tuple[Module | Op, ...]] = {}
     for block in [b for b in ordered if b.read_by is not None]:
         ordered.remove(block)
         ordered.insert(next(n for n, b in enumerate(ordered) if b.key == block.read_by), block)
         ops = tuple(replace(op, repeat=None) for op in block.ops if op.repeat is not None)
         borrowed[block.read_by or ""] = (*borrowed.get(block.read_by or "", ()), *ops)
+    # A block with no flow of its own whose modules read another's activations is worked in that block's
+    # instance, whose prefix it shares: a masked LM that lists its tied decoder first, in a block of its own.
+    for block in [b for b in ordered if _hosted(b)]:
+        ordered.remove(block)
+        reads = {name for module in block.modules for name in module.reads}
+        host = next((o for o in ordered if reads & ({m.writes for m in o.modules} | {p.writes for p in o.ops})), None)
+        if host is None or host.prefix != block.prefix or host.repeat:
+            raise StepNotDerivedError(f"{block.key} reads {', '.join(sorted(reads))}: no block it runs in writes them")
+        borrowed[host.key] = (*borrowed.get(host.key, ()), *block.modules)
     return ordered, borrowed
+
+
+def _hosted(block: Block) -> bool:
+    """Whether a block has no flow of its own (run once), and its modules read activations: another block's."""
+    own = block.inputs or block.outputs or block.joins or block.ops or block.read_by or block.repeat
+    return not own and any(module.reads for module in block.modules)
 
 
 def tuned_seq(tuned: Tuned, seq: int) -> int:
