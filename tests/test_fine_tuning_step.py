@@ -160,22 +160,29 @@ def test_every_family_with_a_flow_has_torch_s_figures_for_every_method(tmp_path:
         assert shown and not any(derived(card) for card in shown), name
 
 
-# The explain files' variant with LoRA on the embedding tables (tools/finetune_compute_reference.py, TABLES).
+# The explain files' variants with LoRA on embedding tables (tools/finetune_compute_reference.py: TABLES,
+# TABLE_AND_DECODER), by file: the targets each gives peft.
 TABLES = ("word_embeddings", "position_embeddings", "token_type_embeddings", "rel_embeddings")
+TABLE_VARIANTS = {
+    "explain-tiny-bert": ("lora-r8-tables", TABLES),
+    "explain-tiny-deberta-v2": ("lora-r8-tables", TABLES),
+    "explain-tiny-bert-masked-lm": ("lora-r8-table-and-decoder", ("word_embeddings", "decoder")),
+}
 
 
-@pytest.mark.parametrize("family", ["bert", "deberta-v2"])
-def test_lora_on_the_tables_of_a_tiny_model_equals_torch_s(family: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", sorted(TABLE_VARIANTS))
+def test_lora_on_the_tables_of_a_tiny_model_equals_torch_s(name: str, tmp_path: Path) -> None:
     """BERT's three tables, looked up at b·s, s and b·s rows; DeBERTa's token table, and its relative
-    table, which the layers read whole, so that its adapter never runs."""
-    reference = json.loads((FOLDER / f"explain-tiny-{family}.json").read_text(encoding="utf-8"))
-    entry = {"index": family, "family": family, "head": "sequence-classification", "config": reference["config"]}
+    table, which the layers read whole, so that its adapter never runs; BERT's token table and the
+    decoder whose weight it is, each with its own adapter."""
+    reference = json.loads((FOLDER / f"{name}.json").read_text(encoding="utf-8"))
+    variant, targets = TABLE_VARIANTS[name]
+    entry = {"index": name, "family": reference["family"], "head": reference["head"], "config": reference["config"]}
     card = sample_card(entry, tmp_path)
     assert card is not None
-    torch_s = next(s for s in reference["summaries"] if s["variant"] == "lora-r8-tables")
-    figures = tuned_compute(card, tune(count_parameters(card), Tuning(Method.LORA, rank=8, targets=TABLES))).at(
-        reference["batch"], reference["seq"]
-    )
+    torch_s = next(s for s in reference["summaries"] if s["variant"] == variant)
+    tuned = tune(count_parameters(card), Tuning(Method.LORA, rank=8, targets=targets))
+    figures = tuned_compute(card, tuned).at(reference["batch"], reference["seq"])
     found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
     assert found == (torch_s["forward"], torch_s["backward"], torch_s["activations"], torch_s["bf16"])
 
