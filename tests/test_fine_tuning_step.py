@@ -20,11 +20,11 @@ from test_fine_tuning import sample_card, tuning_of
 
 from conftest import MODELS, REFERENCE
 from generator.cards.card import Card, load_card
-from generator.counting.architecture import Head, Layer
+from generator.counting.architecture import Head
 from generator.counting.compute import StepCannotRunError, count_compute, shows_step
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
-from generator.counting.methods import Method, Tuned, Tuning, TuningError, modules_of, tune
+from generator.counting.methods import Method, Tuning, TuningError, tune
 from generator.counting.tuned_step import StepNotDerivedError, flowed_compute, tuned_compute, tuned_seq
 
 FOLDER = REFERENCE / "fine-tuning-compute"
@@ -47,19 +47,8 @@ def derived(card: Card) -> bool:
     return True
 
 
-def adapts_a_table(tuned: Tuned) -> bool:
-    """Whether LoRA wraps an embedding table (a random target may name one): the engine derives a
-    Linear's adapter only, and refuses the step rather than guess."""
-    layers = modules_of(tuned.inventory).layers
-    return any(layers.get(module) is not Layer.LINEAR for module in tuned.adapted)
-
-
 def check_point(card: Card, tuning: Tuning, point: dict[str, Any], where: str) -> None:
     tuned = tune(count_parameters(card), tuning)
-    if adapts_a_table(tuned):
-        with pytest.raises(StepNotDerivedError, match="only a Linear layer's adapter is derived"):
-            tuned_compute(card, tuned)
-        return
     figures = tuned_compute(card, tuned).at(point["batch"], tuned_seq(tuned, point["seq"]))
     found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
     assert found == (point["forward"], point["backward"], point["fp32"], point["bf16"]), where
@@ -169,3 +158,44 @@ def test_every_family_with_a_flow_has_torch_s_figures_for_every_method(tmp_path:
     for name in built - DERIVED:
         shown = [card for card in cards if card.family.name == name and shows_step(card)]
         assert shown and not any(derived(card) for card in shown), name
+
+
+# The explain files' variants with LoRA on embedding tables (tools/finetune_compute_reference.py: TABLES,
+# TABLE_AND_DECODER), by file: the targets each gives peft.
+TABLES = ("word_embeddings", "position_embeddings", "token_type_embeddings", "rel_embeddings")
+TABLE_VARIANTS = {
+    "explain-tiny-bert": ("lora-r8-tables", TABLES),
+    "explain-tiny-deberta-v2": ("lora-r8-tables", TABLES),
+    "explain-tiny-bert-masked-lm": ("lora-r8-table-and-decoder", ("word_embeddings", "decoder")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_VARIANTS))
+def test_lora_on_the_tables_of_a_tiny_model_equals_torch_s(name: str, tmp_path: Path) -> None:
+    """BERT's three tables, looked up at b·s, s and b·s rows; DeBERTa's token table, and its relative
+    table, which the layers read whole, so that its adapter never runs; BERT's token table and the
+    decoder whose weight it is, each with its own adapter."""
+    reference = json.loads((FOLDER / f"{name}.json").read_text(encoding="utf-8"))
+    variant, targets = TABLE_VARIANTS[name]
+    entry = {"index": name, "family": reference["family"], "head": reference["head"], "config": reference["config"]}
+    card = sample_card(entry, tmp_path)
+    assert card is not None
+    torch_s = next(s for s in reference["summaries"] if s["variant"] == variant)
+    tuned = tune(count_parameters(card), Tuning(Method.LORA, rank=8, targets=targets))
+    figures = tuned_compute(card, tuned).at(reference["batch"], reference["seq"])
+    found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
+    assert found == (torch_s["forward"], torch_s["backward"], torch_s["activations"], torch_s["bf16"])
+
+
+def test_a_masked_lm_that_lists_its_tied_decoder_first_has_a_step(tmp_path: Path) -> None:
+    """XLM-RoBERTa, CamemBERT and Jina list the tied token table first, as the decoder, in a block of its
+    own: its flow is the head's, so the step is worked (and held to torch's above), not refused."""
+    catalog = [load_card(MODELS / f"{name}.yaml") for name in ("xlm-roberta-base", "jina-embeddings-v3")]
+    cards = [dataclasses.replace(card, head=Head.MASKED_LM) for card in catalog] + sampled_cards(tmp_path)
+    shared = [card for card in cards if "shared-embeddings" in blocks_of(card)]
+    assert {card.family.name for card in shared} == {"xlm-roberta", "jina_embeddings_v3"}
+    assert all(derived(card) for card in shared)
+
+
+def blocks_of(card: Card) -> set[str]:
+    return {block.key for block in card.family.architecture(card.config, card.head).blocks}

@@ -393,17 +393,32 @@ def _graph(root: Any) -> list[Any]:
     return found
 
 
+# LoRA on the embedding tables too, in the explain files only: each tiny model adapts the tables it has
+# (BERT's three it looks up; DeBERTa's token table, and its relative table, which it reads whole).
+TABLES = Variant(
+    "lora-r8-tables", "lora", 8, ("word_embeddings", "position_embeddings", "token_type_embeddings", "rel_embeddings")
+)
+
+
+# The tiny BERT as a masked LM, whose decoder's weight is the token table: LoRA on both the table and the
+# decoder, to show that each runs its own adapter.
+TINY_MASKED_LM = {"id": "tiny-bert-masked-lm", "family": "bert", "head": "masked-lm", "config": _TINY_CONFIGS[0]}
+TABLE_AND_DECODER = Variant("lora-r8-table-and-decoder", "lora", 8, ("word_embeddings", "decoder"))
+
+
 def write_explain(out: Path) -> None:
     b, s = TINY_POINT
-    for card in TINY:
+    explained = [(card, [*variants(card["family"]), TABLES]) for card in TINY]
+    for card, chosen in [*explained, (TINY_MASKED_LM, [Variant("full", "full"), TABLE_AND_DECODER])]:
         nodes, summaries = [], []
-        for variant in variants(card["family"]):
+        for variant in chosen:
             rows, summary = explain_variant(card, variant, b, s)
             nodes += rows
             summaries.append(summary)
         data = {
             "id": f"explain-{card['id']}",
             "family": card["family"],
+            "head": card["head"],
             "config": card["config"],
             "batch": b,
             "seq": s,

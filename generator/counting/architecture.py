@@ -222,6 +222,7 @@ class Module:
     saved: tuple[Saved, ...] = ()
     reads: tuple[str, ...] = ()  # as for Op
     writes: str = ""
+    lookups: Poly | None = None  # an embedding's rows looked up a step, which LoRA runs on (layouts.embedding)
 
 
 @dataclass(frozen=True)

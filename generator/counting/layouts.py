@@ -129,9 +129,14 @@ def embedding(
     part: Part = Part.EMBEDDINGS,
     frozen: bool = False,
     ids: Saved | None = INPUT_IDS,
+    lookups: Poly | None = TOKENS,
 ) -> Module:
     """nn.Embedding: one row of size dim per id; a lookup, no product. Its backward keeps the ids
-    (none when they are a view of a buffer the model holds anyway, such as ``position_ids``)."""
+    (none when they are a view of a buffer the model holds anyway, such as ``position_ids``).
+
+    ``lookups`` is the rows its output has: b·s token ids by default, s for a slice of a position
+    buffer that the batch shares, zero for a table the model reads whole, None for a table whose
+    forward takes no ids (peft's LoRA adapter of it is not derived)."""
     saved = (ids,) if ids is not None and not frozen else ()
     table = Param("weight", (rows, dim), "table", frozen=frozen, layer=Layer.EMBEDDING)
-    return Module(path, key, (table,), part=part, saved=saved, writes=f"{path} output")
+    return Module(path, key, (table,), part=part, saved=saved, writes=f"{path} output", lookups=lookups)

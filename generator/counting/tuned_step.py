@@ -1,11 +1,12 @@
 """A training step when a fine-tuning method trains part of the model: its FLOPs and what autograd keeps.
 
 The forward runs the whole model, plus what the method adds (LoRA's two products per adapted
-Linear). The backward runs only the products whose output a trained tensor reaches, and autograd
-keeps only what those products and the ops above them read. Which activations need a gradient
-follows from the block's data flow (``flow.py``): a block instance reads the names the earlier
-blocks give it, and each item's output needs a gradient when it reads one that does, or holds a
-trained tensor. ``docs/fine-tuning-step.md`` gives every rule with the torch figure it rests on.
+Linear, one per adapted embedding table). The backward runs only the products whose output a
+trained tensor reaches, and autograd keeps only what those products and the ops above them read.
+Which activations need a gradient follows from the block's data flow (``flow.py``): a block
+instance reads the names the earlier blocks give it, and each item's output needs a gradient when
+it reads one that does, or holds a trained tensor. ``docs/fine-tuning-step.md`` gives every rule
+with the torch figure it rests on.
 
 The first instance of a repeated layer may differ from the others: below the lowest trained
 tensor nothing needs a gradient, and in LoRA's first layer only the adapted branches do. The
@@ -53,11 +54,13 @@ class StepNotDerivedError(ValueError):
 
 @dataclass(frozen=True)
 class Adapter:
-    """What a method wraps one Linear with: LoRA of rank r, or IA³ scaling its input or its output."""
+    """What a method wraps one Linear with: LoRA of rank r, or IA³ scaling its input or its output;
+    or an embedding table with LoRA (``width``, its rows' width: B is width × r)."""
 
     method: Method
     rank: int = 0
     scales_input: bool = False
+    width: int | None = None  # an embedding table's width; None for a Linear
 
 
 @dataclass(frozen=True)
@@ -122,7 +125,9 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
         if run == 0:
             continue
         prefix = indexless(block.prefix.format(*block.first))
-        worked = replace(block, ops=(*block.ops, *borrowed.get(block.key, ())))
+        extra = borrowed.get(block.key, ())
+        modules = (*block.modules, *(item for item in extra if isinstance(item, Module)))
+        worked = replace(block, modules=modules, ops=(*block.ops, *(item for item in extra if isinstance(item, Op))))
         if block.read_by is not None:
             worked = replace(block, ops=tuple(op for op in block.ops if op.repeat is None))
         state = _instance(worked, prefix, trained, names, card, seen)
@@ -154,17 +159,33 @@ def _reaches_loss(names: Mapping[str, bool], head: Head) -> bool:
     return names.get(HIDDEN, False) if head is Head.BASE else names.get(LOSS, False)
 
 
-def _in_flow_order(declared: tuple[Block, ...]) -> tuple[list[Block], dict[str, tuple[Op, ...]]]:
+def _in_flow_order(declared: tuple[Block, ...]) -> tuple[list[Block], dict[str, tuple[Module | Op, ...]]]:
     """The blocks in the order the forward runs them, a block read by a repeated one just before it;
-    and, by reader, the ops such a block runs once in each of its reader's copies."""
+    and, by block, the items it works as its own: the ops a block read by a repeated one runs once
+    in each of its reader's copies, and the modules of a block without a flow of its own."""
     ordered = sorted(declared, key=lambda b: KIND_ORDER.index(b.kind))
-    borrowed: dict[str, tuple[Op, ...]] = {}
+    borrowed: dict[str, tuple[Module | Op, ...]] = {}
     for block in [b for b in ordered if b.read_by is not None]:
         ordered.remove(block)
         ordered.insert(next(n for n, b in enumerate(ordered) if b.key == block.read_by), block)
         ops = tuple(replace(op, repeat=None) for op in block.ops if op.repeat is not None)
         borrowed[block.read_by or ""] = (*borrowed.get(block.read_by or "", ()), *ops)
+    # A block with no flow of its own whose modules read another's activations is worked in that block's
+    # instance, whose prefix it shares: a masked LM that lists its tied decoder first, in a block of its own.
+    for block in [b for b in ordered if _hosted(b)]:
+        ordered.remove(block)
+        reads = {name for module in block.modules for name in module.reads}
+        host = next((o for o in ordered if reads & ({m.writes for m in o.modules} | {p.writes for p in o.ops})), None)
+        if host is None or host.prefix != block.prefix or host.repeat:
+            raise StepNotDerivedError(f"{block.key} reads {', '.join(sorted(reads))}: no block it runs in writes them")
+        borrowed[host.key] = (*borrowed.get(host.key, ()), *block.modules)
     return ordered, borrowed
+
+
+def _hosted(block: Block) -> bool:
+    """Whether a block has no flow of its own (run once), and its modules read activations: another block's."""
+    own = block.inputs or block.outputs or block.joins or block.ops or block.read_by or block.repeat
+    return not own and any(module.reads for module in block.modules)
 
 
 def tuned_seq(tuned: Tuned, seq: int) -> int:
@@ -185,10 +206,13 @@ def _trained(tuned: Tuned) -> Trained:
     for added in tuned.added:
         if added.module == "" or added.module not in tuned.adapted:
             continue
-        if modules.layers.get(added.module) is not Layer.LINEAR:
-            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear layer's adapter is derived")
+        layer = modules.layers.get(added.module)
+        if layer is not Layer.LINEAR and not (layer is Layer.EMBEDDING and tuned.tuning.method is Method.LORA):
+            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear's or a table's LoRA is derived")
         name = _indexless(added.module)
-        if tuned.tuning.method is Method.LORA:
+        if layer is Layer.EMBEDDING:
+            adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank, width=modules.shape_of(added.module)[1])
+        elif tuned.tuning.method is Method.LORA:
             adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank)
         else:
             out, _ = modules.shape_of(added.module)
@@ -233,7 +257,7 @@ def _instance(
             found = any(needs(read, (*path, name)) for read in joins[name].reads)
         elif name in writers:
             item = writers[name]
-            found = _holds_trained(item, trains) or f"{prefix}{item.path}" in trained.adapter
+            found = _holds_trained(item, trains) or _adapter_of(item, prefix, trained) is not None
             found = found or any(needs(read, (*path, name)) for read in item.reads)
         else:
             raise StepNotDerivedError(f"{block.key}: nothing writes {name}")
@@ -245,7 +269,7 @@ def _instance(
     for item in items:
         if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
             continue
-        adapter = trained.adapter.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
+        adapter = _adapter_of(item, prefix, trained)
         given = tuple(needs(read) for read in item.reads)  # x itself, before an IA³ vector scales it
         reads = given
         if adapter is not None and adapter.scales_input:
@@ -279,7 +303,9 @@ def _instance(
         found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
         if item.path == "loss" and live:
             names[LOSS] = True
-        if adapter is not None:
+        if adapter is not None and isinstance(item, Module) and adapter.width is not None:
+            found.append(_adapted_table(item, adapter, local, seen, card, block))
+        elif adapter is not None:
             found.append(_adapted(item, adapter, given[0] if given else False, local, seen, card, block))
         for product, linear, input_needs in runs:
             inputs = tuple(t for t in saved_of(item, card.config) if linear in t.needs)
@@ -290,6 +316,19 @@ def _instance(
     for own, wide in block.outputs:
         names[wide] = needs(own)
     return tuple(found)
+
+
+def _adapter_of(item: Module | Op, prefix: str, trained: Trained) -> Adapter | None:
+    """The adapter that acts on a module's output. A table the model reads whole, never looking it up
+    (DeBERTa's relative positions), has none: peft's adapter of it never runs."""
+    if not isinstance(item, Module):
+        return None
+    adapter = trained.adapter.get(f"{prefix}{item.path}")
+    if adapter is None or adapter.width is None:
+        return adapter
+    if item.lookups is None:
+        raise StepNotDerivedError(f"{item.path} is not looked up by ids, and peft's adapter of it is not derived")
+    return None if item.lookups == Poly() else adapter
 
 
 def _adapted_runs(
@@ -385,3 +424,20 @@ def _adapted(
         products = tuple(replace(p, backward=0) for p in products)  # a run whose output nothing reads
     backward = total(p.flops * p.backward for p in products)
     return ModuleCompute(path, path, products, backward, _unique(list(saved), local, seen))
+
+
+def _adapted_table(
+    item: Module, adapter: Adapter, local: set[str], seen: set[str], card: Counted, block: Block
+) -> ModuleCompute:
+    """LoRA on an embedding table (peft's ``lora.Embedding``): it looks the ids up in Aᵀ (no product),
+    multiplies by Bᵀ, (lookups × r) by (r × width), and scales. A trains, so both operands need a
+    gradient: the backward runs two products. It keeps the lookup's output, and the ids that the
+    lookup into Aᵀ keeps, as the table keeps them when it trains."""
+    rows, rank = item.lookups or Poly(), Poly.constant(adapter.rank)
+    product = Product("lora B", rows, Poly.constant(adapter.width or 0), rank)
+    if not differentiated(card.head, block.kind):
+        product = replace(product, backward=0)
+    ids = tuple(t for t in item.saved if t.when is None or t.when.evaluate(card.config))
+    saved = (*ids, Saved(f"{item.path} ids in Aᵀ", (rows, rank)))
+    path = f"{item.path} {adapter.method.value}"
+    return ModuleCompute(path, path, (product,), product.flops * product.backward, _unique(list(saved), local, seen))

@@ -95,8 +95,9 @@ def token_table(width: Poly, path: str = "word_embeddings") -> arch.Module:
 
 def position_table(width: Poly, key: str = "position-embeddings", ids: arch.Saved | None = None) -> arch.Module:
     """The learned absolute position table: P rows ``width`` wide. Its ids are a view of the
-    ``position_ids`` buffer (nothing new is saved) unless the class makes them (``ids``)."""
-    return embedding("position_embeddings", key, P, width, ids=ids)
+    ``position_ids`` buffer (nothing new is saved), one row of s for the whole batch, unless the
+    class makes them (``ids``, b·s of them)."""
+    return embedding("position_embeddings", key, P, width, ids=ids, lookups=s if ids is None else b * s)
 
 
 def segment_table(width: Poly, ids: arch.Saved = GATHERED_TOKEN_TYPES) -> arch.Module:

@@ -97,6 +97,7 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
                 V,
                 bias=False,
                 tied_to=WORD_EMBEDDINGS,
+                reads="decoder input",
                 writes="logits",
             ),
             arch.Module(
@@ -106,7 +107,9 @@ def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
             ),
         )
     else:
-        projector = (linear("vocab_projector", "vocabulary-projector-untied", H, V, writes="logits"),)
+        projector = (
+            linear("vocab_projector", "vocabulary-projector-untied", H, V, reads="decoder input", writes="logits"),
+        )
     modules = (*heads.mlm_transform("vocab_transform", "vocab_layer_norm", bias=False), *projector)
     return heads.mlm_head("", modules, heads.mlm_ops("activation", key="activation"))
 

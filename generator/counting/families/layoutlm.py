@@ -44,11 +44,13 @@ def _embeddings(prefix: str) -> arch.Block:
     # Heights and widths are differences of two box columns: new (b, s) tensors their tables keep.
     heights = arch.Saved("box heights", (b, s), arch.Dtype.INT64)
     widths = arch.Saved("box widths", (b, s), arch.Dtype.INT64)
+    # The x and y tables are each looked up twice, at a box's two corners.
+    corners = 2 * b * s
     modules = (
         common.token_table(H),
         common.position_table(H),
-        embedding("x_position_embeddings", "x-position-embeddings", D, H, ids=BOXES),
-        embedding("y_position_embeddings", "y-position-embeddings", D, H, ids=BOXES),
+        embedding("x_position_embeddings", "x-position-embeddings", D, H, ids=BOXES, lookups=corners),
+        embedding("y_position_embeddings", "y-position-embeddings", D, H, ids=BOXES, lookups=corners),
         embedding("h_position_embeddings", "h-position-embeddings", D, H, ids=heights),
         embedding("w_position_embeddings", "w-position-embeddings", D, H, ids=widths),
         common.segment_table(H, TOKEN_TYPE_IDS),

@@ -13,6 +13,7 @@ the addition keeps nothing: the step keeps only the bucket indices.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 from generator.counting import architecture as arch
@@ -20,6 +21,7 @@ from generator.counting import ops
 from generator.counting.conditions import Key, const, le, lt
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import b, embedding, layer_norm, s
 from generator.counting.poly import Poly
@@ -31,6 +33,8 @@ SYMBOLS = symbols("VPHIL", arch.Symbol("B", "relative_attention_num_buckets", mi
 
 BACKBONE = "mpnet."  # the attribute every head class stores the encoder under
 PADDING_INDEX = 1  # MPNetEmbeddings fixes padding_idx at 1, whatever pad_token_id says
+# The model-wide name of the bias every layer's scores add (``flow.py``).
+BIAS = "relative position bias"
 BUCKETS_COMPUTED = 32  # MPNetEncoder.compute_position_bias's default num_buckets, which forward never overrides
 
 
@@ -51,7 +55,7 @@ def _encoder_layer(prefix: str) -> arch.Block:
     )
     # BERT's steps; adding the shared position bias to the scores (in place) keeps nothing more.
     layer_ops = (
-        ops.attention("attention.attn", H, A, "attention_probs_dropout_prob", writes="attention.attn.o input"),
+        _biased(ops.attention("attention.attn", H, A, "attention_probs_dropout_prob", writes="attention.attn.o input")),
         ops.dropout(
             "attention.dropout",
             "attention-output-dropout",
@@ -66,7 +70,22 @@ def _encoder_layer(prefix: str) -> arch.Block:
         common.residual("attention.dropout output", "attention.LayerNorm"),
         arch.Join(("output.dropout output", "intermediate.dense input"), "output.LayerNorm input"),
     )
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, joins, "layer output")
+    layer = common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, joins, "layer output")
+    return dataclasses.replace(layer, inputs=(*layer.inputs, (BIAS, BIAS)))
+
+
+def _biased(attention: arch.Op) -> arch.Op:
+    """The attention with the shared bias added to its scores, a fourth read: the scores need a gradient
+    when the query, the key or the bias does, and so keep what the softmax and the values' product need.
+    The product QKᵀ itself needs only its own two operands."""
+    scores = (own(0), own(1))
+
+    def joined(names: tuple[str, ...]) -> tuple[str, ...]:
+        return (*names, own(3)) if all(n in names for n in scores) else names
+
+    saved = tuple(dataclasses.replace(t, needs=joined(t.needs)) for t in attention.saved)
+    products = tuple(dataclasses.replace(p, operands=tuple(joined(g) for g in p.operands)) for p in attention.products)
+    return dataclasses.replace(attention, products=products, saved=saved, reads=(*attention.reads, BIAS))
 
 
 def _relative_bias(prefix: str) -> arch.Block:
@@ -75,10 +94,9 @@ def _relative_bias(prefix: str) -> arch.Block:
     The lookup keeps its (s, s) int64 bucket indices; the bias it expands to (b, A, s, s) is a copy
     that nothing keeps, and the buckets' arithmetic is on integers and no product."""
     buckets = arch.Saved("relative buckets", (s, s), arch.Dtype.INT64)
-    table = embedding("relative_attention_bias", "relative-attention-bias", B, A, part=arch.Part.ATTENTION, ids=buckets)
-    # Only full fine-tuning trains the table, and then every layer's scores need a gradient anyway:
-    # so the flow need not route the bias into the layers, and the block only gives it on.
-    outputs = ((table.writes, "relative position bias"),)
+    part = arch.Part.ATTENTION
+    table = embedding("relative_attention_bias", "relative-attention-bias", B, A, part=part, ids=buckets, lookups=s * s)
+    outputs = ((table.writes, BIAS),)  # every layer's scores read it
     return arch.Block("relative", arch.Kind.ENCODER, f"{prefix}encoder.", (table,), read_by="layer", outputs=outputs)
 
 

@@ -20,6 +20,7 @@ from generator.counting import architecture as arch
 from generator.counting.conditions import Condition, is_null, le, sub
 from generator.counting.families import activations, bert, common, dropouts, heads, step_rules
 from generator.counting.families.symbols import symbols
+from generator.counting.flow import own, param
 from generator.counting.ground_truth import GroundTruth, Pinned
 from generator.counting.layouts import INPUT_IDS, TOKENS, b, s
 from generator.counting.poly import Poly
@@ -47,6 +48,7 @@ def embeddings(prefix: str, *, word_tied_to: str | None = None, norm: bool = Tru
             (arch.Tie("weight", word_tied_to, "masked-lm-decoder-weight", arch.Layer.EMBEDDING),),
             saved=(INPUT_IDS,),
             writes="word_embeddings output",
+            lookups=TOKENS,
         )
     # RobertaEmbeddings makes new (b, s) id tensors for the token types and for the positions
     # (numbered from the padding index), and the tables keep them.
@@ -71,14 +73,18 @@ def _lm_head(on: Mapping[str, bool], *, heads_first: bool, attribute: str) -> tu
         return (heads.mlm_head("lm_head.", (*modules, decoder), head_ops),)
     # The head comes first, so the shared vocabulary matrix is first listed as the decoder's
     # weight: it is counted there, but it is the token embedding table, so it is an embedding.
+    # Its flow is the head's: it reads the transform's output and writes the logits the loss reads.
+    weight = param("decoder.weight")
     shared = (
         arch.Module(
             "decoder",
             "token-embeddings-decoder-weight",
             (arch.Param("weight", (V, H), "table", layer=arch.Layer.LINEAR),),
             part=arch.Part.EMBEDDINGS,
-            products=(arch.Product("decoder-tied", TOKENS, V, H),),
-            saved=(arch.Saved("decoder input", (TOKENS, H)),),
+            products=(arch.Product("decoder-tied", TOKENS, V, H, operands=((own(0),), (weight,))),),
+            saved=(arch.Saved("decoder input", (TOKENS, H), needs=(weight,)),),
+            reads=("decoder input",),
+            writes="logits",
         ),
         arch.Module(
             "decoder", "decoder-bias-tied", (arch.Tie("bias", "lm_head.bias", "output-bias", arch.Layer.LINEAR),)

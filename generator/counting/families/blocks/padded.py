@@ -37,10 +37,14 @@ def _product(item: arch.Product, length: Poly) -> arch.Product:
 
 
 def padded(block: arch.Block, length: Poly) -> arch.Block:
-    """The block with ``length`` for s in every module's and op's products and saved tensors."""
+    """The block with ``length`` for s in every module's and op's products and saved tensors, and in
+    the rows its tables look up."""
     modules = tuple(
         replace(
-            m, products=tuple(_product(p, length) for p in m.products), saved=tuple(_saved(t, length) for t in m.saved)
+            m,
+            products=tuple(_product(p, length) for p in m.products),
+            saved=tuple(_saved(t, length) for t in m.saved),
+            lookups=None if m.lookups is None else substitute(m.lookups, length),
         )
         for m in block.modules
     )

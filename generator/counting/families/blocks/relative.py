@@ -69,7 +69,9 @@ def table_rows(on: Mapping[str, bool], *, buckets: str | None = "buckets", clamp
 
 def table(rows: Poly, width: Poly = H, path: str = TABLE) -> arch.Module:
     """The relative position table, ``rows`` × ``width``: read whole by every layer, never looked up."""
-    return embedding(path, "relative-position-embeddings", rows, width, part=arch.Part.ATTENTION, ids=None)
+    # The layers read its weight, never its forward: peft's LoRA adapter of it never runs.
+    part = arch.Part.ATTENTION
+    return embedding(path, "relative-position-embeddings", rows, width, part=part, ids=None, lookups=Poly())
 
 
 def table_norm(rows: Poly, width: Poly = H, *, read: bool, path: str = "LayerNorm") -> arch.Module:

@@ -72,8 +72,10 @@ def rotated(attention: arch.Op, *pairs: tuple[arch.Saved, arch.Saved]) -> arch.O
 
 
 def sinusoid_table(path: str = "embed_positions", rows: Poly = P, width: Poly = HEAD_SIZE) -> arch.Module:
-    """RoFormer's sinusoid table: nn.Embedding(``rows``, ``width``, _freeze=True), a parameter nothing trains."""
-    return embedding(path, "rotary-sinusoid-table-frozen", rows, width, frozen=True)
+    """RoFormer's sinusoid table: nn.Embedding(``rows``, ``width``, _freeze=True), a parameter nothing trains.
+
+    Its forward takes the ids' shape, not ids: peft's LoRA adapter of it, which looks ids up, raises."""
+    return embedding(path, "rotary-sinusoid-table-frozen", rows, width, frozen=True, lookups=None)
 
 
 def interior_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
