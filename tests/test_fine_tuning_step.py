@@ -21,11 +21,17 @@ from test_fine_tuning import sample_card, tuning_of
 from conftest import MODELS, REFERENCE
 from generator.cards.card import Card, load_card
 from generator.counting.architecture import Head
-from generator.counting.compute import StepCannotRunError, count_compute, shows_step
+from generator.counting.compute import Compute, StepCannotRunError, count_compute, shows_step
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
 from generator.counting.methods import Method, Tuning, TuningError, tune
-from generator.counting.tuned_step import StepNotDerivedError, flowed_compute, tuned_compute, tuned_seq
+from generator.counting.tuned_step import (
+    VIEWS_AT_ONE,
+    StepNotDerivedError,
+    flowed_compute,
+    tuned_compute,
+    tuned_seq,
+)
 
 FOLDER = REFERENCE / "fine-tuning-compute"
 CARDS = sorted(p for p in FOLDER.glob("*.json") if not p.name.startswith(("explain-", "sample")))
@@ -47,9 +53,21 @@ def derived(card: Card) -> bool:
     return True
 
 
+def views_at_one(card: Card, method: Method, batch: int, seq: int) -> bool:
+    """Whether the engine refuses this point: DeBERTa v1 at b = 1 or s = 1 (the positions the model runs),
+    under a method that trains a tensor its layers reach (all but full and head). torch keeps views of
+    in_proj's output and of the scaled query there, where the flow declares the copies made above 1."""
+    return card.family.name == "deberta" and method not in (Method.FULL, Method.HEAD) and 1 in (batch, seq)
+
+
 def check_point(card: Card, tuning: Tuning, point: dict[str, Any], where: str) -> None:
     tuned = tune(count_parameters(card), tuning)
-    figures = tuned_compute(card, tuned).at(point["batch"], tuned_seq(tuned, point["seq"]))
+    seq = tuned_seq(tuned, point["seq"])
+    if views_at_one(card, tuning.method, point["batch"], seq):
+        with pytest.raises(StepNotDerivedError, match="derived for b and s above 1 only"):
+            tuned_compute(card, tuned).at(point["batch"], seq)
+        return
+    figures = tuned_compute(card, tuned).at(point["batch"], seq)
     found = (figures.forward, figures.backward, figures.activations["fp32"], figures.activations["bf16"])
     assert found == (point["forward"], point["backward"], point["fp32"], point["bf16"]), where
 
@@ -118,6 +136,7 @@ DERIVED = {
     "big_bird",
     "camembert",
     "data2vec-text",
+    "deberta",
     "deberta-v2",
     "distilbert",
     "electra",
@@ -199,3 +218,48 @@ def test_a_masked_lm_that_lists_its_tied_decoder_first_has_a_step(tmp_path: Path
 
 def blocks_of(card: Card) -> set[str]:
     return {block.key for block in card.family.architecture(card.config, card.head).blocks}
+
+
+DEBERTA_V1 = FOLDER / "deberta-base-sequence-classification.json"
+
+
+def test_deberta_v1_s_views_at_one_are_refused_and_would_have_been_wrong() -> None:
+    """At b = 1 or s = 1 DeBERTa v1 keeps views of in_proj's output where it copies above 1. Under LoRA on
+    in_proj that is two (b, s, H) storages more per layer than the copies the flow declares: the flow's
+    polynomials would say torch's figure less that gap, so the engine refuses the point and says why.
+    The same step at b = 2 is derived, and equals torch's."""
+    reference = json.loads(DEBERTA_V1.read_text(encoding="utf-8"))
+    card = dataclasses.replace(load_card(MODELS / f"{reference['card']}.yaml"), head=Head(reference["head"]))
+    compute = tuned_compute(card, tune(count_parameters(card), Tuning(Method.LORA, rank=8)))
+    points = {(p["batch"], p["seq"]): p for p in reference["points"] if p["variant"] == "lora-r8"}
+    layers, width = card.config["num_hidden_layers"], card.config["hidden_size"]
+    for batch, seq in ((1, 512), (2, 1)):
+        with pytest.raises(StepNotDerivedError, match="torch keeps views of one storage"):
+            compute.at(batch, seq)
+        declared = Compute.at(compute, batch, seq).activations["fp32"]
+        assert points[batch, seq]["fp32"] - declared == layers * 2 * batch * seq * width * 4
+    assert compute.at(2, 512).activations["fp32"] == points[2, 512]["fp32"]
+
+
+def test_count_says_why_deberta_v1_has_no_step_at_b_1_under_a_method() -> None:
+    """``count --method`` at its default b = 1 gives the counts and the refusal's words; at b = 2 the step."""
+    from test_fine_tuning_input import count
+
+    card = str(MODELS / "deberta-base.yaml")
+    refused = json.loads(count(card, "--method", "lora", "--json").stdout)
+    assert refused["trainable"] > 0 and refused["flops"] is None
+    assert refused["no_step"] == VIEWS_AT_ONE
+    derived = json.loads(count(card, "--method", "lora", "--batch", "2", "--seq", "3", "--json").stdout)
+    assert "no_step" not in derived and derived["flops"]["backward"] > 0
+
+
+def test_deberta_v1_s_talking_heads_are_refused_under_a_method(tmp_path: Path) -> None:
+    """The talking heads mix the scores inside the attention, whose flow is one op: not declared, so refused."""
+    config = {"hidden_size": 16, "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 40}
+    config |= {"relative_attention": True, "pos_att_type": "c2p|p2c", "talking_head": True}
+    path = tmp_path / "talking.yaml"
+    path.write_text(json.dumps({"title": "t", "family": "deberta", "head": "base", "config": config}), "utf-8")
+    card = load_card(path)
+    assert shows_step(card)
+    with pytest.raises(StepNotDerivedError, match="the scores the talking heads mix"):
+        tuned_compute(card, tune(count_parameters(card), Tuning(Method.BITFIT)))

@@ -19,6 +19,9 @@ A name in ``operands`` and ``needs`` is one of:
   A ``Join`` may read one: a layer's projections of a shared position table need a gradient when
   the table does or the projecting Linear trains.
 
+A block may also give on ``COPIED_ABOVE_ONE`` (below): its figures under a method then hold for
+b and s above 1 only, where that name needs a gradient.
+
 A product whose operand is another Linear's weight runs that Linear: a method that adapts the
 Linear adapts that run too (``tuned_step.py``): a relative op may project the position table with
 each layer's own query projection. The input the adapter keeps is the
@@ -40,6 +43,12 @@ from dataclasses import dataclass
 # The model-wide name of the hidden states, from the embeddings through every layer to the encoder's
 # output: the blocks that give them on and the engine that reads what reaches the loss name them alike.
 HIDDEN = "hidden states"
+
+# A model-wide name a block may give on: what needs a gradient where torch keeps, at b = 1 or s = 1,
+# views of one storage in place of the copies it makes for b and s both above 1, and the two weigh
+# differently once a method trains part of the model. The block declares the copies; a step under a
+# method whose flow gives this name a gradient then refuses b = 1 and s = 1 (``tuned_step.py``).
+COPIED_ABOVE_ONE = "copied for b and s above 1"
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,16 @@ the rest.
 A block read by every copy of a repeated block (``Block.read_by``, a table of relative positions) is
 worked first. Its ops run once in each copy (their ``repeat``): they are worked in each instance of
 that block, with its names and its parameters, as if declared there.
+
+A block that gives ``flow.COPIED_ABOVE_ONE`` a gradient declares copies torch makes only for b and s
+above 1 (DeBERTa v1's strided query and key). Its step under a method then refuses b = 1 and s = 1.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from generator.counting.architecture import Architecture, Block, Head, Kind, Layer, Module, Op, Product, Saved
 from generator.counting.compute import (
@@ -37,12 +40,13 @@ from generator.counting.compute import (
     differentiated,
     saved_of,
 )
-from generator.counting.flow import HIDDEN
+from generator.counting.flow import COPIED_ABOVE_ONE, HIDDEN
 from generator.counting.inventory import Counted
 from generator.counting.memo import IdentityMemo
 from generator.counting.methods import Method, Tuned, indexless, modules_of
 from generator.counting.poly import Poly, total
 from generator.counting.step_refusals import StepCannotRunError
+from generator.counting.step_totals import StepTotals
 
 # The order the forward runs the blocks in: a family may declare its heads first.
 KIND_ORDER = (Kind.EMBEDDINGS, Kind.ENCODER, Kind.POOLER, Kind.HEAD)
@@ -50,6 +54,24 @@ KIND_ORDER = (Kind.EMBEDDINGS, Kind.ENCODER, Kind.POOLER, Kind.HEAD)
 
 class StepNotDerivedError(ValueError):
     """A step under a method this model's declaration cannot say: its data flow is not declared."""
+
+
+# Why a step whose flow gives COPIED_ABOVE_ONE a gradient is refused at b = 1 or s = 1 (``flow.py``).
+VIEWS_AT_ONE = (
+    "at b = 1 or s = 1 torch keeps views of one storage where it copies for larger b and s, and under a"
+    " method that trains part of the model they weigh more than the copies: this step is derived for b and s"
+    " above 1 only"
+)
+
+
+@dataclass(frozen=True)
+class AboveOneCompute(Compute):
+    """A step under a method whose figures hold for b and s above 1 only (``flow.COPIED_ABOVE_ONE``)."""
+
+    def at(self, batch: int, seq: int) -> StepTotals:
+        if batch == 1 or seq == 1:
+            raise StepNotDerivedError(VIEWS_AT_ONE)
+        return super().at(batch, seq)
 
 
 @dataclass(frozen=True)
@@ -99,20 +121,27 @@ def flowed_compute(card: Counted, tuned: Tuned, full: Compute) -> Compute:
     # How many times each block runs, as the flow tells them apart: never, once, or more.
     runs = tuple(min(2, max(0, applied_copies(block).evaluate(values))) for block in architecture.blocks)
     read = config_read(architecture, card.config)
-    steps = _FLOWED.get(architecture, card.head, read, runs, trained)
-    if steps is None:
-        steps = _flowed_blocks(architecture, runs, trained, card)
-        _FLOWED.keep(architecture, steps, card.head, read, runs, trained)
-    return replace(full, steps=steps, parameters=tuned.total, trainable=tuned.trainable)
+    flowed = _FLOWED.get(architecture, card.head, read, runs, trained)
+    if flowed is None:
+        flowed = _flowed_blocks(architecture, runs, trained, card)
+        _FLOWED.keep(architecture, flowed, card.head, read, runs, trained)
+    steps, copied = flowed
+    found = replace(full, steps=steps, parameters=tuned.total, trainable=tuned.trainable)
+    if copied and tuned.tuning.method is not Method.FULL:
+        return AboveOneCompute(**{f.name: getattr(found, f.name) for f in fields(found)})
+    return found
 
 
 # Flowed step blocks, by declaration, head, the config values the rules read, how often each block runs,
 # and what trains: the same for every card of one shape under one method (bounded, as compute's).
-_FLOWED: IdentityMemo[Architecture, StepBlocks] = IdentityMemo(STEPS_MEMO)
+_FLOWED: IdentityMemo[Architecture, tuple[StepBlocks, bool]] = IdentityMemo(STEPS_MEMO)
 
 
-def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: Trained, card: Counted) -> StepBlocks:
-    """Each block's first instance, and one of the rest standing for them all (they settle after the first)."""
+def _flowed_blocks(
+    architecture: Architecture, runs: tuple[int, ...], trained: Trained, card: Counted
+) -> tuple[StepBlocks, bool]:
+    """Each block's first instance, and one of the rest standing for them all (they settle after the first);
+    and whether an instance gives COPIED_ABOVE_ONE a gradient."""
     blocks: list[BlockCompute] = []
     names: dict[str, bool] = {}
     seen: set[str] = set()
@@ -142,7 +171,7 @@ def _flowed_blocks(architecture: Architecture, runs: tuple[int, ...], trained: T
                 raise StepNotDerivedError(f"the instances of {block.key} do not settle after the second")
     if not _reaches_loss(names, card.head):
         raise StepCannotRunError(LOSS_UNREACHED)
-    return StepBlocks(tuple(blocks))
+    return StepBlocks(tuple(blocks)), names.get(COPIED_ABOVE_ONE, False)
 
 
 # Why torch's backward raises when no trained tensor feeds the loss (it then needs no gradient).
@@ -313,8 +342,8 @@ def _instance(
             run = replace(item, path=f"{item.path} {product.what}", products=(product,), saved=inputs)
             adapted = trained.adapter[f"{prefix}{linear[1:-7]}"]
             found.append(_adapted(run, adapted, input_needs, local, seen, card, block))
-    for own, wide in block.outputs:
-        names[wide] = needs(own)
+    for own, wide in block.outputs:  # COPIED_ABOVE_ONE holds once any instance needs it
+        names[wide] = needs(own) or (wide == COPIED_ABOVE_ONE and names.get(wide, False))
     return tuple(found)
 
 

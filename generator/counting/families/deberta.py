@@ -16,12 +16,15 @@ least P). It is exact there with both position terms (and talking heads only wit
 dropout): each copy torch makes
 of a strided operand for b > 1 and s > 1 is then matched, at b = 1 or s = 1, by the fused
 projection's output, which the key is a view of. ``INEXACT_STEPS`` names the other configs.
+Under a method that trains part of the layers they weigh differently: the flow says the copies,
+and a step under such a method is derived for b and s above 1 only (``flow.COPIED_ABOVE_ONE``).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from generator.counting import architecture as arch
@@ -42,7 +45,7 @@ from generator.counting.families import activations, common, dropouts, heads, st
 from generator.counting.families.blocks import factorized, relative
 from generator.counting.families.deberta_v2 import masked_embeddings, training
 from generator.counting.families.symbols import shared, symbols
-from generator.counting.flow import own, param
+from generator.counting.flow import COPIED_ABOVE_ONE, own, param
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, s
 from generator.counting.poly import Poly
@@ -130,21 +133,35 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     # The query divided by the scale: c2p's product broadcasts it, a copy of its own.
     attention = relative.content_attention("attention.self", H, scaled=0, relative=c2p or p2c)
     layer_ops = (attention, *common.bert_layer_ops()[1:])
-    # The layer's data flow is not declared, so a step under a method refuses v1. Its items' flow
-    # (reads, writes, operands, needs), with BERT_JOINS, fused_joins, relative_joins over
-    # POSITION_LINEARS and the table as an input, gives torch's figures at b and s above 1. At
-    # b = 1 or s = 1 torch keeps views where it copied, and under BitFit, LoRA or IA³ each layer
-    # then keeps one or two token tensors more than that flow says.
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops)
+    joins = (*common.BERT_JOINS, *relative.fused_joins("attention.self"))
+    key, query = (linear if term else None for linear, term in zip(POSITION_LINEARS, (c2p, p2c), strict=True))
+    joins += relative.relative_joins(key, query)
+    # The products copy the strided query and key only for b and s above 1. At b = 1 or s = 1 they
+    # keep views: of the scaled query when the key or the position key needs a gradient, of in_proj's
+    # (b, s, 3H) output when the query or the position query does. Under a method these weigh more.
+    copied = tuple(
+        name for name, term in (("query", True), (relative.POSITION_KEY, c2p), (relative.POSITION_QUERY, p2c)) if term
+    )
+    joins += (arch.Join(copied, COPIED_ABOVE_ONE),)
+    block = common.layers(f"{prefix}encoder.layer.{{0}}.", modules, layer_ops, joins, "layer output")
+    block = replace(block, outputs=(*block.outputs, (COPIED_ABOVE_ONE, COPIED_ABOVE_ONE)))
+    if on["relative"]:  # each layer reads the table
+        block = replace(block, inputs=(*block.inputs, (relative.POSITIONS, relative.POSITIONS)))
+    return block
 
 
 POSITION_LINEARS = ("attention.self.pos_proj", "attention.self.pos_q_proj")  # for c2p, for p2c
 
 
+# What the talking heads read, in their refusal's words: the engine says "nothing writes" it.
+TALKING_HEADS = "the scores the talking heads mix, inside the attention (their flow is not declared)"
+
+
 def _talking_heads() -> tuple[arch.Module, ...]:
     """The two A × A mixes of the heads (``talking_head``), over the scores and over the probabilities.
 
-    Each reads a permuted (b, s, s, A) tensor, so nn.Linear keeps a copy of it."""
+    Each reads a permuted (b, s, s, A) tensor, so nn.Linear keeps a copy of it. Their flow inside the
+    attention is not declared: they read a name nothing writes, so a step under a method refuses them."""
     grid = b * s * s
     return tuple(
         arch.Module(
@@ -154,6 +171,8 @@ def _talking_heads() -> tuple[arch.Module, ...]:
             part=arch.Part.ATTENTION,
             products=(arch.Product(key, grid, A, A),),
             saved=(arch.Saved(f"{key} input", (grid, A)),),
+            reads=(TALKING_HEADS,),
+            writes=f"{key} output",
         )
         for name, key in (("head_logits_proj", "talking-head-logits"), ("head_weights_proj", "talking-head-weights"))
     )
