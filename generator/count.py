@@ -234,8 +234,8 @@ def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | 
         return why, None
     try:
         compute = tuned_compute(card, tuned)
-    except StepNotDerivedError:
-        return METHOD_STEP, None
+    except StepNotDerivedError as error:
+        return f"{METHOD_STEP}: {error}", None
     except StepCannotRunError as error:
         return STEP_RAISES + str(error), None
     except UndeclaredActivationError as error:

@@ -93,10 +93,17 @@ def test_prompt_tuning_s_step_leaves_room_for_its_virtual_tokens() -> None:
 
 
 def test_a_step_the_flow_does_not_derive_is_left_out_and_said_so() -> None:
-    """A family whose data flow is not declared gets its counts, and no step figure it would have to guess."""
-    record = json.loads(count(str(MODELS / "mobilebert-uncased.yaml"), "--method", "bitfit", "--json").stdout)
-    assert record["trainable"] > 0 and record["flops"] is None and record["training_memory"] is None
-    assert record["no_step"] == METHOD_STEP
+    """A target that names one layer's module adapts that copy alone. The engine works every copy of a
+    layer alike, so it gives the counts and says why there is no step figure, rather than guess one."""
+    card = MODELS / "bert-base-uncased.yaml"
+    args = ("--method", "lora", "--rank", "8", "--targets", "layer.0.attention.self.query", "--json")
+    record = json.loads(count(str(card), *args).stdout)
+    width = load_card(card).config["hidden_size"]
+    assert record["trainable"] == 8 * (width + width) and record["flops"] is None
+    assert record["training_memory"] is None
+    one, other = (f"encoder.layer.{i}.attention.self.query" for i in (0, 1))
+    alike = "the step is derived for a method that adapts every copy of a layer alike"
+    assert record["no_step"] == f"{METHOD_STEP}: {one} is adapted and {other} is not: {alike}"
 
 
 @pytest.mark.parametrize(

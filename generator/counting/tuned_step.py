@@ -24,7 +24,7 @@ above 1 (DeBERTa v1's strided query and key). Its step under a method then refus
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 
 from generator.counting.architecture import Architecture, Block, Head, Kind, Layer, Module, Op, Product, Saved
@@ -246,9 +246,23 @@ def _trained(tuned: Tuned) -> Trained:
         else:
             out, _ = modules.shape_of(added.module)
             adapters[name] = Adapter(Method.IA3, scales_input=added.shape != (out, 1))
+    _alike_in_every_layer(frozenset(tuned.adapted), modules.layers)
     tied = tuple(sorted({_indexless(t.name): _indexless(t.tied_to) for t in tuned.inventory.tied}.items()))
     prompt = tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0
     return Trained(frozenset(tensors), tuple(sorted(adapters.items())), tied, prompt)
+
+
+def _alike_in_every_layer(adapted: frozenset[str], modules: Iterable[str]) -> None:
+    """The engine works one instance of a repeated layer for all: a target that names one layer's module
+    (``layer.0.attention.self.query``) adapts that copy and not the others, which it cannot say."""
+    chosen = {_indexless(name): name for name in adapted}
+    for module in modules:
+        name = chosen.get(_indexless(module))
+        if name is not None and module not in adapted:
+            raise StepNotDerivedError(
+                f"{name} is adapted and {module} is not: the step is derived for a method that adapts every"
+                " copy of a layer alike"
+            )
 
 
 def _instance(
