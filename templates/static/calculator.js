@@ -794,7 +794,7 @@
       try { result.compute = trainingStep(result, found.config); } catch (error) { result.computeProblem = error.message; }
     }
     result.tuning = evaluateTuning(result, found.config);
-    if (result.compute && result.tuning.record && result.tuning.method !== "full") {
+    if (state.data.compute.measured && result.tuning.record && result.tuning.method !== "full") {
       result.methodStep = methodStep(result, found.config, result.tuning);
     }
     return result;
@@ -893,7 +893,7 @@
 
   // The step under a method (static/calculator-step.js works it out), as count --method --json gives it:
   // prompt tuning runs s + n positions, and with s left empty takes the longest s that leaves room for n.
-  // Its figures, or why there are none, in the page's words.
+  // Its figures, or why there are none, in the page's words (count refuses such a prompt before anything else).
   function methodStep(result, config, found) {
     var tuning = readTuning(state.tuning).tuning, c = state.data.compute;
     var b = config.batch, s = sequenceLength(config), n = tuning.method === "prompt-tuning" ? tuning.virtual_tokens : 0n;
@@ -905,6 +905,7 @@
       }
       s = fits;
     }
+    if (!result.compute) { return null; }  // no step at all: the full step's reason stands (renderCompute)
     var values = stepValues(result, config, b, s + n), step = window.atlasStep;
     var evaluateAt = function (poly) { return evaluate(poly, values); };
     try {
