@@ -36,7 +36,8 @@
     var holds = new Map();
     model.entries.forEach(function (e) { if (e.tied_to !== undefined) { holds.set(ix(e.name), ix(e.tied_to)); } });
     var prompt = tuning.method === "prompt-tuning" ? tuning.virtual_tokens : 0n;
-    return { tensors: tensors, names: Array.from(tensors), adapters: adapters, holds: holds, prompt: prompt };
+    // under: whether a trained tensor lies under a module's name, found once per name.
+    return { tensors: tensors, names: Array.from(tensors), under: new Map(), adapters: adapters, holds: holds, prompt: prompt };
   }
 
   // What a method wraps one Linear with (tuned_step.Adapter): LoRA of rank r, or IA³ scaling its input or its output.
@@ -109,7 +110,8 @@
     function holds(path) {
       var whole = path.charAt(0) === "/" ? path.slice(1) : prefix + path;
       if (trainsAt(path) || trained.adapters.has(whole)) { return true; }
-      return trained.names.some(function (t) { return t.indexOf(whole + ".") === 0; });
+      if (!trained.under.has(whole)) { trained.under.set(whole, trained.names.some(function (t) { return t.indexOf(whole + ".") === 0; })); }
+      return trained.under.get(whole);
     }
 
     function needs(name, path) {

@@ -909,10 +909,9 @@
     var values = stepValues(result, config, b, s + n), step = window.atlasStep;
     var evaluateAt = function (poly) { return evaluate(poly, values); };
     try {
-      var model = tuningModel(result, config);
       var ctx = {
         blocks: result.blocks.map(function (item) { return step.block(item.block, item.compute, evaluateAt(item.compute.runs), window.atlasMethods.indexless); }),
-        trained: step.trainedOf(model, found.record, tuning, state.data.tuning),
+        trained: step.trainedOf(found.model, found.record, tuning, state.data.tuning),
         flow: c.flow, head: state.head, batch: b, seq: s + n, elementBytes: c.element_bytes, evaluate: evaluateAt,
         holds: function (when) { return holds(when, config); },
         savedOf: function (item) { return keptBy(item, config); },
@@ -1011,7 +1010,8 @@
     var read = readTuning(state.tuning);
     if (read.problem) { return { problem: read.problem }; }
     try {
-      return { record: window.atlasMethods.tune(tuningModel(result, config), state.data.tuning, read.tuning), method: read.tuning.method };
+      var model = tuningModel(result, config);  // kept: the step under the method reads it too
+      return { record: window.atlasMethods.tune(model, state.data.tuning, read.tuning), method: read.tuning.method, model: model };
     } catch (error) {
       if (!(error instanceof window.atlasMethods.Refusal)) { throw error; }
       return { problem: { field: TUNING_FIELD[error.what], text: refusalText(error) } };
