@@ -15,6 +15,8 @@ writes what each step declares, in the config's symbols and b, s:
   activation function's step names the config key (or the fixed function) that decides which of
   its input and output it keeps (``activations``).
 
+* ``flow``: the block's data flow, which the step under a fine-tuning method follows (``calculator_flow.py``);
+
 and for the family: its compute-only symbols, the bytes per element of each type, what each
 activation function keeps, which blocks the backward skips for which head, Adam's bytes per
 parameter, the b and s inputs and the rule that s fits the position table. The browser applies

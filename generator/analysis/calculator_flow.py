@@ -56,12 +56,13 @@ def _step(item: Module | Op) -> JSON:
 
 def block_flow(block: Block) -> JSON:
     """One block's data flow, its steps in the order of its compute rules' (``calculator_compute._items``)."""
+    items: tuple[Module | Op, ...] = (*block.modules, *block.ops)
     return {
         "joins": [[list(join.reads), join.writes] for join in block.joins],
         "inputs": [list(pair) for pair in block.inputs],
         "outputs": [list(pair) for pair in block.outputs],
         "read_by": block.read_by,
-        "steps": [_step(item) for item in (*block.modules, *block.ops)],
+        "steps": [_step(item) for item in items],
     }
 
 
