@@ -1166,9 +1166,8 @@
         escapeHtml(f.refusal) + "</a></p></section>";
     }
     var full = result.compute, tokens = f.batch * f.seq;
-    html += '<p class="calc-step">' + h("step-at", { b: commas(f.batch), s: commas(f.seq), tokens: commas(tokens) });
-    if (f.positions !== f.seq) { html += " " + h("method-step-positions", { positions: commas(f.positions) }); }
-    html += "</p>";
+    if (f.positions !== f.seq) { html += '<p id="method-step-positions">' + h("method-step-positions", { positions: commas(f.positions) }) + "</p>"; }
+    html += '<p class="calc-step">' + h("step-at", { b: commas(f.batch), s: commas(f.seq), tokens: commas(tokens) }) + "</p>";
     html += '<table class="calc-figures"><tbody>' + FIGURES.map(function (row) {
       var n = row[1](f), whole = row[1](full);
       var label = row[0] === "flops-forward" && state.head === "base" ? h("flops-forward-base") : h(row[0]);
