@@ -15,6 +15,8 @@ writes what each step declares, in the config's symbols and b, s:
   activation function's step names the config key (or the fixed function) that decides which of
   its input and output it keeps (``activations``).
 
+* ``flow``: the block's data flow, which the step under a fine-tuning method follows (``calculator_flow.py``);
+
 and for the family: its compute-only symbols, the bytes per element of each type, what each
 activation function keeps, which blocks the backward skips for which head, Adam's bytes per
 parameter, the b and s inputs and the rule that s fits the position table. The browser applies
@@ -28,6 +30,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from generator.analysis.calculator_flow import block_flow, family_flow
 from generator.counting.architecture import Block, Dtype, Family, Head, Kind, Module, Op, Product, Saved
 from generator.counting.compute import ACTIVATIONS, ELEMENT_BYTES, applied_copies, differentiated, measured, rule_keys
 from generator.counting.conditions import Condition, Value, gt, sub, value
@@ -136,8 +139,9 @@ def _product(product: Product, repeat: Poly) -> JSON:
 
 
 def block_compute(block: Block) -> JSON:
-    """What one block's steps compute and keep, and how many times the block runs."""
-    return {"runs": _poly(applied_copies(block)), "steps": [_step(i) for i in _items(block)]}
+    """What one block's steps compute and keep, how many times the block runs, and its data flow (which the
+    step under a fine-tuning method follows: ``calculator_flow.py``)."""
+    return {"runs": _poly(applied_copies(block)), "steps": [_step(i) for i in _items(block)], "flow": block_flow(block)}
 
 
 def _items(block: Block) -> tuple[Module | Op, ...]:
@@ -203,4 +207,5 @@ def family_compute(family: Family) -> JSON:
         "cannot_run": [rule.to_json() for rule in family.step_rules],
         # Configs whose step no polynomial says exactly (Family.inexact_steps), as compute.step_inexact checks.
         "not_exact": [rule.to_json() for rule in family.inexact_steps],
+        "flow": family_flow(),
     }

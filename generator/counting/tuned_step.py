@@ -180,6 +180,8 @@ LOSS_UNREACHED = "no tensor the method trains reaches the loss, so the loss need
 
 # The name a block's loss writes its state under, among the model-wide names: whether it needs a gradient.
 LOSS = "(loss)"
+# The path of a head's loss step, and the key its token table's modules start with (the prompt joins them).
+LOSS_STEP, PROMPT_TABLE = "loss", "token-embeddings"
 
 
 def _reaches_loss(names: Mapping[str, bool], head: Head) -> bool:
@@ -282,7 +284,7 @@ def _instance(
     joins = {join.writes: join for join in block.joins}
     trains = _trains(prefix, trained)
     if trained.prompt:  # the prompt's trained vectors join the token vectors
-        flows.update((m.writes, True) for m in block.modules if m.key.startswith("token-embeddings"))
+        flows.update((m.writes, True) for m in block.modules if m.key.startswith(PROMPT_TABLE))
 
     def holds(path: str) -> bool:
         """A parameter trains; or, for a module's path, one of its tensors trains or a method adapts it."""
@@ -344,7 +346,7 @@ def _instance(
             else:
                 products.append(product if live else replace(product, backward=0))
         found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
-        if item.path == "loss" and live:
+        if item.path == LOSS_STEP and live:
             names[LOSS] = True
         if adapter is not None and isinstance(item, Module) and adapter.width is not None:
             found.append(_adapted_table(item, adapter, local, seen, card, block))

@@ -243,9 +243,11 @@
     });
     return {
       trainable: trainable, added: addedCount, total: total, adapted: result.adapted, saved_modules: result.saved,
-      targets: result.targets, parameter_memory: memory, groups: result.groups || []
+      targets: result.targets, parameter_memory: memory, groups: result.groups || [],
+      // What the step under the method reads (static/calculator-step.js): the model's own tensors that train, and each added one.
+      trained_names: result.trained.map(function (e) { return e.name; }), added_tensors: result.added
     };
   }
 
-  window.atlasMethods = { tune: tune, Refusal: Refusal, indexless: indexless };
+  window.atlasMethods = { tune: tune, Refusal: Refusal, indexless: indexless, walk: walk };
 })();

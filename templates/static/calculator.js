@@ -794,6 +794,9 @@
       try { result.compute = trainingStep(result, found.config); } catch (error) { result.computeProblem = error.message; }
     }
     result.tuning = evaluateTuning(result, found.config);
+    if (state.data.compute.measured && result.tuning.record && result.tuning.method !== "full") {
+      result.methodStep = methodStep(result, found.config, result.tuning);
+    }
     return result;
   }
 
@@ -823,6 +826,16 @@
     return kept;
   }
 
+  // Every symbol's number at this batch size and sequence length: the config's, b, s and the step symbols'
+  // (Compute.values_at). A step symbol (a padded length) reads the step's b and s as the keys batch and seq.
+  function stepValues(result, config, b, s) {
+    var values = Object.assign({}, result.values), stepConfig = Object.assign({}, config, { batch: b, seq: s });
+    state.data.compute.symbols.forEach(function (x) { var v = value(x.value, stepConfig); if (isInt(v)) { values[x.name] = v; } });
+    values.b = b;
+    values.s = s;
+    return values;
+  }
+
   function elements(shape, values) {
     return shape.reduce(function (n, d) { return n * evaluate(d, values); }, 1n);
   }
@@ -836,13 +849,7 @@
     if (refusal !== null) { throw new Error(t("step-cannot-run", { reason: refusal })); }
     var inexact = stepInexact(config);  // a step torch runs whose figures no polynomial says
     if (inexact !== null) { throw new Error(t("step-not-exact", { reason: inexact })); }
-    var values = Object.assign({}, result.values);
-    var b = config.batch, s = sequenceLength(config);
-    // A step symbol (a padded length) reads the step's b and s as the keys batch and seq.
-    var stepConfig = Object.assign({}, config, { batch: b, seq: s });
-    c.symbols.forEach(function (x) { var v = value(x.value, stepConfig); if (isInt(v)) { values[x.name] = v; } });
-    values.b = b;
-    values.s = s;
+    var b = config.batch, s = sequenceLength(config), values = stepValues(result, config, b, s);
     var out = { batch: b, seq: s, forward: 0n, backward: 0n, fp32: 0n, bf16: 0n, frozen: 0n };
     var shared = {};
     result.blocks.forEach(function (item) {
@@ -881,6 +888,45 @@
     [["fp32", "fp32"], ["bf16_mixed", "bf16"]].forEach(function (m) {
       out.memory[m[0]] = BigInt(per.trainable[m[0]]) * trainable + BigInt(per.frozen[m[0]]) * out.frozen + out[m[1]];
     });
+    return out;
+  }
+
+  // The step under a method (static/calculator-step.js works it out), as count --method --json gives it:
+  // prompt tuning runs s + n positions, and with s left empty takes the longest s that leaves room for n.
+  // Its figures, or why there are none, in the page's words (count refuses such a prompt before anything else).
+  function methodStep(result, config, found) {
+    var tuning = readTuning(state.tuning).tuning, c = state.data.compute;
+    var b = config.batch, s = sequenceLength(config), n = tuning.method === "prompt-tuning" ? tuning.virtual_tokens : 0n;
+    var longest = value(c.longest, config);
+    if (n > 0n && isInt(longest) && s + n > longest) {
+      var fits = longest - n;  // the virtual tokens take positions too
+      if (isInt(config.seq) || fits < 1n) {
+        return { refusal: t("method-prompt-too-long", { most: commas(fits > 0n ? fits : 0n), n: commas(n), longest: commas(longest), found: commas(s) }) };
+      }
+      s = fits;
+    }
+    if (!result.compute) { return null; }  // no step at all: the full step's reason stands (renderCompute)
+    var values = stepValues(result, config, b, s + n), step = window.atlasStep;
+    var evaluateAt = function (poly) { return evaluate(poly, values); };
+    try {
+      var ctx = {
+        blocks: result.blocks.map(function (item) { return step.block(item.block, item.compute, evaluateAt(item.compute.runs), window.atlasMethods.indexless); }),
+        trained: step.trainedOf(found.model, found.record, tuning, state.data.tuning),
+        flow: c.flow, head: state.head, batch: b, seq: s + n, elementBytes: c.element_bytes, evaluate: evaluateAt,
+        holds: function (when) { return holds(when, config); },
+        savedOf: function (item) { return keptBy(item, config); },
+        differentiated: function (kind) { return c.not_differentiated[state.head].indexOf(kind) < 0; }
+      };
+      var out = step.tunedStep(ctx);
+    } catch (error) {
+      if (!(error instanceof step.StepError)) { throw error; }
+      return { note: error.kind === "not-derived" ? t("method-step-not-derived") : t("step-cannot-run", { reason: t("method-loss-unreached") }) };
+    }
+    out.batch = b;
+    out.seq = s;
+    out.positions = s + n;
+    out.memory = {};
+    [["fp32", "fp32"], ["bf16_mixed", "bf16"]].forEach(function (m) { out.memory[m[0]] = found.record.parameter_memory[m[0]] + out[m[1]]; });
     return out;
   }
 
@@ -964,7 +1010,8 @@
     var read = readTuning(state.tuning);
     if (read.problem) { return { problem: read.problem }; }
     try {
-      return { record: window.atlasMethods.tune(tuningModel(result, config), state.data.tuning, read.tuning), method: read.tuning.method };
+      var model = tuningModel(result, config);  // kept: the step under the method reads it too
+      return { record: window.atlasMethods.tune(model, state.data.tuning, read.tuning), method: read.tuning.method, model: model };
     } catch (error) {
       if (!(error instanceof window.atlasMethods.Refusal)) { throw error; }
       return { problem: { field: TUNING_FIELD[error.what], text: refusalText(error) } };
@@ -1106,11 +1153,39 @@
     return html + "</section>";
   }
 
-  // A training step under the method: full fine-tuning's is derived (renderCompute); the others' are not yet,
-  // and the page says so rather than show a figure. Their derivation, once written, is drawn here.
-  function renderMethodStep() {
-    return '<section class="calc-compute" id="calc-compute" aria-labelledby="calc-compute-heading"><h3 id="calc-compute-heading">' +
-      h("compute-heading") + '</h3><p id="method-step-note">' + h("method-step-not-derived") + "</p></section>";
+  // A training step under the method: the full step's figures, each with full fine-tuning's beside it; or why
+  // there is none (the full step's reason, the engine's words where the flow gives no step, a prompt too long).
+  function renderMethodStep(result) {
+    var html = '<section class="calc-compute" id="calc-compute" aria-labelledby="calc-compute-heading"><h3 id="calc-compute-heading">' +
+      h("compute-heading") + "</h3>";
+    var f = result.methodStep;
+    if (!f) { return result.tuning.problem ? "" : renderCompute(result); }  // refused, or no step at all: as the full step says
+    if (f.note) { return html + '<p id="method-step-note">' + escapeHtml(f.note) + "</p></section>"; }
+    if (f.refusal) {  // a link to the sequence length's field, where the reader changes it
+      return html + '<p class="calc-problems" id="method-step-refusal" role="alert"><a href="#' + fieldId("seq") + '">' +
+        escapeHtml(f.refusal) + "</a></p></section>";
+    }
+    var full = result.compute, tokens = f.batch * f.seq;
+    if (f.positions !== f.seq) { html += '<p id="method-step-positions">' + h("method-step-positions", { positions: commas(f.positions) }) + "</p>"; }
+    html += '<p class="calc-step">' + h("step-at", { b: commas(f.batch), s: commas(f.seq), tokens: commas(tokens) }) + "</p>";
+    html += '<table class="calc-figures"><tbody>' + FIGURES.map(function (row) {
+      var n = row[1](f), whole = row[1](full);
+      var label = row[0] === "flops-forward" && state.head === "base" ? h("flops-forward-base") : h(row[0]);
+      return '<tr><th scope="row">' + label + '</th><td class="n"><strong id="' + row[0] + '" data-value="' + n.toString() + '">' +
+        commas(n) + '</strong><br><span class="rounded">≈ ' + approximately(n, row[2], tokens) + '</span><br><span class="rounded calc-against">' +
+        h("against-full", { value: commas(whole), change: change(n, whole) }) + "</span></td></tr>";
+    }).join("") + "</tbody></table>";
+    html += '<p class="calc-note">' + h("method-step-note", { b: commas(full.batch), s: commas(full.seq) }) + "</p>";
+    return html + '<p class="calc-note">' + h("compute-note") + "</p></section>";
+  }
+
+  // A figure against full fine-tuning's: its change in percent, with a true minus sign.
+  function change(n, whole) {
+    if (n === whole) { return t("unchanged"); }
+    if (whole === 0n) { return "+∞"; }
+    var share = 100 * (Number(n) - Number(whole)) / Number(whole);
+    var text = Math.abs(share) >= 0.1 ? Math.abs(share).toFixed(1) : Math.abs(share).toPrecision(1);
+    return (share < 0 ? "−" : "+") + text + "%";
   }
 
   // --- fixes: one click from a refused config to one that counts --------------------------------
@@ -1977,7 +2052,7 @@
     html += '<p class="calc-link">' + h("link") + ' <a id="calc-link" href="' + escapeHtml(address()) + '">' +
       escapeHtml("calculator/" + address()) + "</a></p>";
     html += renderTuning(result);
-    html += state.tuning.method === "full" ? renderCompute(result) : renderMethodStep();
+    html += state.tuning.method === "full" ? renderCompute(result) : renderMethodStep(result);
     summary.innerHTML = html;
     body.innerHTML = renderBody(result);
     body.classList.remove("calc-stale");

@@ -4,14 +4,20 @@ One page load evaluates many addresses: each is set as the page's address and an
 back-button move (popstate), as a reader going back through links would. The cases are a catalog card
 of every family and head and a sampled random config of every family
 (``tests/reference/sample/fine-tuning.json``, drawn with a fixed seed), each with the methods, ranks and target
-sets the peft reference ran on it (random ones included), refusals too. The page's trainable and
-added counts, parameter memory, adapted and saved modules must be the engine's, and a refusal's
-words the engine's message, beside the field it names.
+sets the peft reference ran on it (random ones included), refusals too, at a batch size and sequence
+length drawn with a fixed seed. The page's trainable and added counts, parameter memory, adapted and
+saved modules must be the engine's, and a refusal's words the engine's message, beside the field it
+names. Its step under the method (static/calculator-step.js) must be ``count --json``'s FLOPs,
+activations and training memory, or say why there is none in the page's words for count's reason.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import json
+import random
 import re
 import subprocess
 import sys
@@ -26,15 +32,17 @@ from test_fine_tuning import SAMPLE, tuning_of
 
 from conftest import MODELS, REFERENCE, ROOT, TEST_CARDS
 from generator.analysis.address import query
+from generator.analysis.calculator_compute import longest_of
 from generator.cards.card import Card, load_card
 from generator.cards.problems import InputError
-from generator.count import method_record
+from generator.count import METHOD_STEP, STEP_RAISES, count, method_record
 from generator.counting.architecture import Head
 from generator.counting.inventory import count_parameters
 from generator.counting.methods import Method, Tuning, TuningError, tune
+from generator.counting.tuned_step import LOSS_UNREACHED
 from generator.site import content
 
-from .conftest import PHONE, one_of_each
+from .conftest import PHONE, SAMPLE_SEED, one_of_each
 from .test_accessibility import axe_report, keep_screenshot
 
 PAGE = "calculator/index.html"
@@ -73,7 +81,9 @@ READ = """async (addresses) => {
       fp32: value("method-memory-fp32"), bf16_mixed: value("method-memory-bf16"),
       adapted: names("method-adapted"), saved_modules: names("method-saved"),
       refusal: text("method-refusal"), errors: errors,
-      step: Boolean(document.getElementById("training-memory-bf16")), not_derived: Boolean(document.getElementById("method-step-note"))
+      step: ["flops-forward", "flops-backward", "activations-fp32", "activations-bf16", "training-memory-fp32",
+        "training-memory-bf16"].map(value),
+      step_note: text("method-step-note"), step_refusal: text("method-step-refusal")
     });
   }
   return found;
@@ -111,17 +121,66 @@ def expected(card: Card, tuning: Tuning) -> dict[str, Any]:
     }
 
 
-def shown(found: dict[str, Any], method: Method) -> dict[str, Any]:
+# The page's words for each reason count gives for no step under a method (content/en/calculator.yaml).
+SCRIPT = content.load("calculator", "en").section("script")
+NO_STEP = {
+    METHOD_STEP: SCRIPT.template("method-step-not-derived"),
+    STEP_RAISES + LOSS_UNREACHED: SCRIPT.template("step-cannot-run").replace("{reason}", LOSS_UNREACHED),
+}
+
+
+def count_options(tuning: Tuning, variant: dict[str, Any]) -> dict[str, Any]:
+    """count's options for a variant, as its parser gives them: what ``tuning_query`` writes in the address, no more."""
+    return {
+        "method": tuning.method.value,
+        "rank": tuning.rank if "rank" in variant else None,
+        "targets": tuning.targets if variant.get("targets") else None,
+        "feedforward": tuning.feedforward if variant.get("feedforward") else None,
+        "virtual_tokens": tuning.virtual_tokens if "virtual_tokens" in variant else None,
+    }
+
+
+def count_step(card: Card, options: dict[str, Any], batch: int, seq: int | None) -> dict[str, Any]:
+    """The step ``count --json`` gives (its command run in this process, past the parser), as the page shows it:
+    six figures, the page's words for why there is none, or count's refusal of the sequence length."""
+    out, err = io.StringIO(), io.StringIO()
+    args = argparse.Namespace(card=card.path, batch=batch, seq=seq, json=True, **options)
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = count(args)
+    if status != 0:  # a prompt that leaves no room for the tokens: the only refusal the engine left to count
+        found = re.fullmatch(r"error: --seq: (.*)\n", err.getvalue())
+        assert found is not None, err.getvalue()
+        return {"refusal": found.group(1)}
+    record = json.loads(out.getvalue())
+    if record.get("flops") is None:
+        return {"note": NO_STEP.get(record.get("no_step"))}  # a reason the full step gives too: any words, no figure
+    flops, kept, memory = record["flops"], record["activations"], record["training_memory"]
+    figures = (flops["forward"], flops["backward"], kept["fp32"], kept["bf16"], memory["fp32"], memory["bf16_mixed"])
+    return {"figures": [str(n) for n in figures]}
+
+
+def shown_step(found: dict[str, Any], want: dict[str, Any]) -> dict[str, Any]:
+    """The page's step in the shape of ``count_step``."""
+    if found["step_refusal"] is not None:
+        return {"refusal": found["step_refusal"]}
+    if "note" in want:
+        return {"note": found["step_note"] if want["note"] is not None else None, "figures": found["step"]}
+    return {"figures": found["step"]}
+
+
+def shown(found: dict[str, Any]) -> dict[str, Any]:
     """The page's reading in the shape of ``expected``; a refusal also stands as the section's one sentence."""
     if found["errors"]:
         assert found["refusal"] in found["errors"].values()
         return {"refused": found["errors"]}
-    # Full fine-tuning's step is the one the page derives; another method's step says it is not derived.
-    if method is Method.FULL:
-        assert not found["not_derived"]
-    else:
-        assert found["not_derived"] and not found["step"]
     return {key: found[key] for key in ("trainable", "added", "fp32", "bf16_mixed", "adapted", "saved_modules")}
+
+
+def step_point(card: Card, draw: random.Random) -> tuple[int, int | None]:
+    """A batch size and a sequence length for a case (None: the field left empty), within the card's positions."""
+    batch, seq = draw.choice((1, 2, 3, 32)), draw.choice((1, 3, 17, 256, None))
+    longest = longest_of(card.family, card.config)
+    return batch, seq if seq is None or longest is None or seq <= longest else None
 
 
 def sampled_cards(folder: Path) -> list[tuple[Card, dict[str, Any]]]:
@@ -158,6 +217,7 @@ def test_every_method_equals_count_on_catalog_cards_and_random_configs(
     page.goto(site_url + PAGE)
     page.wait_for_selector("#calc-method", state="attached")
     cases = []
+    draw = random.Random(SAMPLE_SEED)
     for card, reference in catalog_cards() + sampled_cards(tmp_path):
         base = query(card.family, card.head, card.config)
         # An empty list of feed-forward modules is peft's to take, but count (and so the page) has no way to
@@ -165,20 +225,33 @@ def test_every_method_equals_count_on_catalog_cards_and_random_configs(
         variants = [{"method": "full"}, *(v for v in reference["variants"] if v.get("feedforward") != [])]
         for variant in variants:
             tuning = tuning_of(variant)
-            cases.append((card.id, variant, f"{base}&{tuning_query(tuning, variant)}", expected(card, tuning)))
+            batch, seq = step_point(card, draw)
+            step = f"&batch={batch}" + (f"&seq={seq}" if seq is not None else "")
+            want = expected(card, tuning)
+            if "refused" not in want and tuning.method is not Method.FULL:  # full: test_calculator_compute.py
+                want["step"] = count_step(card, count_options(tuning, variant), batch, seq)
+            cases.append((card.id, variant, f"{base}{step}&{tuning_query(tuning, variant)}", want))
     started = time.monotonic()
     found = page.evaluate(READ, [address for *_, address, _ in cases])
     seconds = time.monotonic() - started
     mismatches = []
-    for (card_id, variant, address, want), got in zip(cases, found, strict=True):
+    for (card_id, _, address, want), got in zip(cases, found, strict=True):
         assert got["drawn"], f"{card_id}: the page drew no method for {address}"
-        if shown(got, tuning_of(variant).method) != want:
-            mismatches.append((card_id, variant, shown(got, tuning_of(variant).method), want))
+        page_shows = shown(got)
+        if "step" in want:
+            page_shows["step"] = shown_step(got, want["step"])
+            if "note" in want["step"]:
+                want["step"] = {**want["step"], "figures": [None] * 6}
+        if page_shows != want:
+            mismatches.append((card_id, address, page_shows, want))
     assert errors == []
     assert mismatches == [], mismatches[:2]
     methods = {variant["method"] for _, variant, *_ in cases}
     refused = sum("refused" in want for *_, want in cases)
     assert methods == {m.value for m in Method} and 0 < refused < len(cases)
+    # The step is worked, and not derived, each at least once (a prompt too long: the refusals' test).
+    steps = [want["step"] for *_, want in cases if "step" in want]
+    assert all(any(key in step for step in steps) for key in ("figures", "note"))
     print(f"{len(cases)} methods evaluated ({refused} refusals) in {seconds:.1f} s, one page load")
 
 
@@ -264,6 +337,10 @@ def test_refusals_are_counts_words_beside_their_field(site_url: str, open_page: 
     assert [(f["errors"], f["refusal"]) for f in found] == [({field: words}, words) for _, field, words in cases]
     # In words a reader can act on: an unmatched target is told the names the model's layers end in.
     assert "query" in found[1]["refusal"] and "LayerNorm" in found[2]["refusal"] and "dropout" in found[3]["refusal"]
+    # A prompt that leaves the tokens no room: count refuses the sequence length, and the page its step.
+    prompt = address + "method=prompt-tuning&seq=500"
+    words = count_error("models/bert-base-uncased.yaml", "--method", "prompt-tuning", "--seq", "500")
+    assert page.evaluate(READ, [prompt])[0]["step_refusal"] == words
 
 
 def test_a_lecturers_link_survives_and_the_second_edition_speaks_its_own_words(

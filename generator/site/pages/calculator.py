@@ -132,6 +132,9 @@ SCRIPT_TEXTS = (
     *("refuse-targets-none", "refuse-targets-empty", "refuse-rank", "refuse-target-kind"),
     *("refuse-target-parameterless", "refuse-target-unmatched", "refuse-rank-groups", "refuse-feedforward-none"),
     "refuse-feedforward",
+    # The step under a method (static/calculator-step.js works it out), or why there is none.
+    *("method-loss-unreached", "method-prompt-too-long", "method-step-positions", "against-full", "unchanged"),
+    "method-step-note",
 )
 
 

@@ -1,0 +1,354 @@
+// The calculator's training step under a fine-tuning method: generator/counting/tuned_step.py's rules,
+// applied to the blocks' data flow that the family's document exports (compute.blocks[].flow, and
+// compute.flow; generator/analysis/calculator_flow.py). The forward runs the whole model and what the
+// method adds; the backward runs only the products a trained tensor reaches, and autograd keeps only
+// what they read. Each rule is one small function below, named after the engine's
+// (docs/fine-tuning-step.md gives each with its torch figure). This script decides, exactly, with
+// BigInt; calculator.js picks the blocks, puts the numbers in and words the result.
+(function () {
+  "use strict";
+
+  // Why there is no step: "not-derived" (the engine's StepNotDerivedError: a flow not declared, or a
+  // rule it does not cover) or "loss-unreached" (StepCannotRunError: no trained tensor reaches the loss).
+  function StepError(kind, detail) { this.kind = kind; this.detail = detail || ""; }
+
+  function notDerived(detail) { return new StepError("not-derived", detail); }
+
+  function some(list, test) { return list.some(test); }
+
+  // --- what trains (tuned_step._trained) ----------------------------------------------------------
+
+  // Trained tensors and adapters by name, each layer index written {i}; a tied slot and what it holds;
+  // the prompt's virtual tokens. model: calculator.js's tuningModel; record: atlasMethods.tune's.
+  function trainedOf(model, record, tuning, rules) {
+    var ix = window.atlasMethods.indexless, modules = window.atlasMethods.walk(model);
+    var tensors = new Set(record.trained_names.map(ix));
+    record.saved_modules.forEach(function (module) {  // a classifier's trained copy: its tensors train, in its place
+      model.entries.forEach(function (e) {
+        if (e.tied_to === undefined && e.name.indexOf(module + ".") === 0) { tensors.add(ix(e.name)); }
+      });
+    });
+    var adapters = new Map();
+    record.added_tensors.forEach(function (added) {
+      if (added.module === "" || record.adapted.indexOf(added.module) < 0) { return; }
+      adapters.set(ix(added.module), adapterOf(added, modules, tuning, rules));
+    });
+    var holds = new Map();
+    model.entries.forEach(function (e) { if (e.tied_to !== undefined) { holds.set(ix(e.name), ix(e.tied_to)); } });
+    var prompt = tuning.method === "prompt-tuning" ? tuning.virtual_tokens : 0n;
+    // under: whether a trained tensor lies under a module's name, found once per name.
+    return { tensors: tensors, names: Array.from(tensors), under: new Map(), adapters: adapters, holds: holds, prompt: prompt };
+  }
+
+  // What a method wraps one Linear with (tuned_step.Adapter): LoRA of rank r, or IA³ scaling its input or its output.
+  function adapterOf(added, modules, tuning, rules) {
+    if (modules.layers.get(added.module) !== rules.linear) {
+      throw notDerived(added.module + " is adapted, and only a Linear layer's adapter is derived");
+    }
+    if (tuning.method === "lora") { return { method: "lora", rank: tuning.rank }; }
+    var out = modules.shapeOf(added.module)[0];
+    return { method: "ia3", scalesInput: !(added.shape[0] === out && added.shape[1] === 1n) };
+  }
+
+  // --- the blocks in flow order (tuned_step._in_flow_order) --------------------------------------
+
+  // The blocks in the order the forward runs them, a block read by a repeated one just before it; and,
+  // by reader, the ops such a block runs once in each of its reader's copies (lent without their repeat).
+  function inFlowOrder(blocks, kindOrder) {
+    var ordered = blocks.slice().sort(function (a, b) { return kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind); });
+    var borrowed = {};
+    ordered.filter(function (b) { return b.readBy !== null; }).forEach(function (block) {
+      ordered.splice(ordered.indexOf(block), 1);
+      ordered.splice(ordered.findIndex(function (b) { return b.key === block.readBy; }), 0, block);
+      var lent = block.items.filter(function (item) { return !item.isModule && item.repeat !== null; });
+      borrowed[block.readBy] = (borrowed[block.readBy] || []).concat(lent.map(function (op) { return Object.assign({}, op, { repeat: null }); }));
+    });
+    return { ordered: ordered, borrowed: borrowed };
+  }
+
+  // --- one instance of a block (tuned_step._instance) --------------------------------------------
+
+  // Whether the tensor at a path of the block trains; a tied slot trains with what it holds (tuned_step._trains).
+  function trains(prefix, trained) {
+    return function (path) {
+      var name = path.charAt(0) === "/" ? path.slice(1) : prefix + path;
+      return trained.tensors.has(name) || trained.tensors.has(trained.holds.get(name));
+    };
+  }
+
+  function holdsTrained(item, trainsAt) {
+    return item.isModule && some(item.params, function (p) { return trainsAt(item.path + "." + p); });
+  }
+
+  // The storages not yet kept in this instance (a shared one: in the model) (tuned_step._unique).
+  function unique(kept, local, seen) {
+    return kept.filter(function (x) {
+      var scope = x.shared ? seen : local;
+      if (scope.has(x.key)) { return false; }
+      scope.add(x.key);
+      return true;
+    });
+  }
+
+  // One instance of a block: what each of its steps computes and keeps, in flow order. ``names`` holds the
+  // model-wide names and whether each needs a gradient; the instance reads its inputs there and writes its outputs.
+  function instance(block, items, prefix, ctx, names, seen) {
+    var trained = ctx.trained, flows = new Map();
+    block.inputs.forEach(function (pair) {
+      if (!names.has(pair[1])) { throw notDerived(block.key + " reads " + pair[1] + ", which no earlier block gives"); }
+      flows.set(pair[0], names.get(pair[1]));
+    });
+    var writers = new Map(), joins = new Map();
+    items.forEach(function (item) { if (item.writes) { writers.set(item.writes, item); } });
+    block.joins.forEach(function (join) { joins.set(join[1], join[0]); });
+    var trainsAt = trains(prefix, trained);
+    if (trained.prompt > 0n) {  // the prompt's trained vectors join the token vectors
+      items.forEach(function (item) { if (item.isModule && item.key.indexOf(ctx.flow.prompt_table) === 0) { flows.set(item.writes, true); } });
+    }
+
+    // A parameter trains; or, for a module's path, one of its tensors trains or a method adapts it.
+    function holds(path) {
+      var whole = path.charAt(0) === "/" ? path.slice(1) : prefix + path;
+      if (trainsAt(path) || trained.adapters.has(whole)) { return true; }
+      if (!trained.under.has(whole)) { trained.under.set(whole, trained.names.some(function (t) { return t.indexOf(whole + ".") === 0; })); }
+      return trained.under.get(whole);
+    }
+
+    function needs(name, path) {
+      path = path || [];
+      if (name.charAt(0) === "@") { return holds(name.slice(1)); }
+      if (flows.has(name)) { return flows.get(name); }
+      if (path.indexOf(name) >= 0) { throw notDerived(block.key + ": " + name + " is read before it is written"); }
+      var found, further = path.concat([name]);
+      if (joins.has(name)) {
+        found = some(joins.get(name), function (read) { return needs(read, further); });
+      } else if (writers.has(name)) {
+        var item = writers.get(name);
+        found = holdsTrained(item, trainsAt) || trained.adapters.has(prefix + item.path);
+        found = found || some(item.reads, function (read) { return needs(read, further); });
+      } else {
+        throw notDerived(block.key + ": nothing writes " + name);
+      }
+      flows.set(name, found);
+      return found;
+    }
+
+    var local = new Set(), found = [];
+    items.forEach(function (item) {
+      if (!item.writes) { return; }  // holds parameters and computes nothing (a decoder's cross-attention)
+      var adapter = item.isModule ? trained.adapters.get(prefix + item.path) : undefined;
+      var given = item.reads.map(function (read) { return needs(read); });  // x itself, before an IA³ vector scales it
+      var reads = adapter && adapter.scalesInput ? [true].concat(given.slice(1)) : given;
+      var live = reads.indexOf(true) >= 0 || holdsTrained(item, trainsAt);
+      var resolve = function (name) {
+        if (name.charAt(0) === "#") { return reads[Number(name.slice(1))]; }
+        return name.charAt(0) === "@" ? holds(name.slice(1)) : needs(name);
+      };
+      var anyOf = function (group) { return some(group, resolve); };
+      var kept = ctx.savedOf(item).filter(function (x) {
+        var wants = x.needs || [];  // an activation function's further tensors need what its step does
+        return (!x.when || ctx.holds(x.when)) && (wants.length ? anyOf(wants) : live);
+      });
+      var products = [], runs = [];
+      item.products.forEach(function (declared) {
+        if (declared.when && !ctx.holds(declared.when)) { return; }
+        var p = Object.assign({ flops: 2n * ctx.evaluate(declared.m) * ctx.evaluate(declared.n) * ctx.evaluate(declared.k) }, declared);
+        if (p.operands.length) {
+          var wanted = p.operands.filter(anyOf).length;
+          products.push(Object.assign({}, p, { backward: Math.min(p.backward, wanted) }));
+          runs = runs.concat(adaptedRuns(item, p, prefix, trained, anyOf));
+        } else {
+          products.push(live ? p : Object.assign({}, p, { backward: 0 }));
+        }
+      });
+      found.push(moduleCompute(item, products, unique(kept, local, seen), block, ctx));
+      if (item.path === ctx.flow.loss_step && live) { names.set(ctx.flow.loss, true); }
+      if (adapter) { found.push(adapted(item, adapter, given.length ? given[0] : false, local, seen, ctx, block)); }
+      runs.forEach(function (run) {
+        var inputs = ctx.savedOf(item).filter(function (x) { return (x.needs || []).indexOf(run.weight) >= 0 && (!x.when || ctx.holds(x.when)); });
+        var ran = Object.assign({}, item, { path: item.path + " " + run.product.what, products: [run.product], saved: inputs });  // its own sides
+        var linear = trained.adapters.get(prefix + run.weight.slice(1, -7));
+        found.push(adapted(ran, linear, run.inputNeeds, local, seen, ctx, block));
+      });
+    });
+    block.outputs.forEach(function (pair) { names.set(pair[1], needs(pair[0])); });
+    return found;
+  }
+
+  // A product whose operand is another Linear's weight runs that Linear (a relative op projects its position
+  // table with each layer's own query projection): peft's adapter runs there too (tuned_step._adapted_runs).
+  function adaptedRuns(item, product, prefix, trained, anyOf) {
+    if (product.operands.length !== 2) { return []; }
+    var runs = [];
+    product.operands.forEach(function (group, side) {
+      var weight = group.length === 1 && /\.weight$/.test(group[0]) ? group[0] : "";
+      var linear = weight.slice(1, -7);  // a module's own product is adapted as the module (adapted)
+      var ownRun = item.isModule && linear === item.path;
+      var adapter = weight.charAt(0) === "@" && !ownRun ? trained.adapters.get(prefix + linear) : undefined;
+      if (adapter && adapter.scalesInput) {  // its product's input would be the scaled copy
+        throw notDerived("IA³ scales the input of " + linear + ", which " + item.path + " runs too");
+      }
+      if (adapter) { runs.push({ product: product, weight: weight, inputNeeds: anyOf(product.operands[1 - side]) }); }
+    });
+    return runs;
+  }
+
+  // --- what a step and an adapter compute and keep (tuned_step._module, _adapted) -----------------
+
+  // A step's compute, repeated as many times as it runs in one instance: FLOPs and its storages, as numbers.
+  function moduleCompute(item, products, saved, block, ctx) {
+    var repeat = item.repeat !== null ? ctx.evaluate(item.repeat) : 1n;
+    var differentiated = ctx.differentiated(block.kind);
+    var forward = 0n, backward = 0n;
+    products.forEach(function (p) {
+      var flops = p.flops * repeat;
+      if (!p.backward_only) { forward += flops; }
+      if (differentiated) { backward += flops * BigInt(p.backward); }
+    });
+    var storages = saved.map(function (x) { return storage(x, ctx, x.shared ? 1n : repeat); });
+    return { path: item.path, forward: forward, backward: backward, products: products.map(function (p) { return p.backward; }), saved: storages };
+  }
+
+  // A kept tensor as the sums read it: its elements (times the step's repeat) and what decides when it counts.
+  function storage(x, ctx, repeat) {
+    var elements = x.shape.reduce(function (n, d) { return n * (typeof d === "bigint" ? d : ctx.evaluate(d)); }, repeat);
+    return {
+      key: x.key, elements: elements, dtype: x.dtype || "activation", shared: Boolean(x.shared),
+      batch_one: Boolean(x.batch_one), seq_above_one: Boolean(x.seq_above_one), batch_above_one: Boolean(x.batch_above_one)
+    };
+  }
+
+  // What an adapter adds beside its Linear: LoRA's two products x·Aᵀ and ·Bᵀ and their inputs; IA³'s scaled
+  // tensor and its vector's copy (an elementwise product, no FLOPs). Where the loss does not reach the block
+  // (a bare model's pooler), the backward runs none of them.
+  function adapted(item, adapter, inputNeeds, local, seen, ctx, block) {
+    var base = item.products[0];
+    var rows = ctx.evaluate(base.m), out = ctx.evaluate(base.n), width = ctx.evaluate(base.k);
+    var inputs = item.saved.filter(function (x) { return !x.when || ctx.holds(x.when); });
+    var products = [], saved;
+    if (adapter.method === "lora") {
+      var rank = adapter.rank;
+      products = [
+        { flops: 2n * rows * rank * width, backward: inputNeeds ? 2 : 1 },
+        { flops: 2n * rows * out * rank, backward: 2 }
+      ];
+      saved = inputs.concat([{ key: item.path + " x·Aᵀ", shape: [rows, rank] }]);
+    } else if (adapter.scalesInput) {
+      saved = inputs.concat(inputNeeds ? [{ key: item.path + " ia3 vector", shape: [width] }] : []);
+    } else {
+      saved = [{ key: item.path + " ia3 output", shape: [rows, out] }].concat(inputNeeds ? [{ key: item.path + " ia3 vector", shape: [out] }] : []);
+    }
+    if (base.backward === 0 || !ctx.differentiated(block.kind)) {  // a run whose output nothing reads
+      products = products.map(function (p) { return { flops: p.flops, backward: 0 }; });
+    }
+    var adapterItem = { path: item.path + " " + adapter.method, repeat: null };
+    return moduleCompute(adapterItem, products, unique(saved, local, seen), block, ctx);
+  }
+
+  // --- the step (tuned_step._flowed_blocks) -------------------------------------------------------
+
+  // Each block's first instance, and one of the rest standing for them all (they settle after the first).
+  function flowedBlocks(blocks, ctx) {
+    var worked = [], names = new Map(), seen = new Set();
+    var order = inFlowOrder(blocks, ctx.flow.kind_order);
+    order.ordered.forEach(function (block) {
+      if (!block.outputs.length && !block.inputs.length && !block.joins.length) {
+        throw notDerived("the data flow of " + block.key + " is not declared");
+      }
+      var runs = block.runs < 0n ? 0n : block.runs > 2n ? 2n : block.runs;
+      if (runs === 0n) { return; }
+      var items = block.items.concat(order.borrowed[block.key] || []);
+      if (block.readBy !== null) { items = block.items.filter(function (item) { return item.isModule || item.repeat === null; }); }
+      worked.push({ block: block, modules: instance(block, items, block.firstPrefix, ctx, names, seen), copies: 1n });
+      if (runs > 1n) {
+        // A shared storage the second instance keeps first (a later layer's need) is one storage: the third
+        // instance, worked as the second was, keeps it too when the instances settle.
+        var before = new Set(seen);
+        var again = instance(block, items, block.firstPrefix, ctx, names, seen);
+        worked.push({ block: block, modules: again, copies: block.runs - 1n });
+        var third = instance(block, items, block.firstPrefix, ctx, new Map(names), before);
+        if (signature(third) !== signature(again)) { throw notDerived("the instances of " + block.key + " do not settle after the second"); }
+      }
+    });
+    if (!reachesLoss(names, ctx)) { throw new StepError("loss-unreached"); }
+    return worked;
+  }
+
+  function signature(modules) {
+    return JSON.stringify(modules, function (k, v) { return typeof v === "bigint" ? v.toString() : v; });
+  }
+
+  // Whether the loss needs a gradient: the encoder's output without a head (its sum is the loss), else what
+  // a head's loss reads (tuned_step._reaches_loss).
+  function reachesLoss(names, ctx) {
+    return Boolean(names.get(ctx.head === "base" ? ctx.flow.hidden : ctx.flow.loss));
+  }
+
+  // The step's numbers: FLOPs, and the bytes kept at this b and s in each precision (compute.SavedBytes.at).
+  function totals(worked, ctx) {
+    var out = { forward: 0n, backward: 0n, fp32: 0n, bf16: 0n };
+    worked.forEach(function (w) {
+      w.modules.forEach(function (m) {
+        out.forward += m.forward * w.copies;
+        out.backward += m.backward * w.copies;
+        m.saved.forEach(function (x) {
+          ["fp32", "bf16"].forEach(function (p) { out[p] += savedBytes(x, w.copies, ctx, p); });
+        });
+      });
+    });
+    return out;
+  }
+
+  // One storage's bytes over a block's copies: a shared one once; one kept only at b = 1, or only for s > 1
+  // or b > 1, where it is (compute.BlockCompute._saved_bytes).
+  function savedBytes(x, copies, ctx, precision) {
+    var size = x.elements * BigInt(ctx.elementBytes[x.dtype][precision]), found = 0n;
+    if (!x.batch_one) { found += x.shared ? size : size * copies; } else if (!x.shared && ctx.batch === 1n) { found += size * copies; }
+    if (x.seq_above_one && ctx.seq === 1n) { found -= size * copies; }
+    if (x.batch_above_one && ctx.batch === 1n) { found -= size * copies; }
+    return found;
+  }
+
+  // The step under the method. ctx: blocks (block(), in registration order), trained (trainedOf), flow
+  // (compute.flow), head, batch and seq (the positions the model runs), elementBytes, and evaluate(poly),
+  // holds(condition), savedOf(item) and differentiated(kind) from calculator.js. Throws a StepError.
+  function tunedStep(ctx) {
+    return totals(flowedBlocks(ctx.blocks, ctx), ctx);
+  }
+
+  // A block as the rules read it: its tensor block (names, prefix, kind) and compute block (products, storages,
+  // flow) side by side, each step with its raw products and storages (without the repeat the export multiplied in).
+  function block(tensorBlock, computeBlock, runs, ix) {
+    var flow = computeBlock.flow, modules = tensorBlock.steps.length;
+    var first = tensorBlock.repeat.map(function (_, level) { return level === 0 ? tensorBlock.start : 0; });
+    var prefix = ix(tensorBlock.prefix.replace(/\{(\d+)\}/g, function (_, i) { return String(first[Number(i)]); }));
+    var items = computeBlock.steps.map(function (step, i) {
+      var f = flow.steps[i], module = i < modules ? tensorBlock.steps[i] : null;
+      return {
+        path: step.path, key: module ? module.key : "", isModule: module !== null,
+        params: module ? module.tensors.map(function (x) { return step.path ? x.name.slice(step.path.length + 1) : x.name; }) : [],
+        reads: f.reads, writes: f.writes, repeat: f.repeat, activation: step.activation, function: step.function,
+        products: step.products.map(function (p, n) { return rawProduct(p, f.products[n]); }),
+        saved: step.saved.map(function (x, n) { return rawSaved(x, f.needs[n], f.repeat); })
+      };
+    });
+    return {
+      key: tensorBlock.key, kind: tensorBlock.kind, firstPrefix: prefix, runs: runs, items: items,
+      joins: flow.joins, inputs: flow.inputs, outputs: flow.outputs, readBy: flow.read_by
+    };
+  }
+
+  // A product with its sides, whose FLOPs are 2·m·n·k once (the export's are times the step's repeat).
+  function rawProduct(p, f) {
+    return { what: f.what, m: f.m, n: f.n, k: f.k, operands: f.operands, backward: p.backward, when: p.when,
+      backward_only: Boolean(p.backward_only) };
+  }
+
+  // A storage with its own shape: the export put the step's repeat in front of an own storage's.
+  function rawSaved(x, needs, repeat) {
+    var scaled = repeat !== null && !(repeat.length === 1 && Number(repeat[0][0]) === 1 && repeat[0][1].length === 0) && !x.shared;
+    return Object.assign({}, x, { shape: scaled ? x.shape.slice(1) : x.shape, needs: needs });
+  }
+
+  window.atlasStep = { tunedStep: tunedStep, trainedOf: trainedOf, block: block, StepError: StepError };
+})();
