@@ -139,6 +139,7 @@ DERIVED = {
     "jina_embeddings_v3",
     "layoutlm",
     "longformer",
+    "mobilebert",
     "modernbert",
     "mpnet",
     "nomic_bert",

@@ -222,6 +222,7 @@ class Module:
     saved: tuple[Saved, ...] = ()
     reads: tuple[str, ...] = ()  # as for Op
     writes: str = ""
+    chain: Block | None = None  # one copy's flow, where each copy runs on the one before's output (flow.py)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ trained tensor. ``docs/fine-tuning-step.md`` gives every rule with the torch fig
 The first instance of a repeated layer may differ from the others: below the lowest trained
 tensor nothing needs a gradient, and in LoRA's first layer only the adapted branches do. The
 others then all read an input that needs one, so two instances are worked, the first and one of
-the rest.
+the rest. So are the copies of a module run one after another inside a layer (``Module.chain``).
 
 A block read by every copy of a repeated block (``Block.read_by``, a table of relative positions) is
 worked first. Its ops run once in each copy (their ``repeat``): they are worked in each instance of
@@ -20,6 +20,7 @@ that block, with its names and its parameters, as if declared there.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -36,7 +37,7 @@ from generator.counting.compute import (
     differentiated,
     saved_of,
 )
-from generator.counting.flow import HIDDEN
+from generator.counting.flow import HIDDEN, param
 from generator.counting.inventory import Counted
 from generator.counting.memo import IdentityMemo
 from generator.counting.methods import Method, Tuned, indexless, modules_of
@@ -193,6 +194,9 @@ def _trained(tuned: Tuned) -> Trained:
         else:
             out, _ = modules.shape_of(added.module)
             adapters[name] = Adapter(Method.IA3, scales_input=added.shape != (out, 1))
+    copies = Counter(_indexless(name) for name in modules.layers)  # a target "1.intermediate.dense" adapts one
+    if any(n != copies[name] for name, n in Counter(_indexless(name) for name in tuned.adapted).items()):
+        raise StepNotDerivedError("a target adapts some copies of a module only; the step is derived for alike ones")
     tied = tuple(sorted({_indexless(t.name): _indexless(t.tied_to) for t in tuned.inventory.tied}.items()))
     prompt = tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0
     return Trained(frozenset(tensors), tuple(sorted(adapters.items())), tied, prompt)
@@ -214,6 +218,14 @@ def _instance(
     writers = {item.writes: item for item in items if item.writes}
     joins = {join.writes: join for join in block.joins}
     trains = _trains(prefix, trained)
+    chains: dict[str, tuple[tuple[ModuleCompute, ...], bool]] = {}
+
+    def chained(item: Module) -> tuple[tuple[ModuleCompute, ...], bool]:
+        """A chain's copies and whether its output needs a gradient, worked once."""
+        if item.path not in chains:
+            chains[item.path] = _chain(item, prefix, trained, needs(item.reads[0]), card, seen)
+        return chains[item.path]
+
     if trained.prompt:  # the prompt's trained vectors join the token vectors
         flows.update((m.writes, True) for m in block.modules if m.key.startswith("token-embeddings"))
 
@@ -233,8 +245,11 @@ def _instance(
             found = any(needs(read, (*path, name)) for read in joins[name].reads)
         elif name in writers:
             item = writers[name]
-            found = _holds_trained(item, trains) or f"{prefix}{item.path}" in trained.adapter
-            found = found or any(needs(read, (*path, name)) for read in item.reads)
+            if isinstance(item, Module) and item.chain is not None:
+                found = chained(item)[1]
+            else:
+                found = _holds_trained(item, trains) or _adapter(item, prefix, trained) is not None
+                found = (found and not _skipped(item, card)) or any(needs(read, (*path, name)) for read in item.reads)
         else:
             raise StepNotDerivedError(f"{block.key}: nothing writes {name}")
         flows[name] = found
@@ -243,9 +258,13 @@ def _instance(
     local: set[str] = set()
     found: list[ModuleCompute] = []
     for item in items:
-        if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
+        # Holds parameters and computes nothing (a decoder's cross-attention), or is not called.
+        if not item.writes or _skipped(item, card):
             continue
-        adapter = trained.adapter.get(f"{prefix}{item.path}") if isinstance(item, Module) else None
+        if isinstance(item, Module) and item.chain is not None:
+            found += chained(item)[0]
+            continue
+        adapter = _adapter(item, prefix, trained)
         given = tuple(needs(read) for read in item.reads)  # x itself, before an IA³ vector scales it
         reads = given
         if adapter is not None and adapter.scales_input:
@@ -290,6 +309,48 @@ def _instance(
     for own, wide in block.outputs:
         names[wide] = needs(own)
     return tuple(found)
+
+
+def _chain(
+    item: Module, prefix: str, trained: Trained, input_needs: bool, card: Counted, seen: set[str]
+) -> tuple[tuple[ModuleCompute, ...], bool]:
+    """A module's copies, each run on the one before's output (``Module.chain``): the first, then one standing
+    for the other repeat − 1. What they compute and keep, and whether the last one's output needs a gradient."""
+    assert item.chain is not None and item.repeat is not None
+    (_, wide_in), (_, wide_out) = item.chain.inputs[0], item.chain.outputs[0]
+    within = f"{prefix}{item.path.replace('{n}', '{i}')}."  # trained names write every index {i}
+    first, rest = {wide_in: input_needs}, {}
+    found = _instance(item.chain, within, trained, first, card, seen)
+    rest[wide_in] = first[wide_out]
+    again = _instance(item.chain, within, trained, rest, card, seen)
+    if rest[wide_out] != first[wide_out]:
+        raise StepNotDerivedError(f"the copies of {item.path} do not settle after the second")
+    return (*found, *(_times(module, item.repeat + -1) for module in again)), first[wide_out]
+
+
+def _times(module: ModuleCompute, times: Poly) -> ModuleCompute:
+    """A module's compute and storages in ``times`` copies (each its own storage, but a shared one)."""
+    products = tuple(replace(p, m=p.m * times, when=None) for p in module.products)
+    saved = tuple(t if t.shared else replace(t, shape=(times, *t.shape)) for t in module.saved)
+    return replace(module, products=products, backward=module.backward * times, saved=saved)
+
+
+def _skipped(item: Module | Op, card: Counted) -> bool:
+    """Whether the forward skips a module: a config gates off each of its products (MobileBERT's embedding
+    projection, applied only with trigrams or E ≠ H). Its output is then its input."""
+    gates = [p.when for p in item.products] if isinstance(item, Module) else []
+    return bool(gates) and all(w is not None and not w.evaluate(card.config) for w in gates)
+
+
+def _adapter(item: Module | Op, prefix: str, trained: Trained) -> Adapter | None:
+    """A module's adapter, where the forward calls the module: one whose products read its weight only beside
+    another tensor (MobileBERT's output rows, concatenated with the decoder's) is not called."""
+    if not isinstance(item, Module):
+        return None
+    own = (param(f"{item.path}.weight"),)
+    if item.products and not any(not p.operands or own in p.operands for p in item.products):
+        return None
+    return trained.adapter.get(f"{prefix}{item.path}")
 
 
 def _adapted_runs(
@@ -343,13 +404,10 @@ def _module(
     item: Module | Op, products: list[Product], saved: tuple[Saved, ...], block: Block, head: Head
 ) -> ModuleCompute:
     """An item's compute, repeated as many times as it runs in one instance."""
-    repeat = item.repeat if item.repeat is not None else Poly.constant(1)
-    if repeat != Poly.constant(1):
-        products = [replace(p, m=p.m * repeat, when=None) for p in products]
-        saved = tuple(t if t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
     backward = total(p.flops * p.backward for p in products) if differentiated(head, block.kind) else Poly()
     label = item.label if isinstance(item, Module) and item.label else item.key
-    return ModuleCompute(item.path, label, tuple(products), backward, saved)
+    once = ModuleCompute(item.path, label, tuple(products), backward, saved)
+    return once if item.repeat is None or item.repeat == Poly.constant(1) else _times(once, item.repeat)
 
 
 def _adapted(
