@@ -170,3 +170,28 @@ def test_every_family_with_a_flow_has_torch_s_figures_for_every_method(tmp_path:
     for name in built - DERIVED:
         shown = [card for card in cards if card.family.name == name and shows_step(card)]
         assert shown and not any(derived(card) for card in shown), name
+
+
+def test_a_target_that_adapts_some_copies_of_a_module_only_is_refused() -> None:
+    """A target naming an index adapts one layer's query and not the others': the engine works every copy
+    alike, so it refuses that step rather than guess."""
+    card = dataclasses.replace(load_card(MODELS / "bert-base-uncased.yaml"), head=Head.SEQUENCE_CLASSIFICATION)
+    tuned = tune(count_parameters(card), Tuning(Method.LORA, rank=8, targets=("1.attention.self.query",)))
+    assert tuned.adapted == ("bert.encoder.layer.1.attention.self.query",)
+    with pytest.raises(StepNotDerivedError, match="some copies of a module only"):
+        tuned_compute(card, tuned)
+
+
+def test_an_adapter_on_a_linear_the_forward_never_calls_computes_nothing() -> None:
+    """MobileBERT's masked-LM head reads ``dense.weight`` and the decoder's weight into one concatenation and
+    calls neither Linear: LoRA on them adds trained tensors but no FLOPs and nothing kept."""
+    card = dataclasses.replace(load_card(MODELS / "mobilebert-uncased.yaml"), head=Head.MASKED_LM)
+    inventory = count_parameters(card)
+    idle = tune(inventory, Tuning(Method.LORA, rank=8, targets=("predictions.dense", "decoder", "query")))
+    called = tune(inventory, Tuning(Method.LORA, rank=8, targets=("query",)))
+    assert set(idle.adapted) - set(called.adapted) == {"cls.predictions.dense", "cls.predictions.decoder"}
+    assert idle.trainable > called.trainable
+    for batch, seq in POINTS:
+        assert tuned_compute(card, idle).at(batch, seq) == dataclasses.replace(
+            tuned_compute(card, called).at(batch, seq), trainable=idle.trainable, parameters=idle.total
+        )
