@@ -32,7 +32,8 @@ another, each on the one before's output, says one copy's flow in ``Module.chain
 input is the module's read and whose one output is the module's write, with paths below the module's.
 The engine works the first copy, then one standing for the other copies, and counts that one repeat − 1
 times. The module's own products and saved tensors give full fine-tuning's step, as for any module.
-An op that only such a copy runs is declared in the chain; its copy in the block writes "".
+An op that only such a copy runs is declared in the chain; its copy in the block writes "". Steps
+are remembered by the config keys the block's own items read, so a chain's items read no other key.
 
 Two rules follow the forward. A module whose every product a config gates off (``ops.gated``) is not
 called: its output is its input. A module whose products read its weight only beside another tensor
