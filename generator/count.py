@@ -227,7 +227,8 @@ def _print_memory(totals: StepTotals, indent: str, held: str) -> None:
 def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | None, StepTotals | None]:
     """The step under a method at (batch, seq), or why there is none."""
     from generator.counting.compute import StepCannotRunError, UndeclaredActivationError
-    from generator.counting.tuned_step import StepNotDerivedError, tuned_compute, tuned_seq
+    from generator.counting.step_refusals import StepNotDerivedError
+    from generator.counting.tuned_step import tuned_compute, tuned_seq
 
     why = no_step(card)
     if why is not None:

@@ -147,6 +147,7 @@ DERIVED = {
     "jina_embeddings_v3",
     "layoutlm",
     "longformer",
+    "mobilebert",
     "modernbert",
     "mpnet",
     "nomic_bert",
@@ -263,3 +264,30 @@ def test_deberta_v1_s_talking_heads_are_refused_under_a_method(tmp_path: Path) -
     assert shows_step(card)
     with pytest.raises(StepNotDerivedError, match="the scores the talking heads mix"):
         tuned_compute(card, tune(count_parameters(card), Tuning(Method.BITFIT)))
+
+
+def test_a_target_that_adapts_some_copies_of_a_module_only_is_refused() -> None:
+    """A target naming an index adapts one layer's query and not the others': the engine works every copy
+    alike, so it refuses that step rather than guess."""
+    card = dataclasses.replace(load_card(MODELS / "bert-base-uncased.yaml"), head=Head.SEQUENCE_CLASSIFICATION)
+    tuned = tune(count_parameters(card), Tuning(Method.LORA, rank=8, targets=("1.attention.self.query",)))
+    assert tuned.adapted == ("bert.encoder.layer.1.attention.self.query",)
+    with pytest.raises(
+        StepNotDerivedError, match="the step is derived for a method that adapts every copy of a layer alike"
+    ):
+        tuned_compute(card, tuned)
+
+
+def test_an_adapter_on_a_linear_the_forward_never_calls_computes_nothing() -> None:
+    """MobileBERT's masked-LM head reads ``dense.weight`` and the decoder's weight into one concatenation and
+    calls neither Linear: LoRA on them adds trained tensors but no FLOPs and nothing kept."""
+    card = dataclasses.replace(load_card(MODELS / "mobilebert-uncased.yaml"), head=Head.MASKED_LM)
+    inventory = count_parameters(card)
+    idle = tune(inventory, Tuning(Method.LORA, rank=8, targets=("predictions.dense", "decoder", "query")))
+    called = tune(inventory, Tuning(Method.LORA, rank=8, targets=("query",)))
+    assert set(idle.adapted) - set(called.adapted) == {"cls.predictions.dense", "cls.predictions.decoder"}
+    assert idle.trainable > called.trainable
+    for batch, seq in POINTS:
+        assert tuned_compute(card, idle).at(batch, seq) == dataclasses.replace(
+            tuned_compute(card, called).at(batch, seq), trainable=idle.trainable, parameters=idle.total
+        )

@@ -31,8 +31,9 @@ from generator.counting.methods import (
     prompt_misfit,
     tune,
 )
+from generator.counting.step_refusals import StepNotDerivedError
 from generator.counting.step_totals import StepTotals, parameter_memory
-from generator.counting.tuned_step import StepNotDerivedError, tuned_compute, tuned_seq
+from generator.counting.tuned_step import tuned_compute, tuned_seq
 
 # The methods in the order a page lists them, each with the settings it is shown at.
 SHOWN = (

@@ -223,6 +223,7 @@ class Module:
     reads: tuple[str, ...] = ()  # as for Op
     writes: str = ""
     lookups: Poly | None = None  # an embedding's rows looked up a step, which LoRA runs on (layouts.embedding)
+    chain: Block | None = None  # one copy's flow, where each copy runs on the one before's output (flow.py)
 
 
 @dataclass(frozen=True)

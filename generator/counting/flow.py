@@ -30,6 +30,18 @@ item's saved tensor whose ``needs`` name that weight.
 A block read by every copy of a repeated block (``Block.read_by``) runs its ops (those with a
 ``repeat``) in each copy: the engine works them inside each instance of that block, with its names.
 
+A module repeated inside its block (``Module.repeat``, a path with "{n}") whose copies run one after
+another, each on the one before's output, says one copy's flow in ``Module.chain``: a block whose one
+input is the module's read and whose one output is the module's write, with paths below the module's.
+The engine works the first copy, then one standing for the other copies, and counts that one repeat − 1
+times. The module's own products and saved tensors give full fine-tuning's step, as for any module.
+An op that only such a copy runs is declared in the chain; its copy in the block writes "". Steps
+are remembered by the config keys the block's own items read, so a chain's items read no other key.
+
+Two rules follow the forward. A module whose every product a config gates off (``ops.gated``) is not
+called: its output is its input. A module whose products read its weight only beside another tensor
+(in a concatenation) is not called either: a method's adapter on it computes nothing.
+
 A saved tensor without ``needs`` is kept when its item is live: when it reads an activation that
 needs a gradient, or holds a parameter that trains. torch's derivative formulas give the rules
 (``docs/fine-tuning-step.md``). Under full fine-tuning every name needs a gradient, so the flow

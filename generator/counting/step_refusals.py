@@ -17,6 +17,10 @@ class StepCannotRunError(ValueError):
     """transformers builds the card's model, but a training step of it raises (its family's step rules)."""
 
 
+class StepNotDerivedError(ValueError):
+    """A step under a method this model's declaration cannot say: its data flow is not declared."""
+
+
 class StepNotExactError(StepCannotRunError):
     """torch runs the card's step, but one polynomial cannot say its figures (``step_inexact``)."""
 

@@ -11,7 +11,7 @@ with the torch figure it rests on.
 The first instance of a repeated layer may differ from the others: below the lowest trained
 tensor nothing needs a gradient, and in LoRA's first layer only the adapted branches do. The
 others then all read an input that needs one, so two instances are worked, the first and one of
-the rest.
+the rest. So are the copies of a module run one after another inside a layer (``Module.chain``).
 
 A block read by every copy of a repeated block (``Block.read_by``, a table of relative positions) is
 worked first. Its ops run once in each copy (their ``repeat``): they are worked in each instance of
@@ -23,11 +23,19 @@ above 1 (DeBERTa v1's strided query and key). Its step under a method then refus
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 
-from generator.counting.architecture import Architecture, Block, Head, Kind, Layer, Module, Op, Product, Saved
+from generator.counting.adapters import (
+    Trained,
+    adapted,
+    adapted_runs,
+    adapted_table,
+    adapter_of,
+    trained_of,
+    unique,
+)
+from generator.counting.architecture import Architecture, Block, Head, Kind, Module, Op, Product, Saved
 from generator.counting.compute import (
     STEPS_MEMO,
     BlockCompute,
@@ -43,17 +51,13 @@ from generator.counting.compute import (
 from generator.counting.flow import COPIED_ABOVE_ONE, HIDDEN
 from generator.counting.inventory import Counted
 from generator.counting.memo import IdentityMemo
-from generator.counting.methods import Method, Tuned, indexless, modules_of
+from generator.counting.methods import Method, Tuned, indexless
 from generator.counting.poly import Poly, total
-from generator.counting.step_refusals import StepCannotRunError
+from generator.counting.step_refusals import StepCannotRunError, StepNotDerivedError
 from generator.counting.step_totals import StepTotals
 
 # The order the forward runs the blocks in: a family may declare its heads first.
 KIND_ORDER = (Kind.EMBEDDINGS, Kind.ENCODER, Kind.POOLER, Kind.HEAD)
-
-
-class StepNotDerivedError(ValueError):
-    """A step under a method this model's declaration cannot say: its data flow is not declared."""
 
 
 # Why a step whose flow gives COPIED_ABOVE_ONE a gradient is refused at b = 1 or s = 1 (``flow.py``).
@@ -74,35 +78,6 @@ class AboveOneCompute(Compute):
         return super().at(batch, seq)
 
 
-@dataclass(frozen=True)
-class Adapter:
-    """What a method wraps one Linear with: LoRA of rank r, or IA³ scaling its input or its output;
-    or an embedding table with LoRA (``width``, its rows' width: B is width × r)."""
-
-    method: Method
-    rank: int = 0
-    scales_input: bool = False
-    width: int | None = None  # an embedding table's width; None for a Linear
-
-
-@dataclass(frozen=True)
-class Trained:
-    """What a method trains, by module names with each layer index written {i} (the same in every layer)."""
-
-    tensors: frozenset[str]
-    adapters: tuple[tuple[str, Adapter], ...]
-    tied: tuple[tuple[str, str], ...]  # a tied slot's name and the tensor it holds
-    prompt: int  # prompt tuning's virtual tokens, else 0
-
-    @functools.cached_property
-    def adapter(self) -> Mapping[str, Adapter]:
-        return dict(self.adapters)
-
-    @functools.cached_property
-    def holds(self) -> Mapping[str, str]:
-        return dict(self.tied)
-
-
 def tuned_compute(card: Counted, tuned: Tuned) -> Compute:
     """The step of ``card`` under ``tuned``'s method, as a Compute whose ``at(b, s)`` gives its figures.
 
@@ -115,7 +90,7 @@ def tuned_compute(card: Counted, tuned: Tuned) -> Compute:
 def flowed_compute(card: Counted, tuned: Tuned, full: Compute) -> Compute:
     """The step worked through the blocks' data flow, whatever the method (full fine-tuning included,
     which a test holds equal to the declared step)."""
-    trained = _trained(tuned)
+    trained = trained_of(tuned)
     architecture = card.family.architecture(card.config, card.head)
     values = {**card.symbol_values(), **full.values}
     # How many times each block runs, as the flow tells them apart: never, once, or more.
@@ -225,48 +200,6 @@ def tuned_seq(tuned: Tuned, seq: int) -> int:
 
 
 # A tensor's name with its layer indices as {i}, once a name: the same names recur in every card of a shape.
-_indexless = functools.lru_cache(maxsize=1 << 16)(indexless)
-
-
-def _trained(tuned: Tuned) -> Trained:
-    tensors = {_indexless(t.name) for t in tuned.trained}
-    for module in tuned.saved:  # a classifier's trained copy: its tensors train, in its place
-        tensors |= {_indexless(t.name) for t in tuned.inventory.tensors if t.name.startswith(f"{module}.")}
-    adapters: dict[str, Adapter] = {}
-    modules = modules_of(tuned.inventory)
-    for added in tuned.added:
-        if added.module == "" or added.module not in tuned.adapted:
-            continue
-        layer = modules.layers.get(added.module)
-        if layer is not Layer.LINEAR and not (layer is Layer.EMBEDDING and tuned.tuning.method is Method.LORA):
-            raise StepNotDerivedError(f"{added.module} is adapted, and only a Linear's or a table's LoRA is derived")
-        name = _indexless(added.module)
-        if layer is Layer.EMBEDDING:
-            adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank, width=modules.shape_of(added.module)[1])
-        elif tuned.tuning.method is Method.LORA:
-            adapters[name] = Adapter(Method.LORA, rank=tuned.tuning.rank)
-        else:
-            out, _ = modules.shape_of(added.module)
-            adapters[name] = Adapter(Method.IA3, scales_input=added.shape != (out, 1))
-    _alike_in_every_layer(frozenset(tuned.adapted), modules.layers)
-    tied = tuple(sorted({_indexless(t.name): _indexless(t.tied_to) for t in tuned.inventory.tied}.items()))
-    prompt = tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0
-    return Trained(frozenset(tensors), tuple(sorted(adapters.items())), tied, prompt)
-
-
-def _alike_in_every_layer(adapted: frozenset[str], modules: Iterable[str]) -> None:
-    """The engine works one instance of a repeated layer for all: a target that names one layer's module
-    (``layer.0.attention.self.query``) adapts that copy and not the others, which it cannot say."""
-    chosen = {_indexless(name): name for name in adapted}
-    for module in modules:
-        name = chosen.get(_indexless(module))
-        if name is not None and module not in adapted:
-            raise StepNotDerivedError(
-                f"{name} is adapted and {module} is not: the step is derived for a method that adapts every"
-                " copy of a layer alike"
-            )
-
-
 def _instance(
     block: Block, prefix: str, trained: Trained, names: dict[str, bool], card: Counted, seen: set[str]
 ) -> tuple[ModuleCompute, ...]:
@@ -283,6 +216,14 @@ def _instance(
     writers = {item.writes: item for item in items if item.writes}
     joins = {join.writes: join for join in block.joins}
     trains = _trains(prefix, trained)
+    chains: dict[str, tuple[tuple[ModuleCompute, ...], bool]] = {}
+
+    def chained(item: Module) -> tuple[tuple[ModuleCompute, ...], bool]:
+        """A chain's copies and whether its output needs a gradient, worked once."""
+        if item.path not in chains:
+            chains[item.path] = _chain(item, prefix, trained, needs(item.reads[0]), card, seen)
+        return chains[item.path]
+
     if trained.prompt:  # the prompt's trained vectors join the token vectors
         flows.update((m.writes, True) for m in block.modules if m.key.startswith(PROMPT_TABLE))
 
@@ -302,8 +243,11 @@ def _instance(
             found = any(needs(read, (*path, name)) for read in joins[name].reads)
         elif name in writers:
             item = writers[name]
-            found = _holds_trained(item, trains) or _adapter_of(item, prefix, trained) is not None
-            found = found or any(needs(read, (*path, name)) for read in item.reads)
+            if isinstance(item, Module) and item.chain is not None:
+                found = chained(item)[1]
+            else:
+                found = _holds_trained(item, trains) or adapter_of(item, prefix, trained) is not None
+                found = (found and not _skipped(item, card)) or any(needs(read, (*path, name)) for read in item.reads)
         else:
             raise StepNotDerivedError(f"{block.key}: nothing writes {name}")
         flows[name] = found
@@ -312,9 +256,13 @@ def _instance(
     local: set[str] = set()
     found: list[ModuleCompute] = []
     for item in items:
-        if not item.writes:  # holds parameters and computes nothing (a decoder's cross-attention)
+        # Holds parameters and computes nothing (a decoder's cross-attention), or is not called.
+        if not item.writes or _skipped(item, card):
             continue
-        adapter = _adapter_of(item, prefix, trained)
+        if isinstance(item, Module) and item.chain is not None:
+            found += chained(item)[0]
+            continue
+        adapter = adapter_of(item, prefix, trained)
         given = tuple(needs(read) for read in item.reads)  # x itself, before an IA³ vector scales it
         reads = given
         if adapter is not None and adapter.scales_input:
@@ -342,60 +290,56 @@ def _instance(
             if product.operands:
                 wanted = sum(any(resolve(n) for n in group) for group in product.operands)
                 products.append(replace(product, backward=min(product.backward, wanted)))
-                runs += _adapted_runs(item, product, prefix, trained, resolve)
+                runs += adapted_runs(item, product, prefix, trained, resolve)
             else:
                 products.append(product if live else replace(product, backward=0))
-        found.append(_module(item, products, _unique(kept, local, seen), block, card.head))
+        found.append(_module(item, products, unique(kept, local, seen), block, card.head))
         if item.path == LOSS_STEP and live:
             names[LOSS] = True
         if adapter is not None and isinstance(item, Module) and adapter.width is not None:
-            found.append(_adapted_table(item, adapter, local, seen, card, block))
+            found.append(adapted_table(item, adapter, local, seen, card, block))
         elif adapter is not None:
-            found.append(_adapted(item, adapter, given[0] if given else False, local, seen, card, block))
+            found.append(adapted(item, adapter, given[0] if given else False, local, seen, card, block))
         for product, linear, input_needs in runs:
             inputs = tuple(t for t in saved_of(item, card.config) if linear in t.needs)
             inputs = tuple(t for t in inputs if t.when is None or t.when.evaluate(card.config))
             run = replace(item, path=f"{item.path} {product.what}", products=(product,), saved=inputs)
-            adapted = trained.adapter[f"{prefix}{linear[1:-7]}"]
-            found.append(_adapted(run, adapted, input_needs, local, seen, card, block))
+            wrapper = trained.adapter[f"{prefix}{linear[1:-7]}"]
+            found.append(adapted(run, wrapper, input_needs, local, seen, card, block))
     for own, wide in block.outputs:  # COPIED_ABOVE_ONE holds once any instance needs it
         names[wide] = needs(own) or (wide == COPIED_ABOVE_ONE and names.get(wide, False))
     return tuple(found)
 
 
-def _adapter_of(item: Module | Op, prefix: str, trained: Trained) -> Adapter | None:
-    """The adapter that acts on a module's output. A table the model reads whole, never looking it up
-    (DeBERTa's relative positions), has none: peft's adapter of it never runs."""
-    if not isinstance(item, Module):
-        return None
-    adapter = trained.adapter.get(f"{prefix}{item.path}")
-    if adapter is None or adapter.width is None:
-        return adapter
-    if item.lookups is None:
-        raise StepNotDerivedError(f"{item.path} is not looked up by ids, and peft's adapter of it is not derived")
-    return None if item.lookups == Poly() else adapter
+def _chain(
+    item: Module, prefix: str, trained: Trained, input_needs: bool, card: Counted, seen: set[str]
+) -> tuple[tuple[ModuleCompute, ...], bool]:
+    """A module's copies, each run on the one before's output (``Module.chain``): the first, then one standing
+    for the other repeat − 1. What they compute and keep, and whether the last one's output needs a gradient."""
+    assert item.chain is not None and item.repeat is not None
+    (_, wide_in), (_, wide_out) = item.chain.inputs[0], item.chain.outputs[0]
+    within = f"{prefix}{item.path.replace('{n}', '{i}')}."  # trained names write every index {i}
+    first, rest = {wide_in: input_needs}, {}
+    found = _instance(item.chain, within, trained, first, card, seen)
+    rest[wide_in] = first[wide_out]
+    again = _instance(item.chain, within, trained, rest, card, seen)
+    if rest[wide_out] != first[wide_out]:
+        raise StepNotDerivedError(f"the copies of {item.path} do not settle after the second")
+    return (*found, *(_times(module, item.repeat + -1) for module in again)), first[wide_out]
 
 
-def _adapted_runs(
-    item: Module | Op, product: Product, prefix: str, trained: Trained, resolve: Callable[[str], bool]
-) -> list[tuple[Product, str, bool]]:
-    """A product whose operand is another Linear's weight runs that Linear (a relative op projects
-    its position table with each layer's own query projection): peft's adapter then runs there too.
-    Each such run: the product, the weight's name and whether the other operand needs a gradient."""
-    if len(product.operands) != 2:
-        return []
-    runs = []
-    for side, group in enumerate(product.operands):
-        weight = group[0] if len(group) == 1 and group[0].endswith(".weight") else ""
-        linear = weight[1:-7]  # a module's own product is adapted as the module (``_adapted``)
-        own_run = isinstance(item, Module) and linear == item.path
-        adapter = trained.adapter.get(f"{prefix}{linear}") if weight.startswith("@") and not own_run else None
-        if adapter is not None and adapter.scales_input:  # its product's input would be the scaled copy
-            raise StepNotDerivedError(f"IA³ scales the input of {weight[1:-7]}, which {item.path} runs too")
-        if adapter is not None:
-            other = product.operands[1 - side]
-            runs.append((product, weight, any(resolve(n) for n in other)))
-    return runs
+def _times(module: ModuleCompute, times: Poly) -> ModuleCompute:
+    """A module's compute and storages in ``times`` copies (each its own storage, but a shared one)."""
+    products = tuple(replace(p, m=p.m * times, when=None) for p in module.products)
+    saved = tuple(t if t.shared else replace(t, shape=(times, *t.shape)) for t in module.saved)
+    return replace(module, products=products, backward=module.backward * times, saved=saved)
+
+
+def _skipped(item: Module | Op, card: Counted) -> bool:
+    """Whether the forward skips a module: a config gates off each of its products (MobileBERT's embedding
+    projection, applied only with trigrams or E ≠ H). Its output is then its input."""
+    gates = [p.when for p in item.products] if isinstance(item, Module) else []
+    return bool(gates) and all(w is not None and not w.evaluate(card.config) for w in gates)
 
 
 def _trains(prefix: str, trained: Trained) -> Callable[[str], bool]:
@@ -412,77 +356,11 @@ def _holds_trained(item: Module | Op, trains: Callable[[str], bool]) -> bool:
     return isinstance(item, Module) and any(trains(f"{item.path}.{p.name}") for p in item.params)
 
 
-def _unique(kept: list[Saved], local: set[str], seen: set[str]) -> tuple[Saved, ...]:
-    """The storages not yet kept in this instance (a shared one: in the model)."""
-    found = []
-    for tensor in kept:
-        scope = seen if tensor.shared else local
-        if tensor.key not in scope:
-            scope.add(tensor.key)
-            found.append(tensor)
-    return tuple(found)
-
-
 def _module(
     item: Module | Op, products: list[Product], saved: tuple[Saved, ...], block: Block, head: Head
 ) -> ModuleCompute:
     """An item's compute, repeated as many times as it runs in one instance."""
-    repeat = item.repeat if item.repeat is not None else Poly.constant(1)
-    if repeat != Poly.constant(1):
-        products = [replace(p, m=p.m * repeat, when=None) for p in products]
-        saved = tuple(t if t.shared else replace(t, shape=(repeat, *t.shape)) for t in saved)
     backward = total(p.flops * p.backward for p in products) if differentiated(head, block.kind) else Poly()
     label = item.label if isinstance(item, Module) and item.label else item.key
-    return ModuleCompute(item.path, label, tuple(products), backward, saved)
-
-
-def _adapted(
-    item: Module | Op,
-    adapter: Adapter,
-    input_needs: bool,
-    local: set[str],
-    seen: set[str],
-    card: Counted,
-    block: Block,
-) -> ModuleCompute:
-    """What an adapter adds beside its Linear: LoRA's two products x·Aᵀ and ·Bᵀ and their inputs;
-    IA³'s scaled tensor and its vector's copy (an elementwise product, no FLOPs). Where the loss
-    does not reach the block (a bare model's pooler), the backward runs none of them."""
-    base = item.products[0]
-    rows, out, width = base.m, base.n, base.k
-    inputs = tuple(t for t in item.saved if t.when is None or t.when.evaluate(card.config))
-    path = f"{item.path} {adapter.method.value}"
-    products: tuple[Product, ...] = ()
-    if adapter.method is Method.LORA:
-        rank = Poly.constant(adapter.rank)
-        products = (
-            Product("lora A", rows, rank, width, backward=1 + int(input_needs)),
-            Product("lora B", rows, out, rank),
-        )
-        saved = (*inputs, Saved(f"{item.path} x·Aᵀ", (rows, rank)))
-    elif adapter.scales_input:
-        saved = (*inputs, *((Saved(f"{item.path} ia3 vector", (width,)),) if input_needs else ()))
-    else:
-        vector = (Saved(f"{item.path} ia3 vector", (out,)),) if input_needs else ()
-        saved = (Saved(f"{item.path} ia3 output", (rows, out)), *vector)
-    if base.backward == 0 or not differentiated(card.head, block.kind):
-        products = tuple(replace(p, backward=0) for p in products)  # a run whose output nothing reads
-    backward = total(p.flops * p.backward for p in products)
-    return ModuleCompute(path, path, products, backward, _unique(list(saved), local, seen))
-
-
-def _adapted_table(
-    item: Module, adapter: Adapter, local: set[str], seen: set[str], card: Counted, block: Block
-) -> ModuleCompute:
-    """LoRA on an embedding table (peft's ``lora.Embedding``): it looks the ids up in Aᵀ (no product),
-    multiplies by Bᵀ, (lookups × r) by (r × width), and scales. A trains, so both operands need a
-    gradient: the backward runs two products. It keeps the lookup's output, and the ids that the
-    lookup into Aᵀ keeps, as the table keeps them when it trains."""
-    rows, rank = item.lookups or Poly(), Poly.constant(adapter.rank)
-    product = Product("lora B", rows, Poly.constant(adapter.width or 0), rank)
-    if not differentiated(card.head, block.kind):
-        product = replace(product, backward=0)
-    ids = tuple(t for t in item.saved if t.when is None or t.when.evaluate(card.config))
-    saved = (*ids, Saved(f"{item.path} ids in Aᵀ", (rows, rank)))
-    path = f"{item.path} {adapter.method.value}"
-    return ModuleCompute(path, path, (product,), product.flops * product.backward, _unique(list(saved), local, seen))
+    once = ModuleCompute(item.path, label, tuple(products), backward, saved)
+    return once if item.repeat is None or item.repeat == Poly.constant(1) else _times(once, item.repeat)

@@ -16,7 +16,7 @@
 
   function some(list, test) { return list.some(test); }
 
-  // --- what trains (tuned_step._trained) ----------------------------------------------------------
+  // --- what trains (adapters.trained_of) ----------------------------------------------------------
 
   // Trained tensors and adapters by name, each layer index written {i}; a tied slot and what it holds;
   // the prompt's virtual tokens. model: calculator.js's tuningModel; record: atlasMethods.tune's.
@@ -40,7 +40,7 @@
     return { tensors: tensors, names: Array.from(tensors), under: new Map(), adapters: adapters, holds: holds, prompt: prompt };
   }
 
-  // What a method wraps one Linear with (tuned_step.Adapter): LoRA of rank r, or IA³ scaling its input or its output.
+  // What a method wraps one Linear with (adapters.Adapter): LoRA of rank r, or IA³ scaling its input or its output.
   function adapterOf(added, modules, tuning, rules) {
     if (modules.layers.get(added.module) !== rules.linear) {
       throw notDerived(added.module + " is adapted, and only a Linear layer's adapter is derived");
@@ -80,7 +80,7 @@
     return item.isModule && some(item.params, function (p) { return trainsAt(item.path + "." + p); });
   }
 
-  // The storages not yet kept in this instance (a shared one: in the model) (tuned_step._unique).
+  // The storages not yet kept in this instance (a shared one: in the model) (adapters.unique).
   function unique(kept, local, seen) {
     return kept.filter(function (x) {
       var scope = x.shared ? seen : local;
@@ -176,7 +176,7 @@
   }
 
   // A product whose operand is another Linear's weight runs that Linear (a relative op projects its position
-  // table with each layer's own query projection): peft's adapter runs there too (tuned_step._adapted_runs).
+  // table with each layer's own query projection): peft's adapter runs there too (adapters.adapted_runs).
   function adaptedRuns(item, product, prefix, trained, anyOf) {
     if (product.operands.length !== 2) { return []; }
     var runs = [];
@@ -193,7 +193,7 @@
     return runs;
   }
 
-  // --- what a step and an adapter compute and keep (tuned_step._module, _adapted) -----------------
+  // --- what a step and an adapter compute and keep (tuned_step._module, adapters.adapted) -----------------
 
   // A step's compute, repeated as many times as it runs in one instance: FLOPs and its storages, as numbers.
   function moduleCompute(item, products, saved, block, ctx) {

@@ -24,6 +24,7 @@ from generator.counting.conditions import Key, const, eq, given, gt, head_is, mo
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks import factorized
 from generator.counting.families.symbols import shared, symbols
+from generator.counting.flow import HIDDEN, own, param
 from generator.counting.ground_truth import ABSENT, GroundTruth
 from generator.counting.layouts import TOKENS, b, layer_norm, linear, s
 from generator.counting.poly import Poly
@@ -46,19 +47,23 @@ SYMBOLS = symbols(
 )
 
 
-def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool]) -> arch.Module:
+def _norm(path: str, key: str, dim: Poly, on: Mapping[str, bool], *, saves: str = "", writes: str = "") -> arch.Module:
     """NoNorm (an elementwise scale and shift, no statistics) or LayerNorm, as normalization_type says.
 
-    NoNorm's input times its weight keeps the input for the weight's gradient, and nothing else.
+    NoNorm's input times its weight keeps the input for the weight's gradient, and nothing else: with
+    a frozen weight it keeps the weight, a model tensor. It reads ``saves`` and writes ``writes``.
     """
     if on["layer_norm"]:
-        return layer_norm(path, f"{key}-layernorm", dim)
+        return layer_norm(path, f"{key}-layernorm", dim, saves=saves, writes=writes)
+    stored = saves or f"{path} input"
     return arch.Module(
         path,
         f"{key}-nonorm",
         (arch.Param("bias", (dim,), "elementwise-shift"), arch.Param("weight", (dim,), "elementwise-scale")),
         part=arch.Part.NORMS,
-        saved=(arch.Saved(f"{path} input", (TOKENS, dim)),),
+        saved=(arch.Saved(stored, (TOKENS, dim), needs=(param(f"{path}.weight"),)),),
+        reads=(stored,),
+        writes=writes or f"{path} output",
     )
 
 
@@ -81,19 +86,32 @@ def _width(on: Mapping[str, bool]) -> Poly:
 def _embeddings(on: Mapping[str, bool], prefix: str) -> arch.Block:
     n_in = 3 * E if on["trigram"] else E
     key = "trigram-projection" if on["trigram"] else "embedding-projection"
-    tables = (common.token_table(E), common.position_table(H), common.segment_table(H, TOKEN_TYPES))
-    # Applied only with the trigram input or when E differs from H (MobileBertEmbeddings.forward).
+    token, position, segment = (common.token_table(E), common.position_table(H), common.segment_table(H, TOKEN_TYPES))
+    # Applied only with the trigram input or when E differs from H (MobileBertEmbeddings.forward); it
+    # reads the token vectors (the trigram's concatenation of them keeps nothing).
     projection = ops.gated(factorized.projection("embedding_transformation", key, n_in=n_in), TRANSFORMED)
-    return common.embeddings_block(prefix, (*tables, projection, _norm("LayerNorm", "embedding", H, on)))
+    projection = replace(projection, reads=(token.writes,))
+    norm = _norm("LayerNorm", "embedding", H, on)
+    dropout = ops.dropout("dropout", "embedding-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads=norm.writes)
+    return arch.Block(
+        "embeddings",
+        arch.Kind.EMBEDDINGS,
+        f"{prefix}embeddings.",
+        (token, position, segment, projection, norm),
+        ops=(dropout,),
+        joins=(arch.Join((projection.writes, position.writes, segment.writes), norm.reads[0]),),
+        outputs=((dropout.writes, HIDDEN),),
+    )
 
 
 def _bottleneck(
-    on: Mapping[str, bool], path: str, key: str, widths: str, part: arch.Part, saves: str = ""
-) -> tuple[arch.Module, ...]:
-    """A Linear between the wide and the narrow stream ("HB": H to B), then its norm."""
+    on: Mapping[str, bool], path: str, key: str, widths: str, part: arch.Part, saves: str = "", writes: str = ""
+) -> tuple[arch.Module, arch.Module]:
+    """A Linear between the wide and the narrow stream ("HB": H to B), then its norm, which writes ``writes``."""
     n_in, n_out = (Poly.symbol(w) for w in widths)
-    dense = linear(f"{path}.dense", f"{key}-{widths[0]}-to-{widths[1]}".lower(), n_in, n_out, part=part, saves=saves)
-    return (dense, _norm(f"{path}.LayerNorm", key, n_out, on))
+    norm = _norm(f"{path}.LayerNorm", key, n_out, on, writes=writes)
+    key = f"{key}-{widths[0]}-to-{widths[1]}".lower()
+    return (linear(f"{path}.dense", key, n_in, n_out, part=part, saves=saves, writes=norm.reads[0]), norm)
 
 
 @per_setting_read
@@ -101,24 +119,32 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     width = _width(on)
     value_in = width if on["bottleneck_attention"] else H
     query_key_value = ("attention.self.query", "attention.self.key", "attention.self.value")
+    # MobileBertLayer.forward: the stacked FFNs run on the attention's output, before the last FFN.
+    attended = "attention output" if on["stacked_ffn"] else FFN_INPUT
     modules: tuple[arch.Module, ...] = (
         *common.query_key_value(query_key_value, width, width, value_in=value_in, reads=_attention_inputs(on)),
         common.attention_output("attention.output.dense", width),
-        _norm("attention.output.LayerNorm", "attention", width, on),
+        _norm("attention.output.LayerNorm", "attention", width, on, writes=attended),
         *common.feed_forward("intermediate.dense", "output.dense", width),
-        _norm("output.LayerNorm", "feed-forward", width, on),
+        _norm("output.LayerNorm", "feed-forward", width, on, writes=OUT_BOTTLENECK if on["bottleneck"] else OUTPUT),
     )
     if on["bottleneck"]:
+        out = "output.bottleneck"
+        dense, norm = _bottleneck(on, out, "bottleneck-out", "BH", arch.Part.FEED_FORWARD, writes=OUTPUT)
         modules += (
-            *_bottleneck(on, "output.bottleneck", "bottleneck-out", "BH", arch.Part.FEED_FORWARD),
-            *_bottleneck(on, "bottleneck.input", "bottleneck-in", "HB", arch.Part.FEED_FORWARD, "layer input"),
+            replace(dense, writes="output.bottleneck.dense output"),  # OutputBottleneck: dropout, residual, norm
+            norm,
+            *_bottleneck(
+                on, "bottleneck.input", "bottleneck-in", "HB", arch.Part.FEED_FORWARD, "layer input", BOTTLENECKED
+            ),
         )
         if on["shared_bottleneck"]:
             shared = _bottleneck(
-                on, "bottleneck.attention", "query-key-bottleneck", "HB", arch.Part.ATTENTION, "layer input"
+                on, "bottleneck.attention", "query-key-bottleneck", "HB", arch.Part.ATTENTION, "layer input", SHARED
             )
             # With use_bottleneck_attention the shared bottleneck is built but never called.
-            modules += tuple(ops.idle(m) for m in shared) if on["bottleneck_attention"] else shared
+            idle = tuple(replace(ops.idle(m), writes="") for m in shared)
+            modules += idle if on["bottleneck_attention"] else shared
     if on["stacked_ffn"]:
         ffn = (
             arch.Param("intermediate.dense.weight", (I, width), "weight-in", layer=arch.Layer.LINEAR),
@@ -142,9 +168,54 @@ def _encoder_layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
                 arch.Saved("stacked activated", (TOKENS, I)),
                 *_renamed(_norm("ffn", "", width, on).saved, "stacked norm input"),
             ),
+            reads=(attended,),
+            writes=FFN_INPUT,
+            chain=_stacked_copy(on, width),
         )
         modules += (stacked,)
-    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(on, width))
+    return common.layers(f"{prefix}encoder.layer.{{0}}.", modules, _layer_ops(on, width), _joins(on), OUTPUT)
+
+
+# The names the layer's flow passes between its steps (flow.py).
+ATTENDED = "attention.output.dense input"  # the heads' outputs
+FFN_INPUT = "intermediate.dense input"  # the last feed-forward network's input
+OUTPUT = "layer output"
+OUT_BOTTLENECK = "output.bottleneck.dense input"
+BOTTLENECKED = "bottleneck in output"  # the input bottleneck's output: the attention's residual
+SHARED = "query-key bottleneck output"
+
+
+def _joins(on: Mapping[str, bool]) -> tuple[arch.Join, ...]:
+    """The residual sums: the attention's output onto its residual (the layer's input, or the bottleneck's),
+    the feed-forward's onto its input, and, with the bottleneck, its output onto the layer's input."""
+    if not on["bottleneck"]:
+        return (
+            arch.Join(("attention.output.dropout output", common.LAYER_INPUT), "attention.output.LayerNorm input"),
+            arch.Join(("output.dropout output", FFN_INPUT), "output.LayerNorm input"),
+        )
+    return (
+        arch.Join(("attention.output.dense output", BOTTLENECKED), "attention.output.LayerNorm input"),
+        arch.Join(("output.dense output", FFN_INPUT), "output.LayerNorm input"),
+        arch.Join(("output.dropout output", common.LAYER_INPUT), "output.bottleneck.LayerNorm input"),
+    )
+
+
+def _stacked_copy(on: Mapping[str, bool], width: Poly) -> arch.Block:
+    """One stacked FFN (FFNLayer), as its module's chain: the pair of Linears with the activation between,
+    then the norm of their output plus the copy's input. No dropout."""
+    into, out = common.feed_forward("intermediate.dense", "output.dense", width)
+    into = replace(into, saved=(replace(into.saved[0], key="stacked input"),), reads=("stacked input",))
+    norm = _norm("output.LayerNorm", "feed-forward", width, on, saves="stacked norm input", writes="stacked output")
+    return arch.Block(
+        "ffn",
+        arch.Kind.ENCODER,
+        "ffn.{n}.",
+        (into, out, norm),
+        ops=(common.feed_forward_activation("intermediate.intermediate_act_fn"),),
+        joins=(arch.Join(("output.dense output", "stacked input"), norm.reads[0]),),
+        inputs=(("stacked input", "attention output"),),
+        outputs=(("stacked output", FFN_INPUT),),
+    )
 
 
 def _attention_inputs(on: Mapping[str, bool]) -> tuple[str, str]:
@@ -153,9 +224,9 @@ def _attention_inputs(on: Mapping[str, bool]) -> tuple[str, str]:
     if not on["bottleneck"]:
         return "layer input", "layer input"
     if on["bottleneck_attention"]:
-        return "bottleneck in output", "bottleneck in output"
+        return BOTTLENECKED, BOTTLENECKED
     if on["shared_bottleneck"]:
-        return "query-key bottleneck output", "layer input"
+        return SHARED, "layer input"
     return "layer input", "layer input"
 
 
@@ -166,7 +237,8 @@ def _renamed(saved: tuple[arch.Saved, ...], key: str) -> tuple[arch.Saved, ...]:
 
 def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[arch.Op, ...]:
     """Attention, the activations of every feed-forward network, and the dropouts MobileBertLayer applies:
-    after the attention output only without the bottleneck, after the feed-forward output always."""
+    after the attention output only without the bottleneck, after the feed-forward output always (the
+    output bottleneck's, with the bottleneck). The stacked FFNs' activation runs in their chain."""
     stacked = ops.activation(
         "ffn.{n}.intermediate.intermediate_act_fn",
         "feed-forward-activation",
@@ -175,15 +247,19 @@ def _layer_ops(on: Mapping[str, bool], width: Poly) -> tuple[arch.Op, ...]:
         before="stacked hidden",
         after="stacked activated",
     )
+    dropped = "output.bottleneck.dense output" if on["bottleneck"] else "output.dense output"
     layer_ops = [
-        ops.attention("attention.self", width, A, "attention_probs_dropout_prob"),
+        ops.attention("attention.self", width, A, "attention_probs_dropout_prob", writes=ATTENDED),
         common.feed_forward_activation("intermediate.intermediate_act_fn"),
-        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT),
+        ops.dropout("output.dropout", "output-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads=dropped),
     ]
     if not on["bottleneck"]:
-        layer_ops.append(ops.dropout("attention.output.dropout", "attention-dropout", (b, s, H), common.HIDDEN_DROPOUT))
+        dense = "attention.output.dense output"
+        layer_ops.append(
+            ops.dropout("attention.output.dropout", "attention-dropout", (b, s, H), common.HIDDEN_DROPOUT, reads=dense)
+        )
     if on["stacked_ffn"]:
-        layer_ops.append(replace(stacked, repeat=F + (-1)))
+        layer_ops.append(replace(stacked, repeat=F + (-1), writes=""))
     return tuple(layer_ops)
 
 
@@ -200,15 +276,25 @@ def _pooled(on: Mapping[str, bool]) -> arch.Saved:
 
 def _mlm_head(on: Mapping[str, bool]) -> arch.Block:
     # MobileBertLMPredictionHead multiplies by the concatenation [decoder.weightᵀ; dense.weight], an H × V
-    # matrix made anew at every step and saved for the backward, with the transform's output.
+    # matrix made anew at every step and saved for the backward, with the transform's output. It calls
+    # neither Linear: an adapter on one computes nothing. Then it adds the decoder's bias.
+    weights = (param("dense.weight"), param("decoder.weight"))
     beyond = arch.Module(
         "dense",
         "output-rows-beyond-e",
         (arch.Param("weight", (H + (-1) * E, V), "weight", layer=arch.Layer.LINEAR),),
-        products=(arch.Product("scores", TOKENS, V, H),),
-        saved=(arch.Saved("scores input", (TOKENS, H)), arch.Saved("concatenated output weights", (H, V))),
+        products=(arch.Product("scores", TOKENS, V, H, operands=((own(0),), weights)),),
+        saved=(
+            arch.Saved("scores input", (TOKENS, H), needs=weights),
+            arch.Saved("concatenated output weights", (H, V), needs=(own(0),)),
+        ),
+        reads=("decoder input",),
+        writes="scores",
     )
-    return heads.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,), idle_decoder=True)
+    block = heads.bert_mlm_head(on, "mobilebert.", decoder_width=E, extra=(beyond,), idle_decoder=True)
+    modules = tuple(replace(m, writes="") if m.path == "decoder" else m for m in block.modules)
+    logits = arch.Join(("scores", param("decoder.weight"), param("decoder.bias")), "logits")
+    return replace(block, modules=modules, joins=(logits,))
 
 
 def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
