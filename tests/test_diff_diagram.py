@@ -202,7 +202,8 @@ def check_pair_file(
     assert root[1].text == tidy_spacing(title, language), where
     elements = list(root.iter())
     assert {e.tag for e in elements} <= {
-        f"{SVG}{tag}" for tag in ["svg", "style", "title", "desc", "defs", "marker", "path", "text", "rect", "a", "g"]
+        f"{SVG}{tag}"
+        for tag in ["svg", "style", "title", "desc", "defs", "marker", "path", "text", "rect", "a", "g", "circle"]
     }
     ids = [e.get("id") for e in elements if e.get("id")]
     assert len(ids) == len(set(ids)), where

@@ -110,7 +110,7 @@ def pair_svg(
         svg = diagram_svg(figure, words, href=href, ident=f"diagram-{slot.lower()}", **vars(layout))
         heading, total = words("pair-side", slot=slot, title=figure.title), formats.count(figure.total)
         parts.append(f'<text x="{x}" y="40" class="side">{escape(heading)}</text>')
-        parts.append(f'<text x="{x}" y="58" class="count">{escape(words("heading-total", total=total))}</text>')
+        parts.append(f'<text x="{x}" y="58" class="count">{escape(words("pair-total", total=total))}</text>')
         parts.append(f'<svg x="{x}" y="{TOP}" width="{NARROW}" height="{tall}">{svg}</svg>')
     # Wide enough for the title at 14 units: at most a Han character's 14 a character, a Latin one's 8.6.
     across = max(2 * NARROW + GAP, round(sum(14 if ord(c) > 0x2E80 else 8.6 for c in title)))
