@@ -260,7 +260,10 @@ def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[
             heads = (line.split.heads, line.split.head_size) if line.split and run.anchor is None else None
             row = Row(anchor, line.label, line.value, depth, line.names, tied, widths=widths, table=table, heads=heads)
             steps.append((index[id(line)], row))
-        units.append((_run_row(run, modules, tensors) if run.anchor is not None else None, tuple(steps)))
+        if run.anchor is not None:  # a run under its heading moves as a whole; steps without one, each alone
+            units.append((_run_row(run, modules, tensors), tuple(steps)))
+        else:
+            units += [(None, (step,)) for step in steps]
     rows, joins, flowed = in_forward_order(block.block, units)
     applied = block.block.applied
     named = tuple(
