@@ -90,7 +90,7 @@ def check_svg(diagram: Diagram) -> None:
         svg = diagram_svg(diagram, WORDS, width=width)
         joins = [j for g in diagram.groups for j in g.joins]
         assert svg.count('<g class="join">') == len(joins), diagram.title
-        assert len(re.findall(r'class="skip"', svg)) == sum(len(j.branches) for j in joins), diagram.title
+        assert len(re.findall(r'class="skip-line"', svg)) == sum(len(j.branches) for j in joins), diagram.title
 
 
 def check_model(card_id: str, diagram: Diagram, blocks: tuple[Block, ...]) -> None:

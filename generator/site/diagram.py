@@ -413,5 +413,5 @@ STANDALONE_STYLE = (
     ".run>.label{font-weight:600}.tie{fill:none;stroke:#bf5700;stroke-width:1.5;stroke-dasharray:4 2}"
     ".arrow{fill:#bf5700}.reads{stroke:#57606a;stroke-width:1.5}a{text-decoration:none}"
     ".join circle{fill:#fff;stroke:#1b1f24;stroke-width:1.5}.join path{stroke:#1b1f24;stroke-width:1.5}"
-    ".skip{fill:none;stroke:#1b1f24;stroke-width:1.5}"
+    ".skip-line{fill:none;stroke:#1b1f24;stroke-width:1.5}"
 )

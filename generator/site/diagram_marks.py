@@ -71,7 +71,7 @@ def skip_paths(group: Group, places: Mapping[tuple[int, int], float], centres: S
         x = LANES[lane]
         circle = (12 if joined.depth == 1 else 26) + 2
         for start in starts:
-            out.append(f'<path d="M{EDGE},{_n(start)} H{_n(x)} V{_n(centre)} H{_n(circle)}" class="skip"/>')
+            out.append(f'<path d="M{EDGE},{_n(start)} H{_n(x)} V{_n(centre)} H{_n(circle)}" class="skip-line"/>')
     return out
 
 
