@@ -169,7 +169,7 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
     if group.formula:  # a family's figure: its counts in symbols
         if group.repeat:
             title += " " + words("repeat", copies=group.copies_formula if group.applied is None else group.applied[0])
-        return title, "", _symbolic_heading(group, words)
+        return title, "", _symbolic_heading(group, words, drawing.width - LANE - 16)
     if group.repeat:  # × the times it runs: its copies, or for a shared block the times they are applied
         title += " " + words(
             "repeat", copies=formats.count(group.copies if group.applied is None else group.applied[1])
@@ -196,12 +196,8 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
     room = drawing.width - LANE - 16
     lines: list[str] = []
     for piece in pieces:  # side by side where they fit, " · " between
-        if _width(piece) > room and ", " in piece:  # too long alone: cut after its last comma that fits
-            cut = max(
-                (m for m in range(len(piece)) if piece.startswith(", ", m) and _width(piece[:m]) <= room),
-                default=piece.rindex(", "),
-            )
-            lines.extend((piece[: cut + 1], piece[cut + 2 :]))
+        if _width(piece) > room:
+            lines.extend(_cut(piece, room))
             continue
         if lines and _width(lines[-1] + " · " + piece) <= room:
             lines[-1] += " · " + piece
@@ -363,15 +359,24 @@ def _draw_row(
     return y + height + GAP
 
 
-def _symbolic_heading(group: Group, words: Text) -> list[str]:
+def _cut(text: str, room: float) -> list[str]:
+    """A line too long for ``room`` in two: after its last comma or colon that leaves a first part that fits."""
+    cuts = [m + 1 for m, c in enumerate(text) if c in ",:，：" and _width(text[: m + 1]) <= room]
+    if not cuts:
+        return [text]
+    return [text[: cuts[-1]], text[cuts[-1] :].lstrip()]
+
+
+def _symbolic_heading(group: Group, words: Text, room: float) -> list[str]:
     """A family's block under its title: one copy's count and the block's, in symbols."""
     if not group.repeat:
         widths = [words("family-width-symbol", symbol=s, meaning=meaning) for s, _, meaning in group.width_symbols]
         return [group.formula, *widths]
     if group.applied is None:  # its own tensors in each layer
-        return [words("family-each", copies=group.copies_formula, formula=group.formula), group.subtotal_formula]
+        each = words("family-each", copies=group.copies_formula, formula=group.formula)
+        return [*_cut(each, room), group.subtotal_formula]
     shared = words("family-applied", copies=group.copies_formula, symbol=group.applied[0])
-    return [shared, words("family-one-copy", formula=group.formula), group.subtotal_formula]
+    return [*_cut(shared, room), *_cut(words("family-one-copy", formula=group.formula), room), group.subtotal_formula]
 
 
 def _ties(boxes: list[_Box], words: Text, ident: str, width: int) -> list[str]:
