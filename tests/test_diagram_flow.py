@@ -174,6 +174,7 @@ def test_bert_says_where_its_residuals_join_in_both_editions() -> None:
         " input, which skips the self-attention. The attention LayerNorm follows it." in svg
     )
     assert ">residual from attention LayerNorm</text>" in svg and ">sum of the 3 outputs above</text>" in svg
+    assert ">residual from the layer&#x27;s input</text>" in svg
     chinese = dataclasses.replace(card, family=family_in(card.family.name, "zh"), language="zh")
     svg = diagram_svg(diagram_of(model_of(chinese)), diagram_words(content.load("site", "zh")))
     # The soft spaces beside a value are resolved when the page is tidied; here they are still marks.

@@ -31,15 +31,12 @@ def join_words(joined: Joined, group: Group, words: Text) -> tuple[str, ...]:
     if not joined.residual:
         return (words("join-sum", count=str(len(joined.adds))),)
     (kind, label), *_ = joined.adds
+    if kind == "input" and group.repeat:  # a layer's input, however the layer is titled
+        kind = "layer-input"
     found = words(f"join-from-{kind}", step=label, block=group.title)
-    return (
-        (found, words("join-from-input-short"), words("join-residual"))
-        if kind == "input"
-        else (
-            found,
-            words("join-residual"),
-        )
-    )
+    if kind.endswith("input"):
+        return found, words("join-from-input-short"), words("join-residual")
+    return found, words("join-residual")
 
 
 def join_svg(joined: Joined, group: Group, words: Text, y: float, end: float) -> str:

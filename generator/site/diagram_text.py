@@ -39,7 +39,15 @@ KEYS = (
     *("width-symbol", "family-width-symbol", "desc-forward", "desc-registered", "desc-residual", "desc-residual-end"),
     *("desc-adds-input", "desc-adds-step", "desc-adds-sum", "desc-sum", "desc-sum-end", "sequence", "list"),
     # diagram_marks's
-    *("join-from-input", "join-from-input-short", "join-from-step", "join-from-sum", "join-residual", "join-sum"),
+    *(
+        "join-from-input",
+        "join-from-input-short",
+        "join-from-layer-input",
+        "join-from-step",
+        "join-from-sum",
+        "join-residual",
+        "join-sum",
+    ),
 )
 
 
