@@ -35,7 +35,7 @@ KEYS = (
     *("family-title", "family-desc", "family-block", "family-one-copy", "family-each", "family-applied"),
     *("variant-title", "variant-desc", "switch-on", "switch-off"),
     *("absent", "pair-title", "pair-side", "pair-total", "pair-desc"),  # a comparison's (diagram_pair)
-    *("legend-reshaped", "legend-lacked", "legend-shared"),
+    *("legend-reshaped", "legend-lacked", "legend-shared", "legend-join"),
     *("width-symbol", "family-width-symbol", "desc-forward", "desc-registered", "desc-residual", "desc-residual-end"),
     *("desc-adds-input", "desc-adds-step", "desc-adds-sum", "desc-sum", "desc-sum-end", "sequence", "list"),
     # diagram_marks's
