@@ -1,7 +1,8 @@
 """A model's architecture figure as SVG: one box per block, step and run of steps (``diagram_model``).
 
 Each box is a link to its step's anchor and carries that step's count and its weight's widths.
-Residual joins and the order of norms in the forward are not declared, so they are not drawn.
+Where a block declares its data flow, its boxes follow the forward, and each sum is a ⊕ with its skips
+(``diagram_marks``).
 ``figure_svg`` writes a page's figure in two layouts, one for a phone and one for a wider screen;
 ``standalone_svg`` the wide one as a file of its own. A comparison page draws both models' narrow
 figures, each with the steps it lists as differing ``marked``, lined up block for block (``diagram_pair``).

@@ -77,8 +77,8 @@ def block_flow(block: Block, runs: Sequence[Sequence[int]]) -> Flow | None:
     writers = _writers(block)
     aliases = {j.writes: j.reads[0] for j in block.joins if len(j.reads) == 1}
     sums: list[Sum] = []
-    gaps: list[int] = []  # each sum's gap, and its forward index
-    indexes: list[float] = []
+    gaps: list[int] = []  # each sum's gap
+    indexes: list[float] = []  # and its forward index
 
     def gap_of(index: float) -> int:
         """The gap of the step order an item of forward ``index`` falls in: before the first step after it."""
@@ -99,10 +99,11 @@ def block_flow(block: Block, runs: Sequence[Sequence[int]]) -> Flow | None:
         last = max((m for m in order if at[m] <= index), key=lambda m: at[m], default=None)
         return Source("step", -1 if last is None else rank[last]), (gap, before), index
 
-    for number, join in enumerate(block.joins):
+    placed = sorted((position[("join", n)], n) for n, j in enumerate(block.joins) if ("join", n) in position)
+    for index, number in placed:  # in forward order: a sum may add back an earlier one's output
+        join = block.joins[number]
         if len(join.reads) < 2:
             continue
-        index = position[("join", number)]
         gap = gap_of(index)
         found = [source(name) for name in join.reads]
         main = max(range(len(found)), key=lambda n: found[n][2])

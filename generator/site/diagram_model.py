@@ -1,8 +1,9 @@
 """A model's architecture figure before it is drawn: its blocks, their boxes and every number they show.
 
 The figure draws what the family declares and nothing else: the blocks in the order the model runs
-them (embeddings, encoder, pooler, heads), and inside each block its derivation's steps in the order
-the class registers them, grouped into the runs the derivation heads (``runs.line_runs``). Each box
+them (embeddings, encoder, pooler, heads), and inside each block its derivation's steps, grouped into
+the runs the derivation heads (``runs.line_runs``). They follow the forward, and the sums join among
+them, where the block declares its data flow (``diagram_flow``); else the order the class registers them. Each box
 carries its step's count, and the shape of its weight as the tensor table lists it, so the figure
 cannot disagree with the page. ``diagram.diagram_svg`` draws it.
 """
@@ -244,6 +245,9 @@ def _run_row(run: LineRun, modules: Mapping[int, Module], tensors: Mapping[str, 
     return Row(run.anchor, run.title, sum(line.value for line in run.lines), 1, run=True, widths=widths, heads=heads)
 
 
+Unit = tuple[Row | None, tuple[tuple[int, Row], ...]]  # a run's heading (or none) and its steps' (module, row)
+
+
 def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[str, Tensor]) -> Group:
     values = model.inventory.values
     modules = {id(line): module for line, module in zip(block.lines, block.block.modules, strict=True)}
@@ -283,9 +287,6 @@ def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[
         flowed=flowed,
         width_symbols=named,
     )
-
-
-Unit = tuple[Row | None, tuple[tuple[int, Row], ...]]  # a run's heading (or none) and its steps' (module, row)
 
 
 def in_forward_order(block: Block, units: Sequence[Unit]) -> tuple[tuple[Row, ...], tuple[Joined, ...], bool]:
