@@ -160,7 +160,7 @@ def test_bert_base_shows_its_widths_heads_and_the_share_of_all_twelve_layers() -
     assert ">30,522 × 768</text>" in svg and ">768 → 3,072 → 768</text>" in svg and ">12 heads of 64</text>" in svg
     # Inside the layer, a box is one copy times the 12 copies, with the share of all twelve.
     assert ">4,722,432 × 12 · 51.8%</text>" in svg
-    assert ">L = 12: 12 copies of 7,087,872 parameters</text>" in svg
+    assert ">L = 12: 12 layers, 7,087,872 parameters each</text>" in svg  # stored 12 times, each its own
     layer = diagram.groups[1]
     steps = [row for row in layer.rows if not row.run]
     assert sum(row.count * layer.copies for row in steps) == layer.subtotal
@@ -197,7 +197,7 @@ def test_albert_draws_one_stored_layer_applied_l_times() -> None:
     assert re.findall(r">([^<]+)</text>", heading) == [
         "Shared encoder layer × 12",
         "7,087,872 · 60.7%",
-        "G = 1, K = 1: one copy, applied L = 12 times",
+        "G = 1, K = 1: 1 layer, applied L = 12 times",
     ]
     assert len(set(re.findall(r' y="([\d.]+)" class="(?:title|count)"', heading))) == 2
     assert ">30,000 × 128</text>" in svg and ">128 → 768</text>" in svg  # the factorized table and E to H

@@ -13,6 +13,7 @@ import random
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -202,7 +203,8 @@ def check_pair_file(
     assert root[1].text == tidy_spacing(title, language), where
     elements = list(root.iter())
     assert {e.tag for e in elements} <= {
-        f"{SVG}{tag}" for tag in ["svg", "style", "title", "desc", "defs", "marker", "path", "text", "rect", "a", "g"]
+        f"{SVG}{tag}"
+        for tag in ["svg", "style", "title", "desc", "defs", "marker", "path", "text", "rect", "a", "g", "circle"]
     }
     ids = [e.get("id") for e in elements if e.get("id")]
     assert len(ids) == len(set(ids)), where
@@ -262,8 +264,9 @@ def test_bert_and_albert_pair_their_blocks_and_bert_says_it_has_no_projection(ca
     assert 'class="address">diffs/bert-base-uncased--albert-base-v2/</text>' in svg.decode()
     # A legend for a slide, which has not the page's words: every mark these figures draw, one line each.
     words = content.load("site").section("diagram")
-    legend = [words(key) for key in ("legend-reshaped", "legend-lacked", "legend-shared")]
-    assert re.findall(r'<text x="26" y="[\d.]+" class="count">([^<]+)</text>', svg.decode()) == legend
+    legend = [words(key) for key in ("legend-reshaped", "legend-lacked", "legend-shared", "legend-join")]
+    found = re.findall(r'<text x="26" y="[\d.]+" class="count">([^<]+)</text>', svg.decode())
+    assert [unescape(text) for text in found] == legend
 
 
 @pytest.mark.slow  # counts some 30 catalog cards and compares them in pairs, in both editions

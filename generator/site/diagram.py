@@ -1,7 +1,8 @@
 """A model's architecture figure as SVG: one box per block, step and run of steps (``diagram_model``).
 
 Each box is a link to its step's anchor and carries that step's count and its weight's widths.
-Residual joins and the order of norms in the forward are not declared, so they are not drawn.
+Where a block declares its data flow, its boxes follow the forward, and each sum is a ⊕ with its skips
+(``diagram_marks``).
 ``figure_svg`` writes a page's figure in two layouts, one for a phone and one for a wider screen;
 ``standalone_svg`` the wide one as a file of its own. A comparison page draws both models' narrow
 figures, each with the steps it lists as differing ``marked``, lined up block for block (``diagram_pair``).
@@ -17,6 +18,7 @@ from html import escape
 from generator.counting.memo import IdentityMemo
 from generator.site import formats, typography
 from generator.site.content import Text
+from generator.site.diagram_marks import JOIN, join_svg, skip_paths
 from generator.site.diagram_model import Diagram, Group, Row, diagram_of, in_run_order, marked, step_anchor
 from generator.site.diagram_text import describe, setting_words
 from generator.site.diagram_text import diagram_words as diagram_words  # the pages read the words here
@@ -168,7 +170,7 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
     if group.formula:  # a family's figure: its counts in symbols
         if group.repeat:
             title += " " + words("repeat", copies=group.copies_formula if group.applied is None else group.applied[0])
-        return title, "", _symbolic_heading(group, words)
+        return title, "", _symbolic_heading(group, words, drawing.width - LANE - 16)
     if group.repeat:  # × the times it runs: its copies, or for a shared block the times they are applied
         title += " " + words(
             "repeat", copies=formats.count(group.copies if group.applied is None else group.applied[1])
@@ -190,9 +192,14 @@ def _heading(group: Group, drawing: _Drawing) -> tuple[str, str, list[str]]:
             )
     if group.read_by:
         pieces.append(words("read-by", block=group.read_by))
+    for symbol, value, meaning in group.width_symbols:  # a factorized table's width: E = 128
+        pieces.append(words("width-symbol", symbol=symbol, value=formats.count(value), meaning=meaning))
     room = drawing.width - LANE - 16
     lines: list[str] = []
     for piece in pieces:  # side by side where they fit, " · " between
+        if _width(piece) > room:
+            lines.extend(_cut(piece, room))
+            continue
         if lines and _width(lines[-1] + " · " + piece) <= room:
             lines[-1] += " · " + piece
         else:
@@ -230,8 +237,18 @@ def _draw_group(out: list[str], boxes: list[_Box], group: Group, drawing: _Drawi
     parts.append("</a>")
     y += height + GAP
     column = _group_column(group, drawing)
-    for row in group.rows:
-        y = _draw_row(parts, boxes, row, group, drawing, y, column)
+    places: dict[tuple[int, int], float] = {}  # where a skip may leave: a row gap, the sums drawn there
+    centres: list[float] = []  # each sum's ⊕, where its skips arrive
+    for gap, row in enumerate((*group.rows, None)):
+        places[(gap, 0)] = y - GAP / 2
+        for n, joined in enumerate(j for j in group.joins if j.gap == gap):
+            centres.append(y + JOIN / 2)
+            parts.append(join_svg(joined, group, drawing.words, y, drawing.width - LANE - 6))
+            y += JOIN + GAP
+            places[(gap, n + 1)] = y - GAP / 2
+        if row is not None:
+            y = _draw_row(parts, boxes, row, group, drawing, y, column)
+    parts.extend(skip_paths(group, places, centres))
     bottom = y + 4
     frame = "frame shared" if group.applied is not None else "frame"
     shadows = []
@@ -343,14 +360,24 @@ def _draw_row(
     return y + height + GAP
 
 
-def _symbolic_heading(group: Group, words: Text) -> list[str]:
+def _cut(text: str, room: float) -> list[str]:
+    """A line too long for ``room`` in two: after its last comma or colon that leaves a first part that fits."""
+    cuts = [m + 1 for m, c in enumerate(text) if c in ",:，：" and _width(text[: m + 1]) <= room]
+    if not cuts:
+        return [text]
+    return [text[: cuts[-1]], text[cuts[-1] :].lstrip()]
+
+
+def _symbolic_heading(group: Group, words: Text, room: float) -> list[str]:
     """A family's block under its title: one copy's count and the block's, in symbols."""
     if not group.repeat:
-        return [group.formula]
-    lines = []
-    if group.applied is not None:
-        lines.append(words("family-applied", symbol=group.applied[0]))
-    return [*lines, words("family-one-copy", formula=group.formula), group.subtotal_formula]
+        widths = [words("family-width-symbol", symbol=s, meaning=meaning) for s, _, meaning in group.width_symbols]
+        return [group.formula, *widths]
+    if group.applied is None:  # its own tensors in each layer
+        each = words("family-each", copies=group.copies_formula, formula=group.formula)
+        return [*_cut(each, room), group.subtotal_formula]
+    shared = words("family-applied", copies=group.copies_formula, symbol=group.applied[0])
+    return [*_cut(shared, room), *_cut(words("family-one-copy", formula=group.formula), room), group.subtotal_formula]
 
 
 def _ties(boxes: list[_Box], words: Text, ident: str, width: int) -> list[str]:
@@ -391,4 +418,6 @@ STANDALONE_STYLE = (
     ".heading-box{fill:none}.box{fill:#fff;stroke:#d0d7de}.run>.box{fill:#eaeef2}.tied>.box{fill:#fff8e1}"
     ".run>.label{font-weight:600}.tie{fill:none;stroke:#bf5700;stroke-width:1.5;stroke-dasharray:4 2}"
     ".arrow{fill:#bf5700}.reads{stroke:#57606a;stroke-width:1.5}a{text-decoration:none}"
+    ".join circle{fill:#fff;stroke:#1b1f24;stroke-width:1.5}.join path{stroke:#1b1f24;stroke-width:1.5}"
+    ".skip-line{fill:none;stroke:#1b1f24;stroke-width:1.5}"
 )

@@ -1,22 +1,25 @@
 """A model's architecture figure before it is drawn: its blocks, their boxes and every number they show.
 
 The figure draws what the family declares and nothing else: the blocks in the order the model runs
-them (embeddings, encoder, pooler, heads), and inside each block its derivation's steps in the order
-the class registers them, grouped into the runs the derivation heads (``runs.line_runs``). Each box
+them (embeddings, encoder, pooler, heads), and inside each block its derivation's steps, grouped into
+the runs the derivation heads (``runs.line_runs``). They follow the forward, and the sums join among
+them, where the block declares its data flow (``diagram_flow``); else the order the class registers them. Each box
 carries its step's count, and the shape of its weight as the tensor table lists it, so the figure
 cannot disagree with the page. ``diagram.diagram_svg`` draws it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from generator.counting.architecture import Block, Kind, Module, Param
+from generator.counting.architecture import Block, Kind, Module, Param, Symbol
 from generator.counting.derivation import BlockDerivation, Derivation, Line
 from generator.counting.expr import poly_expr, to_text
 from generator.counting.inventory import Tensor
 from generator.counting.memo import IdentityMemo
+from generator.site.diagram_flow import Source, block_flow
 from generator.site.runs import LineRun, line_runs
 from generator.site.views import SHAPES_MEMO, Model
 
@@ -52,6 +55,24 @@ class Row:
 
 
 @dataclass(frozen=True)
+class Joined:
+    """A sum the block's flow declares (``diagram_flow``), drawn as ⊕ before the row at ``gap``: where each
+    skip leaves (a row gap, and how many sums drawn at that gap it comes after) and what it carries."""
+
+    gap: int
+    depth: int
+    branches: tuple[tuple[int, int], ...]
+    # What each skip carries: ("input", "") the block's input, ("step", label) a step's output,
+    # ("sum", "") an earlier sum's.
+    adds: tuple[tuple[str, str], ...]
+    residual: bool
+    before: str  # the step or run just before it, and just after it ("" at the block's end)
+    after: str
+    skipped: tuple[str, ...] = ()  # a residual's: the steps and runs its skip passes by
+    writes: str = ""  # the flow's name of the sum, as its ``Join`` declares it
+
+
+@dataclass(frozen=True)
 class Group:
     """One block: its heading, its rows, and how often it is stored and applied."""
 
@@ -69,6 +90,10 @@ class Group:
     subtotal_formula: str = ""
     copies_formula: str = ""
     lacked_copies: int = 0  # a comparison's figure: how many of its copies the other model lacks, not all
+    joins: tuple[Joined, ...] = ()  # its sums, where its flow is declared (its rows are then in forward order)
+    flowed: bool = False  # its rows are in forward order, from its declared flow
+    # The embeddings' width where it is a symbol of its own (ALBERT's E): the symbol, its value, its meaning.
+    width_symbols: tuple[tuple[str, int, str], ...] = ()
 
     @property
     def stacked(self) -> bool:
@@ -162,6 +187,17 @@ def symbolic_widths(module: Module, order: tuple[str, ...]) -> tuple[str, ...]:
     return widths if not module.products else widths[::-1]
 
 
+def width_symbols(block: Block, symbols: Sequence[Symbol]) -> tuple[tuple[str, str], ...]:
+    """The symbols an embeddings block's tables are wide in, other than H (a factorized table's E), each
+    with its meaning's first words ("embedding width"): a figure names them where its widths are numbers."""
+    if block.kind is not Kind.EMBEDDINGS:
+        return ()
+    order = tuple(s.name for s in symbols)
+    meanings = {s.name: re.split(r" \(|（", s.meaning)[0] for s in symbols}
+    found = (symbolic_widths(m, order)[-1] for m in block.modules if is_table(m))
+    return tuple((name, meanings[name]) for name in dict.fromkeys(found) if name in meanings and name != "H")
+
+
 def is_table(module: Module) -> bool:
     """Whether a module's weight is a table it looks rows up in (nn.Embedding: no product), not a linear's."""
     return _param(module) is not None and not module.products
@@ -209,13 +245,16 @@ def _run_row(run: LineRun, modules: Mapping[int, Module], tensors: Mapping[str, 
     return Row(run.anchor, run.title, sum(line.value for line in run.lines), 1, run=True, widths=widths, heads=heads)
 
 
+Unit = tuple[Row | None, tuple[tuple[int, Row], ...]]  # a run's heading (or none) and its steps' (module, row)
+
+
 def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[str, Tensor]) -> Group:
     values = model.inventory.values
     modules = {id(line): module for line, module in zip(block.lines, block.block.modules, strict=True)}
-    rows: list[Row] = []
+    index = {id(line): n for n, line in enumerate(block.lines)}
+    units: list[Unit] = []
     for run in line_runs(model, block):
-        if run.anchor is not None:
-            rows.append(_run_row(run, modules, tensors))
+        steps = []
         for line in run.lines:
             tied = tuple(target for _, target in line.tied)
             depth = 2 if run.anchor is not None else 1
@@ -223,10 +262,17 @@ def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[
             widths, table = _widths(((line, modules[id(line)]),), tensors)
             # A step alone with its heads (a fused projection) carries them; in a run, its heading does.
             heads = (line.split.heads, line.split.head_size) if line.split and run.anchor is None else None
-            rows.append(
-                Row(anchor, line.label, line.value, depth, line.names, tied, widths=widths, table=table, heads=heads)
-            )
+            row = Row(anchor, line.label, line.value, depth, line.names, tied, widths=widths, table=table, heads=heads)
+            steps.append((index[id(line)], row))
+        if run.anchor is not None:  # a run under its heading moves as a whole; steps without one, each alone
+            units.append((_run_row(run, modules, tensors), tuple(steps)))
+        else:
+            units += [(None, (step,)) for step in steps]
+    rows, joins, flowed = in_forward_order(block.block, units)
     applied = block.block.applied
+    named = tuple(
+        (name, values[name], meaning) for name, meaning in width_symbols(block.block, model.card.family.symbols)
+    )
     return Group(
         f"d-{block.block.key}",
         block.block.title,
@@ -235,6 +281,59 @@ def _group(model: Model, block: BlockDerivation, read_by: str, tensors: Mapping[
         block.subtotal,
         tuple((symbol, values[symbol]) for symbol in block.block.repeat),
         (applied, values[applied]) if applied else None,
-        tuple(rows),
+        rows,
         read_by,
+        joins=joins,
+        flowed=flowed,
+        width_symbols=named,
     )
+
+
+def in_forward_order(block: Block, units: Sequence[Unit]) -> tuple[tuple[Row, ...], tuple[Joined, ...], bool]:
+    """A block's rows in the order the forward runs them, and its sums placed among them, from its declared
+    flow; in the order given, and no sum, where it declares none. Whether its flow ordered them."""
+    flow = block_flow(block, [[module for module, _ in steps] for _, steps in units])
+    if flow is None:
+        registered = (row for head, steps in units for row in ((head,) if head else ()) + tuple(r for _, r in steps))
+        return tuple(registered), (), False
+    rank = {module: n for n, module in enumerate(flow.order)}
+    rows: list[Row] = []
+    at: dict[int, int] = {}  # each step's position in forward order: the index of its row
+    opens: dict[int, int] = {}  # the step that opens a run: the index of the run's heading
+    title: dict[int, str] = {}  # each step: what a sentence calls the unit it ends (a run's title, else its label)
+    for n in flow.runs:
+        head, steps = units[n]
+        if head is not None:
+            opens[rank[min(steps, key=lambda s: rank[s[0]])[0]]] = len(rows)
+            rows.append(head)
+        ordered = sorted(steps, key=lambda s: rank[s[0]])
+        for module, row in ordered:
+            at[rank[module]] = len(rows)
+            rows.append(row)
+        title[rank[ordered[-1][0]]] = head.label if head is not None else ordered[-1][1].label
+
+    def row_gap(gap: int, inside: bool = False) -> int:
+        """A gap between steps as a gap between rows: before a run's heading, unless inside the run."""
+        if gap >= len(flow.order):
+            return len(rows)
+        return at[gap] if inside or gap not in opens else opens[gap]
+
+    def carried(source: Source) -> tuple[str, str]:
+        if source.kind == "step" and source.step >= 0:
+            return ("step", rows[at[source.step]].label)
+        return ("sum", "") if source.kind == "sum" else ("input", "")
+
+    joined = []
+    for found in flow.sums:
+        before = title.get(found.gap - 1, rows[at[found.gap - 1]].label) if found.gap > 0 else ""
+        after = ""
+        if found.gap < len(flow.order):
+            after = rows[row_gap(found.gap, found.inside)].label
+        branches = tuple((row_gap(gap), count) for gap, count in found.branches)
+        depth = 2 if found.inside else 1
+        adds = tuple(carried(source) for source in found.skips)
+        gap = row_gap(found.gap, found.inside)
+        start = min(branch for branch, _ in branches)
+        skipped = tuple(row.label for row in rows[start:gap] if row.depth == 1) if found.residual else ()
+        joined.append(Joined(gap, depth, branches, adds, found.residual, before, after, skipped, found.join.writes))
+    return tuple(rows), tuple(joined), True

@@ -110,7 +110,7 @@ def pair_svg(
         svg = diagram_svg(figure, words, href=href, ident=f"diagram-{slot.lower()}", **vars(layout))
         heading, total = words("pair-side", slot=slot, title=figure.title), formats.count(figure.total)
         parts.append(f'<text x="{x}" y="40" class="side">{escape(heading)}</text>')
-        parts.append(f'<text x="{x}" y="58" class="count">{escape(words("heading-total", total=total))}</text>')
+        parts.append(f'<text x="{x}" y="58" class="count">{escape(words("pair-total", total=total))}</text>')
         parts.append(f'<svg x="{x}" y="{TOP}" width="{NARROW}" height="{tall}">{svg}</svg>')
     # Wide enough for the title at 14 units: at most a Han character's 14 a character, a Latin one's 8.6.
     across = max(2 * NARROW + GAP, round(sum(14 if ord(c) > 0x2E80 else 8.6 for c in title)))
@@ -133,18 +133,21 @@ def _legend(figures: tuple[Diagram, Diagram], words: Text, top: float) -> list[s
         "legend-lacked": '<rect x="0" y="{y}" width="18" height="12" rx="2" class="box"/>'
         '<rect x="0" y="{y}" width="5" height="12" class="bar"/>',
         "legend-shared": '<rect x="0" y="{y}" width="18" height="12" rx="2" class="frame shared"/>',
+        "legend-join": '<g class="join"><circle cx="9" cy="{middle}" r="6"/>'
+        '<path d="M5,{middle} H13 M9,{above} V{below}"/></g>',
     }
     shown = {
         "legend-reshaped": any(r.reshaped for r in steps),
         "legend-lacked": any(r.lacked for r in steps) or any(g.lacked_copies for g in groups),
         "legend-shared": any(g.applied is not None for g in groups),
+        "legend-join": any(g.joins for g in groups),
     }
     lines: list[str] = []
     for key, sample in samples.items():
         if shown[key]:
             y = top + 18 * (len(lines) // 2)
             lines += [
-                sample.format(y=_n(y)),
+                sample.format(y=_n(y), middle=_n(y + 6), above=_n(y + 2), below=_n(y + 10)),
                 f'<text x="26" y="{_n(y + 11)}" class="count">{escape(words(key))}</text>',
             ]
     return lines

@@ -13,7 +13,8 @@ from generator.site.diagram_model import Diagram
 # Every placeholder a text of the figure may use, each filled with its own name: to check the words.
 PLACEHOLDERS = (
     *("title", "total", "copies", "symbols", "symbol", "times", "count", "share", "slot", "target", "blocks"),
-    *("formula", "switch", "setting", "heads", "size", "lacked"),
+    *("formula", "switch", "setting", "heads", "size", "lacked", "step", "value", "meaning"),
+    *("before", "after", "adds", "steps", "skipped"),
 )
 
 
@@ -31,29 +32,45 @@ KEYS = (
     *("read-by", "block", "block-copies", "desc", "desc-shared", "desc-read-by", "desc-tie", "separator"),
     *("step-copies", "heads", "lacked-copies", "desc-lacked-copies"),
     *("desc-lacked", "desc-reshaped", "sentence-join"),
-    *("family-title", "family-desc", "family-block", "family-one-copy", "family-applied"),
+    *("family-title", "family-desc", "family-block", "family-one-copy", "family-each", "family-applied"),
     *("variant-title", "variant-desc", "switch-on", "switch-off"),
-    *("absent", "pair-title", "pair-side", "pair-desc"),  # a comparison's (diagram_pair)
-    *("legend-reshaped", "legend-lacked", "legend-shared"),
+    *("absent", "pair-title", "pair-side", "pair-total", "pair-desc"),  # a comparison's (diagram_pair)
+    *("legend-reshaped", "legend-lacked", "legend-shared", "legend-join"),
+    *("width-symbol", "family-width-symbol", "desc-forward", "desc-registered", "desc-residual", "desc-residual-end"),
+    *("desc-adds-input", "desc-adds-step", "desc-adds-sum", "desc-sum", "desc-sum-end", "sequence", "list"),
+    # diagram_marks's
+    *(
+        "join-from-input",
+        "join-from-input-short",
+        "join-from-layer-input",
+        "join-from-step",
+        "join-from-sum",
+        "join-residual",
+        "join-sum",
+    ),
 )
 
 
 def describe(diagram: Diagram, words: Text) -> str:
-    """The figure in words: every block with its count and share, then what it shares and ties."""
+    """The figure in words: every block with its count and share, the order of its steps and where its sums
+    join, then what it shares and ties."""
+    flowed = _flow_sentences(diagram, words)
     if diagram.symbolic:
         listed = words("separator").join(
             words("family-block", title=g.title, formula=g.subtotal_formula or g.formula) for g in diagram.groups
         )
         if diagram.setting is not None:
-            return words("variant-desc", title=diagram.title, blocks=listed, **setting_words(diagram.setting, words))
-        return words("family-desc", title=diagram.title, blocks=listed)
+            said = words("variant-desc", title=diagram.title, blocks=listed, **setting_words(diagram.setting, words))
+        else:
+            said = words("family-desc", title=diagram.title, blocks=listed)
+        return words("sentence-join").join((said, *flowed))
     blocks = []
     for group in diagram.groups:
         share = formats.percent(group.subtotal, diagram.total)
         key = "block-copies" if group.repeat and group.copies != 1 else "block"
         values = {"title": group.title, "count": formats.count(group.subtotal), "share": share}
         blocks.append(words(key, copies=formats.count(group.copies), **values))
-    sentences = [words("desc", title=diagram.title, blocks=words("separator").join(blocks))]
+    sentences = [words("desc", title=diagram.title, blocks=words("separator").join(blocks)), *flowed]
     for group in diagram.groups:
         if group.read_by:
             sentences.append(words("desc-read-by", title=group.title, block=group.read_by))
@@ -83,3 +100,27 @@ def setting_words(setting: tuple[str, bool], words: Text) -> dict[str, str]:
     """A switch and its value as the figure's words name them: ``bottleneck`` and "off"."""
     name, on = setting
     return {"switch": name, "setting": words("switch-on" if on else "switch-off")}
+
+
+def _flow_sentences(diagram: Diagram, words: Text) -> list[str]:
+    """The order of each block's steps, forward or as registered, and where each of its sums joins."""
+    sentences = []
+    several = [g for g in diagram.groups if sum(not r.run for r in g.rows) > 1]
+    for key, flowed in (("desc-forward", True), ("desc-registered", False)):
+        titles = [g.title for g in several if g.flowed is flowed]
+        if titles:
+            sentences.append(words(key, blocks=words("separator").join(titles)))
+    for group in diagram.groups:
+        for joined in group.joins:
+            end = "" if joined.after else "-end"
+            if not joined.residual:
+                steps = words("list").join(label for _, label in joined.adds)
+                sentences.append(words(f"desc-sum{end}", block=group.title, steps=steps, after=joined.after))
+                continue
+            adds = words("separator").join(
+                words(f"desc-adds-{kind}", block=group.title, step=label) for kind, label in joined.adds
+            )
+            skipped = words("sequence").join(joined.skipped)
+            said = {"block": group.title, "before": joined.before, "after": joined.after, "skipped": skipped}
+            sentences.append(words(f"desc-residual{end}", adds=adds, **said))
+    return sentences

@@ -13,8 +13,9 @@ MIN_LABEL = 11  # px: the issue's smallest readable label
 MAX_LABEL = 16  # px: on a wide screen a label grows at most to the body text's size
 # BERT-Base; ALBERT's shared layer and factorized embeddings; a masked-LM decoder tied to the token table.
 CARDS = ("bert-base-uncased", "albert-base-v2", "bert-base-uncased-pretraining")
-# Family figures in symbols, whose formulas are the widest texts: MobileBERT's layer, DeBERTa-v2's, Longformer's.
-FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert")
+# Family figures in symbols, whose formulas are the widest texts: MobileBERT's layer, DeBERTa-v2's, Longformer's;
+# XLM-RoBERTa XL's pre-norm layer, whose second skip leaves right below the first sum.
+FAMILIES = ("mobilebert", "deberta-v2", "longformer", "albert", "xlm-roberta-xl")
 
 # The figure's box, each <text>'s rendered size (computed size times the viewBox's scale) and box, and
 # whether each link takes the keyboard's focus.
@@ -110,10 +111,18 @@ def test_the_printed_figure_is_black_on_white(open_page: Any, edition_url: str) 
     colours = page.evaluate(
         """() => { const svg = document.querySelector('svg.diagram-wide');  // on paper: the wide one alone
             const shown = [...document.querySelectorAll('svg.diagram')].map(s => getComputedStyle(s).display);
+            const lines = [...svg.querySelectorAll('.skip-line, .join path, .join circle')].map(p => getComputedStyle(p));
             return {shown, text: [...new Set([...svg.querySelectorAll('text')].map(t => getComputedStyle(t).fill))],
-                    boxes: [...new Set([...svg.querySelectorAll('.box, .frame')].map(r => getComputedStyle(r).fill))]}; }"""
+                    boxes: [...new Set([...svg.querySelectorAll('.box, .frame')].map(r => getComputedStyle(r).fill))],
+                    lines: [...new Set(lines.map(s => `${s.display} ${s.stroke}`))]}; }"""
     )
-    assert colours == {"shown": ["block", "none"], "text": ["rgb(0, 0, 0)"], "boxes": ["rgb(255, 255, 255)"]}
+    # The sums and their skips too: drawn, in black (the page's .skip link is hidden in print; these are not).
+    assert colours == {
+        "shown": ["block", "none"],
+        "text": ["rgb(0, 0, 0)"],
+        "boxes": ["rgb(255, 255, 255)"],
+        "lines": ["inline rgb(0, 0, 0)"],
+    }
 
 
 # A family's figures with one switch set the other way, opened: MobileBERT's six, DeBERTa-v2's relative table.

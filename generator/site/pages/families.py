@@ -34,7 +34,7 @@ from generator.counting.families import families, shared_symbols
 from generator.counting.switches import Switch
 from generator.site import content
 from generator.site.diagram import Diagram, Group, Row, diagram_words, figure_svg, in_run_order
-from generator.site.diagram_model import is_table, symbolic_widths
+from generator.site.diagram_model import in_forward_order, is_table, symbolic_widths, width_symbols
 from generator.site.page import LANGUAGE, SITE_TITLE, Page
 from generator.site.views import Summary
 
@@ -212,6 +212,9 @@ def family_diagram(family: Family, architecture: Architecture | None = None) -> 
             )
             for module, line in zip(block.modules, form.lines, strict=True)
         )
+        # In the order the forward runs them, with the sums that join, where the family declares its flow.
+        rows, joins, flowed = in_forward_order(block, [(None, ((n, row),)) for n, row in enumerate(rows)])
+        widths = tuple((name, 0, meaning) for name, meaning in width_symbols(block, family.symbols))
         subtotal = to_text(form.subtotal_expression) if form.subtotal_expression is not None else ""
         applied = (block.applied, 0) if block.applied else None
         repeat = tuple((symbol, 0) for symbol in block.repeat)
@@ -223,6 +226,9 @@ def family_diagram(family: Family, architecture: Architecture | None = None) -> 
                 formula=to_text(form.expression),
                 subtotal_formula=subtotal,
                 copies_formula=to_text(poly_expr(block.copies(), order)),
+                joins=joins,
+                flowed=flowed,
+                width_symbols=widths,
             )
         )
     return Diagram(family.title, 0, tuple(groups))
