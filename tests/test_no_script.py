@@ -8,9 +8,9 @@ those cards is then checked twice:
 - in the HTML: no script element but the site's own, no event-handler attribute, no
   ``javascript:``/``data:`` URL, no frame, form, object, base or style injection; and the
   payload is still there, shown as text;
-- in Chromium (Debian's, driven by Playwright): every page, and the search page with payload
-  queries, opens without a dialog, without a payload's flag set on ``window``, and without a
-  payload's request reaching the server.
+- in Chromium (Debian's, driven by Playwright): every English page, a sample of the Chinese ones
+  (``browsed_pages``), and the search page with payload queries, open without a dialog, without a
+  payload's flag set on ``window``, and without a payload's request reaching the server.
 
 The browser half skips on a machine without Chromium or Playwright, and fails when CI=true.
 """
