@@ -61,7 +61,8 @@ def block_flow(block: Block, runs: Sequence[Sequence[int]]) -> Flow | None:
     """A declared block's steps in forward order and its sums; None for a block without a flow.
 
     ``runs`` are its modules' indexes in registration order, cut into the runs a figure draws together:
-    a run moves as a whole, to where its first step runs."""
+    a run moves as a whole, to where its first step runs, but after every run it reads from (MobileBERT's
+    attention runs its value on the layer's input first, and its query on a bottleneck drawn before it)."""
     if not is_declared(block):
         return None
     position = _forward(block)
@@ -69,7 +70,7 @@ def block_flow(block: Block, runs: Sequence[Sequence[int]]) -> Flow | None:
         return None
     at = _module_positions(block, position)
     units = [sorted(run, key=lambda m: at[m]) for run in runs]
-    moved = sorted(range(len(units)), key=lambda n: at[units[n][0]])
+    moved = _run_order(block, units, at)
     units = [units[n] for n in moved]
     order = tuple(m for run in units for m in run)
     run_of = {m: n for n, run in enumerate(units) for m in run}
@@ -119,6 +120,35 @@ def block_flow(block: Block, runs: Sequence[Sequence[int]]) -> Flow | None:
 
 
 Item = tuple[str, int]  # ("module" | "op" | "join", its index in its tuple)
+
+
+def _run_order(block: Block, units: list[list[int]], at: dict[int, float]) -> list[int]:
+    """The runs in an order the data can run in: each after the runs whose steps it reads from, ties by
+    where their first step runs. Runs that read from each other keep the order of their first steps."""
+    reads = {writes: item_reads for _, item_reads, writes in _items(block)}
+    unit_of = {block.modules[m].writes: n for n, unit in enumerate(units) for m in unit if block.modules[m].writes}
+    after: list[set[int]] = []
+    for n, unit in enumerate(units):
+        found: set[int] = set()
+        seen: set[str] = set()
+        stack = [name for m in unit for name in block.modules[m].reads]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            if unit_of.get(name, n) != n:
+                found.add(unit_of[name])
+            stack.extend(reads.get(name, ()))
+        after.append(found)
+    first = sorted(range(len(units)), key=lambda n: at[units[n][0]])
+    order: list[int] = []
+    while len(order) < len(units):
+        ready = [n for n in first if n not in order and after[n] <= set(order)]
+        if not ready:  # runs that read from each other: the rest by their first steps
+            return order + [n for n in first if n not in order]
+        order.append(ready[0])
+    return order
 
 
 def _items(block: Block) -> list[tuple[Item, tuple[str, ...], str]]:
