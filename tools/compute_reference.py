@@ -139,8 +139,10 @@ def storage_key(tensor: torch.Tensor) -> int:
 def restore_attention_type(model: torch.nn.Module, device: str) -> None:
     """Start each step from the config's attention type. BigBirdModel switches itself to full
     attention for good on a short input, so a later, longer step of the same model would run full
-    attention too; a fresh model would not."""
-    switch = getattr(model.base_model, "set_attention_type", None)
+    attention too; a fresh model would not. The outermost module that can switch is BigBirdModel,
+    also inside a peft model, whose ``base_model`` is peft's tuner."""
+    switches = (module.set_attention_type for module in model.modules() if hasattr(type(module), "set_attention_type"))
+    switch = next(switches, None)
     if switch is not None:
         # BigBirdModel builds a decoder with cross-attention as full attention, whatever the config says.
         built = "original_full" if model.config.add_cross_attention else model.config.attention_type

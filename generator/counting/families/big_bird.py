@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from generator.counting import architecture as arch
-from generator.counting import ops
+from generator.counting import flow, ops
 from generator.counting.conditions import const, div, eq, gt, maximum, minimum, mod, mul, neg, sub, truthy, value
 from generator.counting.families import activations, common, dropouts, heads, step_rules
 from generator.counting.families.blocks.padded import padded
@@ -51,15 +51,17 @@ FALLBACK = mul(sub(5, mul(-2, "num_random_blocks")), "block_size")
 SPARSE_NOW = minimum(1, maximum(0, sub("seq", FALLBACK)))
 BLOCKS_NOW = neg(div(neg("seq"), "block_size"))
 LENGTH_NOW = sub("seq", mul(SPARSE_NOW, sub("seq", mul(BLOCKS_NOW, "block_size"))))
+PADS_NOW = minimum(1, sub(LENGTH_NOW, "seq"))
 STEP_SYMBOLS = (
     arch.Symbol("k", "block_size", value=value("block_size")),
     arch.Symbol("r", "num_random_blocks", value=value("num_random_blocks"), minimum=0),
     arch.Symbol("f", "1 if s > (5 + 2r)·k, else 0", value=SPARSE_NOW),
     arch.Symbol("n", "⌈s / k⌉", value=BLOCKS_NOW),
     arch.Symbol("m", "s, or nk past (5 + 2r)·k", value=LENGTH_NOW),
-    arch.Symbol("q", "1 if the model pads s, else 0", value=minimum(1, sub(LENGTH_NOW, "seq"))),
+    arch.Symbol("q", "1 if the model pads s, else 0", value=PADS_NOW),
+    arch.Symbol("c", "1 if q = 1 and b > 1, else 0", value=mul(PADS_NOW, minimum(1, sub("batch", 1)))),
 )
-k, r, f, n, m, q = (Poly.symbol(name) for name in "krfnmq")
+k, r, f, n, m, q, c = (Poly.symbol(name) for name in "krfnmqc")
 FULL_NOW = Poly.constant(1) + f * -1
 
 
@@ -112,42 +114,63 @@ def _scaled(op: arch.Op, factor: Poly) -> arch.Op:
     return dataclasses.replace(op, products=products, saved=saved)
 
 
-def block_sparse_attention(path: str) -> arch.Op:
+def block_sparse_attention(full: arch.Op) -> arch.Op:
     """BigBirdBlockSparseAttention on m = nk tokens, with A heads and r random blocks.
 
     The first and last query blocks attend to all m keys; the second and second-last to 4 + r blocks;
     the n − 4 middle ones to 5 + r (3 sliding, r random, 2 global). Each part keeps its own keys,
     values and probabilities. With b > 1 the batched products copy the query, key and value blocks
     they read; with one sequence they read views, which keep the query itself.
+
+    It reads what the full attention ``full`` reads and writes what it writes. Each product keeps a
+    key when the query needs a gradient, a query when the key does, and a value when the scores do;
+    the probabilities are kept when anything does, for the softmax and for the product by V.
     """
+    query, key, value = (flow.own(i) for i in range(3))
+    scores, anything = (query, key), (query, key, value)
     heads = common.A
-    TWO, THREE, FOUR, EIGHT = (Poly.constant(c) for c in (2, 3, 4, 8))
+    TWO, FOUR = (Poly.constant(c) for c in (2, 4))
     middle = m + k * -4  # the middle query blocks' tokens, (n − 4)·k
     second = k * (r + 4)
     kept = (
-        arch.Saved("random blocks", (b, heads, n + -2, r), arch.Dtype.INT64),
-        arch.Saved("blocked key", (b, m, H)),
-        arch.Saved("blocked value", (b, m, H)),
-        arch.Saved("blocked query", (b, m, H), batch_one=True),
-        arch.Saved("global rows' probabilities", (b, heads, k * 2, m)),
-        arch.Saved("second rows' keys and values", (b, FOUR, second, H)),
-        arch.Saved("second rows' probabilities", (b, heads, k * 2, second)),
-        arch.Saved("middle rows' sliding keys and values", (b, TWO, middle, THREE, H)),
-        arch.Saved("middle queries, copied", (b, TWO, middle, H)),
-        arch.Saved("middle rows' random keys and values", (b, TWO, middle, r, H)),
-        arch.Saved("middle rows' probabilities", (b, heads, middle, k * (r + 5))),
-        arch.Saved("sliding block positions", (n + -4, THREE), arch.Dtype.INT64),
+        arch.Saved("random blocks", (b, heads, n + -2, r), arch.Dtype.INT64, needs=anything),
+        # The gathers of random blocks keep the key and the value; a batch of one keeps them as views too.
+        arch.Saved("blocked key", (b, m, H), needs=(key,)),
+        arch.Saved("blocked key", (b, m, H), batch_one=True, needs=(query,)),
+        arch.Saved("blocked value", (b, m, H), needs=(value,)),
+        arch.Saved("blocked value", (b, m, H), batch_one=True, needs=scores),
+        arch.Saved("blocked query", (b, m, H), batch_one=True, needs=(key,)),
+        arch.Saved("global rows' probabilities", (b, heads, k * 2, m), needs=anything),
+        arch.Saved("second rows' keys", (b, TWO, second, H), needs=(query,)),
+        arch.Saved("second rows' values", (b, TWO, second, H), needs=scores),
+        arch.Saved("second rows' probabilities", (b, heads, k * 2, second), needs=anything),
+        arch.Saved("middle rows' sliding keys", (b, middle, Poly.constant(3), H), needs=(query,)),
+        arch.Saved("middle rows' sliding values", (b, middle, Poly.constant(3), H), needs=scores),
+        arch.Saved("middle queries, copied", (b, TWO, middle, H), needs=(key,)),
+        arch.Saved("middle rows' random keys", (b, middle, r, H), needs=(query,)),
+        arch.Saved("middle rows' random values", (b, middle, r, H), needs=scores),
+        arch.Saved("middle rows' probabilities", (b, heads, middle, k * (r + 5)), needs=anything),
+        arch.Saved("sliding block positions", (n + -4, Poly.constant(3)), arch.Dtype.INT64, needs=scores),
         # The padded mask, fp32: each layer casts it to the model's type (a new copy in bf16 only).
-        arch.Saved("attention mask", (b, m), arch.Dtype.UNCAST, shared=True),
-        arch.Saved("attention mask, cast", (b, m), arch.Dtype.CAST),
-        arch.Saved("keys and values, copied for the global rows", (b, FOUR, m, H), batch_above_one=True),
-        arch.Saved("query, key and value blocks, copied", (b, EIGHT, k, H), batch_above_one=True),
-        arch.Saved("middle queries, copied for the global keys", (b, TWO, middle, H), batch_above_one=True),
+        arch.Saved("attention mask", (b, m), arch.Dtype.UNCAST, shared=True, needs=anything),
+        arch.Saved("attention mask, cast", (b, m), arch.Dtype.CAST, needs=anything),
+        arch.Saved("keys, copied for the global rows", (b, TWO, m, H), batch_above_one=True, needs=(query,)),
+        arch.Saved("values, copied for the global rows", (b, TWO, m, H), batch_above_one=True, needs=scores),
+        arch.Saved("query blocks, copied", (b, FOUR, k, H), batch_above_one=True, needs=(key,)),
+        arch.Saved("global key blocks, copied", (b, TWO, k, H), batch_above_one=True, needs=(query,)),
+        arch.Saved("global value blocks, copied", (b, TWO, k, H), batch_above_one=True, needs=scores),
+        arch.Saved("middle queries, copied for the global keys", (b, TWO, middle, H), batch_above_one=True, needs=(key,)),
     )
     rows = (("global", b * k * 2, m), ("second", b * k * 2, second), ("middle", b * middle, k * (r + 5)))
-    products = tuple(arch.Product(f"{name} rows QKᵀ", queries, keys, H) for name, queries, keys in rows)
-    products += tuple(arch.Product(f"{name} rows' probabilities × V", queries, H, keys) for name, queries, keys in rows)
-    return _scaled(arch.Op(path, "block-sparse-attention", products=products, saved=kept), f)
+    products = tuple(
+        arch.Product(f"{name} rows QKᵀ", queries, keys, H, operands=((query,), (key,))) for name, queries, keys in rows
+    )
+    products += tuple(
+        arch.Product(f"{name} rows' probabilities × V", queries, H, keys, operands=(scores, (value,)))
+        for name, queries, keys in rows
+    )
+    op = arch.Op(full.path, "block-sparse-attention", products=products, saved=kept, reads=full.reads, writes=full.writes)
+    return _scaled(op, f)
 
 
 def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
@@ -163,10 +186,9 @@ def _layer(on: Mapping[str, bool], prefix: str) -> arch.Block:
     path = f"{prefix}encoder.layer.{{0}}."
     if not on["block_sparse"]:
         return common.layers(path, modules, common.bert_layer_ops(), common.BERT_JOINS, "layer output")
-    # The block-sparse attention's data flow is not declared: a step under a method refuses it.
     full, *rest = common.bert_layer_ops()
-    pieces = (_scaled(full, FULL_NOW), block_sparse_attention(full.path))
-    return common.layers(path, modules, (*pieces, *rest))
+    pieces = (_scaled(full, FULL_NOW), block_sparse_attention(full))
+    return common.layers(path, modules, (*pieces, *rest), common.BERT_JOINS, "layer output")
 
 
 def _pooler(prefix: str, read: bool) -> arch.Block:
@@ -208,12 +230,17 @@ def declare(on: Mapping[str, bool], head: arch.Head) -> arch.Architecture:
 
 def _unpadded_input(block: arch.Block) -> arch.Block:
     """The masked-LM head reads the first s of m tokens. When the model padded (q = 1) and b > 1, its
-    dense layer copies them, and keeps the copy; otherwise it reads a view of the padded output."""
-    copy = arch.Saved("transform input copy", (q, b, s, H), batch_above_one=True)
-    modules = tuple(
-        dataclasses.replace(x, saved=(*x.saved, copy)) if x.key == "transform-dense" else x for x in block.modules
-    )
+    dense layer copies them, and keeps the copy (c = 1); otherwise it keeps a view of the padded output,
+    whose storage holds all m. Either is the Linear's input: kept only when its weight trains."""
+    modules = tuple(_reads_unpadded(x) if x.key == "transform-dense" else x for x in block.modules)
     return dataclasses.replace(block, modules=modules)
+
+
+def _reads_unpadded(dense: arch.Module) -> arch.Module:
+    view, *rest = dense.saved
+    view = dataclasses.replace(view, shape=(Poly.constant(1) + c * -1, b, m, H))
+    copy = arch.Saved("transform input copy", (c, b, s, H), needs=view.needs)
+    return dataclasses.replace(dense, saved=(view, *rest, copy))
 
 
 def fallback_lengths(config: Mapping[str, Any]) -> tuple[int, ...]:
