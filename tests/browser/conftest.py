@@ -70,6 +70,25 @@ def missing(tool: str, how: str) -> NoReturn:
     pytest.skip(message)
 
 
+# The axe-core rules whose result depends on colours. The dark scheme changes colours only (a test of the
+# style sheets holds it: tests/test_style_sheets.py), so in dark these are the rules that can find
+# anything the light scheme's full run did not.
+COLOUR_RULES = ("color-contrast", "link-in-text-block")
+
+
+def axe_violations(page: Any, scheme: str) -> list[dict[str, Any]]:
+    """axe-core's violations on the page as it stands: every rule in light, the colour rules in dark."""
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
+    options: dict[str, Any] = {"resultTypes": ["violations"]}
+    if scheme == "dark":
+        options["runOnly"] = {"type": "rule", "values": list(COLOUR_RULES)}
+    violations: list[dict[str, Any]] = Axe().run(page, options=options).response["violations"]
+    return violations
+
+
 @pytest.fixture(scope="session")
 def served_root(tmp_path_factory: pytest.TempPathFactory, site: Path) -> Path:
     """The folder the HTTP server serves; its SUBPATH subfolder is a link to the shared build (tests/conftest.py)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import PAGES, WIDE, missing
+from .conftest import PAGES, WIDE, axe_violations
 
 # Comparisons: the charts, the list of pairs and one pair across families.
 PAGES = {
@@ -71,18 +71,13 @@ def keep_screenshot(page: Any, path: Path) -> None:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name", list(PAGES))
 def test_no_axe_violations(open_page: Any, site_url: str, output_dir: Path, name: str, scheme: str) -> None:
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
     page = open_page(WIDE, scheme)
     response = page.goto(site_url + PAGES[name])
     assert response is not None and response.ok, f"{PAGES[name]}: HTTP {response and response.status}"
     scheme_seen = page.evaluate(f"matchMedia('(prefers-color-scheme: {scheme})').matches")
     assert scheme_seen, f"the page does not see prefers-color-scheme: {scheme}"
     keep_screenshot(page, output_dir / f"{name}-{WIDE}-{scheme}.png")
-    results = Axe().run(page)
-    violations = results.response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on {PAGES[name]} ({scheme}): {len(violations)} violations" + axe_report(
         violations
     )

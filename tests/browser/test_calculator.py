@@ -30,7 +30,7 @@ from generator.counting.expr import to_tex, to_text
 from generator.counting.families import FAMILIES
 from generator.counting.inventory import count_parameters
 
-from .conftest import PHONE, WIDE, missing, one_of_each
+from .conftest import PHONE, WIDE, axe_violations, one_of_each
 from .test_accessibility import axe_report
 
 CARDS = [load_card(path) for path in ALL_CARD_PATHS]
@@ -409,21 +409,17 @@ def test_it_works_from_a_file(built_site: Path, open_page: Any) -> None:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", [WIDE, PHONE])
 def test_no_axe_violations_once_drawn(site_url: str, open_page: Any, output_dir: Path, scheme: str, width: int) -> None:
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
     page = open_page(width, scheme)
     card = next(c for c in CARDS if c.id == "test-deberta-v2-unshared-classifier")
     page.goto(site_url + address(card))
     read_result(page)
     page.locator("details.calc-tensors").first.evaluate("d => d.open = true")
     page.screenshot(path=output_dir / f"calculator-{width}-{scheme}.png", full_page=True)
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on the calculator ({scheme}, {width}px)" + axe_report(violations)
     field(page, "hidden_size").fill("61")
     page.wait_for_selector(".calc-problems")
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on the calculator with a problem ({scheme})" + axe_report(violations)
 
 

@@ -42,7 +42,7 @@ from generator.counting.methods import Method, Tuning, TuningError, tune
 from generator.counting.tuned_step import LOSS_UNREACHED
 from generator.site import content
 
-from .conftest import PHONE, SAMPLE_SEED, one_of_each
+from .conftest import PHONE, SAMPLE_SEED, axe_violations, one_of_each
 from .test_accessibility import axe_report, keep_screenshot
 
 PAGE = "calculator/index.html"
@@ -364,22 +364,16 @@ def test_a_lecturers_link_survives_and_the_second_edition_speaks_its_own_words(
 def test_no_axe_violations_and_no_sideways_scroll(
     site_url: str, open_page: Any, output_dir: Path, scheme: str, width: int
 ) -> None:
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        from .conftest import missing
-
-        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
     page = open_page(width, scheme)
     page.goto(site_url + PAGE + "?family=bert&head=sequence-classification&method=lora&rank=8&targets=query,value")
     page.wait_for_selector("#method-trainable")
     keep_screenshot(page, output_dir / f"calculator-lora-{width}-{scheme}.png")
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on the calculator's LoRA ({scheme}, {width}px)" + axe_report(violations)
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
     page.locator("#calc-tuning-targets").fill("dropout")
     page.wait_for_selector("#method-refusal")
     keep_screenshot(page, output_dir / f"calculator-lora-refused-{width}-{scheme}.png")
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on the calculator's refusal ({scheme}, {width}px)" + axe_report(violations)
     assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")

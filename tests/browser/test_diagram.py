@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import PHONE, WIDE, missing
+from .conftest import PHONE, WIDE, axe_violations
 from .test_accessibility import axe_report
 
 MIN_LABEL = 11  # px: the issue's smallest readable label
@@ -159,13 +159,9 @@ def test_a_familys_switch_figures_open_fit_a_phone_and_take_the_keyboard(
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_a_familys_opened_switch_figures_have_no_axe_violations(open_page: Any, edition_url: str, scheme: str) -> None:
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
     for name in VARIANT_FAMILIES:
         page = open_page(WIDE, scheme)
         page.goto(f"{edition_url}families/{name}/index.html", wait_until="load")
         page.evaluate(OPEN_VARIANTS)
-        violations = Axe().run(page).response["violations"]
+        violations = axe_violations(page, scheme)
         assert not violations, f"axe-core on {name}'s opened figures ({scheme})" + axe_report(violations)

@@ -20,7 +20,7 @@ from conftest import count_parameters
 from generator.site import formats
 from generator.site.soft_space import HAN, SOFT_SPACE
 
-from .conftest import EDITION, PHONE, SAMPLE_SEED, WIDE, edition_pages, missing, one_of_each
+from .conftest import EDITION, PHONE, SAMPLE_SEED, WIDE, axe_violations, edition_pages, missing, one_of_each
 from .test_accessibility import PAGES, axe_report, keep_screenshot
 from .test_calculator import CONFIGS, address, read_result
 from .test_layout import page_kind
@@ -46,10 +46,6 @@ def test_no_axe_violations_on_the_twins(
     open_page: Any, edition_url: str, edition_site: Path, output_dir: Path, name: str
 ) -> None:
     scheme = "light"
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
     path = TWIN + PAGES[name]
     if not (edition_site / path.split("?")[0]).is_file():
         pytest.fail(f"{path} is not in the edition's build: add its card to EDITION_CARDS (conftest.py)")
@@ -58,7 +54,7 @@ def test_no_axe_violations_on_the_twins(
     assert response is not None and response.ok, path
     assert page.evaluate("document.documentElement.lang") == "zh-CN"
     keep_screenshot(page, output_dir / f"{EDITION}-{name}-{WIDE}-{scheme}.png")
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on {path} ({scheme}): {len(violations)} violations" + axe_report(violations)
 
 

@@ -33,7 +33,7 @@ from generator.counting.switches import Rule
 from generator.site import content
 from generator.site.pages import exercises
 
-from .conftest import PHONE, WIDE, missing
+from .conftest import PHONE, WIDE, axe_violations
 from .test_accessibility import axe_report
 from .test_calculator import CARDS, read_result
 
@@ -448,17 +448,13 @@ def test_a_family_says_where_its_values_come_from_and_offers_its_base_model(site
 def test_no_axe_violations_with_answers_and_checks_open(
     site_url: str, open_page: Any, output_dir: Path, scheme: str
 ) -> None:
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        missing("axe-playwright-python (axe-core)", "pip install -e '.[test]'")
     page = open_page(WIDE, scheme)
     page.goto(site_url + EXERCISES)
     check(page, "section[aria-labelledby='forty-k-eight-layers'] form.check", "218,671,424")
     check(page, "section[aria-labelledby='vocabulary-30000'] form.check", "1")
     page.evaluate("() => document.querySelectorAll('details.answer').forEach(d => d.open = true)")
     page.screenshot(path=output_dir / f"exercises-checked-{WIDE}-{scheme}.png", full_page=True)
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on the exercises ({scheme})" + axe_report(violations)
     forty = card("exercise-bert-40k-8l-8h")
     page.goto(f"{site_url}{CALCULATOR}?{query(forty.family, forty.head, forty.config)}")
@@ -467,7 +463,7 @@ def test_no_axe_violations_with_answers_and_checks_open(
     page.locator("#calc-hidden_size").fill("770")
     page.wait_for_selector(".calc-fixes a")
     page.screenshot(path=output_dir / f"calculator-refused-{WIDE}-{scheme}.png", full_page=True)
-    violations = Axe().run(page).response["violations"]
+    violations = axe_violations(page, scheme)
     assert not violations, f"axe-core on the calculator, refused ({scheme})" + axe_report(violations)
 
 
