@@ -106,11 +106,14 @@ def build(
                 meanwhile=without_cards,
             )
             progress.finish(f"{len(read):,} models" + (f" in {len(written)} editions" if len(written) > 1 else ""))
+            # Each edition's results, let go of once its pages are made: at 10,000 cards they are tens of MB.
+            by_edition = [list(models) for models in zip(*counted, strict=True)] or [[] for _ in written]
+            del counted
             made: set[str] = set()
-            for number, each in enumerate(written):
+            for each in written:
                 if each.options.prefix:
                     progress.say(f"the {each.options.language} edition, in {each.options.prefix}")
-                paths = each.site_files([models[number] for models in counted], progress, jobs)
+                paths = each.site_files(by_edition.pop(0), progress, jobs)
                 made.update(each.options.prefix + path for path in paths)
         # Measured here, before the swap: once swapped in, another build may replace the site.
         files, pages, size = staging.measure(made)
