@@ -1,8 +1,9 @@
 """The whole build, top to bottom: cards -> each model's page -> pages about all models -> site.
 
-Each card is counted, derived and written on its own (in parallel, see parallel.py), and only
-its summary is kept; the pages about many models are made from the summaries. Everything is
-written into a staging directory that replaces the site only when the build succeeds.
+Each card is counted, derived and written on its own, in every edition by one task (in parallel,
+see parallel.py), and only its summary is kept; the pages about many models are made from the
+summaries, edition by edition. Everything is written into a staging directory that replaces the
+site only when the build succeeds.
 """
 
 from __future__ import annotations
