@@ -60,7 +60,8 @@ class ExerciseChoice:
 
 def load_choices(root: Path | None = None) -> Choices:
     """The choices of ``root``/choices.yaml (content/ unless given); InputError, located, when unusable."""
-    return _loaded((root or CONTENT).resolve())
+    # CONTENT is resolved already: a model page asks a dozen times, and resolving walks the file system each time.
+    return _loaded(root.resolve() if root is not None else CONTENT)
 
 
 @functools.cache
