@@ -300,7 +300,8 @@ def test_the_step_under_a_method_where_the_references_have_no_variant(
     page.wait_for_selector("#calc-method", state="attached")
     found = page.evaluate(READ, addresses)
     shows = [
-        {"note": got["step_note"]} if "note" in want else {"figures": got["step"]} for got, want in zip(found, wanted)
+        {"note": got["step_note"]} if "note" in want else {"figures": got["step"]}
+        for got, want in zip(found, wanted, strict=True)
     ]
     assert shows == wanted
 
