@@ -272,12 +272,13 @@ def test_the_step_under_a_method_where_the_references_have_no_variant(
     site_url: str, open_page: Any, tmp_path: Path
 ) -> None:
     """LoRA on a token table, a masked LM whose tied decoder is declared first, DeBERTa v1 at b = 1 and b = 2,
-    a target that names one layer's module, a table looked up by no ids: the page's step is count's, figures
-    or words."""
+    a target that names one layer's module, a table looked up by no ids, MPNet's bias table: the page's step is
+    count's, figures or words."""
     bert = load_card(MODELS / "bert-base-uncased.yaml")
     xlmr = card_with_head(MODELS / "xlm-roberta-base.yaml", Head.MASKED_LM, tmp_path)
     deberta = load_card(MODELS / "deberta-base.yaml")
     roformer = load_card(MODELS / "roformer-chinese-base.yaml")
+    mpnet = load_card(MODELS / "mpnet-base.yaml")  # its attention reads the bias table's rows
     lora = {"method": "lora", "rank": 8, "targets": None, "feedforward": None, "virtual_tokens": None}
     cases = [
         (bert, {**lora, "targets": ("word_embeddings",)}, 2, 17, "figures"),
@@ -289,6 +290,7 @@ def test_the_step_under_a_method_where_the_references_have_no_variant(
         (deberta, lora, 2, 17, "figures"),
         (bert, {**lora, "targets": ("layer.0.attention.self.query",)}, 2, 17, "note"),
         (roformer, {**lora, "targets": ("embed_positions",)}, 2, 17, "note"),
+        (mpnet, {**lora, "targets": ("relative_attention_bias",)}, 2, 17, "figures"),
     ]
     addresses, wanted = [], []
     for card, options, batch, seq in ((c, o, b, s) for c, o, b, s, _ in cases):
