@@ -135,7 +135,8 @@ def test_each_exercise_embeds_its_answer_and_the_printed_slips() -> None:
 
 def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None:
     static = ROOT / "templates" / "static"
-    script = "".join((static / name).read_text(encoding="utf-8") for name in ("calculator.js", "calculator-methods.js"))
+    names = ("calculator.js", "calculator-methods.js", "calculator-step.js")
+    script = "".join((static / name).read_text(encoding="utf-8") for name in names)
     used = set(re.findall(r"\b[th]\(\"([a-z0-9-]+)\"", script))
     used |= {
         f"{g}{suffix}" for g in ("training", "sizes", "structure", "checked", "compute") for suffix in ("", "-hint")
@@ -146,6 +147,7 @@ def test_every_word_the_calculator_script_shows_comes_from_the_content() -> None
     used |= {"meaning-batch", "meaning-seq"}  # S["meaning-" + input.key]
     used |= {"seq-too-long-numbered", "seq-too-long-fixed"}  # S[too.message]: how the family numbers positions
     used |= set(re.findall(r"new Refusal\(\"[a-z_]+\", \"([a-z-]+)\"", script))  # a refusal's words, by key
+    used |= set(re.findall(r"notDerived\(\"([a-z0-9-]+)\"", script))  # why a method's step is not derived, by key
     used -= {"method-", "tuning-"}  # h("method-" + m) and h("tuning-" + key): each method's name, each setting's
     used |= {f"method-{m.value}" for m in Method}
     used |= {

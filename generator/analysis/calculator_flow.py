@@ -9,8 +9,10 @@ block's declared flow (``counting/flow.py``). The calculator applies the same ru
 * for each of its steps, in the order the compute rules list them (modules, then ops): what it
   reads and writes, its repeat, each product's name, its m, n and k and its operands, and each
   saved tensor's ``needs``;
-* for the family: the order the forward runs the kinds of block in, the model-wide names, and the
-  engine's own names for the loss step and the token table a prompt joins.
+* for an embedding table: the rows it looks up, which LoRA on it multiplies;
+* for the family: the order the forward runs the kinds of block in, the model-wide names (the one
+  that makes a step hold for b and s above 1 only among them), and the engine's own names for the
+  loss step and the token table a prompt joins.
 
 The words the engine gives where it cannot work a step are the page's (content/<language>/calculator.yaml);
 ``tests/test_calculator_flow.py`` holds the English ones equal to the engine's.
@@ -21,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from generator.counting.architecture import Block, Module, Op, Product
-from generator.counting.flow import HIDDEN
+from generator.counting.flow import COPIED_ABOVE_ONE, HIDDEN
 from generator.counting.poly import Poly
 from generator.counting.tuned_step import KIND_ORDER, LOSS, LOSS_STEP, PROMPT_TABLE
 
@@ -51,6 +53,8 @@ def _step(item: Module | Op) -> JSON:
         "repeat": _poly(item.repeat) if item.repeat is not None else None,
         "products": [_product(p) for p in item.products],
         "needs": [list(t.needs) for t in item.saved],
+        # An embedding's rows looked up a step, which LoRA on it runs on (None: its forward takes no ids).
+        "lookups": _poly(item.lookups) if isinstance(item, Module) and item.lookups is not None else None,
     }
 
 
@@ -74,4 +78,5 @@ def family_flow() -> JSON:
         "loss": LOSS,
         "loss_step": LOSS_STEP,
         "prompt_table": PROMPT_TABLE,
+        "copied_above_one": COPIED_ABOVE_ONE,
     }

@@ -113,7 +113,7 @@
     });
     if (!found.length) {
       throw new Refusal("targets", "refuse-target-unmatched", {
-        class_name: model.className, names: suffixes(modules, adapts, kept).join(", "), targets: targets.join(", ")
+        class_name: model.className, names: suffixes(modules, adapts, kept), targets: targets  // lists: calculator.js joins them
       });
     }
     return { targets: targets, adapted: found };
@@ -142,7 +142,7 @@
     var found = tuning.feedforward !== null ? tuning.feedforward : rules.peft.feedforward;
     if (found === null) { throw new Refusal("feedforward", "refuse-feedforward-none", { family: model.family }); }
     if (!found.every(function (f) { return targets.indexOf(f) >= 0; })) {
-      throw new Refusal("feedforward", "refuse-feedforward", { targets: targets.join(", "), found: found.join(", ") });
+      throw new Refusal("feedforward", "refuse-feedforward", { targets: targets, found: found });
     }
     return found;
   }

@@ -9,10 +9,12 @@
   "use strict";
 
   // Why there is no step: "not-derived" (the engine's StepNotDerivedError: a flow not declared, or a
-  // rule it does not cover) or "loss-unreached" (StepCannotRunError: no trained tensor reaches the loss).
-  function StepError(kind, detail) { this.kind = kind; this.detail = detail || ""; }
+  // rule it does not cover), with the key of its words in the script and their values; "views-at-one"
+  // (tuned_step.VIEWS_AT_ONE: this b or s is 1); or "loss-unreached" (StepCannotRunError: no trained
+  // tensor reaches the loss).
+  function StepError(kind, key, values) { this.kind = kind; this.key = key || ""; this.values = values || {}; }
 
-  function notDerived(detail) { return new StepError("not-derived", detail); }
+  function notDerived(key, values) { return new StepError("not-derived", key, values); }
 
   function some(list, test) { return list.some(test); }
 
@@ -28,11 +30,12 @@
         if (e.tied_to === undefined && e.name.indexOf(module + ".") === 0) { tensors.add(ix(e.name)); }
       });
     });
-    var adapters = new Map();
+    var adapters = new Map(), adapted = new Set(record.adapted);
     record.added_tensors.forEach(function (added) {
-      if (added.module === "" || record.adapted.indexOf(added.module) < 0) { return; }
+      if (added.module === "" || !adapted.has(added.module)) { return; }
       adapters.set(ix(added.module), adapterOf(added, modules, tuning, rules));
     });
+    alikeInEveryLayer(record.adapted, adapted, modules, ix);
     var holds = new Map();
     model.entries.forEach(function (e) { if (e.tied_to !== undefined) { holds.set(ix(e.name), ix(e.tied_to)); } });
     var prompt = tuning.method === "prompt-tuning" ? tuning.virtual_tokens : 0n;
@@ -40,20 +43,35 @@
     return { tensors: tensors, names: Array.from(tensors), under: new Map(), adapters: adapters, holds: holds, prompt: prompt };
   }
 
-  // What a method wraps one Linear with (adapters.Adapter): LoRA of rank r, or IA³ scaling its input or its output.
+  // What a method wraps one Linear with (adapters.Adapter): LoRA of rank r, or IA³ scaling its input or its
+  // output; or an embedding table with LoRA (width, its rows' width: B is width × r).
   function adapterOf(added, modules, tuning, rules) {
-    if (modules.layers.get(added.module) !== rules.linear) {
-      throw notDerived(added.module + " is adapted, and only a Linear layer's adapter is derived");
+    var layer = modules.layers.get(added.module);
+    if (layer !== rules.linear && !(layer === rules.embedding && tuning.method === "lora")) {
+      throw notDerived("step-only-linear", { module: added.module });
     }
+    if (layer === rules.embedding) { return { method: "lora", rank: tuning.rank, width: modules.shapeOf(added.module)[1] }; }
     if (tuning.method === "lora") { return { method: "lora", rank: tuning.rank }; }
     var out = modules.shapeOf(added.module)[0];
     return { method: "ia3", scalesInput: !(added.shape[0] === out && added.shape[1] === 1n) };
   }
 
+  // One instance of a repeated layer stands for all: a target naming one layer's module adapts that copy
+  // and not the others, which the rules cannot say (adapters._alike_in_every_layer).
+  function alikeInEveryLayer(names, adapted, modules, ix) {
+    var chosen = new Map();
+    names.forEach(function (name) { chosen.set(ix(name), name); });
+    modules.layers.forEach(function (_, module) {
+      var name = chosen.get(ix(module));
+      if (name !== undefined && !adapted.has(module)) { throw notDerived("step-one-layer", { name: name, module: module }); }
+    });
+  }
+
   // --- the blocks in flow order (tuned_step._in_flow_order) --------------------------------------
 
-  // The blocks in the order the forward runs them, a block read by a repeated one just before it; and,
-  // by reader, the ops such a block runs once in each of its reader's copies (lent without their repeat).
+  // The blocks in the order the forward runs them, a block read by a repeated one just before it; and, by
+  // block, the items it works as its own: the ops a block read by a repeated one runs once in each of its
+  // reader's copies (lent without their repeat), and the modules of a block without a flow of its own.
   function inFlowOrder(blocks, kindOrder) {
     var ordered = blocks.slice().sort(function (a, b) { return kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind); });
     var borrowed = {};
@@ -63,7 +81,26 @@
       var lent = block.items.filter(function (item) { return !item.isModule && item.repeat !== null; });
       borrowed[block.readBy] = (borrowed[block.readBy] || []).concat(lent.map(function (op) { return Object.assign({}, op, { repeat: null }); }));
     });
+    // A block with no flow of its own whose modules read another's activations is worked in that block's instance,
+    // whose prefix it shares: a masked LM that lists its tied decoder first, in a block of its own.
+    ordered.filter(hosted).forEach(function (block) {
+      ordered.splice(ordered.indexOf(block), 1);
+      var reads = new Set();
+      block.items.forEach(function (item) { item.reads.forEach(function (name) { reads.add(name); }); });
+      var host = ordered.find(function (o) { return some(o.items, function (item) { return reads.has(item.writes); }); });
+      if (host === undefined || host.prefix !== block.prefix || host.repeated) {
+        throw notDerived("step-no-host", { block: block.key, reads: Array.from(reads).sort() });
+      }
+      borrowed[host.key] = (borrowed[host.key] || []).concat(block.items);
+    });
     return { ordered: ordered, borrowed: borrowed };
+  }
+
+  // Whether a block has no flow of its own (run once), and its modules read activations: another block's (tuned_step._hosted).
+  function hosted(block) {
+    var own = block.inputs.length || block.outputs.length || block.joins.length || block.readBy !== null || block.repeated ||
+      some(block.items, function (item) { return !item.isModule; });
+    return !own && some(block.items, function (item) { return item.reads.length > 0; });
   }
 
   // --- one instance of a block (tuned_step._instance) --------------------------------------------
@@ -95,7 +132,7 @@
   function instance(block, items, prefix, ctx, names, seen) {
     var trained = ctx.trained, flows = new Map();
     block.inputs.forEach(function (pair) {
-      if (!names.has(pair[1])) { throw notDerived(block.key + " reads " + pair[1] + ", which no earlier block gives"); }
+      if (!names.has(pair[1])) { throw notDerived("step-not-given", { block: block.key, name: pair[1] }); }
       flows.set(pair[0], names.get(pair[1]));
     });
     var writers = new Map(), joins = new Map();
@@ -118,16 +155,16 @@
       path = path || [];
       if (name.charAt(0) === "@") { return holds(name.slice(1)); }
       if (flows.has(name)) { return flows.get(name); }
-      if (path.indexOf(name) >= 0) { throw notDerived(block.key + ": " + name + " is read before it is written"); }
+      if (path.indexOf(name) >= 0) { throw notDerived("step-read-before-written", { block: block.key, name: name }); }
       var found, further = path.concat([name]);
       if (joins.has(name)) {
         found = some(joins.get(name), function (read) { return needs(read, further); });
       } else if (writers.has(name)) {
         var item = writers.get(name);
-        found = holdsTrained(item, trainsAt) || trained.adapters.has(prefix + item.path);
+        found = holdsTrained(item, trainsAt) || adapterAt(item, prefix, trained) !== undefined;
         found = found || some(item.reads, function (read) { return needs(read, further); });
       } else {
-        throw notDerived(block.key + ": nothing writes " + name);
+        throw notDerived("step-nothing-writes", { block: block.key, name: name });
       }
       flows.set(name, found);
       return found;
@@ -136,7 +173,7 @@
     var local = new Set(), found = [];
     items.forEach(function (item) {
       if (!item.writes) { return; }  // holds parameters and computes nothing (a decoder's cross-attention)
-      var adapter = item.isModule ? trained.adapters.get(prefix + item.path) : undefined;
+      var adapter = adapterAt(item, prefix, trained);
       var given = item.reads.map(function (read) { return needs(read); });  // x itself, before an IA³ vector scales it
       var reads = adapter && adapter.scalesInput ? [true].concat(given.slice(1)) : given;
       var live = reads.indexOf(true) >= 0 || holdsTrained(item, trainsAt);
@@ -163,7 +200,11 @@
       });
       found.push(moduleCompute(item, products, unique(kept, local, seen), block, ctx));
       if (item.path === ctx.flow.loss_step && live) { names.set(ctx.flow.loss, true); }
-      if (adapter) { found.push(adapted(item, adapter, given.length ? given[0] : false, local, seen, ctx, block)); }
+      if (adapter && adapter.width !== undefined) {
+        found.push(adaptedTable(item, adapter, local, seen, ctx, block));
+      } else if (adapter) {
+        found.push(adapted(item, adapter, given.length ? given[0] : false, local, seen, ctx, block));
+      }
       runs.forEach(function (run) {
         var inputs = ctx.savedOf(item).filter(function (x) { return (x.needs || []).indexOf(run.weight) >= 0 && (!x.when || ctx.holds(x.when)); });
         var ran = Object.assign({}, item, { path: item.path + " " + run.product.what, products: [run.product], saved: inputs });  // its own sides
@@ -171,8 +212,20 @@
         found.push(adapted(ran, linear, run.inputNeeds, local, seen, ctx, block));
       });
     });
-    block.outputs.forEach(function (pair) { names.set(pair[1], needs(pair[0])); });
+    block.outputs.forEach(function (pair) {  // the name that makes a step hold above one holds once any instance needs it
+      names.set(pair[1], needs(pair[0]) || (pair[1] === ctx.flow.copied_above_one && Boolean(names.get(pair[1]))));
+    });
     return found;
+  }
+
+  // The adapter acting on a module's output (adapters.adapter_of). A table the model reads whole, never looking
+  // it up (DeBERTa's relative positions), has none: peft's adapter of it never runs.
+  function adapterAt(item, prefix, trained) {
+    if (!item.isModule) { return undefined; }
+    var adapter = trained.adapters.get(prefix + item.path);
+    if (adapter === undefined || adapter.width === undefined) { return adapter; }
+    if (item.lookups === null) { throw notDerived("step-not-looked-up", { path: item.path }); }
+    return item.lookups.length === 0 ? undefined : adapter;  // no rows looked up: the zero polynomial
   }
 
   // A product whose operand is another Linear's weight runs that Linear (a relative op projects its position
@@ -186,7 +239,7 @@
       var ownRun = item.isModule && linear === item.path;
       var adapter = weight.charAt(0) === "@" && !ownRun ? trained.adapters.get(prefix + linear) : undefined;
       if (adapter && adapter.scalesInput) {  // its product's input would be the scaled copy
-        throw notDerived("IA³ scales the input of " + linear + ", which " + item.path + " runs too");
+        throw notDerived("step-ia3-input-run", { linear: linear, path: item.path });
       }
       if (adapter) { runs.push({ product: product, weight: weight, inputNeeds: anyOf(product.operands[1 - side]) }); }
     });
@@ -245,19 +298,33 @@
     return moduleCompute(adapterItem, products, unique(saved, local, seen), block, ctx);
   }
 
+  // LoRA on an embedding table (peft's lora.Embedding, tuned_step._adapted_table): the ids looked up in Aᵀ (no
+  // product), times Bᵀ, (lookups × r) by (r × width). A trains, so the backward runs two products. It keeps the
+  // ids, as the table keeps them when it trains, and the lookup's output.
+  function adaptedTable(item, adapter, local, seen, ctx, block) {
+    var rows = ctx.evaluate(item.lookups);
+    var product = { flops: 2n * rows * adapter.width * adapter.rank, backward: ctx.differentiated(block.kind) ? 2 : 0 };
+    var ids = item.saved.filter(function (x) { return !x.when || ctx.holds(x.when); });
+    var saved = ids.concat([{ key: item.path + " ids in Aᵀ", shape: [rows, adapter.rank] }]);
+    return moduleCompute({ path: item.path + " lora", repeat: null }, [product], unique(saved, local, seen), block, ctx);
+  }
+
   // --- the step (tuned_step._flowed_blocks) -------------------------------------------------------
 
-  // Each block's first instance, and one of the rest standing for them all (they settle after the first).
+  // Each block's first instance, and one of the rest standing for them all (they settle after the first); and
+  // whether an instance gives the name that makes the step hold for b and s above 1 only a gradient.
   function flowedBlocks(blocks, ctx) {
     var worked = [], names = new Map(), seen = new Set();
     var order = inFlowOrder(blocks, ctx.flow.kind_order);
     order.ordered.forEach(function (block) {
       if (!block.outputs.length && !block.inputs.length && !block.joins.length) {
-        throw notDerived("the data flow of " + block.key + " is not declared");
+        throw notDerived("step-flow-undeclared", { block: block.key });
       }
       var runs = block.runs < 0n ? 0n : block.runs > 2n ? 2n : block.runs;
       if (runs === 0n) { return; }
-      var items = block.items.concat(order.borrowed[block.key] || []);
+      var extra = order.borrowed[block.key] || [], isModule = function (item) { return item.isModule; };
+      var isOp = function (item) { return !item.isModule; };
+      var items = block.items.filter(isModule).concat(extra.filter(isModule), block.items.filter(isOp), extra.filter(isOp));
       if (block.readBy !== null) { items = block.items.filter(function (item) { return item.isModule || item.repeat === null; }); }
       worked.push({ block: block, modules: instance(block, items, block.firstPrefix, ctx, names, seen), copies: 1n });
       if (runs > 1n) {
@@ -267,11 +334,11 @@
         var again = instance(block, items, block.firstPrefix, ctx, names, seen);
         worked.push({ block: block, modules: again, copies: block.runs - 1n });
         var third = instance(block, items, block.firstPrefix, ctx, new Map(names), before);
-        if (signature(third) !== signature(again)) { throw notDerived("the instances of " + block.key + " do not settle after the second"); }
+        if (signature(third) !== signature(again)) { throw notDerived("step-unsettled", { block: block.key }); }
       }
     });
     if (!reachesLoss(names, ctx)) { throw new StepError("loss-unreached"); }
-    return worked;
+    return { worked: worked, copied: Boolean(names.get(ctx.flow.copied_above_one)) };
   }
 
   function signature(modules) {
@@ -310,10 +377,13 @@
   }
 
   // The step under the method. ctx: blocks (block(), in registration order), trained (trainedOf), flow
-  // (compute.flow), head, batch and seq (the positions the model runs), elementBytes, and evaluate(poly),
-  // holds(condition), savedOf(item) and differentiated(kind) from calculator.js. Throws a StepError.
+  // (compute.flow), method, head, batch and seq (the positions the model runs), elementBytes, and evaluate(poly),
+  // holds(condition), savedOf(item) and differentiated(kind) from calculator.js. Throws a StepError; where torch
+  // keeps views at b = 1 or s = 1 in place of copies (tuned_step.AboveOneCompute), at those points.
   function tunedStep(ctx) {
-    return totals(flowedBlocks(ctx.blocks, ctx), ctx);
+    var flowed = flowedBlocks(ctx.blocks, ctx);
+    if (flowed.copied && ctx.method !== "full" && (ctx.batch === 1n || ctx.seq === 1n)) { throw new StepError("views-at-one"); }
+    return totals(flowed.worked, ctx);
   }
 
   // A block as the rules read it: its tensor block (names, prefix, kind) and compute block (products, storages,
@@ -327,13 +397,14 @@
       return {
         path: step.path, key: module ? module.key : "", isModule: module !== null,
         params: module ? module.tensors.map(function (x) { return step.path ? x.name.slice(step.path.length + 1) : x.name; }) : [],
-        reads: f.reads, writes: f.writes, repeat: f.repeat, activation: step.activation, function: step.function,
+        reads: f.reads, writes: f.writes, repeat: f.repeat, activation: step.activation, function: step.function, lookups: f.lookups,
         products: step.products.map(function (p, n) { return rawProduct(p, f.products[n]); }),
         saved: step.saved.map(function (x, n) { return rawSaved(x, f.needs[n], f.repeat); })
       };
     });
     return {
-      key: tensorBlock.key, kind: tensorBlock.kind, firstPrefix: prefix, runs: runs, items: items,
+      key: tensorBlock.key, kind: tensorBlock.kind, prefix: tensorBlock.prefix, repeated: tensorBlock.repeat.length > 0,
+      firstPrefix: prefix, runs: runs, items: items,
       joins: flow.joins, inputs: flow.inputs, outputs: flow.outputs, readBy: flow.read_by
     };
   }

@@ -912,7 +912,7 @@
       var ctx = {
         blocks: result.blocks.map(function (item) { return step.block(item.block, item.compute, evaluateAt(item.compute.runs), window.atlasMethods.indexless); }),
         trained: step.trainedOf(found.model, found.record, tuning, state.data.tuning),
-        flow: c.flow, head: state.head, batch: b, seq: s + n, elementBytes: c.element_bytes, evaluate: evaluateAt,
+        flow: c.flow, method: tuning.method, head: state.head, batch: b, seq: s + n, elementBytes: c.element_bytes, evaluate: evaluateAt,
         holds: function (when) { return holds(when, config); },
         savedOf: function (item) { return keptBy(item, config); },
         differentiated: function (kind) { return c.not_differentiated[state.head].indexOf(kind) < 0; }
@@ -920,7 +920,7 @@
       var out = step.tunedStep(ctx);
     } catch (error) {
       if (!(error instanceof step.StepError)) { throw error; }
-      return { note: error.kind === "not-derived" ? t("method-step-not-derived") : t("step-cannot-run", { reason: t("method-loss-unreached") }) };
+      return { note: noStepWords(error) };
     }
     out.batch = b;
     out.seq = s;
@@ -928,6 +928,22 @@
     out.memory = {};
     [["fp32", "fp32"], ["bf16_mixed", "bf16"]].forEach(function (m) { out.memory[m[0]] = found.record.parameter_memory[m[0]] + out[m[1]]; });
     return out;
+  }
+
+  // Why a method's step has no figures, in the words count gives (generator count's _method_step) as a sentence.
+  function noStepWords(error) {
+    if (error.kind === "loss-unreached") { return t("step-cannot-run", { reason: t("method-loss-unreached") }); }
+    var reason = error.kind === "views-at-one" ? t("method-views-at-one") : t("method-step-not-derived", { detail: words(error.key, error.values) });
+    return t("method-step-none", { reason: reason });
+  }
+
+  // A sentence whose values may be lists of names: each list joined with the edition's mark.
+  function words(key, values) {
+    var shown = {};
+    Object.keys(values).forEach(function (name) {
+      shown[name] = Array.isArray(values[name]) ? values[name].join(t("list-separator")) : values[name];
+    });
+    return t(key, shown);
   }
 
   // --- fine-tuning methods (static/calculator-methods.js decides; here the form, the address and the words) ---
@@ -945,7 +961,7 @@
   function readTuning(raw) {
     var rules = state.data.tuning, tuning = { method: raw.method, targets: null, feedforward: null };
     if (rules.methods.indexOf(raw.method) < 0) {
-      return { problem: { field: "method", text: t("method-unknown", { methods: rules.methods.join(", "), found: pyRepr(raw.method) }) } };
+      return { problem: { field: "method", text: t("method-unknown", { methods: rules.methods.join(t("list-separator")), found: pyRepr(raw.method) }) } };
     }
     var numbers = [["rank", "rank", rules.defaults.rank], ["tokens", "virtual_tokens", rules.defaults.virtual_tokens]];
     for (var i = 0; i < numbers.length; i++) {
@@ -1022,9 +1038,9 @@
     var values = Object.assign({}, refusal.values);
     if (values.kinds) {
       var kinds = values.kinds;
-      values.kinds = kinds.length > 1 ? kinds.slice(0, -1).join(", ") + t("or") + kinds[kinds.length - 1] : kinds[0];
+      values.kinds = kinds.length > 1 ? kinds.slice(0, -1).join(t("list-separator")) + t("or") + kinds[kinds.length - 1] : kinds[0];
     }
-    return t(refusal.key, values);
+    return words(refusal.key, values);
   }
 
   function tuningQuery() {
@@ -1139,16 +1155,16 @@
       r.groups.forEach(function (g) {
         // Every copy of a repeated module as one name, its layer index written {i} (as the model page writes it).
         var patterns = g.modules.map(window.atlasMethods.indexless).filter(function (n, i, all) { return all.indexOf(n) === i; });
-        var names = patterns.slice(0, SHOWN_NAMES).map(code).join(", ");
+        var names = patterns.slice(0, SHOWN_NAMES).map(code).join(h("list-separator"));
         if (patterns.length > SHOWN_NAMES) { names += h("and-more", { count: commas(BigInt(patterns.length - SHOWN_NAMES)) }); }
-        html += "<li>" + code(g.target) + ": " + commas(BigInt(g.modules.length)) + " × " + commas(g.each) + " = " +
-          commas(BigInt(g.modules.length) * g.each) + " (" + escapeHtml(layerText(g)) + "): " + names + "</li>";
+        html += "<li>" + code(g.target) + h("colon") + commas(BigInt(g.modules.length)) + " × " + commas(g.each) + " = " +
+          commas(BigInt(g.modules.length) * g.each) + h("open-bracket") + escapeHtml(layerText(g)) + h("close-bracket") + h("colon") + names + "</li>";
       });
       html += "</ul>";
     }
     if (r.saved_modules.length) {
       html += '<p id="method-saved" data-names="' + escapeHtml(JSON.stringify(r.saved_modules)) + '">' +
-        h("saved-modules", { names: r.saved_modules.map(code).join(", ") }) + "</p>";
+        h("saved-modules", { names: r.saved_modules.map(code).join(h("list-separator")) }) + "</p>";
     }
     return html + "</section>";
   }

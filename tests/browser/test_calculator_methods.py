@@ -39,7 +39,7 @@ from generator.count import METHOD_STEP, STEP_RAISES, count, method_record
 from generator.counting.architecture import Head
 from generator.counting.inventory import count_parameters
 from generator.counting.methods import Method, Tuning, TuningError, tune
-from generator.counting.tuned_step import LOSS_UNREACHED
+from generator.counting.tuned_step import LOSS_UNREACHED, VIEWS_AT_ONE
 from generator.site import content
 
 from .conftest import PHONE, SAMPLE_SEED, axe_violations, one_of_each
@@ -121,12 +121,17 @@ def expected(card: Card, tuning: Tuning) -> dict[str, Any]:
     }
 
 
-# The page's words for each reason count gives for no step under a method (content/en/calculator.yaml).
 SCRIPT = content.load("calculator", "en").section("script")
-NO_STEP = {
-    METHOD_STEP: SCRIPT.template("method-step-not-derived"),
-    STEP_RAISES + LOSS_UNREACHED: SCRIPT.template("step-cannot-run").replace("{reason}", LOSS_UNREACHED),
-}
+
+
+def no_step_words(reason: str | None) -> str | None:
+    """The page's sentence for count's reason for no step under a method (content/en/calculator.yaml): count's
+    words themselves. None for a reason the full step gives too (the page then shows the full step's)."""
+    if reason == STEP_RAISES + LOSS_UNREACHED:
+        return SCRIPT.template("step-cannot-run").replace("{reason}", LOSS_UNREACHED)
+    if reason is not None and (reason.startswith(METHOD_STEP + ": ") or reason == VIEWS_AT_ONE):
+        return SCRIPT.template("method-step-none").replace("{reason}", reason)
+    return None
 
 
 def count_options(tuning: Tuning, variant: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +158,7 @@ def count_step(card: Card, options: dict[str, Any], batch: int, seq: int | None)
         return {"refusal": found.group(1)}
     record = json.loads(out.getvalue())
     if record.get("flops") is None:
-        return {"note": NO_STEP.get(record.get("no_step"))}  # a reason the full step gives too: any words, no figure
+        return {"note": no_step_words(record.get("no_step"))}  # None: a reason the full step gives too, any words
     flops, kept, memory = record["flops"], record["activations"], record["training_memory"]
     figures = (flops["forward"], flops["backward"], kept["fp32"], kept["bf16"], memory["fp32"], memory["bf16_mixed"])
     return {"figures": [str(n) for n in figures]}
@@ -253,6 +258,57 @@ def test_every_method_equals_count_on_catalog_cards_and_random_configs(
     steps = [want["step"] for *_, want in cases if "step" in want]
     assert all(any(key in step for step in steps) for key in ("figures", "note"))
     print(f"{len(cases)} methods evaluated ({refused} refusals) in {seconds:.1f} s, one page load")
+
+
+def card_with_head(path: Path, head: Head, folder: Path) -> Card:
+    """A catalog card under another head, written where count can read it."""
+    card = yaml.safe_load(path.read_text(encoding="utf-8"))
+    written = folder / f"{card['id']}-{head.value}.yaml"
+    written.write_text(yaml.safe_dump({**card, "head": head.value}, sort_keys=False), encoding="utf-8")
+    return load_card(written)
+
+
+def test_the_step_under_a_method_where_the_references_have_no_variant(
+    site_url: str, open_page: Any, tmp_path: Path
+) -> None:
+    """LoRA on a token table, a masked LM whose tied decoder is declared first, DeBERTa v1 at b = 1 and b = 2,
+    a target that names one layer's module, a table looked up by no ids, MPNet's bias table: the page's step is
+    count's, figures or words."""
+    bert = load_card(MODELS / "bert-base-uncased.yaml")
+    xlmr = card_with_head(MODELS / "xlm-roberta-base.yaml", Head.MASKED_LM, tmp_path)
+    deberta = load_card(MODELS / "deberta-base.yaml")
+    roformer = load_card(MODELS / "roformer-chinese-base.yaml")
+    mpnet = load_card(MODELS / "mpnet-base.yaml")  # its attention reads the bias table's rows
+    lora = {"method": "lora", "rank": 8, "targets": None, "feedforward": None, "virtual_tokens": None}
+    cases = [
+        (bert, {**lora, "targets": ("word_embeddings",)}, 2, 17, "figures"),
+        (bert, {**lora, "targets": ("query", "word_embeddings")}, 3, 256, "figures"),
+        (xlmr, lora, 2, 17, "figures"),
+        (xlmr, {**lora, "targets": ("decoder", "query")}, 2, 3, "figures"),
+        (deberta, lora, 1, 17, "note"),
+        (deberta, lora, 2, 1, "note"),
+        (deberta, lora, 2, 17, "figures"),
+        (bert, {**lora, "targets": ("layer.0.attention.self.query",)}, 2, 17, "note"),
+        (roformer, {**lora, "targets": ("embed_positions",)}, 2, 17, "note"),
+        (mpnet, {**lora, "targets": ("relative_attention_bias",)}, 2, 17, "figures"),
+    ]
+    addresses, wanted = [], []
+    for card, options, batch, seq in ((c, o, b, s) for c, o, b, s, _ in cases):
+        targets = "&targets=" + ",".join(options["targets"]) if options["targets"] else ""
+        addresses.append(f"{query(card.family, card.head, card.config)}&batch={batch}&seq={seq}&method=lora{targets}")
+        wanted.append(count_step(card, options, batch, seq))
+    # Each case is what it stands for: count gives figures, or words the page has a sentence for.
+    assert [next(iter(want)) for want in wanted] == [kind for *_, kind in cases]
+    assert all(want.get("note", "") is not None for want in wanted)
+    page = open_page(LAPTOP)
+    page.goto(site_url + PAGE)
+    page.wait_for_selector("#calc-method", state="attached")
+    found = page.evaluate(READ, addresses)
+    shows = [
+        {"note": got["step_note"]} if "note" in want else {"figures": got["step"]}
+        for got, want in zip(found, wanted, strict=True)
+    ]
+    assert shows == wanted
 
 
 def count_error(*args: str) -> str:
@@ -357,6 +413,15 @@ def test_a_lecturers_link_survives_and_the_second_edition_speaks_its_own_words(
     page.wait_for_selector("#method-refusal")
     words = content.load("calculator", "zh").section("script").template("refuse-rank").replace("{found}", "0")
     assert page.locator("#calc-tuning-rank-error").inner_text() == words.replace("\ue000", " ")
+    # A step the engine refuses, in this edition's words around count's names.
+    page.goto(edition_url + "zh/" + PAGE + "?family=bert&head=base&method=lora&targets=layer.0.attention.self.query")
+    page.wait_for_selector("#method-step-note")
+    script = content.load("calculator", "zh").section("script")
+    one_layer = script.template("step-one-layer").replace("{name}", "encoder.layer.0.attention.self.query")
+    one_layer = one_layer.replace("{module}", "encoder.layer.1.attention.self.query")
+    reason = script.template("method-step-not-derived").replace("{detail}", one_layer)
+    sentence = script.template("method-step-none").replace("{reason}", reason)
+    assert page.locator("#method-step-note").inner_text() == sentence.replace("\ue000", " ")
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -135,6 +135,11 @@ SCRIPT_TEXTS = (
     # The step under a method (static/calculator-step.js works it out), or why there is none.
     *("method-loss-unreached", "method-prompt-too-long", "method-step-positions", "against-full", "unchanged"),
     "method-step-note",
+    *("method-step-none", "method-views-at-one", "step-only-linear", "step-one-layer", "step-not-looked-up"),
+    *("step-flow-undeclared", "step-not-given", "step-read-before-written", "step-nothing-writes"),
+    *("step-ia3-input-run", "step-unsettled", "step-no-host"),
+    # The marks that join a list of names, and a label and its value, in the edition's typography.
+    *("list-separator", "colon", "open-bracket", "close-bracket"),
 )
 
 
