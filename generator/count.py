@@ -243,7 +243,7 @@ def _method_step(card: Card, tuned: Tuned, batch: int, seq: int) -> tuple[str | 
         return f"config.{error}", None
     try:
         return None, compute.at(batch, tuned_seq(tuned, seq))
-    except StepNotDerivedError as error:  # derived at other points only (DeBERTa v1: b and s above 1)
+    except StepNotDerivedError as error:  # derived at other points only (views torch keeps at b = 1 or s = 1)
         return str(error), None
 
 

@@ -394,15 +394,15 @@ def _graph(root: Any) -> list[Any]:
 
 
 # LoRA on the embedding tables too, in the explain files only: each tiny model adapts the tables it has
-# (BERT's three it looks up; DeBERTa's token table, and its relative table, which it reads whole).
+# (the first's three it looks up; the second's token table, and its relative table, which it reads whole).
 TABLES = Variant(
     "lora-r8-tables", "lora", 8, ("word_embeddings", "position_embeddings", "token_type_embeddings", "rel_embeddings")
 )
 
 
-# The tiny BERT as a masked LM, whose decoder's weight is the token table: LoRA on both the table and the
+# The first tiny model as a masked LM, whose decoder's weight is the token table: LoRA on both the table and the
 # decoder, to show that each runs its own adapter.
-TINY_MASKED_LM = {"id": "tiny-bert-masked-lm", "family": "bert", "head": "masked-lm", "config": _TINY_CONFIGS[0]}
+TINY_MASKED_LM = {**TINY[0], "id": f"{TINY[0]['id']}-masked-lm", "head": "masked-lm"}
 TABLE_AND_DECODER = Variant("lora-r8-table-and-decoder", "lora", 8, ("word_embeddings", "decoder"))
 
 

@@ -74,19 +74,21 @@ def trained_of(tuned: Tuned) -> Trained:
         else:
             out, _ = modules.shape_of(added.module)
             adapters[name] = Adapter(Method.IA3, scales_input=added.shape != (out, 1))
-    _alike_in_every_layer(frozenset(tuned.adapted), modules.layers)
+    _alike_in_every_layer(tuned.adapted, modules.layers)
     tied = tuple(sorted({indexless_cached(t.name): indexless_cached(t.tied_to) for t in tuned.inventory.tied}.items()))
     prompt = tuned.tuning.virtual_tokens if tuned.tuning.method is Method.PROMPT_TUNING else 0
     return Trained(frozenset(tensors), tuple(sorted(adapters.items())), tied, prompt)
 
 
-def _alike_in_every_layer(adapted: frozenset[str], modules: Iterable[str]) -> None:
+def _alike_in_every_layer(adapted: tuple[str, ...], modules: Iterable[str]) -> None:
     """The engine works one instance of a repeated layer for all: a target that names one layer's module
-    (``layer.0.attention.self.query``) adapts that copy and not the others, which it cannot say."""
+    (``layer.0.attention.self.query``) adapts that copy and not the others, which it cannot say. The
+    refusal names the last adapted copy in the model's order, and the first copy left out."""
     chosen = {indexless_cached(name): name for name in adapted}
+    wrapped = frozenset(adapted)
     for module in modules:
         name = chosen.get(indexless_cached(module))
-        if name is not None and module not in adapted:
+        if name is not None and module not in wrapped:
             raise StepNotDerivedError(
                 f"{name} is adapted and {module} is not: the step is derived for a method that adapts every"
                 " copy of a layer alike"
@@ -95,8 +97,8 @@ def _alike_in_every_layer(adapted: frozenset[str], modules: Iterable[str]) -> No
 
 def adapter_of(item: Module | Op, prefix: str, trained: Trained) -> Adapter | None:
     """The adapter that acts on a module's output, where the forward calls the module. One whose products
-    read its weight only beside another tensor (MobileBERT's output rows, concatenated with the decoder's)
-    is not called. A table the model reads whole, never looking it up (DeBERTa's relative positions), has
+    read its weight only beside another tensor (output rows concatenated with the decoder's) is not
+    called. A table the model reads whole, never looking it up (a relative position table), has
     none: peft's adapter of it never runs."""
     if not isinstance(item, Module):
         return None

@@ -18,7 +18,8 @@ worked first. Its ops run once in each copy (their ``repeat``): they are worked 
 that block, with its names and its parameters, as if declared there.
 
 A block that gives ``flow.COPIED_ABOVE_ONE`` a gradient declares copies torch makes only for b and s
-above 1 (DeBERTa v1's strided query and key). Its step under a method then refuses b = 1 and s = 1.
+above 1 (a strided query and key, split from one fused projection). Its step under a method then
+refuses b = 1 and s = 1.
 """
 
 from __future__ import annotations
@@ -336,7 +337,7 @@ def _times(module: ModuleCompute, times: Poly) -> ModuleCompute:
 
 
 def _skipped(item: Module | Op, card: Counted) -> bool:
-    """Whether the forward skips a module: a config gates off each of its products (MobileBERT's embedding
+    """Whether the forward skips a module: a config gates off each of its products (an embedding
     projection, applied only with trigrams or E ≠ H). Its output is then its input."""
     gates = [p.when for p in item.products] if isinstance(item, Module) else []
     return bool(gates) and all(w is not None and not w.evaluate(card.config) for w in gates)

@@ -2,7 +2,7 @@
 
 A block that declares its flow (``counting/flow.py``) says what each module, op and ``Join`` reads and
 writes. Its forward order is the topological order of those names, ties kept in registration order:
-ALBERT registers its output LayerNorm first and runs it last. A ``Join`` of two or more activations is a
+A family may register its output LayerNorm first and run it last. A ``Join`` of two or more activations is a
 sum drawn as ⊕. One read of it continues the path (the latest written); each other read branches off
 earlier and skips to it: a residual. A ``Join`` of one read only renames it, and adds nothing.
 A block without a declared flow keeps its registration order, and no sum is drawn (none is guessed).
@@ -61,7 +61,7 @@ def block_flow(block: Block, runs: Sequence[Sequence[int]]) -> Flow | None:
     """A declared block's steps in forward order and its sums; None for a block without a flow.
 
     ``runs`` are its modules' indexes in registration order, cut into the runs a figure draws together:
-    a run moves as a whole, to where its first step runs, but after every run it reads from (MobileBERT's
+    a run moves as a whole, to where its first step runs, but after every run it reads from (an
     attention runs its value on the layer's input first, and its query on a bottleneck drawn before it)."""
     if not is_declared(block):
         return None

@@ -92,7 +92,7 @@ class Group:
     lacked_copies: int = 0  # a comparison's figure: how many of its copies the other model lacks, not all
     joins: tuple[Joined, ...] = ()  # its sums, where its flow is declared (its rows are then in forward order)
     flowed: bool = False  # its rows are in forward order, from its declared flow
-    # The embeddings' width where it is a symbol of its own (ALBERT's E): the symbol, its value, its meaning.
+    # The embeddings' width where it is a symbol of its own (a factorized E): the symbol, its value, its meaning.
     width_symbols: tuple[tuple[str, int, str], ...] = ()
 
     @property

@@ -219,7 +219,7 @@
   }
 
   // The adapter acting on a module's output (adapters.adapter_of). A table the model reads whole, never looking
-  // it up (DeBERTa's relative positions), has none: peft's adapter of it never runs.
+  // it up (a relative position table), has none: peft's adapter of it never runs.
   function adapterAt(item, prefix, trained) {
     if (!item.isModule) { return undefined; }
     var adapter = trained.adapters.get(prefix + item.path);
@@ -298,7 +298,7 @@
     return moduleCompute(adapterItem, products, unique(saved, local, seen), block, ctx);
   }
 
-  // LoRA on an embedding table (peft's lora.Embedding, tuned_step._adapted_table): the ids looked up in Aᵀ (no
+  // LoRA on an embedding table (peft's lora.Embedding, adapters.adapted_table): the ids looked up in Aᵀ (no
   // product), times Bᵀ, (lookups × r) by (r × width). A trains, so the backward runs two products. It keeps the
   // ids, as the table keeps them when it trains, and the lookup's output.
   function adaptedTable(item, adapter, local, seen, ctx, block) {

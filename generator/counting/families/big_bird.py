@@ -159,7 +159,9 @@ def block_sparse_attention(full: arch.Op) -> arch.Op:
         arch.Saved("query blocks, copied", (b, FOUR, k, H), batch_above_one=True, needs=(key,)),
         arch.Saved("global key blocks, copied", (b, TWO, k, H), batch_above_one=True, needs=(query,)),
         arch.Saved("global value blocks, copied", (b, TWO, k, H), batch_above_one=True, needs=scores),
-        arch.Saved("middle queries, copied for the global keys", (b, TWO, middle, H), batch_above_one=True, needs=(key,)),
+        arch.Saved(
+            "middle queries, copied for the global keys", (b, TWO, middle, H), batch_above_one=True, needs=(key,)
+        ),
     )
     rows = (("global", b * k * 2, m), ("second", b * k * 2, second), ("middle", b * middle, k * (r + 5)))
     products = tuple(
@@ -169,7 +171,8 @@ def block_sparse_attention(full: arch.Op) -> arch.Op:
         arch.Product(f"{name} rows' probabilities × V", queries, H, keys, operands=(scores, (value,)))
         for name, queries, keys in rows
     )
-    op = arch.Op(full.path, "block-sparse-attention", products=products, saved=kept, reads=full.reads, writes=full.writes)
+    op = arch.Op(full.path, "block-sparse-attention", products=products, saved=kept, reads=full.reads)
+    op = dataclasses.replace(op, writes=full.writes)
     return _scaled(op, f)
 
 
