@@ -141,7 +141,19 @@ def _product(product: Product, repeat: Poly) -> JSON:
 def block_compute(block: Block) -> JSON:
     """What one block's steps compute and keep, how many times the block runs, and its data flow (which the
     step under a fine-tuning method follows: ``calculator_flow.py``)."""
-    return {"runs": _poly(applied_copies(block)), "steps": [_step(i) for i in _items(block)], "flow": block_flow(block)}
+    items = _items(block)
+    found = {"runs": _poly(applied_copies(block)), "steps": [_step(i) for i in items], "flow": block_flow(block)}
+    for step, item in zip(found["flow"]["steps"], items, strict=True):
+        if isinstance(item, Module) and item.chain is not None:
+            step["chain"] = _chain(item.chain)
+    return found
+
+
+def _chain(chain: Block) -> JSON:
+    """A module's one copy, where each copy runs on the one before's output (``Module.chain``), as a block of
+    its own: what its steps compute and keep, their flow, and each module's key and parameter names."""
+    modules = [{"key": m.key, "params": [p.name for p in m.params]} for m in chain.modules]
+    return {**block_compute(chain), "key": chain.key, "kind": chain.kind.value, "modules": modules}
 
 
 def _items(block: Block) -> tuple[Module | Op, ...]:

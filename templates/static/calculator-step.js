@@ -138,7 +138,12 @@
     var writers = new Map(), joins = new Map();
     items.forEach(function (item) { if (item.writes) { writers.set(item.writes, item); } });
     block.joins.forEach(function (join) { joins.set(join[1], join[0]); });
-    var trainsAt = trains(prefix, trained);
+    var trainsAt = trains(prefix, trained), chains = new Map();
+    // A module's copies run one after another (tuned_step._chain), worked once an instance.
+    function chained(item) {
+      if (!chains.has(item.path)) { chains.set(item.path, chainRun(item, prefix, ctx, needs(item.reads[0]), seen)); }
+      return chains.get(item.path);
+    }
     if (trained.prompt > 0n) {  // the prompt's trained vectors join the token vectors
       items.forEach(function (item) { if (item.isModule && item.key.indexOf(ctx.flow.prompt_table) === 0) { flows.set(item.writes, true); } });
     }
@@ -161,8 +166,12 @@
         found = some(joins.get(name), function (read) { return needs(read, further); });
       } else if (writers.has(name)) {
         var item = writers.get(name);
-        found = holdsTrained(item, trainsAt) || adapterAt(item, prefix, trained) !== undefined;
-        found = found || some(item.reads, function (read) { return needs(read, further); });
+        if (item.chain) {
+          found = chained(item).needs;
+        } else {
+          found = (holdsTrained(item, trainsAt) || adapterAt(item, prefix, trained) !== undefined) && !skipped(item, ctx);
+          found = found || some(item.reads, function (read) { return needs(read, further); });
+        }
       } else {
         throw notDerived("step-nothing-writes", { block: block.key, name: name });
       }
@@ -172,7 +181,9 @@
 
     var local = new Set(), found = [];
     items.forEach(function (item) {
-      if (!item.writes) { return; }  // holds parameters and computes nothing (a decoder's cross-attention)
+      // Holds parameters and computes nothing (a decoder's cross-attention), or is not called.
+      if (!item.writes || skipped(item, ctx)) { return; }
+      if (item.chain) { chained(item).modules.forEach(function (m) { found.push(m); }); return; }
       var adapter = adapterAt(item, prefix, trained);
       var given = item.reads.map(function (read) { return needs(read); });  // x itself, before an IA³ vector scales it
       var reads = adapter && adapter.scalesInput ? [true].concat(given.slice(1)) : given;
@@ -218,14 +229,45 @@
     return found;
   }
 
-  // The adapter acting on a module's output (adapters.adapter_of). A table the model reads whole, never looking
-  // it up (a relative position table), has none: peft's adapter of it never runs.
+  // The adapter acting on a module's output, where the forward calls the module (adapters.adapter_of). A table
+  // the model reads whole, never looking it up (a relative position table), has none: peft's adapter never runs.
   function adapterAt(item, prefix, trained) {
     if (!item.isModule) { return undefined; }
+    var own = "@" + item.path + ".weight";  // a module whose products read its weight only beside another tensor is not called
+    var called = some(item.products, function (p) {
+      return !p.operands.length || some(p.operands, function (g) { return g.length === 1 && g[0] === own; });
+    });
+    if (item.products.length && !called) { return undefined; }
     var adapter = trained.adapters.get(prefix + item.path);
     if (adapter === undefined || adapter.width === undefined) { return adapter; }
     if (item.lookups === null) { throw notDerived("step-not-looked-up", { path: item.path }); }
     return item.lookups.length === 0 ? undefined : adapter;  // no rows looked up: the zero polynomial
+  }
+
+  // A module's copies, each run on the one before's output (tuned_step._chain): the first, then one standing for
+  // the other repeat − 1. What they compute and keep, and whether the last one's output needs a gradient.
+  function chainRun(item, prefix, ctx, inputNeeds, seen) {
+    var chain = item.chain, wideIn = chain.inputs[0][1], wideOut = chain.outputs[0][1];
+    var within = prefix + item.path.replace("{n}", "{i}") + ".";  // trained names write every index {i}
+    var first = new Map([[wideIn, inputNeeds]]);
+    var found = instance(chain, chain.items, within, ctx, first, seen);
+    var rest = new Map([[wideIn, first.get(wideOut)]]);
+    var again = instance(chain, chain.items, within, ctx, rest, seen);
+    if (rest.get(wideOut) !== first.get(wideOut)) { throw notDerived("step-unsettled", { block: item.path }); }
+    var others = ctx.evaluate(item.repeat) - 1n;
+    return { modules: found.concat(again.map(function (m) { return times(m, others); })), needs: first.get(wideOut) };
+  }
+
+  // A step's compute and storages in ``n`` copies, each its own storage but a shared one (tuned_step._times).
+  function times(m, n) {
+    var saved = m.saved.map(function (x) { return x.shared ? x : Object.assign({}, x, { elements: x.elements * n }); });
+    return { path: m.path, forward: m.forward * n, backward: m.backward * n, products: m.products, saved: saved };
+  }
+
+  // Whether the forward skips a module: a config gates off each of its products (tuned_step._skipped).
+  function skipped(item, ctx) {
+    return item.isModule && item.products.length > 0 &&
+      item.products.every(function (p) { return Boolean(p.when) && !ctx.holds(p.when); });
   }
 
   // A product whose operand is another Linear's weight runs that Linear (a relative op projects its position
@@ -393,20 +435,34 @@
     var first = tensorBlock.repeat.map(function (_, level) { return level === 0 ? tensorBlock.start : 0; });
     var prefix = ix(tensorBlock.prefix.replace(/\{(\d+)\}/g, function (_, i) { return String(first[Number(i)]); }));
     var items = computeBlock.steps.map(function (step, i) {
-      var f = flow.steps[i], module = i < modules ? tensorBlock.steps[i] : null;
-      return {
-        path: step.path, key: module ? module.key : "", isModule: module !== null,
-        params: module ? module.tensors.map(function (x) { return step.path ? x.name.slice(step.path.length + 1) : x.name; }) : [],
-        reads: f.reads, writes: f.writes, repeat: f.repeat, activation: step.activation, function: step.function, lookups: f.lookups,
-        products: step.products.map(function (p, n) { return rawProduct(p, f.products[n]); }),
-        saved: step.saved.map(function (x, n) { return rawSaved(x, f.needs[n], f.repeat); })
-      };
+      var module = i < modules ? tensorBlock.steps[i] : null;
+      var params = module ? module.tensors.map(function (x) { return step.path ? x.name.slice(step.path.length + 1) : x.name; }) : [];
+      return stepItem(step, flow.steps[i], module && { key: module.key, params: params });
     });
     return {
       key: tensorBlock.key, kind: tensorBlock.kind, prefix: tensorBlock.prefix, repeated: tensorBlock.repeat.length > 0,
       firstPrefix: prefix, runs: runs, items: items,
       joins: flow.joins, inputs: flow.inputs, outputs: flow.outputs, readBy: flow.read_by
     };
+  }
+
+  // One step as the rules read it: its compute rules, its flow ``f``, and, for a module, its key and parameter names.
+  function stepItem(step, f, module) {
+    return {
+      path: step.path, key: module ? module.key : "", isModule: module !== null, params: module ? module.params : [],
+      reads: f.reads, writes: f.writes, repeat: f.repeat, activation: step.activation, function: step.function, lookups: f.lookups,
+      products: step.products.map(function (p, n) { return rawProduct(p, f.products[n]); }),
+      saved: step.saved.map(function (x, n) { return rawSaved(x, f.needs[n], f.repeat); }),
+      chain: f.chain ? chainBlock(f.chain) : null
+    };
+  }
+
+  // A module's one copy (Module.chain), as a block of its own: its steps, their flow, its modules' keys and
+  // parameter names, which a tensor block gives elsewhere.
+  function chainBlock(chain) {
+    var flow = chain.flow;
+    var items = chain.steps.map(function (step, i) { return stepItem(step, flow.steps[i], chain.modules[i] || null); });
+    return { key: chain.key, kind: chain.kind, items: items, joins: flow.joins, inputs: flow.inputs, outputs: flow.outputs, readBy: null };
   }
 
   // A product with its sides, whose FLOPs are 2·m·n·k once (the export's are times the step's repeat).
